@@ -1,0 +1,1 @@
+//! Vectorized kernels: operators, casts and scalar functions over columns.

@@ -1,0 +1,477 @@
+//! Column vectors and batches: the unit of data every operator and kernel
+//! works on. A `Column` is one typed, contiguous array plus an optional
+//! validity bitmap (absent = no NULLs); a `Batch` is up to `BATCH_ROWS` rows
+//! of equal-length columns shared by `Arc`, so scans hand out memtable blocks
+//! without copying.
+//! Must not: interpret SQL, or loop over `Datum`s on a hot path (`Datum`
+//! accessors here exist for constants, results and tests).
+
+use rust_decimal::Decimal;
+use std::sync::Arc;
+
+use crate::types::{DataType, Datum, Interval, PhysicalType};
+
+/// Rows per batch handed between operators.
+pub const BATCH_ROWS: usize = 2048;
+
+/// A validity (or selection) bitmap: bit i set = row i is valid (not NULL).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Bitmap {
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl Bitmap {
+    pub fn new_set(len: usize) -> Self {
+        let mut words = vec![u64::MAX; len.div_ceil(64)];
+        if len % 64 != 0 {
+            if let Some(last) = words.last_mut() {
+                *last = (1u64 << (len % 64)) - 1;
+            }
+        }
+        Bitmap { words, len }
+    }
+    pub fn new_unset(len: usize) -> Self {
+        Bitmap { words: vec![0; len.div_ceil(64)], len }
+    }
+    pub fn from_bools(bits: &[bool]) -> Self {
+        let mut b = Bitmap::new_unset(bits.len());
+        for (i, &v) in bits.iter().enumerate() {
+            if v {
+                b.set(i);
+            }
+        }
+        b
+    }
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    #[inline]
+    pub fn get(&self, i: usize) -> bool {
+        debug_assert!(i < self.len);
+        (self.words[i >> 6] >> (i & 63)) & 1 == 1
+    }
+    #[inline]
+    pub fn set(&mut self, i: usize) {
+        self.words[i >> 6] |= 1 << (i & 63);
+    }
+    #[inline]
+    pub fn unset(&mut self, i: usize) {
+        self.words[i >> 6] &= !(1 << (i & 63));
+    }
+    pub fn push(&mut self, v: bool) {
+        if self.len % 64 == 0 {
+            self.words.push(0);
+        }
+        self.len += 1;
+        if v {
+            self.set(self.len - 1);
+        }
+    }
+    pub fn words(&self) -> &[u64] {
+        &self.words
+    }
+    pub fn count_set(&self) -> usize {
+        self.words.iter().map(|w| w.count_ones() as usize).sum()
+    }
+    pub fn all_set(&self) -> bool {
+        self.count_set() == self.len
+    }
+    /// Bitwise AND of two equal-length bitmaps.
+    pub fn and(&self, other: &Bitmap) -> Bitmap {
+        debug_assert_eq!(self.len, other.len);
+        Bitmap { words: self.words.iter().zip(&other.words).map(|(a, b)| a & b).collect(), len: self.len }
+    }
+    pub fn extend_from(&mut self, other: &Bitmap) {
+        for i in 0..other.len {
+            self.push(other.get(i));
+        }
+    }
+}
+
+/// Variable-length values (text, varchar, bpchar, bytea, jsonb): one byte
+/// buffer and `len + 1` offsets into it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BytesColumn {
+    pub offsets: Vec<u32>,
+    pub data: Vec<u8>,
+}
+
+impl Default for BytesColumn {
+    fn default() -> Self {
+        BytesColumn { offsets: vec![0], data: Vec::new() }
+    }
+}
+
+impl BytesColumn {
+    pub fn with_capacity(rows: usize, bytes: usize) -> Self {
+        let mut offsets = Vec::with_capacity(rows + 1);
+        offsets.push(0);
+        BytesColumn { offsets, data: Vec::with_capacity(bytes) }
+    }
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.offsets.len() - 1
+    }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    #[inline]
+    pub fn get(&self, i: usize) -> &[u8] {
+        &self.data[self.offsets[i] as usize..self.offsets[i + 1] as usize]
+    }
+    /// The value as UTF-8 text; text columns only ever hold valid UTF-8.
+    #[inline]
+    pub fn get_str(&self, i: usize) -> &str {
+        std::str::from_utf8(self.get(i)).unwrap_or("")
+    }
+    #[inline]
+    pub fn push(&mut self, v: &[u8]) {
+        self.data.extend_from_slice(v);
+        self.offsets.push(self.data.len() as u32);
+    }
+    pub fn iter(&self) -> impl Iterator<Item = &[u8]> + '_ {
+        (0..self.len()).map(move |i| self.get(i))
+    }
+}
+
+/// The values of a column, by physical type.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ColumnData {
+    Bool(Vec<bool>),
+    Int16(Vec<i16>),
+    Int32(Vec<i32>),
+    Int64(Vec<i64>),
+    Float32(Vec<f32>),
+    Float64(Vec<f64>),
+    Numeric(Vec<Decimal>),
+    Bytes(BytesColumn),
+    Interval(Vec<Interval>),
+}
+
+impl ColumnData {
+    pub fn with_capacity(physical: PhysicalType, rows: usize) -> ColumnData {
+        match physical {
+            PhysicalType::Bool => ColumnData::Bool(Vec::with_capacity(rows)),
+            PhysicalType::Int16 => ColumnData::Int16(Vec::with_capacity(rows)),
+            PhysicalType::Int32 => ColumnData::Int32(Vec::with_capacity(rows)),
+            PhysicalType::Int64 => ColumnData::Int64(Vec::with_capacity(rows)),
+            PhysicalType::Float32 => ColumnData::Float32(Vec::with_capacity(rows)),
+            PhysicalType::Float64 => ColumnData::Float64(Vec::with_capacity(rows)),
+            PhysicalType::Numeric => ColumnData::Numeric(Vec::with_capacity(rows)),
+            PhysicalType::Bytes => ColumnData::Bytes(BytesColumn::with_capacity(rows, rows * 8)),
+            PhysicalType::Interval => ColumnData::Interval(Vec::with_capacity(rows)),
+        }
+    }
+    pub fn len(&self) -> usize {
+        match self {
+            ColumnData::Bool(v) => v.len(),
+            ColumnData::Int16(v) => v.len(),
+            ColumnData::Int32(v) => v.len(),
+            ColumnData::Int64(v) => v.len(),
+            ColumnData::Float32(v) => v.len(),
+            ColumnData::Float64(v) => v.len(),
+            ColumnData::Numeric(v) => v.len(),
+            ColumnData::Bytes(v) => v.len(),
+            ColumnData::Interval(v) => v.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// One column vector: a SQL type, its values, and which are NULL.
+/// Slots that are NULL hold a default value (0, empty) so kernels can run
+/// branch-free over all slots and apply validity afterwards.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Column {
+    pub data_type: DataType,
+    pub data: ColumnData,
+    /// `None` = every value is valid.
+    pub validity: Option<Bitmap>,
+}
+
+pub type ColumnRef = Arc<Column>;
+
+impl Column {
+    pub fn new(data_type: DataType, data: ColumnData, validity: Option<Bitmap>) -> Column {
+        debug_assert!(validity.as_ref().is_none_or(|v| v.len() == data.len()));
+        Column { data_type, data, validity }
+    }
+    pub fn empty(data_type: DataType) -> Column {
+        Column::with_capacity(data_type, 0)
+    }
+    pub fn with_capacity(data_type: DataType, rows: usize) -> Column {
+        Column { data_type, data: ColumnData::with_capacity(data_type.physical(), rows), validity: None }
+    }
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.data.len()
+    }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    #[inline]
+    pub fn is_valid(&self, i: usize) -> bool {
+        self.validity.as_ref().is_none_or(|v| v.get(i))
+    }
+    pub fn null_count(&self) -> usize {
+        self.validity.as_ref().map_or(0, |v| v.len() - v.count_set())
+    }
+
+    /// A column of `len` copies of one value (NULL allowed).
+    pub fn from_datum(data_type: DataType, value: &Datum, len: usize) -> Column {
+        let mut c = Column::with_capacity(data_type, len);
+        for _ in 0..len {
+            c.push_datum(value);
+        }
+        c
+    }
+
+    pub fn from_datums(data_type: DataType, values: &[Datum]) -> Column {
+        let mut c = Column::with_capacity(data_type, values.len());
+        for v in values {
+            c.push_datum(v);
+        }
+        c
+    }
+
+    /// Appends one value; a `Datum` of the wrong physical kind appends NULL
+    /// (the binder guarantees kinds match, so this only guards bugs).
+    pub fn push_datum(&mut self, value: &Datum) {
+        let row = self.len();
+        let ok = match (&mut self.data, value) {
+            (_, Datum::Null) => false,
+            (ColumnData::Bool(v), Datum::Bool(x)) => {
+                v.push(*x);
+                true
+            }
+            (ColumnData::Int16(v), Datum::Int16(x)) => {
+                v.push(*x);
+                true
+            }
+            (ColumnData::Int32(v), Datum::Int32(x)) => {
+                v.push(*x);
+                true
+            }
+            (ColumnData::Int64(v), Datum::Int64(x)) => {
+                v.push(*x);
+                true
+            }
+            (ColumnData::Float32(v), Datum::Float32(x)) => {
+                v.push(*x);
+                true
+            }
+            (ColumnData::Float64(v), Datum::Float64(x)) => {
+                v.push(*x);
+                true
+            }
+            (ColumnData::Numeric(v), Datum::Numeric(x)) => {
+                v.push(*x);
+                true
+            }
+            (ColumnData::Bytes(v), Datum::Bytes(x)) => {
+                v.push(x);
+                true
+            }
+            (ColumnData::Interval(v), Datum::Interval(x)) => {
+                v.push(*x);
+                true
+            }
+            _ => false,
+        };
+        if !ok {
+            self.push_default();
+            let validity = self.validity.get_or_insert_with(|| Bitmap::new_set(row));
+            validity.push(false);
+        } else if let Some(validity) = &mut self.validity {
+            validity.push(true);
+        }
+    }
+
+    /// Appends a NULL.
+    pub fn push_null(&mut self) {
+        self.push_datum(&Datum::Null);
+    }
+
+    fn push_default(&mut self) {
+        match &mut self.data {
+            ColumnData::Bool(v) => v.push(false),
+            ColumnData::Int16(v) => v.push(0),
+            ColumnData::Int32(v) => v.push(0),
+            ColumnData::Int64(v) => v.push(0),
+            ColumnData::Float32(v) => v.push(0.0),
+            ColumnData::Float64(v) => v.push(0.0),
+            ColumnData::Numeric(v) => v.push(Decimal::ZERO),
+            ColumnData::Bytes(v) => v.push(&[]),
+            ColumnData::Interval(v) => v.push(Interval::default()),
+        }
+    }
+
+    /// The value at row `i` as a `Datum` (for results, constants and tests).
+    pub fn datum(&self, i: usize) -> Datum {
+        if !self.is_valid(i) {
+            return Datum::Null;
+        }
+        match &self.data {
+            ColumnData::Bool(v) => Datum::Bool(v[i]),
+            ColumnData::Int16(v) => Datum::Int16(v[i]),
+            ColumnData::Int32(v) => Datum::Int32(v[i]),
+            ColumnData::Int64(v) => Datum::Int64(v[i]),
+            ColumnData::Float32(v) => Datum::Float32(v[i]),
+            ColumnData::Float64(v) => Datum::Float64(v[i]),
+            ColumnData::Numeric(v) => Datum::Numeric(v[i]),
+            ColumnData::Bytes(v) => Datum::Bytes(v.get(i).to_vec()),
+            ColumnData::Interval(v) => Datum::Interval(v[i]),
+        }
+    }
+
+    /// Appends all rows of `other` (same physical type).
+    pub fn extend(&mut self, other: &Column) {
+        let before = self.len();
+        match (&mut self.data, &other.data) {
+            (ColumnData::Bool(a), ColumnData::Bool(b)) => a.extend_from_slice(b),
+            (ColumnData::Int16(a), ColumnData::Int16(b)) => a.extend_from_slice(b),
+            (ColumnData::Int32(a), ColumnData::Int32(b)) => a.extend_from_slice(b),
+            (ColumnData::Int64(a), ColumnData::Int64(b)) => a.extend_from_slice(b),
+            (ColumnData::Float32(a), ColumnData::Float32(b)) => a.extend_from_slice(b),
+            (ColumnData::Float64(a), ColumnData::Float64(b)) => a.extend_from_slice(b),
+            (ColumnData::Numeric(a), ColumnData::Numeric(b)) => a.extend_from_slice(b),
+            (ColumnData::Interval(a), ColumnData::Interval(b)) => a.extend_from_slice(b),
+            (ColumnData::Bytes(a), ColumnData::Bytes(b)) => {
+                let base = a.data.len() as u32;
+                a.data.extend_from_slice(&b.data);
+                a.offsets.extend(b.offsets[1..].iter().map(|o| o + base));
+            }
+            _ => {
+                for i in 0..other.len() {
+                    self.push_datum(&other.datum(i));
+                }
+                return;
+            }
+        }
+        match (&mut self.validity, &other.validity) {
+            (None, None) => {}
+            (Some(a), None) => a.extend_from(&Bitmap::new_set(other.len())),
+            (None, Some(b)) => {
+                let mut v = Bitmap::new_set(before);
+                v.extend_from(b);
+                self.validity = Some(v);
+            }
+            (Some(a), Some(b)) => a.extend_from(b),
+        }
+    }
+
+    /// The rows at `indices`, in that order (the gather behind filters, joins and sorts).
+    pub fn take(&self, indices: &[u32]) -> Column {
+        fn gather<T: Copy>(v: &[T], idx: &[u32]) -> Vec<T> {
+            idx.iter().map(|&i| v[i as usize]).collect()
+        }
+        let data = match &self.data {
+            ColumnData::Bool(v) => ColumnData::Bool(gather(v, indices)),
+            ColumnData::Int16(v) => ColumnData::Int16(gather(v, indices)),
+            ColumnData::Int32(v) => ColumnData::Int32(gather(v, indices)),
+            ColumnData::Int64(v) => ColumnData::Int64(gather(v, indices)),
+            ColumnData::Float32(v) => ColumnData::Float32(gather(v, indices)),
+            ColumnData::Float64(v) => ColumnData::Float64(gather(v, indices)),
+            ColumnData::Numeric(v) => ColumnData::Numeric(gather(v, indices)),
+            ColumnData::Interval(v) => ColumnData::Interval(gather(v, indices)),
+            ColumnData::Bytes(v) => {
+                let mut out = BytesColumn::with_capacity(indices.len(), indices.len() * 8);
+                for &i in indices {
+                    out.push(v.get(i as usize));
+                }
+                ColumnData::Bytes(out)
+            }
+        };
+        let validity = self.validity.as_ref().and_then(|v| {
+            let mut out = Bitmap::new_unset(indices.len());
+            let mut any_null = false;
+            for (j, &i) in indices.iter().enumerate() {
+                if v.get(i as usize) {
+                    out.set(j);
+                } else {
+                    any_null = true;
+                }
+            }
+            any_null.then_some(out)
+        });
+        Column { data_type: self.data_type, data, validity }
+    }
+
+    /// Rows `[offset, offset + len)`.
+    pub fn slice(&self, offset: usize, len: usize) -> Column {
+        let idx: Vec<u32> = (offset as u32..(offset + len) as u32).collect();
+        self.take(&idx)
+    }
+
+    /// Keeps the physical data but relabels the SQL type (varchar(n) → text and the like).
+    pub fn with_type(mut self, data_type: DataType) -> Column {
+        debug_assert_eq!(self.data_type.physical(), data_type.physical());
+        self.data_type = data_type;
+        self
+    }
+}
+
+/// Up to `BATCH_ROWS` rows as equal-length columns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Batch {
+    pub columns: Vec<ColumnRef>,
+    /// Row count; kept separately so a batch with no columns (`SELECT count(*)`) still has rows.
+    pub len: usize,
+}
+
+impl Batch {
+    pub fn new(columns: Vec<ColumnRef>, len: usize) -> Batch {
+        debug_assert!(columns.iter().all(|c| c.len() == len));
+        Batch { columns, len }
+    }
+    pub fn from_columns(columns: Vec<Column>) -> Batch {
+        let len = columns.first().map_or(0, |c| c.len());
+        Batch::new(columns.into_iter().map(Arc::new).collect(), len)
+    }
+    pub fn empty(types: &[DataType]) -> Batch {
+        Batch::new(types.iter().map(|t| Arc::new(Column::empty(*t))).collect(), 0)
+    }
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    pub fn column(&self, i: usize) -> &ColumnRef {
+        &self.columns[i]
+    }
+    pub fn take(&self, indices: &[u32]) -> Batch {
+        Batch::new(self.columns.iter().map(|c| Arc::new(c.take(indices))).collect(), indices.len())
+    }
+    pub fn slice(&self, offset: usize, len: usize) -> Batch {
+        Batch::new(self.columns.iter().map(|c| Arc::new(c.slice(offset, len))).collect(), len)
+    }
+    pub fn row(&self, i: usize) -> Vec<Datum> {
+        self.columns.iter().map(|c| c.datum(i)).collect()
+    }
+    /// Concatenates batches of the same schema.
+    pub fn concat(types: &[DataType], batches: &[Batch]) -> Batch {
+        let total: usize = batches.iter().map(|b| b.len).sum();
+        let mut cols: Vec<Column> = types.iter().map(|t| Column::with_capacity(*t, total)).collect();
+        for b in batches {
+            for (c, src) in cols.iter_mut().zip(&b.columns) {
+                c.extend(src);
+            }
+        }
+        let mut out = Batch::from_columns(cols);
+        out.len = total;
+        out
+    }
+}

@@ -1,0 +1,227 @@
+//! SQL data types: their PostgreSQL identity (OID, name, typmod), their scalar
+//! value (`Datum`) and their text/binary wire encodings.
+//! Must not: know about plans, shards or sockets.
+
+pub mod binary;
+pub mod datetime;
+pub mod datum;
+pub mod text;
+
+pub use datum::{Datum, Interval};
+
+/// A SQL type as the binder and executor see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DataType {
+    Bool,
+    Int16,
+    Int32,
+    Int64,
+    Float32,
+    Float64,
+    /// Arbitrary-precision numeric; values are `rust_decimal::Decimal` (28 digits).
+    Numeric,
+    Text,
+    /// varchar(n); `None` is unbounded varchar.
+    Varchar(Option<u32>),
+    /// char(n) (bpchar); blank-padded to n.
+    Bpchar(Option<u32>),
+    Bytea,
+    /// Days since 1970-01-01.
+    Date,
+    /// Nanoseconds since 1970-01-01 00:00:00 (no zone).
+    Timestamp,
+    /// Nanoseconds since 1970-01-01 00:00:00 UTC.
+    TimestampTz,
+    Interval,
+    /// Stored as normalized JSON text.
+    Jsonb,
+    /// Untyped: a NULL literal or a string literal whose type is not yet decided.
+    Unknown,
+}
+
+/// How values of a type lie in a column vector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PhysicalType {
+    Bool,
+    Int16,
+    Int32,
+    Int64,
+    Float32,
+    Float64,
+    Numeric,
+    Bytes,
+    Interval,
+}
+
+impl DataType {
+    pub fn physical(self) -> PhysicalType {
+        match self {
+            DataType::Bool => PhysicalType::Bool,
+            DataType::Int16 => PhysicalType::Int16,
+            DataType::Int32 | DataType::Date => PhysicalType::Int32,
+            DataType::Int64 | DataType::Timestamp | DataType::TimestampTz => PhysicalType::Int64,
+            DataType::Float32 => PhysicalType::Float32,
+            DataType::Float64 => PhysicalType::Float64,
+            DataType::Numeric => PhysicalType::Numeric,
+            DataType::Text
+            | DataType::Varchar(_)
+            | DataType::Bpchar(_)
+            | DataType::Bytea
+            | DataType::Jsonb
+            | DataType::Unknown => PhysicalType::Bytes,
+            DataType::Interval => PhysicalType::Interval,
+        }
+    }
+
+    /// PostgreSQL type OID (pg_type.oid).
+    pub fn oid(self) -> u32 {
+        match self {
+            DataType::Bool => 16,
+            DataType::Bytea => 17,
+            DataType::Int64 => 20,
+            DataType::Int16 => 21,
+            DataType::Int32 => 23,
+            DataType::Text => 25,
+            DataType::Float32 => 700,
+            DataType::Float64 => 701,
+            DataType::Unknown => 705,
+            DataType::Bpchar(_) => 1042,
+            DataType::Varchar(_) => 1043,
+            DataType::Date => 1082,
+            DataType::Timestamp => 1114,
+            DataType::TimestampTz => 1184,
+            DataType::Interval => 1186,
+            DataType::Numeric => 1700,
+            DataType::Jsonb => 3802,
+        }
+    }
+
+    pub fn from_oid(oid: u32) -> Option<DataType> {
+        Some(match oid {
+            16 => DataType::Bool,
+            17 => DataType::Bytea,
+            20 => DataType::Int64,
+            21 => DataType::Int16,
+            23 => DataType::Int32,
+            25 => DataType::Text,
+            700 => DataType::Float32,
+            701 => DataType::Float64,
+            705 => DataType::Unknown,
+            1042 => DataType::Bpchar(None),
+            1043 => DataType::Varchar(None),
+            1082 => DataType::Date,
+            1114 => DataType::Timestamp,
+            1184 => DataType::TimestampTz,
+            1186 => DataType::Interval,
+            1700 => DataType::Numeric,
+            3802 => DataType::Jsonb,
+            _ => return None,
+        })
+    }
+
+    /// pg_type.typlen: fixed byte width on the wire, -1 for variable length.
+    pub fn type_len(self) -> i16 {
+        match self {
+            DataType::Bool => 1,
+            DataType::Int16 => 2,
+            DataType::Int32 | DataType::Float32 | DataType::Date => 4,
+            DataType::Int64 | DataType::Float64 | DataType::Timestamp | DataType::TimestampTz => 8,
+            DataType::Interval => 16,
+            DataType::Unknown => -2,
+            _ => -1,
+        }
+    }
+
+    /// atttypmod as PostgreSQL reports it (-1 when none).
+    pub fn type_modifier(self) -> i32 {
+        match self {
+            DataType::Varchar(Some(n)) | DataType::Bpchar(Some(n)) => n as i32 + 4,
+            _ => -1,
+        }
+    }
+
+    /// The name `format_type` and error messages use.
+    pub fn name(self) -> String {
+        match self {
+            DataType::Bool => "boolean".into(),
+            DataType::Int16 => "smallint".into(),
+            DataType::Int32 => "integer".into(),
+            DataType::Int64 => "bigint".into(),
+            DataType::Float32 => "real".into(),
+            DataType::Float64 => "double precision".into(),
+            DataType::Numeric => "numeric".into(),
+            DataType::Text => "text".into(),
+            DataType::Varchar(None) => "character varying".into(),
+            DataType::Varchar(Some(n)) => format!("character varying({n})"),
+            DataType::Bpchar(None) => "bpchar".into(),
+            DataType::Bpchar(Some(n)) => format!("character({n})"),
+            DataType::Bytea => "bytea".into(),
+            DataType::Date => "date".into(),
+            DataType::Timestamp => "timestamp without time zone".into(),
+            DataType::TimestampTz => "timestamp with time zone".into(),
+            DataType::Interval => "interval".into(),
+            DataType::Jsonb => "jsonb".into(),
+            DataType::Unknown => "unknown".into(),
+        }
+    }
+
+    /// The short name used in input-syntax errors ("invalid input syntax for type integer").
+    pub fn input_name(self) -> &'static str {
+        match self {
+            DataType::Bool => "boolean",
+            DataType::Int16 => "smallint",
+            DataType::Int32 => "integer",
+            DataType::Int64 => "bigint",
+            DataType::Float32 => "real",
+            DataType::Float64 => "double precision",
+            DataType::Numeric => "numeric",
+            DataType::Text | DataType::Unknown => "text",
+            DataType::Varchar(_) => "character varying",
+            DataType::Bpchar(_) => "character",
+            DataType::Bytea => "bytea",
+            DataType::Date => "date",
+            DataType::Timestamp => "timestamp",
+            DataType::TimestampTz => "timestamp with time zone",
+            DataType::Interval => "interval",
+            DataType::Jsonb => "json",
+        }
+    }
+
+    pub fn is_string(self) -> bool {
+        matches!(self, DataType::Text | DataType::Varchar(_) | DataType::Bpchar(_) | DataType::Unknown)
+    }
+
+    pub fn is_integer(self) -> bool {
+        matches!(self, DataType::Int16 | DataType::Int32 | DataType::Int64)
+    }
+
+    pub fn is_numeric_family(self) -> bool {
+        matches!(
+            self,
+            DataType::Int16
+                | DataType::Int32
+                | DataType::Int64
+                | DataType::Float32
+                | DataType::Float64
+                | DataType::Numeric
+        )
+    }
+
+    /// Same type ignoring length modifiers (varchar(10) ~ varchar).
+    pub fn same_family(self, other: DataType) -> bool {
+        std::mem::discriminant(&self) == std::mem::discriminant(&other)
+    }
+}
+
+/// Session settings the type encodings depend on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FormatContext {
+    /// Offset of the session TimeZone from UTC, in seconds (only fixed offsets are supported).
+    pub utc_offset_secs: i32,
+}
+
+impl Default for FormatContext {
+    fn default() -> Self {
+        FormatContext { utc_offset_secs: 0 }
+    }
+}
