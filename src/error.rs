@@ -19,6 +19,7 @@ pub mod sqlstate {
     pub const INVALID_DATETIME_FORMAT: &str = "22007";
     pub const DIVISION_BY_ZERO: &str = "22012";
     pub const INVALID_PARAMETER_VALUE: &str = "22023";
+    pub const INVALID_ROW_COUNT_IN_LIMIT: &str = "2201W";
     pub const INVALID_ESCAPE_SEQUENCE: &str = "22025";
     pub const INVALID_TEXT_REPRESENTATION: &str = "22P02";
     pub const INVALID_BINARY_REPRESENTATION: &str = "22P03";

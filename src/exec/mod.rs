@@ -2,7 +2,11 @@
 //! and the physical operators that run plans over batches.
 //! Must not: parse SQL, touch sockets, or own table data (storage does).
 
+pub mod agg;
+pub mod expr;
+pub mod fragment;
 pub mod kernels;
+pub mod operators;
 pub mod vector;
 
 use crate::types::{DataType, Datum, FormatContext};

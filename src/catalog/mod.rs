@@ -1,0 +1,193 @@
+//! The catalog: databases, schemas, tables, columns, sequences. Readers take
+//! an immutable `Arc<Catalog>` snapshot per statement; DDL builds a new
+//! snapshot under one DDL lock and swaps it in, so the data path never locks.
+//! Must not: hold table data (shards do) or know SQL syntax beyond the
+//! default-value expressions it stores.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicI64, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+
+use crate::error::{sqlstate, DbError, DbResult};
+use crate::types::DataType;
+
+/// First OID handed to user objects, as in PostgreSQL.
+pub const FIRST_USER_OID: u32 = 16384;
+
+pub type TableId = u32;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColumnDef {
+    pub name: String,
+    pub data_type: DataType,
+    pub not_null: bool,
+    /// The DEFAULT expression as written (bound at each INSERT).
+    pub default: Option<sqlparser::ast::Expr>,
+}
+
+#[derive(Debug)]
+pub struct Sequence {
+    pub oid: u32,
+    pub name: String,
+    next: AtomicI64,
+}
+
+impl Sequence {
+    pub fn new(oid: u32, name: String) -> Sequence {
+        Sequence { oid, name, next: AtomicI64::new(1) }
+    }
+    /// nextval(): never hands out the same value twice, even across sessions.
+    pub fn next_value(&self) -> i64 {
+        self.next.fetch_add(1, Ordering::Relaxed)
+    }
+    pub fn set_next(&self, v: i64) {
+        self.next.store(v, Ordering::Relaxed)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableDef {
+    pub oid: TableId,
+    pub name: String,
+    pub schema: String,
+    pub columns: Vec<ColumnDef>,
+    /// For time-series tables (create_hypertable): the designated time column.
+    pub time_column: Option<usize>,
+}
+
+impl TableDef {
+    pub fn column_index(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|c| c.name == name)
+    }
+    pub fn column_types(&self) -> Vec<DataType> {
+        self.columns.iter().map(|c| c.data_type).collect()
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Schema {
+    pub oid: u32,
+    pub name: String,
+    pub tables: BTreeMap<String, Arc<TableDef>>,
+    pub sequences: BTreeMap<String, Arc<Sequence>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Database {
+    pub oid: u32,
+    pub name: String,
+    pub schemas: BTreeMap<String, Schema>,
+}
+
+impl Database {
+    fn new(oid: u32, name: &str, public_oid: u32) -> Database {
+        let mut schemas = BTreeMap::new();
+        schemas.insert(
+            "public".to_string(),
+            Schema { oid: public_oid, name: "public".into(), ..Default::default() },
+        );
+        Database { oid, name: name.to_string(), schemas }
+    }
+
+    pub fn table(&self, schema: &str, name: &str) -> Option<&Arc<TableDef>> {
+        self.schemas.get(schema)?.tables.get(name)
+    }
+
+    pub fn table_by_oid(&self, oid: TableId) -> Option<&Arc<TableDef>> {
+        self.schemas.values().flat_map(|s| s.tables.values()).find(|t| t.oid == oid)
+    }
+}
+
+/// One immutable version of the whole catalog.
+#[derive(Debug, Clone)]
+pub struct Catalog {
+    pub databases: BTreeMap<String, Arc<Database>>,
+}
+
+impl Catalog {
+    pub fn database(&self, name: &str) -> DbResult<&Arc<Database>> {
+        self.databases.get(name).ok_or_else(|| {
+            DbError::new(sqlstate::INVALID_CATALOG_NAME, format!("database \"{name}\" does not exist"))
+        })
+    }
+}
+
+/// Owner of the current catalog snapshot.
+pub struct CatalogStore {
+    current: RwLock<Arc<Catalog>>,
+    ddl: Mutex<()>,
+    next_oid: AtomicU32,
+}
+
+impl Default for CatalogStore {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl CatalogStore {
+    /// A catalog with the databases every installation has: `brewric` and `postgres`.
+    pub fn new() -> CatalogStore {
+        let store = CatalogStore {
+            current: RwLock::new(Arc::new(Catalog { databases: BTreeMap::new() })),
+            ddl: Mutex::new(()),
+            next_oid: AtomicU32::new(FIRST_USER_OID),
+        };
+        for name in ["postgres", "brewric"] {
+            // Creating a fixed, distinct name on an empty catalog cannot fail.
+            let _ = store.create_database(name);
+        }
+        store
+    }
+
+    pub fn snapshot(&self) -> Arc<Catalog> {
+        match self.current.read() {
+            Ok(g) => g.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    pub fn allocate_oid(&self) -> u32 {
+        self.next_oid.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Applies `change` to a copy of the catalog and publishes it atomically.
+    pub fn update<T>(&self, change: impl FnOnce(&mut Catalog) -> DbResult<T>) -> DbResult<T> {
+        let _guard = self.ddl.lock().unwrap_or_else(|p| p.into_inner());
+        let mut next = (*self.snapshot()).clone();
+        let out = change(&mut next)?;
+        let mut cur = self.current.write().unwrap_or_else(|p| p.into_inner());
+        *cur = Arc::new(next);
+        Ok(out)
+    }
+
+    /// Applies `change` to one database of the catalog.
+    pub fn update_database<T>(
+        &self,
+        db: &str,
+        change: impl FnOnce(&mut Database) -> DbResult<T>,
+    ) -> DbResult<T> {
+        self.update(|cat| {
+            let d = cat.database(db)?;
+            let mut d = (**d).clone();
+            let out = change(&mut d)?;
+            cat.databases.insert(db.to_string(), Arc::new(d));
+            Ok(out)
+        })
+    }
+
+    pub fn create_database(&self, name: &str) -> DbResult<()> {
+        let oid = self.allocate_oid();
+        let public_oid = self.allocate_oid();
+        self.update(|cat| {
+            if cat.databases.contains_key(name) {
+                return Err(DbError::new(
+                    sqlstate::DUPLICATE_DATABASE,
+                    format!("database \"{name}\" already exists"),
+                ));
+            }
+            cat.databases.insert(name.to_string(), Arc::new(Database::new(oid, name, public_oid)));
+            Ok(())
+        })
+    }
+}

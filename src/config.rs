@@ -1,0 +1,73 @@
+//! Server configuration from the command line and environment
+//! (`--listen`/BREWRIC_LISTEN, `--data-dir`/BREWRIC_DATA_DIR, `--shards`/BREWRIC_SHARDS).
+//! Must not: start anything.
+
+use std::path::PathBuf;
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub listen: String,
+    pub data_dir: PathBuf,
+    pub shards: usize,
+}
+
+pub const USAGE: &str = "usage: brewricd [--listen HOST:PORT] [--data-dir DIR] [--shards N]\n\
+  --listen HOST:PORT  address to serve the PostgreSQL protocol on (env BREWRIC_LISTEN, default 127.0.0.1:5432)\n\
+  --data-dir DIR      where data lives (env BREWRIC_DATA_DIR, default ./brewric-data)\n\
+  --shards N          shard threads, one per core (env BREWRIC_SHARDS, default: number of cores)";
+
+impl Config {
+    /// Flags win over environment variables, which win over defaults.
+    pub fn from_args(args: &[String], env: impl Fn(&str) -> Option<String>) -> Result<Config, String> {
+        let mut cfg = Config {
+            listen: env("BREWRIC_LISTEN").unwrap_or_else(|| "127.0.0.1:5432".into()),
+            data_dir: PathBuf::from(env("BREWRIC_DATA_DIR").unwrap_or_else(|| "./brewric-data".into())),
+            shards: match env("BREWRIC_SHARDS") {
+                Some(s) => parse_shards(&s)?,
+                None => crate::runtime::shard::core_count(),
+            },
+        };
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            let (flag, inline) = match a.split_once('=') {
+                Some((f, v)) => (f, Some(v.to_string())),
+                None => (a.as_str(), None),
+            };
+            let mut value = || inline.clone().or_else(|| it.next().cloned()).ok_or(format!("{flag} needs a value\n{USAGE}"));
+            match flag {
+                "--listen" => cfg.listen = value()?,
+                "--data-dir" => cfg.data_dir = PathBuf::from(value()?),
+                "--shards" => cfg.shards = parse_shards(&value()?)?,
+                "-h" | "--help" => return Err(USAGE.to_string()),
+                other => return Err(format!("unknown argument {other}\n{USAGE}")),
+            }
+        }
+        Ok(cfg)
+    }
+}
+
+fn parse_shards(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if (1..=1024).contains(&n) => Ok(n),
+        _ => Err(format!("--shards must be between 1 and 1024, got {s:?}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_override_environment() {
+        let env = |k: &str| match k {
+            "BREWRIC_LISTEN" => Some("0.0.0.0:6000".to_string()),
+            "BREWRIC_SHARDS" => Some("3".to_string()),
+            _ => None,
+        };
+        let cfg = Config::from_args(&["--shards".into(), "2".into()], env).unwrap();
+        assert_eq!(cfg.listen, "0.0.0.0:6000");
+        assert_eq!(cfg.shards, 2);
+        assert!(Config::from_args(&["--shards=0".into()], |_| None).is_err());
+        assert!(Config::from_args(&["--bogus".into()], |_| None).is_err());
+    }
+}

@@ -1,0 +1,585 @@
+//! Hash aggregation, split as "intern keys → group ids" then "update
+//! accumulators by id" (one typed loop per accumulator and batch). Runs in
+//! three modes: `Single` (raw rows → results), `Partial` (raw rows → states,
+//! on each shard) and `Final` (states → results, on the coordinating shard).
+//! Must not: evaluate expressions (callers pass evaluated columns).
+
+use hashbrown::HashMap;
+use rust_decimal::prelude::{FromPrimitive, ToPrimitive};
+use rust_decimal::Decimal;
+use std::sync::Arc;
+
+use crate::error::{DbError, DbResult};
+use crate::exec::vector::{Batch, Column, ColumnData};
+use crate::sql::plan::AggFunc;
+use crate::types::{DataType, Datum};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AggMode {
+    Single,
+    Partial,
+    Final,
+}
+
+/// Appends a canonical byte encoding of row `i` of `col` to `out` (group
+/// keys, DISTINCT, set operations, hash joins): equal values give equal bytes.
+pub fn encode_key(col: &Column, i: usize, out: &mut Vec<u8>) {
+    if !col.is_valid(i) {
+        out.push(0);
+        return;
+    }
+    out.push(1);
+    match &col.data {
+        ColumnData::Bool(v) => out.push(v[i] as u8),
+        ColumnData::Int16(v) => out.extend_from_slice(&(v[i] as i64).to_le_bytes()),
+        ColumnData::Int32(v) => out.extend_from_slice(&(v[i] as i64).to_le_bytes()),
+        ColumnData::Int64(v) => out.extend_from_slice(&v[i].to_le_bytes()),
+        ColumnData::Float32(v) => out.extend_from_slice(&canonical_f64(v[i] as f64).to_le_bytes()),
+        ColumnData::Float64(v) => out.extend_from_slice(&canonical_f64(v[i]).to_le_bytes()),
+        ColumnData::Numeric(v) => out.extend_from_slice(v[i].normalize().to_string().as_bytes()),
+        ColumnData::Bytes(b) => {
+            let s = b.get(i);
+            out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+            out.extend_from_slice(s);
+        }
+        ColumnData::Interval(v) => out.extend_from_slice(&v[i].total_micros().to_le_bytes()),
+    }
+}
+
+fn canonical_f64(x: f64) -> u64 {
+    if x.is_nan() {
+        f64::NAN.to_bits()
+    } else if x == 0.0 {
+        0
+    } else {
+        x.to_bits()
+    }
+}
+
+/// Maps group keys to dense group ids and remembers each group's key values.
+pub struct GroupTable {
+    key_types: Vec<DataType>,
+    map: HashMap<Box<[u8]>, u32>,
+    keys: Vec<Column>,
+    groups: usize,
+    scratch: Vec<u8>,
+}
+
+impl GroupTable {
+    pub fn new(key_types: Vec<DataType>) -> GroupTable {
+        let keys = key_types.iter().map(|t| Column::empty(*t)).collect();
+        GroupTable { key_types, map: HashMap::new(), keys, groups: 0, scratch: Vec::new() }
+    }
+    pub fn len(&self) -> usize {
+        self.groups
+    }
+    pub fn is_empty(&self) -> bool {
+        self.groups == 0
+    }
+    /// Group ids for every row of the key columns.
+    pub fn intern(&mut self, key_cols: &[&Column], rows: usize, ids: &mut Vec<u32>) {
+        ids.clear();
+        if key_cols.is_empty() {
+            if self.groups == 0 {
+                self.groups = 1;
+            }
+            ids.resize(rows, 0);
+            return;
+        }
+        for i in 0..rows {
+            self.scratch.clear();
+            for c in key_cols {
+                encode_key(c, i, &mut self.scratch);
+            }
+            let id = match self.map.get(self.scratch.as_slice()) {
+                Some(id) => *id,
+                None => {
+                    let id = self.groups as u32;
+                    self.map.insert(self.scratch.clone().into_boxed_slice(), id);
+                    for (k, c) in self.keys.iter_mut().zip(key_cols) {
+                        k.push_datum(&c.datum(i));
+                    }
+                    self.groups += 1;
+                    id
+                }
+            };
+            ids.push(id);
+        }
+    }
+    pub fn key_columns(&self) -> Vec<Column> {
+        let _ = &self.key_types;
+        self.keys.clone()
+    }
+}
+
+/// Per-group state of one aggregate.
+enum Acc {
+    Count(Vec<i64>),
+    SumInt { sum: Vec<i128>, seen: Vec<bool> },
+    SumFloat { sum: Vec<f64>, seen: Vec<bool> },
+    SumDec { sum: Vec<Decimal>, seen: Vec<bool> },
+    AvgInt { sum: Vec<i128>, count: Vec<i64> },
+    AvgFloat { sum: Vec<f64>, count: Vec<i64> },
+    AvgDec { sum: Vec<Decimal>, count: Vec<i64> },
+    MinMax { vals: Vec<Datum>, is_min: bool },
+    Bool { vals: Vec<Option<bool>>, is_and: bool },
+}
+
+/// One aggregate of an aggregation: its function, types and state.
+pub struct Accumulator {
+    func: AggFunc,
+    arg_type: DataType,
+    result_type: DataType,
+    acc: Acc,
+}
+
+impl Accumulator {
+    pub fn new(func: AggFunc, arg_type: DataType, result_type: DataType) -> DbResult<Accumulator> {
+        let acc = match func {
+            AggFunc::CountStar | AggFunc::Count => Acc::Count(Vec::new()),
+            AggFunc::Sum => match arg_type {
+                DataType::Int16 | DataType::Int32 | DataType::Int64 => Acc::SumInt { sum: vec![], seen: vec![] },
+                DataType::Float32 | DataType::Float64 => Acc::SumFloat { sum: vec![], seen: vec![] },
+                DataType::Numeric => Acc::SumDec { sum: vec![], seen: vec![] },
+                t => return Err(DbError::unsupported(format!("sum({})", t.name()))),
+            },
+            AggFunc::Avg => match arg_type {
+                DataType::Int16 | DataType::Int32 | DataType::Int64 => Acc::AvgInt { sum: vec![], count: vec![] },
+                DataType::Float32 | DataType::Float64 => Acc::AvgFloat { sum: vec![], count: vec![] },
+                DataType::Numeric => Acc::AvgDec { sum: vec![], count: vec![] },
+                t => return Err(DbError::unsupported(format!("avg({})", t.name()))),
+            },
+            AggFunc::Min | AggFunc::Max => Acc::MinMax { vals: vec![], is_min: func == AggFunc::Min },
+            AggFunc::BoolAnd | AggFunc::BoolOr => Acc::Bool { vals: vec![], is_and: func == AggFunc::BoolAnd },
+        };
+        Ok(Accumulator { func, arg_type, result_type, acc })
+    }
+
+    fn resize(&mut self, groups: usize) {
+        match &mut self.acc {
+            Acc::Count(v) => v.resize(groups, 0),
+            Acc::SumInt { sum, seen } => {
+                sum.resize(groups, 0);
+                seen.resize(groups, false)
+            }
+            Acc::SumFloat { sum, seen } => {
+                sum.resize(groups, 0.0);
+                seen.resize(groups, false)
+            }
+            Acc::SumDec { sum, seen } => {
+                sum.resize(groups, Decimal::ZERO);
+                seen.resize(groups, false)
+            }
+            Acc::AvgInt { sum, count } => {
+                sum.resize(groups, 0);
+                count.resize(groups, 0)
+            }
+            Acc::AvgFloat { sum, count } => {
+                sum.resize(groups, 0.0);
+                count.resize(groups, 0)
+            }
+            Acc::AvgDec { sum, count } => {
+                sum.resize(groups, Decimal::ZERO);
+                count.resize(groups, 0)
+            }
+            Acc::MinMax { vals, .. } => vals.resize(groups, Datum::Null),
+            Acc::Bool { vals, .. } => vals.resize(groups, None),
+        }
+    }
+
+    /// Folds raw input rows in: `arg` is the evaluated argument (None for count(*)),
+    /// `mask` the rows that pass FILTER (None = all).
+    pub fn update(&mut self, ids: &[u32], groups: usize, arg: Option<&Column>, mask: Option<&[bool]>) -> DbResult<()> {
+        self.resize(groups);
+        let live = |i: usize| mask.is_none_or(|m| m[i]);
+        let Some(col) = arg else {
+            if let Acc::Count(c) = &mut self.acc {
+                for (i, &g) in ids.iter().enumerate() {
+                    if live(i) {
+                        c[g as usize] += 1;
+                    }
+                }
+            }
+            return Ok(());
+        };
+        let valid = |i: usize| live(i) && col.is_valid(i);
+        match (&mut self.acc, &col.data) {
+            (Acc::Count(c), _) => {
+                if col.validity.is_none() && mask.is_none() {
+                    for &g in ids {
+                        c[g as usize] += 1;
+                    }
+                } else {
+                    for (i, &g) in ids.iter().enumerate() {
+                        if valid(i) {
+                            c[g as usize] += 1;
+                        }
+                    }
+                }
+            }
+            (Acc::SumInt { sum, seen }, data) => for_each_int(data, ids, &valid, |g, v| {
+                sum[g] += v as i128;
+                seen[g] = true;
+            }),
+            (Acc::AvgInt { sum, count }, data) => for_each_int(data, ids, &valid, |g, v| {
+                sum[g] += v as i128;
+                count[g] += 1;
+            }),
+            (Acc::SumFloat { sum, seen }, data) => for_each_float(data, ids, &valid, |g, v| {
+                sum[g] += v;
+                seen[g] = true;
+            }),
+            (Acc::AvgFloat { sum, count }, data) => for_each_float(data, ids, &valid, |g, v| {
+                sum[g] += v;
+                count[g] += 1;
+            }),
+            (Acc::SumDec { sum, seen }, ColumnData::Numeric(v)) => {
+                for (i, &g) in ids.iter().enumerate() {
+                    if valid(i) {
+                        sum[g as usize] = checked_dec_add(sum[g as usize], v[i])?;
+                        seen[g as usize] = true;
+                    }
+                }
+            }
+            (Acc::AvgDec { sum, count }, ColumnData::Numeric(v)) => {
+                for (i, &g) in ids.iter().enumerate() {
+                    if valid(i) {
+                        sum[g as usize] = checked_dec_add(sum[g as usize], v[i])?;
+                        count[g as usize] += 1;
+                    }
+                }
+            }
+            (Acc::MinMax { vals, is_min }, _) => {
+                for (i, &g) in ids.iter().enumerate() {
+                    if valid(i) {
+                        let d = col.datum(i);
+                        let cur = &mut vals[g as usize];
+                        let replace = cur.is_null() || {
+                            let ord = d.total_cmp(cur);
+                            if *is_min { ord.is_lt() } else { ord.is_gt() }
+                        };
+                        if replace {
+                            *cur = d;
+                        }
+                    }
+                }
+            }
+            (Acc::Bool { vals, is_and }, ColumnData::Bool(v)) => {
+                for (i, &g) in ids.iter().enumerate() {
+                    if valid(i) {
+                        let cur = &mut vals[g as usize];
+                        *cur = Some(match cur {
+                            None => v[i],
+                            Some(c) => if *is_and { *c && v[i] } else { *c || v[i] },
+                        });
+                    }
+                }
+            }
+            _ => return Err(DbError::internal("aggregate input of unexpected type")),
+        }
+        Ok(())
+    }
+
+    /// Number of state columns this aggregate emits in Partial mode.
+    pub fn state_width(func: AggFunc) -> usize {
+        if func == AggFunc::Avg { 2 } else { 1 }
+    }
+
+    /// Partial states as columns (merged by `merge`).
+    pub fn emit_state(&self, groups: usize) -> Vec<Column> {
+        let seen_dec = |sum: &[Decimal], seen: &[bool]| {
+            let d: Vec<Datum> = (0..groups).map(|g| if seen[g] { Datum::Numeric(sum[g]) } else { Datum::Null }).collect();
+            Column::from_datums(DataType::Numeric, &d)
+        };
+        match &self.acc {
+            Acc::Count(c) => vec![Column::new(DataType::Int64, ColumnData::Int64(c[..groups].to_vec()), None)],
+            Acc::SumInt { sum, seen } => {
+                let d: Vec<Decimal> = sum.iter().map(|s| i128_to_dec(*s)).collect();
+                vec![seen_dec(&d, seen)]
+            }
+            Acc::SumFloat { sum, seen } => {
+                let d: Vec<Datum> = (0..groups).map(|g| if seen[g] { Datum::Float64(sum[g]) } else { Datum::Null }).collect();
+                vec![Column::from_datums(DataType::Float64, &d)]
+            }
+            Acc::SumDec { sum, seen } => vec![seen_dec(sum, seen)],
+            Acc::AvgInt { sum, count } => {
+                let d: Vec<Datum> = sum.iter().map(|s| Datum::Numeric(i128_to_dec(*s))).collect();
+                vec![Column::from_datums(DataType::Numeric, &d), Column::new(DataType::Int64, ColumnData::Int64(count.clone()), None)]
+            }
+            Acc::AvgFloat { sum, count } => vec![
+                Column::new(DataType::Float64, ColumnData::Float64(sum.clone()), None),
+                Column::new(DataType::Int64, ColumnData::Int64(count.clone()), None),
+            ],
+            Acc::AvgDec { sum, count } => {
+                let d: Vec<Datum> = sum.iter().map(|s| Datum::Numeric(*s)).collect();
+                vec![Column::from_datums(DataType::Numeric, &d), Column::new(DataType::Int64, ColumnData::Int64(count.clone()), None)]
+            }
+            Acc::MinMax { vals, .. } => vec![Column::from_datums(self.arg_type, vals)],
+            Acc::Bool { vals, .. } => {
+                let d: Vec<Datum> = vals.iter().map(|v| v.map_or(Datum::Null, Datum::Bool)).collect();
+                vec![Column::from_datums(DataType::Bool, &d)]
+            }
+        }
+    }
+
+    /// Folds partial states (as emitted by `emit_state`) in.
+    pub fn merge(&mut self, ids: &[u32], groups: usize, state: &[&Column]) -> DbResult<()> {
+        self.resize(groups);
+        match &mut self.acc {
+            Acc::Count(c) => {
+                let ColumnData::Int64(v) = &state[0].data else { return Err(bad_state()) };
+                for (i, &g) in ids.iter().enumerate() {
+                    c[g as usize] += v[i];
+                }
+            }
+            Acc::SumInt { sum, seen } => {
+                for (i, &g) in ids.iter().enumerate() {
+                    if let Datum::Numeric(d) = state[0].datum(i) {
+                        sum[g as usize] += d.to_i128().ok_or_else(bad_state)?;
+                        seen[g as usize] = true;
+                    }
+                }
+            }
+            Acc::SumFloat { sum, seen } => {
+                for (i, &g) in ids.iter().enumerate() {
+                    if let Datum::Float64(d) = state[0].datum(i) {
+                        sum[g as usize] += d;
+                        seen[g as usize] = true;
+                    }
+                }
+            }
+            Acc::SumDec { sum, seen } => {
+                for (i, &g) in ids.iter().enumerate() {
+                    if let Datum::Numeric(d) = state[0].datum(i) {
+                        sum[g as usize] = checked_dec_add(sum[g as usize], d)?;
+                        seen[g as usize] = true;
+                    }
+                }
+            }
+            Acc::AvgInt { sum, count } => {
+                let ColumnData::Int64(c) = &state[1].data else { return Err(bad_state()) };
+                for (i, &g) in ids.iter().enumerate() {
+                    if let Datum::Numeric(d) = state[0].datum(i) {
+                        sum[g as usize] += d.to_i128().ok_or_else(bad_state)?;
+                    }
+                    count[g as usize] += c[i];
+                }
+            }
+            Acc::AvgFloat { sum, count } => {
+                let (ColumnData::Float64(s), ColumnData::Int64(c)) = (&state[0].data, &state[1].data) else {
+                    return Err(bad_state());
+                };
+                for (i, &g) in ids.iter().enumerate() {
+                    sum[g as usize] += s[i];
+                    count[g as usize] += c[i];
+                }
+            }
+            Acc::AvgDec { sum, count } => {
+                let ColumnData::Int64(c) = &state[1].data else { return Err(bad_state()) };
+                for (i, &g) in ids.iter().enumerate() {
+                    if let Datum::Numeric(d) = state[0].datum(i) {
+                        sum[g as usize] = checked_dec_add(sum[g as usize], d)?;
+                    }
+                    count[g as usize] += c[i];
+                }
+            }
+            Acc::MinMax { .. } | Acc::Bool { .. } => {
+                let mask = None;
+                return self.update(ids, groups, Some(state[0]), mask);
+            }
+        }
+        Ok(())
+    }
+
+    /// Final values, one per group.
+    pub fn finish(&self, groups: usize) -> DbResult<Column> {
+        let t = self.result_type;
+        let mut out = Column::with_capacity(t, groups);
+        for g in 0..groups {
+            let d = match &self.acc {
+                Acc::Count(c) => Datum::Int64(c.get(g).copied().unwrap_or(0)),
+                Acc::SumInt { sum, seen } => match seen.get(g) {
+                    Some(true) => match t {
+                        DataType::Int64 => Datum::Int64(i64::try_from(sum[g]).map_err(|_| DbError::out_of_range("bigint"))?),
+                        _ => Datum::Numeric(i128_to_dec(sum[g])),
+                    },
+                    _ => Datum::Null,
+                },
+                Acc::SumFloat { sum, seen } => match seen.get(g) {
+                    Some(true) if t == DataType::Float32 => Datum::Float32(sum[g] as f32),
+                    Some(true) => Datum::Float64(sum[g]),
+                    _ => Datum::Null,
+                },
+                Acc::SumDec { sum, seen } => match seen.get(g) {
+                    Some(true) => Datum::Numeric(sum[g]),
+                    _ => Datum::Null,
+                },
+                Acc::AvgInt { sum, count } => match count.get(g) {
+                    Some(&c) if c > 0 => Datum::Numeric(avg_numeric(i128_to_dec(sum[g]), c)?),
+                    _ => Datum::Null,
+                },
+                Acc::AvgFloat { sum, count } => match count.get(g) {
+                    Some(&c) if c > 0 => Datum::Float64(sum[g] / c as f64),
+                    _ => Datum::Null,
+                },
+                Acc::AvgDec { sum, count } => match count.get(g) {
+                    Some(&c) if c > 0 => Datum::Numeric(avg_numeric(sum[g], c)?),
+                    _ => Datum::Null,
+                },
+                Acc::MinMax { vals, .. } => vals.get(g).cloned().unwrap_or(Datum::Null),
+                Acc::Bool { vals, .. } => vals.get(g).copied().flatten().map_or(Datum::Null, Datum::Bool),
+            };
+            out.push_datum(&d);
+        }
+        let _ = self.func;
+        Ok(out)
+    }
+}
+
+fn bad_state() -> DbError {
+    DbError::internal("malformed partial aggregate state")
+}
+
+fn checked_dec_add(a: Decimal, b: Decimal) -> DbResult<Decimal> {
+    a.checked_add(b).ok_or_else(|| DbError::out_of_range("numeric"))
+}
+
+fn i128_to_dec(v: i128) -> Decimal {
+    Decimal::from_i128_with_scale(v, 0)
+}
+
+/// avg over exact numbers as PostgreSQL prints it: at least 16 fractional digits.
+fn avg_numeric(sum: Decimal, count: i64) -> DbResult<Decimal> {
+    let c = Decimal::from_i64(count).ok_or_else(|| DbError::out_of_range("numeric"))?;
+    let q = sum.checked_div(c).ok_or_else(|| DbError::out_of_range("numeric"))?;
+    let scale = sum.scale().max(16);
+    let mut r = q.round_dp_with_strategy(scale, rust_decimal::RoundingStrategy::MidpointAwayFromZero);
+    if r.scale() < scale {
+        r.rescale(scale);
+    }
+    Ok(r)
+}
+
+fn for_each_int(data: &ColumnData, ids: &[u32], valid: &dyn Fn(usize) -> bool, mut f: impl FnMut(usize, i64)) {
+    match data {
+        ColumnData::Int16(v) => ids.iter().enumerate().filter(|(i, _)| valid(*i)).for_each(|(i, &g)| f(g as usize, v[i] as i64)),
+        ColumnData::Int32(v) => ids.iter().enumerate().filter(|(i, _)| valid(*i)).for_each(|(i, &g)| f(g as usize, v[i] as i64)),
+        ColumnData::Int64(v) => ids.iter().enumerate().filter(|(i, _)| valid(*i)).for_each(|(i, &g)| f(g as usize, v[i])),
+        _ => {}
+    }
+}
+
+fn for_each_float(data: &ColumnData, ids: &[u32], valid: &dyn Fn(usize) -> bool, mut f: impl FnMut(usize, f64)) {
+    match data {
+        ColumnData::Float32(v) => ids.iter().enumerate().filter(|(i, _)| valid(*i)).for_each(|(i, &g)| f(g as usize, v[i] as f64)),
+        ColumnData::Float64(v) => ids.iter().enumerate().filter(|(i, _)| valid(*i)).for_each(|(i, &g)| f(g as usize, v[i])),
+        _ => {}
+    }
+}
+
+/// A hash aggregation in one of the three modes.
+pub struct HashAggregation {
+    pub mode: AggMode,
+    pub groups: GroupTable,
+    pub accs: Vec<Accumulator>,
+    funcs: Vec<AggFunc>,
+    ids: Vec<u32>,
+    /// For DISTINCT aggregates: values already seen per (aggregate, group).
+    distinct_seen: Vec<Option<hashbrown::HashSet<Vec<u8>>>>,
+}
+
+impl HashAggregation {
+    /// `aggs`: (function, argument type, result type, distinct).
+    pub fn new(mode: AggMode, key_types: Vec<DataType>, aggs: &[(AggFunc, DataType, DataType, bool)]) -> DbResult<Self> {
+        let accs = aggs.iter().map(|(f, a, r, _)| Accumulator::new(*f, *a, *r)).collect::<DbResult<Vec<_>>>()?;
+        let distinct_seen = aggs.iter().map(|a| a.3.then(hashbrown::HashSet::new)).collect();
+        Ok(HashAggregation {
+            mode,
+            groups: GroupTable::new(key_types),
+            accs,
+            funcs: aggs.iter().map(|a| a.0).collect(),
+            ids: Vec::new(),
+            distinct_seen,
+        })
+    }
+
+    /// Raw rows: key columns, then per aggregate its argument and FILTER mask.
+    pub fn update(&mut self, keys: &[&Column], rows: usize, args: &[(Option<&Column>, Option<Vec<bool>>)]) -> DbResult<()> {
+        let mut ids = std::mem::take(&mut self.ids);
+        self.groups.intern(keys, rows, &mut ids);
+        let groups = self.groups.len();
+        for (k, (acc, (arg, mask))) in self.accs.iter_mut().zip(args).enumerate() {
+            match (&mut self.distinct_seen[k], arg) {
+                (Some(seen), Some(col)) => {
+                    // DISTINCT: only the first occurrence of a value per group counts.
+                    let mut keep = mask.clone().unwrap_or_else(|| vec![true; rows]);
+                    let mut key = Vec::new();
+                    for i in 0..rows {
+                        if keep[i] {
+                            key.clear();
+                            key.extend_from_slice(&ids[i].to_le_bytes());
+                            encode_key(col, i, &mut key);
+                            keep[i] = seen.insert(key.clone());
+                        }
+                    }
+                    acc.update(&ids, groups, Some(col), Some(&keep))?;
+                }
+                _ => acc.update(&ids, groups, *arg, mask.as_deref())?,
+            }
+        }
+        self.ids = ids;
+        Ok(())
+    }
+
+    /// Partial states: key columns, then each aggregate's state columns.
+    pub fn merge(&mut self, batch: &Batch, key_count: usize) -> DbResult<()> {
+        let keys: Vec<&Column> = batch.columns[..key_count].iter().map(|c| c.as_ref()).collect();
+        let mut ids = std::mem::take(&mut self.ids);
+        self.groups.intern(&keys, batch.len, &mut ids);
+        let groups = self.groups.len();
+        let mut col = key_count;
+        for (acc, f) in self.accs.iter_mut().zip(&self.funcs) {
+            let w = Accumulator::state_width(*f);
+            let state: Vec<&Column> = batch.columns[col..col + w].iter().map(|c| c.as_ref()).collect();
+            acc.merge(&ids, groups, &state)?;
+            col += w;
+        }
+        self.ids = ids;
+        Ok(())
+    }
+
+    /// The result batch (Single/Final) or the state batch (Partial).
+    pub fn finish(&self, has_keys: bool) -> DbResult<Batch> {
+        let mut groups = self.groups.len();
+        if !has_keys {
+            groups = 1; // an aggregate without GROUP BY yields one row even over no input
+        }
+        let mut cols: Vec<Column> = if has_keys { self.groups.key_columns() } else { vec![] };
+        for acc in &self.accs {
+            if self.mode == AggMode::Partial {
+                let mut a = Accumulator { func: acc.func, arg_type: acc.arg_type, result_type: acc.result_type, acc: clone_acc(&acc.acc) };
+                a.resize(groups);
+                cols.extend(a.emit_state(groups));
+            } else {
+                let mut a = Accumulator { func: acc.func, arg_type: acc.arg_type, result_type: acc.result_type, acc: clone_acc(&acc.acc) };
+                a.resize(groups);
+                cols.push(a.finish(groups)?);
+            }
+        }
+        Ok(Batch::new(cols.into_iter().map(Arc::new).collect(), groups))
+    }
+}
+
+fn clone_acc(a: &Acc) -> Acc {
+    match a {
+        Acc::Count(v) => Acc::Count(v.clone()),
+        Acc::SumInt { sum, seen } => Acc::SumInt { sum: sum.clone(), seen: seen.clone() },
+        Acc::SumFloat { sum, seen } => Acc::SumFloat { sum: sum.clone(), seen: seen.clone() },
+        Acc::SumDec { sum, seen } => Acc::SumDec { sum: sum.clone(), seen: seen.clone() },
+        Acc::AvgInt { sum, count } => Acc::AvgInt { sum: sum.clone(), count: count.clone() },
+        Acc::AvgFloat { sum, count } => Acc::AvgFloat { sum: sum.clone(), count: count.clone() },
+        Acc::AvgDec { sum, count } => Acc::AvgDec { sum: sum.clone(), count: count.clone() },
+        Acc::MinMax { vals, is_min } => Acc::MinMax { vals: vals.clone(), is_min: *is_min },
+        Acc::Bool { vals, is_and } => Acc::Bool { vals: vals.clone(), is_and: *is_and },
+    }
+}

@@ -1,0 +1,298 @@
+//! Vectorized expression evaluation: an `Expr` over a `Batch` gives a whole
+//! column (or one scalar standing for every row). Operators, functions and
+//! casts dispatch to `kernels` once per batch, never per row; only CASE
+//! branches and subquery results are assembled row by row.
+//! Must not: run subqueries (operators compute them and pass the results in).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::error::{DbError, DbResult};
+use crate::exec::kernels::{self, BinaryOp};
+use crate::exec::vector::{Batch, Bitmap, Column, ColumnData, ColumnRef};
+use crate::exec::{EvalContext, Operand};
+use crate::sql::plan::Expr;
+use crate::types::{DataType, Datum};
+
+/// The value of an expression over a batch.
+#[derive(Debug, Clone)]
+pub enum Value {
+    Column(ColumnRef),
+    Scalar(Datum, DataType),
+}
+
+impl Value {
+    pub fn operand(&self) -> Operand<'_> {
+        match self {
+            Value::Column(c) => Operand::Column(c),
+            Value::Scalar(d, t) => Operand::Scalar(d, *t),
+        }
+    }
+    /// The value as a column of `len` rows.
+    pub fn into_column(self, len: usize) -> ColumnRef {
+        match self {
+            Value::Column(c) => c,
+            Value::Scalar(d, t) => Arc::new(Column::from_datum(t, &d, len)),
+        }
+    }
+    pub fn datum(&self, row: usize) -> Datum {
+        match self {
+            Value::Column(c) => c.datum(row),
+            Value::Scalar(d, _) => d.clone(),
+        }
+    }
+}
+
+/// Everything an expression may read besides its input batch.
+pub struct EvalInputs<'a> {
+    pub eval: &'a EvalContext,
+    pub params: &'a [Datum],
+    /// Rows of enclosing queries, outermost first.
+    pub outer: &'a [Vec<Datum>],
+    /// Results of the subqueries in the expression, by subquery id.
+    pub subqueries: &'a HashMap<usize, Value>,
+}
+
+/// Evaluates `expr` over `batch`.
+pub fn eval(expr: &Expr, batch: &Batch, cx: &EvalInputs) -> DbResult<Value> {
+    let len = batch.len;
+    match expr {
+        Expr::Column(i, _) => batch
+            .columns
+            .get(*i)
+            .cloned()
+            .map(Value::Column)
+            .ok_or_else(|| DbError::internal(format!("column {i} out of range"))),
+        Expr::Literal(d, t) => Ok(Value::Scalar(d.clone(), *t)),
+        Expr::Param(i, t) => {
+            let d = cx.params.get(*i).cloned().unwrap_or(Datum::Null);
+            Ok(Value::Scalar(d, *t))
+        }
+        Expr::Outer { level, index, data_type } => {
+            let row = cx
+                .outer
+                .len()
+                .checked_sub(*level)
+                .and_then(|l| cx.outer.get(l))
+                .ok_or_else(|| DbError::internal("outer reference without an outer row"))?;
+            Ok(Value::Scalar(row.get(*index).cloned().unwrap_or(Datum::Null), *data_type))
+        }
+        Expr::Binary { sig, left, right } => {
+            let l = eval(left, batch, cx)?;
+            let r = eval(right, batch, cx)?;
+            scalar_or_column(&l, &r, len, |n| kernels::eval_binary(sig, l.operand(), r.operand(), n, cx.eval))
+        }
+        Expr::Unary { op, arg_type, arg, .. } => {
+            let a = eval(arg, batch, cx)?;
+            scalar_or_column(&a, &a, len, |n| kernels::eval_unary(*op, *arg_type, a.operand(), n))
+        }
+        Expr::Func { sig, args } => {
+            let vals = args.iter().map(|a| eval(a, batch, cx)).collect::<DbResult<Vec<_>>>()?;
+            let ops: Vec<Operand> = vals.iter().map(|v| v.operand()).collect();
+            let all_scalar = vals.iter().all(|v| matches!(v, Value::Scalar(..))) && !sig_is_volatile(sig);
+            let n = if all_scalar { 1 } else { len };
+            let col = kernels::eval_function(sig, &ops, n, cx.eval)?;
+            Ok(if all_scalar { Value::Scalar(col.datum(0), sig.result) } else { Value::Column(Arc::new(col)) })
+        }
+        Expr::Cast { expr, to } => {
+            let v = eval(expr, batch, cx)?;
+            match v {
+                Value::Scalar(d, from) => Ok(Value::Scalar(kernels::cast_datum(&d, from, *to, cx.eval)?, *to)),
+                Value::Column(c) => Ok(Value::Column(Arc::new(kernels::cast_column(&c, *to, cx.eval)?))),
+            }
+        }
+        Expr::IsNull { expr, negated } => {
+            let v = eval(expr, batch, cx)?;
+            Ok(match v {
+                Value::Scalar(d, _) => Value::Scalar(Datum::Bool(d.is_null() != *negated), DataType::Bool),
+                Value::Column(c) => {
+                    let bits: Vec<bool> = (0..c.len()).map(|i| c.is_valid(i) == *negated).collect();
+                    Value::Column(Arc::new(Column::new(DataType::Bool, ColumnData::Bool(bits), None)))
+                }
+            })
+        }
+        Expr::IsBool { expr, value, negated } => {
+            let v = eval(expr, batch, cx)?;
+            let test = |d: Datum| Datum::Bool((d == Datum::Bool(*value)) != *negated);
+            Ok(match v {
+                Value::Scalar(d, _) => Value::Scalar(test(d), DataType::Bool),
+                Value::Column(c) => {
+                    let bits: Vec<bool> = match &c.data {
+                        ColumnData::Bool(b) => {
+                            (0..c.len()).map(|i| (c.is_valid(i) && b[i] == *value) != *negated).collect()
+                        }
+                        _ => return Err(DbError::internal("IS TRUE on a non-boolean column")),
+                    };
+                    Value::Column(Arc::new(Column::new(DataType::Bool, ColumnData::Bool(bits), None)))
+                }
+            })
+        }
+        Expr::IsDistinct { left, right, eq, negated } => {
+            let l = eval(left, batch, cx)?;
+            let r = eval(right, batch, cx)?;
+            let n = if matches!((&l, &r), (Value::Scalar(..), Value::Scalar(..))) { 1 } else { len };
+            let eqc = kernels::eval_binary(eq, l.operand(), r.operand(), n, cx.eval)?;
+            let mut bits = Vec::with_capacity(n);
+            for i in 0..n {
+                let (ln, rn) = (l.datum(i).is_null(), r.datum(i).is_null());
+                let same = if ln || rn { ln && rn } else { eqc.datum(i) == Datum::Bool(true) };
+                bits.push(same == *negated);
+            }
+            let col = Column::new(DataType::Bool, ColumnData::Bool(bits), None);
+            Ok(if n == 1 && len != 1 { Value::Scalar(col.datum(0), DataType::Bool) } else { Value::Column(Arc::new(col)) })
+        }
+        Expr::Case { whens, otherwise, data_type } => eval_case(whens, otherwise, *data_type, batch, cx),
+        Expr::InList { expr, list, eq, negated } => {
+            let x = eval(expr, batch, cx)?;
+            let or_sig = kernels::resolve_binary(BinaryOp::Or, DataType::Bool, DataType::Bool)?;
+            let mut acc: Option<Value> = None;
+            for item in list {
+                let v = eval(item, batch, cx)?;
+                let hit = scalar_or_column(&x, &v, len, |n| kernels::eval_binary(eq, x.operand(), v.operand(), n, cx.eval))?;
+                acc = Some(match acc {
+                    None => hit,
+                    Some(prev) => scalar_or_column(&prev, &hit, len, |n| {
+                        kernels::eval_binary(&or_sig, prev.operand(), hit.operand(), n, cx.eval)
+                    })?,
+                });
+            }
+            let acc = acc.unwrap_or(Value::Scalar(Datum::Bool(false), DataType::Bool));
+            if *negated {
+                scalar_or_column(&acc, &acc, len, |n| {
+                    kernels::eval_unary(kernels::UnaryOp::Not, DataType::Bool, acc.operand(), n)
+                })
+            } else {
+                Ok(acc)
+            }
+        }
+        Expr::Subquery(s) => cx
+            .subqueries
+            .get(&s.id)
+            .cloned()
+            .ok_or_else(|| DbError::internal("subquery result missing")),
+        Expr::NextVal(seq) => {
+            let mut col = Column::with_capacity(DataType::Int64, len);
+            for _ in 0..len {
+                col.push_datum(&Datum::Int64(seq.0.next_value()));
+            }
+            Ok(Value::Column(Arc::new(col)))
+        }
+    }
+}
+
+fn sig_is_volatile(sig: &kernels::FunctionSignature) -> bool {
+    format!("{:?}", sig.func).to_lowercase().contains("random")
+}
+
+/// Runs a kernel over one row when every input is a scalar (and keeps the
+/// result scalar), otherwise over the whole batch.
+fn scalar_or_column(
+    a: &Value,
+    b: &Value,
+    len: usize,
+    kernel: impl FnOnce(usize) -> DbResult<Column>,
+) -> DbResult<Value> {
+    if matches!((a, b), (Value::Scalar(..), Value::Scalar(..))) {
+        let col = kernel(1)?;
+        Ok(Value::Scalar(col.datum(0), col.data_type))
+    } else {
+        Ok(Value::Column(Arc::new(kernel(len)?)))
+    }
+}
+
+/// CASE evaluates each branch only on the rows that reach it, so
+/// `CASE WHEN x = 0 THEN 0 ELSE 1 / x END` never divides by zero.
+fn eval_case(
+    whens: &[(Expr, Expr)],
+    otherwise: &Expr,
+    data_type: DataType,
+    batch: &Batch,
+    cx: &EvalInputs,
+) -> DbResult<Value> {
+    let mut out: Vec<Datum> = vec![Datum::Null; batch.len];
+    let mut remaining: Vec<u32> = (0..batch.len as u32).collect();
+    for (cond, then) in whens {
+        if remaining.is_empty() {
+            break;
+        }
+        let sub = batch.take(&remaining);
+        let c = eval(cond, &sub, cx)?.into_column(sub.len);
+        let mut hit = Vec::new();
+        let mut miss = Vec::new();
+        for (j, &row) in remaining.iter().enumerate() {
+            if c.datum(j) == Datum::Bool(true) {
+                hit.push(row);
+            } else {
+                miss.push(row);
+            }
+        }
+        if !hit.is_empty() {
+            let sub = batch.take(&hit);
+            let v = eval(then, &sub, cx)?;
+            for (j, &row) in hit.iter().enumerate() {
+                out[row as usize] = v.datum(j);
+            }
+        }
+        remaining = miss;
+    }
+    if !remaining.is_empty() {
+        let sub = batch.take(&remaining);
+        let v = eval(otherwise, &sub, cx)?;
+        for (j, &row) in remaining.iter().enumerate() {
+            out[row as usize] = v.datum(j);
+        }
+    }
+    Ok(Value::Column(Arc::new(Column::from_datums(data_type, &out))))
+}
+
+/// The rows of `batch` for which `predicate` is true (not false, not NULL).
+pub fn filter_batch(predicate: &Expr, batch: &Batch, cx: &EvalInputs) -> DbResult<Batch> {
+    let v = eval(predicate, batch, cx)?;
+    match v {
+        Value::Scalar(Datum::Bool(true), _) => Ok(batch.clone()),
+        Value::Scalar(..) => Ok(batch.take(&[])),
+        Value::Column(c) => {
+            let sel = selection(&c)?;
+            if sel.len() == batch.len {
+                Ok(batch.clone())
+            } else {
+                Ok(batch.take(&sel))
+            }
+        }
+    }
+}
+
+/// Indices of rows where a boolean column is true and valid.
+pub fn selection(c: &Column) -> DbResult<Vec<u32>> {
+    let ColumnData::Bool(bits) = &c.data else {
+        return Err(DbError::internal("filter on a non-boolean column"));
+    };
+    let mut sel = Vec::with_capacity(bits.len());
+    match &c.validity {
+        None => {
+            for (i, &b) in bits.iter().enumerate() {
+                if b {
+                    sel.push(i as u32);
+                }
+            }
+        }
+        Some(v) => {
+            for (i, &b) in bits.iter().enumerate() {
+                if b && v.get(i) {
+                    sel.push(i as u32);
+                }
+            }
+        }
+    }
+    Ok(sel)
+}
+
+/// A boolean mask as a bitmap (used by aggregate FILTER clauses).
+pub fn true_mask(c: &Column) -> DbResult<Bitmap> {
+    let sel = selection(c)?;
+    let mut b = Bitmap::new_unset(c.len());
+    for i in sel {
+        b.set(i as usize);
+    }
+    Ok(b)
+}

@@ -1,0 +1,401 @@
+//! Date / timestamp / interval kernels: the operators (date ± int,
+//! date - date, date/timestamp/timestamptz ± interval, timestamp -
+//! timestamp, interval ± interval, interval * / float8), the casts among
+//! date, timestamp and timestamptz (session UTC offset), and the calendar
+//! functions (date_trunc, date_part, extract, time_bucket, to_timestamp,
+//! now & co., age, make_date, epoch_ns).
+//! Must not: do calendar arithmetic itself — every field computation goes
+//! through `crate::types::datetime`; this file only loops and dispatches.
+
+use rust_decimal::Decimal;
+
+use crate::error::{sqlstate, DbError, DbResult};
+use crate::exec::vector::Column;
+use crate::exec::{EvalContext, Operand};
+use crate::types::datetime as dt;
+use crate::types::{DataType, Interval};
+use crate::types::Interval as Iv;
+
+use super::common::{bytes, map1_try, map2_try, prim, prim_column, Arg, Nulls};
+use super::{BinaryOp, BinarySignature};
+
+const NS_PER_SEC: i64 = dt::NANOS_PER_SEC;
+
+fn offset_ns(off_secs: i32) -> i64 {
+    off_secs as i64 * NS_PER_SEC
+}
+
+/// Session-local wall clock of a timestamptz as a timestamp.
+fn tz_to_local(ns: i64, off_secs: i32) -> DbResult<i64> {
+    ns.checked_add(offset_ns(off_secs)).ok_or_else(dt::timestamp_out_of_range)
+}
+
+/// A session-local timestamp as a timestamptz.
+fn local_to_tz(ns: i64, off_secs: i32) -> DbResult<i64> {
+    ns.checked_sub(offset_ns(off_secs)).ok_or_else(dt::timestamp_out_of_range)
+}
+
+fn date_plus_days(d: i32, n: i32) -> DbResult<i32> {
+    let r = d.checked_add(n).ok_or_else(dt::date_out_of_range)?;
+    dt::checked_date(r as i64)
+}
+
+pub(crate) fn interval_negate(iv: Interval) -> DbResult<Interval> {
+    dt::interval_neg(iv)
+}
+
+/// The operators on dates, timestamps and intervals.
+pub(crate) fn datetime_arith(
+    sig: &BinarySignature,
+    a: Operand,
+    b: Operand,
+    len: usize,
+    nulls: Nulls,
+    ctx: &EvalContext,
+) -> DbResult<Column> {
+    use BinaryOp::*;
+    use DataType::*;
+    let off = ctx.format.utc_offset_secs;
+    let res = sig.result;
+    macro_rules! go {
+        ($f:expr) => {{
+            let v = map2_try(prim(a, len)?, prim(b, len)?, len, &nulls, $f)?;
+            Ok(prim_column(res, v, nulls))
+        }};
+    }
+    match (sig.op, sig.left, sig.right) {
+        (Plus, Date, Int32) => go!(|d: i32, n: i32| date_plus_days(d, n)),
+        (Plus, Int32, Date) => go!(|n: i32, d: i32| date_plus_days(d, n)),
+        (Minus, Date, Int32) => go!(|d: i32, n: i32| date_plus_days(d, n.checked_neg().ok_or_else(dt::date_out_of_range)?)),
+        (Minus, Date, Date) => go!(|x: i32, y: i32| x.checked_sub(y).ok_or_else(dt::date_out_of_range)),
+        (Plus, Date, Interval) => {
+            go!(|d: i32, iv: Iv| dt::timestamp_add_interval(dt::date_to_timestamp_ns(d)?, iv))
+        }
+        (Plus, Interval, Date) => {
+            go!(|iv: Iv, d: i32| dt::timestamp_add_interval(dt::date_to_timestamp_ns(d)?, iv))
+        }
+        (Minus, Date, Interval) => {
+            go!(|d: i32, iv: Iv| dt::timestamp_sub_interval(dt::date_to_timestamp_ns(d)?, iv))
+        }
+        (Plus, Timestamp, Interval) => go!(dt::timestamp_add_interval),
+        (Plus, Interval, Timestamp) => go!(|iv: Iv, t: i64| dt::timestamp_add_interval(t, iv)),
+        (Minus, Timestamp, Interval) => go!(dt::timestamp_sub_interval),
+        (Plus, TimestampTz, Interval) => {
+            go!(|t: i64, iv: Iv| dt::timestamp_add_interval_at_offset(t, iv, off))
+        }
+        (Plus, Interval, TimestampTz) => {
+            go!(|iv: Iv, t: i64| dt::timestamp_add_interval_at_offset(t, iv, off))
+        }
+        (Minus, TimestampTz, Interval) => {
+            go!(|t: i64, iv: Iv| dt::timestamp_add_interval_at_offset(t, dt::interval_neg(iv)?, off))
+        }
+        (Minus, Timestamp, Timestamp) | (Minus, TimestampTz, TimestampTz) => {
+            go!(|x: i64, y: i64| Ok(dt::timestamp_diff(x, y)))
+        }
+        (Plus, Interval, Interval) => go!(dt::interval_add),
+        (Minus, Interval, Interval) => go!(dt::interval_sub),
+        (Multiply, Interval, Float64) => go!(dt::interval_mul),
+        (Multiply, Float64, Interval) => go!(|f: f64, iv: Iv| dt::interval_mul(iv, f)),
+        (Divide, Interval, Float64) => go!(dt::interval_div),
+        (op, l, r) => Err(DbError::internal(format!(
+            "no kernel for {} {} {}",
+            l.name(),
+            op.pg_name(),
+            r.name()
+        ))),
+    }
+}
+
+/// Casts among date, timestamp and timestamptz.
+pub(crate) fn cast_datetime(
+    from: DataType,
+    to: DataType,
+    op: Operand,
+    len: usize,
+    nulls: Nulls,
+    off: i32,
+) -> DbResult<Column> {
+    use DataType::*;
+    macro_rules! go {
+        ($t:ty, $f:expr) => {{
+            let v = map1_try(prim::<$t>(op, len)?, len, &nulls, $f)?;
+            Ok(prim_column(to, v, nulls))
+        }};
+    }
+    match (from, to) {
+        (Date, Timestamp) => go!(i32, dt::date_to_timestamp_ns),
+        (Date, TimestampTz) => go!(i32, |d| local_to_tz(dt::date_to_timestamp_ns(d)?, off)),
+        (Timestamp, Date) => go!(i64, dt::timestamp_ns_to_date),
+        (TimestampTz, Date) => go!(i64, |t| dt::timestamp_ns_to_date(tz_to_local(t, off)?)),
+        (Timestamp, TimestampTz) => go!(i64, |t| local_to_tz(t, off)),
+        (TimestampTz, Timestamp) => go!(i64, |t| tz_to_local(t, off)),
+        _ => Ok(op.to_column(len).into_owned().with_type(to)),
+    }
+}
+
+// ---------------------------------------------------------------- functions
+
+/// `date_trunc(field, ts | tstz)`: a timestamptz is truncated in the session zone.
+pub(crate) fn date_trunc(ty: DataType, field: Operand, v: Operand, len: usize, nulls: Nulls, ctx: &EvalContext) -> DbResult<Column> {
+    let f = bytes(field, len)?;
+    let off = if ty == DataType::TimestampTz { ctx.format.utc_offset_secs } else { 0 };
+    let vals: Arg<i64> = prim(v, len)?;
+    let mut out = Vec::with_capacity(len);
+    for i in 0..len {
+        out.push(if nulls.is_valid(i) { dt::date_trunc_at_offset(ty, f.get_str(i), vals.get(i), off)? } else { 0 });
+    }
+    Ok(prim_column(ty, out, nulls))
+}
+
+/// `extract(field FROM x)` (numeric) and `date_part(field, x)` (float8).
+pub(crate) fn extract(
+    as_float: bool,
+    ty: DataType,
+    field: Operand,
+    v: Operand,
+    len: usize,
+    nulls: Nulls,
+    ctx: &EvalContext,
+) -> DbResult<Column> {
+    let f = bytes(field, len)?;
+    let off = ctx.format.utc_offset_secs;
+    let mut out: Vec<Decimal> = Vec::with_capacity(len);
+    let vcol = v.to_column(len);
+    for i in 0..len {
+        if !nulls.is_valid(i) {
+            out.push(Decimal::ZERO);
+            continue;
+        }
+        out.push(dt::extract_field_at_offset(f.get_str(i), ty, &vcol.datum(i), off)?);
+    }
+    if as_float {
+        let fl: Vec<f64> = out.iter().map(|d| super::cast::numeric_to_f64(*d)).collect();
+        Ok(prim_column(DataType::Float64, fl, nulls))
+    } else {
+        Ok(prim_column(DataType::Numeric, out, nulls))
+    }
+}
+
+/// `time_bucket(width interval, ts | tstz | date [, origin])`.
+pub(crate) fn time_bucket(ty: DataType, args: &[Operand], len: usize, nulls: Nulls) -> DbResult<Column> {
+    let w: Arg<Interval> = prim(args[0], len)?;
+    let origin: Option<Arg<i64>> = match args.get(2) {
+        Some(o) => Some(prim(*o, len)?),
+        None => None,
+    };
+    if ty == DataType::Date {
+        let d: Arg<i32> = prim(args[1], len)?;
+        let v = map2_try(w, d, len, &nulls, |w, d| {
+            let ts = dt::date_to_timestamp_ns(d)?;
+            dt::timestamp_ns_to_date(dt::time_bucket(w, ts, None)?)
+        })?;
+        return Ok(prim_column(ty, v, nulls));
+    }
+    let t: Arg<i64> = prim(args[1], len)?;
+    let mut out = Vec::with_capacity(len);
+    for i in 0..len {
+        out.push(if nulls.is_valid(i) { dt::time_bucket(w.get(i), t.get(i), origin.map(|o| o.get(i)))? } else { 0 });
+    }
+    Ok(prim_column(ty, out, nulls))
+}
+
+/// TimescaleDB's integer `time_bucket(width, ts [, offset])` (TIME_BUCKET macro).
+pub(crate) fn int_bucket(width: i64, ts: i64, offset: i64, min: i64, max: i64) -> DbResult<i64> {
+    if width <= 0 {
+        return Err(DbError::new(sqlstate::INVALID_PARAMETER_VALUE, "period must be greater than 0"));
+    }
+    let mut ts = ts;
+    let mut offset = offset;
+    if offset != 0 {
+        offset %= width;
+        if (offset > 0 && ts < min + offset) || (offset < 0 && ts > max + offset) {
+            return Err(dt::timestamp_out_of_range());
+        }
+        ts -= offset;
+    }
+    let mut result = (ts / width) * width;
+    if ts < 0 && ts % width != 0 {
+        if result < min + width {
+            return Err(dt::timestamp_out_of_range());
+        }
+        result -= width;
+    }
+    match result.checked_add(offset) {
+        Some(r) if (min..=max).contains(&r) => Ok(r),
+        _ => Err(dt::timestamp_out_of_range()),
+    }
+}
+
+/// `to_timestamp(double precision)`: seconds since the Unix epoch, rounded to microseconds.
+pub(crate) fn to_timestamp(secs: f64) -> DbResult<i64> {
+    if secs.is_nan() {
+        return Err(DbError::new(sqlstate::DATETIME_FIELD_OVERFLOW, "timestamp cannot be NaN"));
+    }
+    let pg_epoch_secs = dt::PG_EPOCH_DAYS as f64 * 86_400.0;
+    let micros = ((secs - pg_epoch_secs) * 1_000_000.0).round_ties_even();
+    if !micros.is_finite() || micros.abs() > 9.2e15 {
+        return Err(DbError::new(
+            sqlstate::DATETIME_FIELD_OVERFLOW,
+            format!("timestamp out of range: \"{}\"", crate_float_g(secs)),
+        ));
+    }
+    let micros = micros as i64 + dt::PG_EPOCH_MICROS;
+    micros.checked_mul(dt::NANOS_PER_MICRO).ok_or_else(dt::timestamp_out_of_range)
+}
+
+fn crate_float_g(x: f64) -> String {
+    if x.is_infinite() {
+        if x > 0.0 { "inf".into() } else { "-inf".into() }
+    } else {
+        format!("{x:e}")
+    }
+}
+
+/// `age(a, b)`: the symbolic difference in years, months, days and time, as
+/// PostgreSQL's timestamp_age (fields borrowed from the earlier month's length).
+pub(crate) fn age(a_ns: i64, b_ns: i64, off: i32) -> DbResult<Interval> {
+    let p1 = dt::split_timestamp_at_offset(a_ns, off);
+    let p2 = dt::split_timestamp_at_offset(b_ns, off);
+    let mut fsec = (p1.nanos / 1000) as i64 - (p2.nanos / 1000) as i64;
+    let mut sec = p1.second as i64 - p2.second as i64;
+    let mut min = p1.minute as i64 - p2.minute as i64;
+    let mut hour = p1.hour as i64 - p2.hour as i64;
+    let mut mday = p1.day as i64 - p2.day as i64;
+    let mut mon = p1.month as i64 - p2.month as i64;
+    let mut year = p1.year - p2.year;
+    let flip = a_ns < b_ns;
+    if flip {
+        fsec = -fsec;
+        sec = -sec;
+        min = -min;
+        hour = -hour;
+        mday = -mday;
+        mon = -mon;
+        year = -year;
+    }
+    while fsec < 0 {
+        fsec += 1_000_000;
+        sec -= 1;
+    }
+    while sec < 0 {
+        sec += 60;
+        min -= 1;
+    }
+    while min < 0 {
+        min += 60;
+        hour -= 1;
+    }
+    while hour < 0 {
+        hour += 24;
+        mday -= 1;
+    }
+    while mday < 0 {
+        let (y, m) = if flip { (p1.year, p1.month) } else { (p2.year, p2.month) };
+        mday += dt::days_in_month(y, m) as i64;
+        mon -= 1;
+    }
+    while mon < 0 {
+        mon += 12;
+        year -= 1;
+    }
+    if flip {
+        fsec = -fsec;
+        sec = -sec;
+        min = -min;
+        hour = -hour;
+        mday = -mday;
+        mon = -mon;
+        year = -year;
+    }
+    let months = year.checked_mul(12).and_then(|y| y.checked_add(mon)).and_then(|m| i32::try_from(m).ok());
+    let months = months.ok_or_else(dt::interval_out_of_range)?;
+    let micros = ((hour * 60 + min) * 60 + sec) * 1_000_000 + fsec;
+    Ok(Interval { months, days: mday as i32, micros })
+}
+
+/// Midnight of the statement's local date, as a local timestamp.
+pub(crate) fn local_midnight(ctx: &EvalContext) -> DbResult<i64> {
+    let local = tz_to_local(ctx.statement_time_ns, ctx.format.utc_offset_secs)?;
+    let d = dt::timestamp_ns_to_date(local)?;
+    dt::date_to_timestamp_ns(d)
+}
+
+/// `current_date`.
+pub(crate) fn current_date(ctx: &EvalContext) -> DbResult<i32> {
+    dt::timestamp_ns_to_date(tz_to_local(ctx.statement_time_ns, ctx.format.utc_offset_secs)?)
+}
+
+/// `localtimestamp`.
+pub(crate) fn local_timestamp(ctx: &EvalContext) -> DbResult<i64> {
+    tz_to_local(ctx.statement_time_ns, ctx.format.utc_offset_secs)
+}
+
+/// `age(x)` = `age(current_date at midnight, x)`, for timestamp (local) or timestamptz.
+pub(crate) fn age_from_today(ty: DataType, x: i64, ctx: &EvalContext) -> DbResult<Interval> {
+    let midnight = local_midnight(ctx)?;
+    if ty == DataType::TimestampTz {
+        age(local_to_tz(midnight, ctx.format.utc_offset_secs)?, x, ctx.format.utc_offset_secs)
+    } else {
+        age(midnight, x, 0)
+    }
+}
+
+/// `make_date(year, month, day)`; 22008 "date field value out of range: y-m-d".
+pub(crate) fn make_date(y: i32, m: i32, d: i32) -> DbResult<i32> {
+    let bad = || {
+        DbError::new(sqlstate::DATETIME_FIELD_OVERFLOW, format!("date field value out of range: {y}-{m:02}-{d:02}"))
+    };
+    if y == 0 || !(1..=12).contains(&m) || d < 1 {
+        return Err(bad());
+    }
+    // Negative years are BC: -1 is 1 BC (astronomical 0).
+    let astro = if y < 0 { y as i64 + 1 } else { y as i64 };
+    let days = dt::checked_days_from_civil(astro, m as u32, d as u32).ok_or_else(bad)?;
+    dt::checked_date(days)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DAY: i64 = dt::NANOS_PER_DAY;
+
+    #[test]
+    fn age_as_postgres() {
+        // age('2001-04-10', '1957-06-13') = 43 years 9 mons 27 days
+        let a = dt::days_from_civil(2001, 4, 10) * DAY;
+        let b = dt::days_from_civil(1957, 6, 13) * DAY;
+        let r = age(a, b, 0).unwrap();
+        assert_eq!(r, Interval { months: 43 * 12 + 9, days: 27, micros: 0 });
+        let r = age(b, a, 0).unwrap();
+        assert_eq!(r, Interval { months: -(43 * 12 + 9), days: -27, micros: 0 });
+        // age('2024-03-01', '2024-01-31 12:00') = 1 mon 12:00:00 (borrows January's 31 days)
+        let a = dt::days_from_civil(2024, 3, 1) * DAY;
+        let b = dt::days_from_civil(2024, 1, 31) * DAY + 12 * 3_600_000_000_000;
+        let r = age(a, b, 0).unwrap();
+        assert_eq!(r, Interval { months: 1, days: 0, micros: 12 * 3_600_000_000 });
+    }
+
+    #[test]
+    fn integer_time_bucket() {
+        assert_eq!(int_bucket(10, 23, 0, i64::MIN, i64::MAX).unwrap(), 20);
+        assert_eq!(int_bucket(10, -3, 0, i64::MIN, i64::MAX).unwrap(), -10);
+        assert_eq!(int_bucket(10, 23, 5, i64::MIN, i64::MAX).unwrap(), 15);
+        assert_eq!(int_bucket(0, 23, 0, i64::MIN, i64::MAX).unwrap_err().message, "period must be greater than 0");
+    }
+
+    #[test]
+    fn to_timestamp_rounds_to_micros() {
+        assert_eq!(to_timestamp(0.0).unwrap(), 0);
+        assert_eq!(to_timestamp(1.5).unwrap(), 1_500_000_000);
+        assert_eq!(to_timestamp(1e-7).unwrap(), 0);
+        assert_eq!(to_timestamp(f64::NAN).unwrap_err().message, "timestamp cannot be NaN");
+        assert_eq!(to_timestamp(1e20).unwrap_err().code, "22008");
+    }
+
+    #[test]
+    fn make_date_checks() {
+        assert_eq!(make_date(1970, 1, 2).unwrap(), 1);
+        assert_eq!(make_date(2023, 2, 30).unwrap_err().message, "date field value out of range: 2023-02-30");
+    }
+}

@@ -1,0 +1,950 @@
+//! Physical operators run on the coordinating shard: each pulls batches from
+//! its inputs (`Operator::next`). Scans and pre-aggregations are dispatched
+//! to every shard as `Fragment`s; the rest (joins, sorts, set operations,
+//! final aggregation) run here over the merged stream.
+//! Must not: hold table data beyond what a query materializes, or block the
+//! shard thread (long loops yield).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+
+use crate::catalog::TableId;
+use crate::error::{sqlstate, DbError, DbResult};
+use crate::exec::agg::{encode_key, AggMode, HashAggregation};
+use crate::exec::expr::{eval, filter_batch, EvalInputs, Value};
+use crate::exec::fragment::{self, Fragment, FragmentAggregate, FRAGMENT_CHANNEL_DEPTH};
+use crate::exec::vector::{Batch, Column, BATCH_ROWS};
+use crate::exec::EvalContext;
+use crate::server::Server;
+use crate::sql::plan::*;
+use crate::types::{DataType, Datum};
+
+pub type BatchFuture<'a> = Pin<Box<dyn Future<Output = DbResult<Option<Batch>>> + 'a>>;
+
+pub trait Operator {
+    fn next(&mut self) -> BatchFuture<'_>;
+}
+
+pub type BoxedOperator = Box<dyn Operator>;
+
+/// What every operator of one statement shares.
+pub struct QueryContext {
+    pub server: Arc<Server>,
+    pub eval: EvalContext,
+    pub params: Vec<Datum>,
+    /// Rows of enclosing queries (correlated subqueries), outermost first.
+    pub outer: Vec<Vec<Datum>>,
+    pub cancel: Arc<AtomicBool>,
+    /// The session transaction's own uncommitted rows, by table.
+    pub pending: Rc<RefCell<HashMap<TableId, Vec<Batch>>>>,
+    /// Results of uncorrelated subqueries, computed once per statement.
+    subquery_cache: RefCell<HashMap<usize, Value>>,
+}
+
+impl QueryContext {
+    pub fn new(
+        server: Arc<Server>,
+        eval: EvalContext,
+        params: Vec<Datum>,
+        cancel: Arc<AtomicBool>,
+        pending: Rc<RefCell<HashMap<TableId, Vec<Batch>>>>,
+    ) -> Rc<QueryContext> {
+        Rc::new(QueryContext { server, eval, params, outer: vec![], cancel, pending, subquery_cache: Default::default() })
+    }
+
+    fn child(self: &Rc<Self>, row: Vec<Datum>) -> Rc<QueryContext> {
+        let mut outer = self.outer.clone();
+        outer.push(row);
+        Rc::new(QueryContext {
+            server: self.server.clone(),
+            eval: self.eval.clone(),
+            params: self.params.clone(),
+            outer,
+            cancel: self.cancel.clone(),
+            pending: self.pending.clone(),
+            subquery_cache: Default::default(),
+        })
+    }
+
+    pub fn check_cancel(&self) -> DbResult<()> {
+        if self.cancel.load(Ordering::Relaxed) {
+            Err(DbError::canceled())
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Replaces parameters and outer references by their values, so the
+    /// expression can run anywhere (on a shard, in a hash join).
+    pub fn resolve(&self, e: &Expr) -> Expr {
+        e.clone().transform(&mut |x| match x {
+            Expr::Param(i, t) => Expr::Literal(self.params.get(i).cloned().unwrap_or(Datum::Null), t),
+            Expr::Outer { level, index, data_type } => {
+                let v = self
+                    .outer
+                    .len()
+                    .checked_sub(level)
+                    .and_then(|l| self.outer.get(l))
+                    .and_then(|r| r.get(index).cloned())
+                    .unwrap_or(Datum::Null);
+                Expr::Literal(v, data_type)
+            }
+            other => other,
+        })
+    }
+}
+
+/// Builds the operator tree of `plan`.
+pub fn build(plan: &Plan, ctx: &Rc<QueryContext>) -> DbResult<BoxedOperator> {
+    Ok(match plan {
+        Plan::Scan { table, projection, filter, .. } => {
+            let filter = filter.as_ref().map(|f| ctx.resolve(f));
+            Box::new(ScanOp::new(ctx, table.oid, projection.clone(), filter, None))
+        }
+        Plan::Filter { input, predicate } => {
+            let predicate = ctx.resolve(predicate);
+            if let Plan::Scan { table, projection, filter: None, .. } = input.as_ref() {
+                if predicate.is_shard_pure() {
+                    let all: Vec<usize> = (0..table.columns.len()).collect();
+                    let pred = remap_columns(&predicate, projection);
+                    let scan = ScanOp::new(ctx, table.oid, all, Some(pred), None);
+                    let exprs = projection.iter().enumerate().map(|(_, &c)| Expr::Column(c, table.columns[c].data_type)).collect();
+                    return Ok(Box::new(ProjectOp { input: Box::new(scan), exprs, ctx: ctx.clone() }));
+                }
+            }
+            Box::new(FilterOp { input: build(input, ctx)?, predicate, ctx: ctx.clone() })
+        }
+        Plan::Project { input, exprs, .. } => {
+            let exprs = exprs.iter().map(|e| ctx.resolve(e)).collect();
+            Box::new(ProjectOp { input: build(input, ctx)?, exprs, ctx: ctx.clone() })
+        }
+        Plan::Values { rows, .. } => Box::new(ValuesOp { rows: rows.clone(), done: false, ctx: ctx.clone() }),
+        Plan::Aggregate { input, group_by, aggs, .. } => build_aggregate(input, group_by, aggs, ctx)?,
+        Plan::Sort { input, keys } => Box::new(SortOp { input: build(input, ctx)?, keys: keys.clone(), out: None, ctx: ctx.clone() }),
+        Plan::Limit { input, limit, offset } => {
+            let eval_count = |e: &Option<Expr>| -> DbResult<Option<i64>> {
+                match e {
+                    None => Ok(None),
+                    Some(e) => match eval_const(&ctx.resolve(e), ctx)? {
+                        Datum::Null => Ok(None),
+                        d => {
+                            let n = d.as_i64().unwrap_or(0);
+                            if n < 0 {
+                                return Err(DbError::new(sqlstate::INVALID_ROW_COUNT_IN_LIMIT, "LIMIT must not be negative"));
+                            }
+                            Ok(Some(n))
+                        }
+                    },
+                }
+            };
+            let limit = eval_count(limit)?;
+            let offset = eval_count(offset)?.unwrap_or(0);
+            Box::new(LimitOp { input: build(input, ctx)?, remaining: limit, skip: offset as u64 })
+        }
+        Plan::Distinct { input } => Box::new(DistinctOp { input: build(input, ctx)?, seen: Default::default() }),
+        Plan::Join { left, right, kind, on, .. } => Box::new(JoinOp::new(
+            build(left, ctx)?,
+            build(right, ctx)?,
+            left.types(),
+            right.types(),
+            *kind,
+            on.as_ref().map(|e| ctx.resolve(e)),
+            ctx.clone(),
+        )),
+        Plan::SetOp { kind, all, left, right, .. } => Box::new(SetOpOp {
+            left: build(left, ctx)?,
+            right: Some(build(right, ctx)?),
+            kind: *kind,
+            all: *all,
+            right_counts: HashMap::new(),
+            seen: HashMap::new(),
+            left_done: false,
+        }),
+    })
+}
+
+/// `expr` over a table's full row, given that it was bound over `projection` of it.
+fn remap_columns(expr: &Expr, projection: &[usize]) -> Expr {
+    expr.clone().transform(&mut |e| match e {
+        Expr::Column(i, t) => Expr::Column(projection.get(i).copied().unwrap_or(i), t),
+        other => other,
+    })
+}
+
+fn eval_const(e: &Expr, ctx: &QueryContext) -> DbResult<Datum> {
+    let empty = HashMap::new();
+    let cx = EvalInputs { eval: &ctx.eval, params: &ctx.params, outer: &ctx.outer, subqueries: &empty };
+    let one = Batch::new(vec![], 1);
+    Ok(eval(e, &one, &cx)?.datum(0))
+}
+
+/// Runs `plan` to completion and returns all its rows.
+pub async fn collect(plan: &Plan, ctx: &Rc<QueryContext>) -> DbResult<Vec<Batch>> {
+    let mut op = build(plan, ctx)?;
+    let mut out = Vec::new();
+    while let Some(b) = op.next().await? {
+        out.push(b);
+    }
+    Ok(out)
+}
+
+// ------------------------------------------------------------------ scan
+
+struct ScanOp {
+    ctx: Rc<QueryContext>,
+    fragment: Fragment,
+    rx: Option<mpsc::Receiver<DbResult<Batch>>>,
+}
+
+impl ScanOp {
+    fn new(ctx: &Rc<QueryContext>, table: TableId, projection: Vec<usize>, filter: Option<Expr>, aggregate: Option<FragmentAggregate>) -> ScanOp {
+        let fragment = Fragment { table, projection, filter, aggregate, eval: ctx.eval.clone(), cancel: ctx.cancel.clone() };
+        ScanOp { ctx: ctx.clone(), fragment, rx: None }
+    }
+
+    async fn start(&mut self) -> DbResult<()> {
+        let (tx, rx) = mpsc::channel(FRAGMENT_CHANNEL_DEPTH * self.ctx.server.shards.len().max(1));
+        for shard in &self.ctx.server.shards {
+            self.fragment.clone().start(shard, tx.clone()).await?;
+        }
+        // The transaction's own rows are scanned here, like one more shard.
+        let pending: Vec<Batch> = self.ctx.pending.borrow().get(&self.fragment.table).cloned().unwrap_or_default();
+        if !pending.is_empty() {
+            let local = self.fragment.clone();
+            let tx = tx.clone();
+            tokio::task::spawn_local(async move {
+                if let Err(e) = local.run(pending, &tx).await {
+                    let _ = tx.send(Err(e)).await;
+                }
+            });
+        }
+        self.rx = Some(rx);
+        Ok(())
+    }
+}
+
+impl Operator for ScanOp {
+    fn next(&mut self) -> BatchFuture<'_> {
+        Box::pin(async move {
+            if self.rx.is_none() {
+                self.start().await?;
+            }
+            self.ctx.check_cancel()?;
+            match self.rx.as_mut() {
+                Some(rx) => match rx.recv().await {
+                    Some(r) => r.map(Some),
+                    None => Ok(None),
+                },
+                None => Ok(None),
+            }
+        })
+    }
+}
+
+// ------------------------------------------------------------------ aggregate
+
+fn build_aggregate(input: &Plan, group_by: &[Expr], aggs: &[AggCall], ctx: &Rc<QueryContext>) -> DbResult<BoxedOperator> {
+    let spec = FragmentAggregate {
+        group_by: group_by.iter().map(|e| ctx.resolve(e)).collect(),
+        aggs: aggs
+            .iter()
+            .map(|a| AggCall { arg: a.arg.as_ref().map(|e| ctx.resolve(e)), filter: a.filter.as_ref().map(|e| ctx.resolve(e)), ..a.clone() })
+            .collect(),
+    };
+    let pushable = spec.group_by.iter().all(|e| e.is_shard_pure())
+        && spec.aggs.iter().all(|a| {
+            !a.distinct && a.arg.as_ref().is_none_or(|e| e.is_shard_pure()) && a.filter.as_ref().is_none_or(|e| e.is_shard_pure())
+        });
+    let scan = match input {
+        Plan::Scan { table, projection, filter, .. } => Some((table, projection, filter.clone())),
+        Plan::Filter { input, predicate } => match input.as_ref() {
+            Plan::Scan { table, projection, filter: None, .. } => Some((table, projection, Some(predicate.clone()))),
+            _ => None,
+        },
+        _ => None,
+    };
+    if let (true, Some((table, projection, filter))) = (pushable, scan) {
+        let filter = filter.map(|f| ctx.resolve(&f));
+        if filter.as_ref().is_none_or(|f| f.is_shard_pure()) {
+            let all: Vec<usize> = (0..table.columns.len()).collect();
+            let remap = |e: &Expr| remap_columns(e, projection);
+            let shard_spec = FragmentAggregate {
+                group_by: spec.group_by.iter().map(remap).collect(),
+                aggs: spec
+                    .aggs
+                    .iter()
+                    .map(|a| AggCall { arg: a.arg.as_ref().map(remap), filter: a.filter.as_ref().map(remap), ..a.clone() })
+                    .collect(),
+            };
+            let filter = filter.map(|f| remap(&f));
+            let scan = ScanOp::new(ctx, table.oid, all, filter, Some(shard_spec));
+            return Ok(Box::new(AggregateOp { input: Box::new(scan), spec, mode: AggMode::Final, done: false, ctx: ctx.clone() }));
+        }
+    }
+    Ok(Box::new(AggregateOp { input: build(input, ctx)?, spec, mode: AggMode::Single, done: false, ctx: ctx.clone() }))
+}
+
+struct AggregateOp {
+    input: BoxedOperator,
+    spec: FragmentAggregate,
+    /// Final: the input is partial states from shards; Single: raw rows.
+    mode: AggMode,
+    done: bool,
+    ctx: Rc<QueryContext>,
+}
+
+impl Operator for AggregateOp {
+    fn next(&mut self) -> BatchFuture<'_> {
+        Box::pin(async move {
+            if self.done {
+                return Ok(None);
+            }
+            self.done = true;
+            let mut state: HashAggregation = fragment::new_aggregation(&self.spec, self.mode)?;
+            let keys = self.spec.group_by.len();
+            while let Some(batch) = self.input.next().await? {
+                self.ctx.check_cancel()?;
+                if self.mode == AggMode::Final {
+                    state.merge(&batch, keys)?;
+                } else {
+                    let empty = HashMap::new();
+                    let cx = EvalInputs { eval: &self.ctx.eval, params: &self.ctx.params, outer: &self.ctx.outer, subqueries: &empty };
+                    fragment::update_aggregation_with(&mut state, &self.spec, &batch, &cx)?;
+                }
+            }
+            let out = state.finish(keys > 0)?;
+            Ok(if out.len == 0 { None } else { Some(out) })
+        })
+    }
+}
+
+// ------------------------------------------------------------------ filter / project / values
+
+/// Computes the subqueries an expression contains, for this batch.
+async fn subquery_values(exprs: &[&Expr], batch: &Batch, ctx: &Rc<QueryContext>) -> DbResult<HashMap<usize, Value>> {
+    let mut subs = Vec::new();
+    for e in exprs {
+        e.walk(&mut |x| {
+            if let Expr::Subquery(s) = x {
+                subs.push(s.clone());
+            }
+        });
+    }
+    let mut out = HashMap::new();
+    for s in subs {
+        let value = if !s.correlated {
+            let cached = ctx.subquery_cache.borrow().get(&s.id).cloned();
+            match cached {
+                Some(v) if !matches!(s.kind, SubqueryKind::In { .. }) => v,
+                _ => {
+                    let v = run_subquery(&s, batch, None, ctx).await?;
+                    if !matches!(s.kind, SubqueryKind::In { .. }) {
+                        ctx.subquery_cache.borrow_mut().insert(s.id, v.clone());
+                    }
+                    v
+                }
+            }
+        } else {
+            let mut col = Column::with_capacity(s.data_type, batch.len);
+            for i in 0..batch.len {
+                let child = ctx.child(batch.row(i));
+                let one = batch.slice(i, 1);
+                let v = run_subquery(&s, &one, Some(&child), ctx).await?;
+                col.push_datum(&v.datum(0));
+            }
+            Value::Column(Arc::new(col))
+        };
+        out.insert(s.id, value);
+    }
+    Ok(out)
+}
+
+/// One subquery's value over `batch` (uncorrelated) or one row (correlated).
+async fn run_subquery(s: &Subquery, batch: &Batch, child: Option<&Rc<QueryContext>>, ctx: &Rc<QueryContext>) -> DbResult<Value> {
+    let run_ctx = child.unwrap_or(ctx);
+    let rows = collect(&s.plan, run_ctx).await?;
+    let total: usize = rows.iter().map(|b| b.len).sum();
+    match s.kind {
+        SubqueryKind::Exists => Ok(Value::Scalar(Datum::Bool(total > 0), DataType::Bool)),
+        SubqueryKind::Scalar => {
+            if total > 1 {
+                return Err(DbError::new(sqlstate::CARDINALITY_VIOLATION, "more than one row returned by a subquery used as an expression"));
+            }
+            let d = rows.iter().find(|b| b.len > 0).map_or(Datum::Null, |b| b.columns[0].datum(0));
+            Ok(Value::Scalar(d, s.data_type))
+        }
+        SubqueryKind::In { negated } => {
+            let (Some(left), Some(eq)) = (&s.left, &s.eq) else {
+                return Err(DbError::internal("IN subquery without operand"));
+            };
+            let empty = HashMap::new();
+            let cx = EvalInputs { eval: &run_ctx.eval, params: &run_ctx.params, outer: &run_ctx.outer, subqueries: &empty };
+            let lv = eval(left, batch, &cx)?.into_column(batch.len);
+            let lv = crate::exec::kernels::cast_column(&lv, eq.left, &ctx.eval)?;
+            let mut set = hashbrown::HashSet::new();
+            let mut has_null = false;
+            let mut key = Vec::new();
+            for b in &rows {
+                let c = crate::exec::kernels::cast_column(&b.columns[0], eq.right, &ctx.eval)?;
+                for i in 0..b.len {
+                    if !c.is_valid(i) {
+                        has_null = true;
+                        continue;
+                    }
+                    key.clear();
+                    encode_key(&c, i, &mut key);
+                    set.insert(key.clone());
+                }
+            }
+            let mut out = Column::with_capacity(DataType::Bool, batch.len);
+            for i in 0..batch.len {
+                let d = if !lv.is_valid(i) {
+                    if set.is_empty() && !has_null { Datum::Bool(negated) } else { Datum::Null }
+                } else {
+                    key.clear();
+                    encode_key(&lv, i, &mut key);
+                    if set.contains(&key) {
+                        Datum::Bool(!negated)
+                    } else if has_null {
+                        Datum::Null
+                    } else {
+                        Datum::Bool(negated)
+                    }
+                };
+                out.push_datum(&d);
+            }
+            Ok(Value::Column(Arc::new(out)))
+        }
+    }
+}
+
+struct FilterOp {
+    input: BoxedOperator,
+    predicate: Expr,
+    ctx: Rc<QueryContext>,
+}
+
+impl Operator for FilterOp {
+    fn next(&mut self) -> BatchFuture<'_> {
+        Box::pin(async move {
+            while let Some(batch) = self.input.next().await? {
+                self.ctx.check_cancel()?;
+                let subs = if self.predicate.has_subquery() {
+                    subquery_values(&[&self.predicate], &batch, &self.ctx).await?
+                } else {
+                    HashMap::new()
+                };
+                let cx = EvalInputs { eval: &self.ctx.eval, params: &self.ctx.params, outer: &self.ctx.outer, subqueries: &subs };
+                let out = filter_batch(&self.predicate, &batch, &cx)?;
+                if out.len > 0 {
+                    return Ok(Some(out));
+                }
+            }
+            Ok(None)
+        })
+    }
+}
+
+struct ProjectOp {
+    input: BoxedOperator,
+    exprs: Vec<Expr>,
+    ctx: Rc<QueryContext>,
+}
+
+impl Operator for ProjectOp {
+    fn next(&mut self) -> BatchFuture<'_> {
+        Box::pin(async move {
+            let Some(batch) = self.input.next().await? else { return Ok(None) };
+            let subs = if self.exprs.iter().any(|e| e.has_subquery()) {
+                let refs: Vec<&Expr> = self.exprs.iter().collect();
+                subquery_values(&refs, &batch, &self.ctx).await?
+            } else {
+                HashMap::new()
+            };
+            let cx = EvalInputs { eval: &self.ctx.eval, params: &self.ctx.params, outer: &self.ctx.outer, subqueries: &subs };
+            let cols = self.exprs.iter().map(|e| eval(e, &batch, &cx).map(|v| v.into_column(batch.len))).collect::<DbResult<Vec<_>>>()?;
+            Ok(Some(Batch::new(cols, batch.len)))
+        })
+    }
+}
+
+struct ValuesOp {
+    rows: Vec<Vec<Expr>>,
+    done: bool,
+    ctx: Rc<QueryContext>,
+}
+
+impl Operator for ValuesOp {
+    fn next(&mut self) -> BatchFuture<'_> {
+        Box::pin(async move {
+            if self.done {
+                return Ok(None);
+            }
+            self.done = true;
+            let width = self.rows.first().map_or(0, |r| r.len());
+            if width == 0 {
+                return Ok(Some(Batch::new(vec![], self.rows.len())));
+            }
+            let one = Batch::new(vec![], 1);
+            let mut cols: Vec<Column> = self.rows[0].iter().map(|e| Column::with_capacity(e.data_type(), self.rows.len())).collect();
+            for row in &self.rows {
+                let exprs: Vec<&Expr> = row.iter().collect();
+                let subs = subquery_values(&exprs, &one, &self.ctx).await?;
+                let cx = EvalInputs { eval: &self.ctx.eval, params: &self.ctx.params, outer: &self.ctx.outer, subqueries: &subs };
+                for (c, e) in cols.iter_mut().zip(row) {
+                    c.push_datum(&eval(e, &one, &cx)?.datum(0));
+                }
+            }
+            Ok(Some(Batch::from_columns(cols)))
+        })
+    }
+}
+
+// ------------------------------------------------------------------ limit / distinct / sort
+
+struct LimitOp {
+    input: BoxedOperator,
+    remaining: Option<i64>,
+    skip: u64,
+}
+
+impl Operator for LimitOp {
+    fn next(&mut self) -> BatchFuture<'_> {
+        Box::pin(async move {
+            loop {
+                if self.remaining == Some(0) {
+                    return Ok(None);
+                }
+                let Some(mut batch) = self.input.next().await? else { return Ok(None) };
+                if self.skip > 0 {
+                    let s = (self.skip as usize).min(batch.len);
+                    self.skip -= s as u64;
+                    batch = batch.slice(s, batch.len - s);
+                }
+                if let Some(r) = self.remaining.as_mut() {
+                    if batch.len as i64 > *r {
+                        batch = batch.slice(0, *r as usize);
+                    }
+                    *r -= batch.len as i64;
+                }
+                if batch.len > 0 {
+                    return Ok(Some(batch));
+                }
+            }
+        })
+    }
+}
+
+fn row_key(batch: &Batch, i: usize, out: &mut Vec<u8>) {
+    out.clear();
+    for c in &batch.columns {
+        encode_key(c, i, out);
+    }
+}
+
+struct DistinctOp {
+    input: BoxedOperator,
+    seen: hashbrown::HashSet<Vec<u8>>,
+}
+
+impl Operator for DistinctOp {
+    fn next(&mut self) -> BatchFuture<'_> {
+        Box::pin(async move {
+            let mut key = Vec::new();
+            while let Some(batch) = self.input.next().await? {
+                let mut keep = Vec::new();
+                for i in 0..batch.len {
+                    row_key(&batch, i, &mut key);
+                    if self.seen.insert(key.clone()) {
+                        keep.push(i as u32);
+                    }
+                }
+                if !keep.is_empty() {
+                    return Ok(Some(batch.take(&keep)));
+                }
+            }
+            Ok(None)
+        })
+    }
+}
+
+/// Drains an operator into one batch.
+async fn drain(op: &mut BoxedOperator, types: &[DataType]) -> DbResult<Batch> {
+    let mut all = Vec::new();
+    while let Some(b) = op.next().await? {
+        all.push(b);
+    }
+    Ok(if all.len() == 1 { all.pop().unwrap_or_else(|| Batch::empty(types)) } else { Batch::concat(types, &all) })
+}
+
+struct SortOp {
+    input: BoxedOperator,
+    keys: Vec<SortKey>,
+    out: Option<(Batch, usize)>,
+    ctx: Rc<QueryContext>,
+}
+
+impl Operator for SortOp {
+    fn next(&mut self) -> BatchFuture<'_> {
+        Box::pin(async move {
+            if self.out.is_none() {
+                let mut parts = Vec::new();
+                let mut types = None;
+                while let Some(b) = self.input.next().await? {
+                    types.get_or_insert_with(|| b.columns.iter().map(|c| c.data_type).collect::<Vec<_>>());
+                    parts.push(b);
+                }
+                let Some(types) = types else { return Ok(None) };
+                let all = Batch::concat(&types, &parts);
+                let empty = HashMap::new();
+                let cx = EvalInputs { eval: &self.ctx.eval, params: &self.ctx.params, outer: &self.ctx.outer, subqueries: &empty };
+                let key_cols = self.keys.iter().map(|k| eval(&k.expr, &all, &cx).map(|v| v.into_column(all.len))).collect::<DbResult<Vec<_>>>()?;
+                let key_rows: Vec<Vec<Datum>> = (0..all.len).map(|i| key_cols.iter().map(|c| c.datum(i)).collect()).collect();
+                let mut idx: Vec<u32> = (0..all.len as u32).collect();
+                let keys = &self.keys;
+                idx.sort_by(|&a, &b| {
+                    for (k, key) in keys.iter().enumerate() {
+                        let (x, y) = (&key_rows[a as usize][k], &key_rows[b as usize][k]);
+                        let ord = match (x.is_null(), y.is_null()) {
+                            (true, true) => std::cmp::Ordering::Equal,
+                            (true, false) => if key.nulls_first { std::cmp::Ordering::Less } else { std::cmp::Ordering::Greater },
+                            (false, true) => if key.nulls_first { std::cmp::Ordering::Greater } else { std::cmp::Ordering::Less },
+                            _ => {
+                                let o = x.total_cmp(y);
+                                if key.descending { o.reverse() } else { o }
+                            }
+                        };
+                        if ord != std::cmp::Ordering::Equal {
+                            return ord;
+                        }
+                    }
+                    std::cmp::Ordering::Equal
+                });
+                self.out = Some((all.take(&idx), 0));
+            }
+            let Some((all, pos)) = self.out.as_mut() else { return Ok(None) };
+            if *pos >= all.len {
+                return Ok(None);
+            }
+            let n = BATCH_ROWS.min(all.len - *pos);
+            let b = all.slice(*pos, n);
+            *pos += n;
+            Ok(Some(b))
+        })
+    }
+}
+
+// ------------------------------------------------------------------ joins
+
+struct JoinOp {
+    left: BoxedOperator,
+    right: Option<BoxedOperator>,
+    left_types: Vec<DataType>,
+    right_types: Vec<DataType>,
+    kind: JoinKind,
+    on: Option<Expr>,
+    /// Equi-join keys: (expression over left, expression over right).
+    equi: Vec<(Expr, Expr)>,
+    residual: Option<Expr>,
+    build: Option<Batch>,
+    table: HashMap<Vec<u8>, Vec<u32>>,
+    right_matched: Vec<bool>,
+    finished: bool,
+    ctx: Rc<QueryContext>,
+}
+
+impl JoinOp {
+    fn new(left: BoxedOperator, right: BoxedOperator, left_types: Vec<DataType>, right_types: Vec<DataType>, kind: JoinKind, on: Option<Expr>, ctx: Rc<QueryContext>) -> JoinOp {
+        let split = left_types.len();
+        let (equi, residual) = match &on {
+            Some(e) if !e.has_subquery() => split_equi(e, split),
+            _ => (vec![], on.clone()),
+        };
+        JoinOp { left, right: Some(right), left_types, right_types, kind, on, equi, residual, build: None, table: HashMap::new(), right_matched: vec![], finished: false, ctx }
+    }
+
+    async fn build_side(&mut self) -> DbResult<()> {
+        let Some(mut right) = self.right.take() else { return Ok(()) };
+        let b = drain(&mut right, &self.right_types).await?;
+        if !self.equi.is_empty() {
+            let empty = HashMap::new();
+            let cx = EvalInputs { eval: &self.ctx.eval, params: &self.ctx.params, outer: &self.ctx.outer, subqueries: &empty };
+            let cols = self.equi.iter().map(|(_, r)| eval(r, &b, &cx).map(|v| v.into_column(b.len))).collect::<DbResult<Vec<_>>>()?;
+            let mut key = Vec::new();
+            for i in 0..b.len {
+                key.clear();
+                if cols.iter().any(|c| !c.is_valid(i)) {
+                    continue; // NULL never equals anything
+                }
+                for c in &cols {
+                    encode_key(c, i, &mut key);
+                }
+                self.table.entry(key.clone()).or_default().push(i as u32);
+            }
+        }
+        self.right_matched = vec![false; b.len];
+        self.build = Some(b);
+        Ok(())
+    }
+
+    fn null_batch(types: &[DataType], len: usize) -> Vec<Arc<Column>> {
+        types.iter().map(|t| Arc::new(Column::from_datum(*t, &Datum::Null, len))).collect()
+    }
+
+    /// Joins one probe batch.
+    fn probe(&mut self, lb: &Batch) -> DbResult<Batch> {
+        let Some(rb) = self.build.as_ref() else { return Err(DbError::internal("join without build side")) };
+        let empty = HashMap::new();
+        let cx = EvalInputs { eval: &self.ctx.eval, params: &self.ctx.params, outer: &self.ctx.outer, subqueries: &empty };
+        let mut li = Vec::new();
+        let mut ri = Vec::new();
+        if !self.equi.is_empty() {
+            let cols = self.equi.iter().map(|(l, _)| eval(l, lb, &cx).map(|v| v.into_column(lb.len))).collect::<DbResult<Vec<_>>>()?;
+            let mut key = Vec::new();
+            for i in 0..lb.len {
+                if cols.iter().any(|c| !c.is_valid(i)) {
+                    continue;
+                }
+                key.clear();
+                for c in &cols {
+                    encode_key(c, i, &mut key);
+                }
+                if let Some(rows) = self.table.get(&key) {
+                    for &r in rows {
+                        li.push(i as u32);
+                        ri.push(r);
+                    }
+                }
+            }
+        } else {
+            if lb.len.saturating_mul(rb.len) > 50_000_000 {
+                return Err(DbError::new(sqlstate::PROGRAM_LIMIT_EXCEEDED, "join produces too many row pairs for one batch"));
+            }
+            for i in 0..lb.len as u32 {
+                for r in 0..rb.len as u32 {
+                    li.push(i);
+                    ri.push(r);
+                }
+            }
+        }
+        let mut pairs = Batch::new(
+            lb.take(&li).columns.into_iter().chain(rb.take(&ri).columns).collect(),
+            li.len(),
+        );
+        if let Some(res) = &self.residual {
+            let v = eval(res, &pairs, &cx)?.into_column(pairs.len);
+            let sel = crate::exec::expr::selection(&v)?;
+            li = sel.iter().map(|&s| li[s as usize]).collect();
+            ri = sel.iter().map(|&s| ri[s as usize]).collect();
+            pairs = pairs.take(&sel);
+        }
+        for &r in &ri {
+            self.right_matched[r as usize] = true;
+        }
+        if matches!(self.kind, JoinKind::Left | JoinKind::Full) {
+            let mut matched = vec![false; lb.len];
+            for &l in &li {
+                matched[l as usize] = true;
+            }
+            let unmatched: Vec<u32> = (0..lb.len as u32).filter(|&i| !matched[i as usize]).collect();
+            if !unmatched.is_empty() {
+                let extra = Batch::new(
+                    lb.take(&unmatched).columns.into_iter().chain(Self::null_batch(&self.right_types, unmatched.len())).collect(),
+                    unmatched.len(),
+                );
+                let types: Vec<DataType> = self.left_types.iter().chain(&self.right_types).copied().collect();
+                pairs = Batch::concat(&types, &[pairs, extra]);
+            }
+        }
+        Ok(pairs)
+    }
+}
+
+/// Splits `a = b AND …` into equi-join keys (left-only = right-only) and the rest.
+fn split_equi(on: &Expr, split: usize) -> (Vec<(Expr, Expr)>, Option<Expr>) {
+    let mut conjuncts = Vec::new();
+    flatten_and(on, &mut conjuncts);
+    let mut equi = Vec::new();
+    let mut rest: Option<Expr> = None;
+    for c in conjuncts {
+        if let Expr::Binary { sig, left, right } = &c {
+            if sig.op == crate::exec::kernels::BinaryOp::Eq {
+                let side = |e: &Expr| {
+                    let mut cols = Vec::new();
+                    e.columns_used(&mut cols);
+                    if cols.is_empty() || !e.is_shard_pure() {
+                        None
+                    } else if cols.iter().all(|&i| i < split) {
+                        Some(true)
+                    } else if cols.iter().all(|&i| i >= split) {
+                        Some(false)
+                    } else {
+                        None
+                    }
+                };
+                let shift = |e: &Expr| e.clone().transform(&mut |x| match x {
+                    Expr::Column(i, t) => Expr::Column(i - split, t),
+                    o => o,
+                });
+                match (side(left), side(right)) {
+                    (Some(true), Some(false)) => {
+                        equi.push(((**left).clone(), shift(right)));
+                        continue;
+                    }
+                    (Some(false), Some(true)) => {
+                        equi.push(((**right).clone(), shift(left)));
+                        continue;
+                    }
+                    _ => {}
+                }
+            }
+        }
+        rest = Some(match rest {
+            None => c,
+            Some(r) => and(r, c),
+        });
+    }
+    (equi, rest)
+}
+
+fn and(a: Expr, b: Expr) -> Expr {
+    let sig = crate::exec::kernels::BinarySignature { op: crate::exec::kernels::BinaryOp::And, left: DataType::Bool, right: DataType::Bool, result: DataType::Bool };
+    Expr::Binary { sig, left: Box::new(a), right: Box::new(b) }
+}
+
+fn flatten_and(e: &Expr, out: &mut Vec<Expr>) {
+    match e {
+        Expr::Binary { sig, left, right } if sig.op == crate::exec::kernels::BinaryOp::And => {
+            flatten_and(left, out);
+            flatten_and(right, out);
+        }
+        other => out.push(other.clone()),
+    }
+}
+
+impl Operator for JoinOp {
+    fn next(&mut self) -> BatchFuture<'_> {
+        Box::pin(async move {
+            if self.build.is_none() {
+                self.build_side().await?;
+            }
+            let _ = &self.on;
+            while let Some(lb) = self.left.next().await? {
+                self.ctx.check_cancel()?;
+                let out = self.probe(&lb)?;
+                if out.len > 0 {
+                    return Ok(Some(out));
+                }
+                tokio::task::yield_now().await;
+            }
+            if !self.finished && matches!(self.kind, JoinKind::Right | JoinKind::Full) {
+                self.finished = true;
+                let unmatched: Vec<u32> = (0..self.right_matched.len() as u32).filter(|&i| !self.right_matched[i as usize]).collect();
+                if let (false, Some(rb)) = (unmatched.is_empty(), self.build.as_ref()) {
+                    let cols = Self::null_batch(&self.left_types, unmatched.len()).into_iter().chain(rb.take(&unmatched).columns).collect();
+                    return Ok(Some(Batch::new(cols, unmatched.len())));
+                }
+            }
+            Ok(None)
+        })
+    }
+}
+
+// ------------------------------------------------------------------ set operations
+
+struct SetOpOp {
+    left: BoxedOperator,
+    right: Option<BoxedOperator>,
+    kind: SetOpKind,
+    all: bool,
+    right_counts: HashMap<Vec<u8>, i64>,
+    seen: HashMap<Vec<u8>, i64>,
+    left_done: bool,
+}
+
+impl Operator for SetOpOp {
+    fn next(&mut self) -> BatchFuture<'_> {
+        Box::pin(async move {
+            let mut key = Vec::new();
+            if self.kind == SetOpKind::Union {
+                loop {
+                    let next = if !self.left_done {
+                        match self.left.next().await? {
+                            Some(b) => Some(b),
+                            None => {
+                                self.left_done = true;
+                                continue;
+                            }
+                        }
+                    } else {
+                        match self.right.as_mut() {
+                            Some(r) => r.next().await?,
+                            None => None,
+                        }
+                    };
+                    let Some(b) = next else { return Ok(None) };
+                    if self.all {
+                        return Ok(Some(b));
+                    }
+                    let mut keep = Vec::new();
+                    for i in 0..b.len {
+                        row_key(&b, i, &mut key);
+                        if self.seen.insert(key.clone(), 1).is_none() {
+                            keep.push(i as u32);
+                        }
+                    }
+                    if !keep.is_empty() {
+                        return Ok(Some(b.take(&keep)));
+                    }
+                }
+            }
+            if let Some(mut r) = self.right.take() {
+                while let Some(b) = r.next().await? {
+                    for i in 0..b.len {
+                        row_key(&b, i, &mut key);
+                        *self.right_counts.entry(key.clone()).or_default() += 1;
+                    }
+                }
+            }
+            while let Some(b) = self.left.next().await? {
+                let mut keep = Vec::new();
+                for i in 0..b.len {
+                    row_key(&b, i, &mut key);
+                    let emitted = self.seen.entry(key.clone()).or_default();
+                    let in_right = self.right_counts.get(&key).copied().unwrap_or(0);
+                    let take = match (self.kind, self.all) {
+                        (SetOpKind::Intersect, false) => in_right > 0 && *emitted == 0,
+                        (SetOpKind::Intersect, true) => *emitted < in_right,
+                        (SetOpKind::Except, false) => in_right == 0 && *emitted == 0,
+                        (SetOpKind::Except, true) => {
+                            // Each right row cancels one left row.
+                            if let Some(c) = self.right_counts.get_mut(&key) {
+                                if *c > 0 {
+                                    *c -= 1;
+                                    continue;
+                                }
+                            }
+                            true
+                        }
+                        (SetOpKind::Union, _) => true,
+                    };
+                    if take {
+                        *emitted += 1;
+                        keep.push(i as u32);
+                    }
+                }
+                if !keep.is_empty() {
+                    return Ok(Some(b.take(&keep)));
+                }
+            }
+            Ok(None)
+        })
+    }
+}

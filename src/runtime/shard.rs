@@ -1,0 +1,149 @@
+//! One shard: its thread, runtime, io_uring ring, storage and mailbox.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use tokio::sync::{mpsc, oneshot};
+
+use crate::error::{DbError, DbResult};
+use crate::storage::ShardStorage;
+
+/// Mailbox depth per shard: a full mailbox makes senders wait (back-pressure).
+pub const MAILBOX_DEPTH: usize = 1024;
+
+/// Work sent to a shard: runs on the shard's thread with its local state.
+pub type ShardJob = Box<dyn FnOnce(&Rc<ShardContext>) + Send>;
+
+/// What a shard thread owns. Only that thread ever sees it (`Rc`, `RefCell`).
+pub struct ShardContext {
+    pub id: usize,
+    pub storage: RefCell<ShardStorage>,
+    /// The shard's io_uring ring; the WAL and segment reads submit through it.
+    /// `None` where the kernel refuses io_uring (seccomp); see the log line.
+    pub ring: Option<RefCell<io_uring::IoUring>>,
+}
+
+enum ShardMessage {
+    Job(ShardJob),
+    Connection(std::net::TcpStream),
+}
+
+/// The sending side of a shard's mailbox; cheap to clone, usable from any thread.
+#[derive(Clone)]
+pub struct ShardHandle {
+    pub id: usize,
+    tx: mpsc::Sender<ShardMessage>,
+}
+
+/// Starts a session task for an accepted socket, on the shard that owns it.
+pub type SessionSpawner = std::sync::Arc<dyn Fn(tokio::net::TcpStream, Rc<ShardContext>) + Send + Sync>;
+
+impl ShardHandle {
+    /// Runs `job` on the shard and returns its result.
+    pub async fn run<T: Send + 'static>(
+        &self,
+        job: impl FnOnce(&Rc<ShardContext>) -> T + Send + 'static,
+    ) -> DbResult<T> {
+        let (tx, rx) = oneshot::channel();
+        self.send_job(Box::new(move |ctx| {
+            let _ = tx.send(job(ctx));
+        }))
+        .await?;
+        rx.await.map_err(|_| DbError::internal("shard dropped a request"))
+    }
+
+    /// Queues `job` without waiting for it.
+    pub async fn send_job(&self, job: ShardJob) -> DbResult<()> {
+        self.tx
+            .send(ShardMessage::Job(job))
+            .await
+            .map_err(|_| DbError::new(crate::error::sqlstate::ADMIN_SHUTDOWN, "shard is shutting down"))
+    }
+
+    /// Hands an accepted connection to this shard.
+    pub fn send_connection(&self, stream: std::net::TcpStream) -> bool {
+        self.tx.blocking_send(ShardMessage::Connection(stream)).is_ok()
+    }
+
+    pub async fn send_connection_async(&self, stream: std::net::TcpStream) -> bool {
+        self.tx.send(ShardMessage::Connection(stream)).await.is_ok()
+    }
+}
+
+/// Starts `count` shard threads; each runs until its mailbox closes.
+pub fn start_shards(count: usize, spawn_session: SessionSpawner) -> std::io::Result<Vec<ShardHandle>> {
+    let cores = available_cores();
+    let mut handles = Vec::with_capacity(count);
+    for id in 0..count {
+        let (tx, rx) = mpsc::channel(MAILBOX_DEPTH);
+        let spawner = spawn_session.clone();
+        let core = cores.get(id % cores.len().max(1)).copied();
+        std::thread::Builder::new()
+            .name(format!("shard-{id}"))
+            .spawn(move || run_shard(id, core, rx, spawner))?;
+        handles.push(ShardHandle { id, tx });
+    }
+    Ok(handles)
+}
+
+fn run_shard(id: usize, core: Option<usize>, mut rx: mpsc::Receiver<ShardMessage>, spawner: SessionSpawner) {
+    if let Some(core) = core {
+        pin_current_thread(core);
+    }
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("brewricd: shard {id}: cannot build runtime: {e}");
+            return;
+        }
+    };
+    let ring = match io_uring::IoUring::new(256) {
+        Ok(r) => Some(RefCell::new(r)),
+        Err(e) => {
+            eprintln!("brewricd: shard {id}: io_uring unavailable ({e}); I/O falls back to blocking calls");
+            None
+        }
+    };
+    let ctx = Rc::new(ShardContext { id, storage: RefCell::new(ShardStorage::default()), ring });
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&runtime, async move {
+        while let Some(msg) = rx.recv().await {
+            match msg {
+                ShardMessage::Job(job) => job(&ctx),
+                ShardMessage::Connection(stream) => {
+                    let _ = stream.set_nonblocking(true);
+                    let _ = stream.set_nodelay(true);
+                    match tokio::net::TcpStream::from_std(stream) {
+                        Ok(s) => spawner(s, ctx.clone()),
+                        Err(e) => eprintln!("brewricd: shard {id}: cannot adopt socket: {e}"),
+                    }
+                }
+            }
+        }
+    });
+}
+
+fn available_cores() -> Vec<usize> {
+    // SAFETY: cpu_set_t is plain data; sched_getaffinity writes at most its size.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return Vec::new();
+        }
+        (0..libc::CPU_SETSIZE as usize).filter(|&c| libc::CPU_ISSET(c, &set)).collect()
+    }
+}
+
+fn pin_current_thread(core: usize) {
+    // SAFETY: as above; pinning only restricts where this thread runs.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(core, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}
+
+/// Number of cores this process may run on (the default shard count).
+pub fn core_count() -> usize {
+    available_cores().len().max(1)
+}

@@ -1,0 +1,67 @@
+//! The server: the catalog, the shard handles, and the registry that lets a
+//! CancelRequest (which arrives on a new connection, maybe on another shard)
+//! find the query to cancel.
+//! Must not: hold table data (shards do) or session state (sessions do).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::catalog::CatalogStore;
+use crate::runtime::ShardHandle;
+
+pub struct Server {
+    pub catalog: CatalogStore,
+    pub shards: Vec<ShardHandle>,
+    next_pid: AtomicI32,
+    next_shard: AtomicUsize,
+    /// pid → (secret, cancel flag of the session's running statement).
+    cancels: Mutex<HashMap<i32, (i32, Arc<AtomicBool>)>>,
+}
+
+impl Server {
+    pub fn new(shards: Vec<ShardHandle>) -> Server {
+        Server {
+            catalog: CatalogStore::new(),
+            shards,
+            next_pid: AtomicI32::new(1000),
+            next_shard: AtomicUsize::new(0),
+            cancels: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Registers a session; returns its (pid, secret) for BackendKeyData.
+    pub fn register_session(&self, cancel: Arc<AtomicBool>) -> (i32, i32) {
+        let pid = self.next_pid.fetch_add(1, Ordering::Relaxed);
+        let secret = random_secret(pid);
+        self.cancels.lock().unwrap_or_else(|p| p.into_inner()).insert(pid, (secret, cancel));
+        (pid, secret)
+    }
+
+    pub fn unregister_session(&self, pid: i32) {
+        self.cancels.lock().unwrap_or_else(|p| p.into_inner()).remove(&pid);
+    }
+
+    /// Handles a CancelRequest: sets the flag when pid and secret match.
+    pub fn cancel(&self, pid: i32, secret: i32) {
+        let map = self.cancels.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((s, flag)) = map.get(&pid) {
+            if *s == secret {
+                flag.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// The shard that receives the next rows of a small insert (round-robin).
+    pub fn next_shard(&self) -> usize {
+        self.next_shard.fetch_add(1, Ordering::Relaxed) % self.shards.len().max(1)
+    }
+}
+
+fn random_secret(pid: i32) -> i32 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_i32(pid);
+    h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0));
+    h.finish() as i32
+}

@@ -1,0 +1,1571 @@
+//! The binder: resolves names against the catalog snapshot and scopes, types
+//! every expression (inserting casts where PostgreSQL coerces), decides
+//! parameter types from context, and builds the logical `Plan` of a query.
+//! Must not: execute anything (constant literals are parsed, nothing else).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use sqlparser::ast;
+
+use crate::catalog::{Catalog, Database, TableDef};
+use crate::error::{sqlstate, DbError, DbResult};
+use crate::exec::kernels::{self, BinaryOp, UnaryOp};
+use crate::exec::EvalContext;
+use crate::sql::plan::*;
+use crate::types::text::parse_text;
+use crate::types::{DataType, Datum};
+
+/// Columns visible to expressions at one level of a query.
+#[derive(Debug, Clone, Default)]
+pub struct Scope {
+    pub fields: Vec<Field>,
+}
+
+/// What an aggregate query's expressions may see: its GROUP BY values and aggregates.
+struct AggContext {
+    group_exprs: Vec<Expr>,
+    aggs: Vec<AggCall>,
+}
+
+pub struct Binder<'a> {
+    pub catalog: &'a Catalog,
+    pub db: &'a Database,
+    pub eval: &'a EvalContext,
+    /// Types of `$1..$n`; `Unknown` until context decides.
+    pub params: Vec<DataType>,
+    ctes: Vec<HashMap<String, Plan>>,
+    /// Scopes of enclosing queries, innermost last (for correlated subqueries).
+    outer: Vec<Scope>,
+    /// Set while binding a subquery when it referenced an outer scope.
+    correlated_depths: Vec<bool>,
+    next_subquery_id: usize,
+}
+
+pub fn ident_name(id: &ast::Ident) -> String {
+    if id.quote_style.is_some() {
+        id.value.clone()
+    } else {
+        id.value.to_lowercase()
+    }
+}
+
+pub fn object_name_parts(name: &ast::ObjectName) -> Vec<String> {
+    name.0
+        .iter()
+        .map(|p| match p.as_ident() {
+            Some(id) => ident_name(id),
+            None => p.to_string(),
+        })
+        .collect()
+}
+
+fn undefined_column(name: &str) -> DbError {
+    DbError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{name}\" does not exist"))
+}
+
+impl<'a> Binder<'a> {
+    pub fn new(catalog: &'a Catalog, db: &'a Database, eval: &'a EvalContext, params: Vec<DataType>) -> Self {
+        Binder {
+            catalog,
+            db,
+            eval,
+            params,
+            ctes: Vec::new(),
+            outer: Vec::new(),
+            correlated_depths: Vec::new(),
+            next_subquery_id: 0,
+        }
+    }
+
+    /// Resolves `[schema.]name` to a table of the current database.
+    pub fn resolve_table(&self, name: &ast::ObjectName) -> DbResult<Arc<TableDef>> {
+        let parts = object_name_parts(name);
+        let (schema, table) = match parts.as_slice() {
+            [t] => ("public".to_string(), t.clone()),
+            [s, t] => (s.clone(), t.clone()),
+            [d, s, t] if *d == self.db.name => (s.clone(), t.clone()),
+            _ => return Err(DbError::unsupported(format!("cross-database references are not implemented: {name}"))),
+        };
+        self.db.table(&schema, &table).cloned().ok_or_else(|| {
+            DbError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{}\" does not exist", parts.join(".")))
+        })
+    }
+
+    /// Binds a scalar expression (DEFAULT, RETURNING) against `scope`.
+    pub fn bind_scalar(&mut self, e: &ast::Expr, scope: &Scope) -> DbResult<Expr> {
+        self.bind_expr(e, scope, None)
+    }
+
+    pub fn bind_default(&mut self, e: &ast::Expr, scope: &Scope) -> DbResult<Expr> {
+        self.bind_expr(e, scope, None)
+    }
+
+    // ---------------------------------------------------------------- queries
+
+    pub fn bind_query(&mut self, query: &ast::Query) -> DbResult<Plan> {
+        let mut pushed_ctes = false;
+        if let Some(with) = &query.with {
+            if with.recursive {
+                return Err(DbError::unsupported("WITH RECURSIVE is not supported yet"));
+            }
+            self.ctes.push(HashMap::new());
+            pushed_ctes = true;
+            for cte in &with.cte_tables {
+                let mut plan = self.bind_query(&cte.query)?;
+                let name = ident_name(&cte.alias.name);
+                plan = rename_columns(plan, &name, &cte.alias.columns)?;
+                if let Some(scope) = self.ctes.last_mut() {
+                    scope.insert(name, plan);
+                }
+            }
+        }
+        let result = self.bind_query_body(query);
+        if pushed_ctes {
+            self.ctes.pop();
+        }
+        result
+    }
+
+    fn bind_query_body(&mut self, query: &ast::Query) -> DbResult<Plan> {
+        let order_by: &[ast::OrderByExpr] = match &query.order_by {
+            Some(ob) => match &ob.kind {
+                ast::OrderByKind::Expressions(e) => e,
+                ast::OrderByKind::All(_) => return Err(DbError::unsupported("ORDER BY ALL")),
+            },
+            None => &[],
+        };
+        let mut plan = match query.body.as_ref() {
+            ast::SetExpr::Select(select) => self.bind_select(select, order_by)?,
+            other => {
+                let plan = self.bind_set_expr(other)?;
+                if order_by.is_empty() {
+                    plan
+                } else {
+                    self.bind_order_by_outputs(plan, order_by)?
+                }
+            }
+        };
+        if let Some(limit) = &query.limit_clause {
+            let (limit, offset) = match limit {
+                ast::LimitClause::LimitOffset { limit, offset, .. } => {
+                    (limit.clone(), offset.as_ref().map(|o| o.value.clone()))
+                }
+                ast::LimitClause::OffsetCommaLimit { offset, limit } => (Some(limit.clone()), Some(offset.clone())),
+            };
+            let empty = Scope::default();
+            let limit = match limit {
+                Some(e) => Some(self.bind_limit_value(&e, &empty)?),
+                None => None,
+            };
+            let offset = match offset {
+                Some(e) => Some(self.bind_limit_value(&e, &empty)?),
+                None => None,
+            };
+            plan = Plan::Limit { input: Box::new(plan), limit, offset };
+        }
+        if let Some(fetch) = &query.fetch {
+            let limit = match &fetch.quantity {
+                Some(q) => Some(self.bind_limit_value(q, &Scope::default())?),
+                None => Some(Expr::Literal(Datum::Int64(1), DataType::Int64)),
+            };
+            plan = Plan::Limit { input: Box::new(plan), limit, offset: None };
+        }
+        Ok(plan)
+    }
+
+    fn bind_limit_value(&mut self, e: &ast::Expr, scope: &Scope) -> DbResult<Expr> {
+        let bound = self.bind_expr(e, scope, None)?;
+        self.coerce(bound, DataType::Int64, "LIMIT")
+    }
+
+    fn bind_set_expr(&mut self, body: &ast::SetExpr) -> DbResult<Plan> {
+        match body {
+            ast::SetExpr::Select(select) => self.bind_select(select, &[]),
+            ast::SetExpr::Query(q) => self.bind_query(q),
+            ast::SetExpr::Values(values) => self.bind_values(values),
+            ast::SetExpr::SetOperation { left, op, set_quantifier, right } => {
+                let l = self.bind_set_expr(left)?;
+                let r = self.bind_set_expr(right)?;
+                let kind = match op {
+                    ast::SetOperator::Union => SetOpKind::Union,
+                    ast::SetOperator::Intersect => SetOpKind::Intersect,
+                    ast::SetOperator::Except | ast::SetOperator::Minus => SetOpKind::Except,
+                };
+                let all = matches!(set_quantifier, ast::SetQuantifier::All);
+                self.bind_set_op(kind, all, l, r)
+            }
+            ast::SetExpr::Table(t) => {
+                let name = t.table_name.clone().ok_or_else(|| DbError::syntax("TABLE needs a table name"))?;
+                let mut parts = Vec::new();
+                if let Some(s) = &t.schema_name {
+                    parts.push(s.clone());
+                }
+                parts.push(name);
+                let table = self.resolve_table(&ast::ObjectName::from(parts))?;
+                Ok(scan_all(&table, None))
+            }
+            other => Err(DbError::unsupported(format!("query form not supported: {other}"))),
+        }
+    }
+
+    fn bind_set_op(&mut self, kind: SetOpKind, all: bool, l: Plan, r: Plan) -> DbResult<Plan> {
+        let word = match kind {
+            SetOpKind::Union => "UNION",
+            SetOpKind::Intersect => "INTERSECT",
+            SetOpKind::Except => "EXCEPT",
+        };
+        if l.fields().len() != r.fields().len() {
+            return Err(DbError::syntax(format!("each {word} query must have the same number of columns")));
+        }
+        let mut types = Vec::new();
+        for (a, b) in l.fields().iter().zip(r.fields()) {
+            let t = kernels::common_type(&[a.data_type, b.data_type], word)?;
+            types.push(if t == DataType::Unknown { DataType::Text } else { t });
+        }
+        let l = self.cast_plan(l, &types, word)?;
+        let r = self.cast_plan(r, &types, word)?;
+        let fields = l.fields().iter().map(|f| Field::new(f.name.clone(), f.data_type)).collect();
+        Ok(Plan::SetOp { kind, all, left: Box::new(l), right: Box::new(r), fields })
+    }
+
+    /// Projects `plan` so its columns have `types` (a no-op when they do).
+    fn cast_plan(&mut self, plan: Plan, types: &[DataType], context: &str) -> DbResult<Plan> {
+        if plan.types() == types {
+            return Ok(plan);
+        }
+        let mut exprs = Vec::new();
+        let mut fields = Vec::new();
+        for (i, (f, t)) in plan.fields().iter().zip(types).enumerate() {
+            exprs.push(self.coerce(Expr::Column(i, f.data_type), *t, context)?);
+            fields.push(Field::new(f.name.clone(), *t));
+        }
+        Ok(Plan::Project { input: Box::new(plan), exprs, fields })
+    }
+
+    /// The expressions of a VALUES list, untyped literals left untyped (INSERT
+    /// gives them the target columns' types).
+    pub fn bind_values_raw(&mut self, values: &ast::Values) -> DbResult<Vec<Vec<Expr>>> {
+        let empty = Scope::default();
+        let mut rows: Vec<Vec<Expr>> = Vec::new();
+        for row in &values.rows {
+            let mut out = Vec::new();
+            for e in &row.content {
+                out.push(self.bind_expr(e, &empty, None)?);
+            }
+            if rows.first().is_some_and(|f| f.len() != out.len()) {
+                return Err(DbError::syntax("VALUES lists must all be the same length"));
+            }
+            rows.push(out);
+        }
+        Ok(rows)
+    }
+
+    fn bind_values(&mut self, values: &ast::Values) -> DbResult<Plan> {
+        let empty = Scope::default();
+        let mut rows = Vec::new();
+        for row in &values.rows {
+            let mut out = Vec::new();
+            for e in &row.content {
+                out.push(self.bind_expr(e, &empty, None)?);
+            }
+            if let Some(first) = rows.first() {
+                let first: &Vec<Expr> = first;
+                if first.len() != out.len() {
+                    return Err(DbError::syntax("VALUES lists must all be the same length"));
+                }
+            }
+            rows.push(out);
+        }
+        let width = rows.first().map_or(0, |r| r.len());
+        let mut fields = Vec::new();
+        for col in 0..width {
+            let types: Vec<DataType> = rows.iter().map(|r| r[col].data_type()).collect();
+            let mut t = kernels::common_type(&types, "VALUES")?;
+            if t == DataType::Unknown {
+                t = DataType::Text;
+            }
+            for r in rows.iter_mut() {
+                let e = std::mem::replace(&mut r[col], Expr::null());
+                r[col] = self.coerce(e, t, "VALUES")?;
+            }
+            fields.push(Field::new(format!("column{}", col + 1), t));
+        }
+        Ok(Plan::Values { rows, fields })
+    }
+
+    // ---------------------------------------------------------------- FROM
+
+    fn bind_from(&mut self, from: &[ast::TableWithJoins]) -> DbResult<Plan> {
+        let mut plan: Option<Plan> = None;
+        for twj in from {
+            let mut item = self.bind_table_factor(&twj.relation)?;
+            for join in &twj.joins {
+                let right = self.bind_table_factor(&join.relation)?;
+                item = self.bind_join(item, right, &join.join_operator)?;
+            }
+            plan = Some(match plan {
+                None => item,
+                Some(left) => cross_join(left, item),
+            });
+        }
+        Ok(plan.unwrap_or(Plan::Values { rows: vec![vec![]], fields: vec![] }))
+    }
+
+    fn bind_table_factor(&mut self, factor: &ast::TableFactor) -> DbResult<Plan> {
+        match factor {
+            ast::TableFactor::Table { name, alias, args, .. } => {
+                if args.is_some() {
+                    return Err(DbError::unsupported(format!("table functions are not supported: {name}")));
+                }
+                let parts = object_name_parts(name);
+                if parts.len() == 1 {
+                    let cte = self.ctes.iter().rev().find_map(|m| m.get(&parts[0])).cloned();
+                    if let Some(plan) = cte {
+                        let qual = alias.as_ref().map(|a| ident_name(&a.name)).unwrap_or(parts[0].clone());
+                        let cols = alias.as_ref().map(|a| a.columns.clone()).unwrap_or_default();
+                        return rename_columns(plan, &qual, &cols);
+                    }
+                }
+                let table = self.resolve_table(name)?;
+                let qual = alias.as_ref().map(|a| ident_name(&a.name)).unwrap_or(table.name.clone());
+                let plan = scan_all(&table, Some(&qual));
+                match alias {
+                    Some(a) if !a.columns.is_empty() => rename_columns(plan, &qual, &a.columns),
+                    _ => Ok(plan),
+                }
+            }
+            ast::TableFactor::Derived { subquery, alias, .. } => {
+                let plan = self.bind_query(subquery)?;
+                match alias {
+                    Some(a) => rename_columns(plan, &ident_name(&a.name), &a.columns),
+                    None => Ok(plan),
+                }
+            }
+            ast::TableFactor::NestedJoin { table_with_joins, alias } => {
+                let plan = self.bind_from(std::slice::from_ref(table_with_joins))?;
+                match alias {
+                    Some(a) => rename_columns(plan, &ident_name(&a.name), &a.columns),
+                    None => Ok(plan),
+                }
+            }
+            other => Err(DbError::unsupported(format!("FROM item not supported: {other}"))),
+        }
+    }
+
+    fn bind_join(&mut self, left: Plan, right: Plan, op: &ast::JoinOperator) -> DbResult<Plan> {
+        use ast::JoinOperator as J;
+        let (kind, constraint) = match op {
+            J::Join(c) | J::Inner(c) => (JoinKind::Inner, c),
+            J::Left(c) | J::LeftOuter(c) => (JoinKind::Left, c),
+            J::Right(c) | J::RightOuter(c) => (JoinKind::Right, c),
+            J::FullOuter(c) => (JoinKind::Full, c),
+            J::CrossJoin(c) => (JoinKind::Cross, c),
+            other => return Err(DbError::unsupported(format!("join type not supported: {other:?}"))),
+        };
+        let mut fields: Vec<Field> = left.fields().to_vec();
+        fields.extend(right.fields().iter().cloned());
+        let left_len = left.fields().len();
+        let on = match constraint {
+            ast::JoinConstraint::On(e) => {
+                let scope = Scope { fields: fields.clone() };
+                let bound = self.bind_expr(e, &scope, None)?;
+                Some(self.coerce(bound, DataType::Bool, "JOIN/ON")?)
+            }
+            ast::JoinConstraint::Using(names) => {
+                let mut conj: Option<Expr> = None;
+                for n in names {
+                    let name = object_name_parts(n).pop().unwrap_or_default();
+                    let li = find_unique(&fields[..left_len], None, &name)?
+                        .ok_or_else(|| DbError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{name}\" specified in USING clause does not exist in left table")))?;
+                    let ri = find_unique(&fields[left_len..], None, &name)?
+                        .ok_or_else(|| DbError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{name}\" specified in USING clause does not exist in right table")))?;
+                    let ri = ri + left_len;
+                    fields[ri].hidden = true;
+                    let eq = self.bind_binary(
+                        BinaryOp::Eq,
+                        Expr::Column(li, fields[li].data_type),
+                        Expr::Column(ri, fields[ri].data_type),
+                    )?;
+                    conj = Some(match conj {
+                        None => eq,
+                        Some(c) => self.bind_binary(BinaryOp::And, c, eq)?,
+                    });
+                }
+                conj
+            }
+            ast::JoinConstraint::Natural => {
+                return Err(DbError::unsupported("NATURAL JOIN is not supported yet"));
+            }
+            ast::JoinConstraint::None => None,
+            ast::JoinConstraint::UsingAlias(..) => return Err(DbError::unsupported("USING ... AS")),
+        };
+        let kind = if on.is_none() && kind == JoinKind::Inner { JoinKind::Cross } else { kind };
+        Ok(Plan::Join { left: Box::new(left), right: Box::new(right), kind, on, fields })
+    }
+
+    // ---------------------------------------------------------------- SELECT
+
+    fn bind_select(&mut self, select: &ast::Select, order_by: &[ast::OrderByExpr]) -> DbResult<Plan> {
+        let mut plan = self.bind_from(&select.from)?;
+        let scope = Scope { fields: plan.fields().to_vec() };
+        if let Some(w) = &select.selection {
+            let pred = self.bind_expr(w, &scope, None)?;
+            let pred = self.coerce(pred, DataType::Bool, "WHERE")?;
+            plan = Plan::Filter { input: Box::new(plan), predicate: pred };
+        }
+
+        let group_asts: Vec<ast::Expr> = match &select.group_by {
+            ast::GroupByExpr::Expressions(exprs, _) => exprs.clone(),
+            ast::GroupByExpr::All(_) => return Err(DbError::unsupported("GROUP BY ALL")),
+        };
+        let aggregating = !group_asts.is_empty()
+            || select.having.is_some()
+            || select.projection.iter().any(|item| match item {
+                ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => contains_aggregate(e),
+                _ => false,
+            })
+            || order_by.iter().any(|o| contains_aggregate(&o.expr));
+
+        // Select-list items, expanded (`*`) but not yet bound: (ast, output name).
+        let items = self.expand_select_items(&select.projection, &scope)?;
+
+        let mut agg_ctx = None;
+        let mut post_scope = scope.clone();
+        if aggregating {
+            let mut group_exprs = Vec::new();
+            for g in &group_asts {
+                group_exprs.push(self.bind_group_key(g, &scope, &items)?);
+            }
+            agg_ctx = Some(AggContext { group_exprs, aggs: Vec::new() });
+        }
+
+        // Bind the select list (and HAVING, ORDER BY) against the input or the aggregate.
+        let mut select_exprs = Vec::new();
+        let mut names = Vec::new();
+        for (item, name) in &items {
+            let e = match item {
+                SelectSource::Ast(ast) => self.bind_expr(ast, &scope, agg_ctx.as_mut())?,
+                SelectSource::Column(i) => self.column_in_agg(*i, &scope, agg_ctx.as_ref())?,
+            };
+            select_exprs.push(e);
+            names.push(name.clone());
+        }
+        let having = match &select.having {
+            Some(h) => {
+                let e = self.bind_expr(h, &scope, agg_ctx.as_mut())?;
+                Some(self.coerce(e, DataType::Bool, "HAVING")?)
+            }
+            None => None,
+        };
+        let distinct = matches!(select.distinct, Some(ast::Distinct::Distinct));
+        if matches!(select.distinct, Some(ast::Distinct::On(_))) {
+            return Err(DbError::unsupported("SELECT DISTINCT ON is not supported yet"));
+        }
+
+        // ORDER BY keys: output ordinal, output alias, or an expression (hidden column).
+        let mut sort_keys = Vec::new();
+        let mut hidden = Vec::new();
+        for ob in order_by {
+            let descending = matches!(ob.options.sort, Some(ast::OrderBySort::Desc));
+            let nulls_first = ob.options.nulls_first.unwrap_or(descending);
+            let idx = self.order_key_output_index(&ob.expr, &names, &select_exprs)?;
+            let expr = match idx {
+                Some(i) => Expr::Column(i, select_exprs[i].data_type()),
+                None => {
+                    let e = self.bind_expr(&ob.expr, &scope, agg_ctx.as_mut())?;
+                    if let Some(pos) = select_exprs.iter().position(|s| *s == e) {
+                        Expr::Column(pos, e.data_type())
+                    } else {
+                        if distinct {
+                            return Err(DbError::new(
+                                sqlstate::INVALID_COLUMN_REFERENCE,
+                                "for SELECT DISTINCT, ORDER BY expressions must appear in select list",
+                            ));
+                        }
+                        let pos = select_exprs.len() + hidden.len();
+                        let t = e.data_type();
+                        hidden.push(e);
+                        Expr::Column(pos, t)
+                    }
+                }
+            };
+            sort_keys.push(SortKey { expr, descending, nulls_first });
+        }
+
+        if let Some(agg) = agg_ctx {
+            let mut fields = Vec::new();
+            for (i, g) in agg.group_exprs.iter().enumerate() {
+                fields.push(Field::new(format!("group{i}"), g.data_type()));
+            }
+            for (i, a) in agg.aggs.iter().enumerate() {
+                fields.push(Field::new(format!("agg{i}"), a.result_type));
+            }
+            plan = Plan::Aggregate { input: Box::new(plan), group_by: agg.group_exprs, aggs: agg.aggs, fields };
+            post_scope = Scope { fields: plan.fields().to_vec() };
+            if let Some(h) = having {
+                plan = Plan::Filter { input: Box::new(plan), predicate: h };
+            }
+        }
+        let _ = post_scope;
+
+        let visible = select_exprs.len();
+        let mut fields: Vec<Field> = select_exprs
+            .iter()
+            .zip(&names)
+            .map(|(e, n)| {
+                let mut f = Field::new(n.clone(), e.data_type());
+                if let Expr::Column(i, _) = e {
+                    if let Some(src) = plan.fields().get(*i) {
+                        f.table_oid = src.table_oid;
+                        f.column_id = src.column_id;
+                    }
+                }
+                f
+            })
+            .collect();
+        let mut exprs = select_exprs;
+        for h in hidden {
+            fields.push(Field::new("?sort?", h.data_type()));
+            exprs.push(h);
+        }
+        for f in fields.iter_mut() {
+            if f.data_type == DataType::Unknown {
+                f.data_type = DataType::Text;
+            }
+        }
+        let exprs = exprs
+            .into_iter()
+            .map(|e| if e.data_type() == DataType::Unknown { self.coerce(e, DataType::Text, "SELECT") } else { Ok(e) })
+            .collect::<DbResult<Vec<_>>>()?;
+        plan = Plan::Project { input: Box::new(plan), exprs, fields };
+        if distinct {
+            plan = Plan::Distinct { input: Box::new(plan) };
+        }
+        if !sort_keys.is_empty() {
+            plan = Plan::Sort { input: Box::new(plan), keys: sort_keys };
+        }
+        if plan.fields().len() > visible {
+            let fields: Vec<Field> = plan.fields()[..visible].to_vec();
+            let exprs = fields.iter().enumerate().map(|(i, f)| Expr::Column(i, f.data_type)).collect();
+            plan = Plan::Project { input: Box::new(plan), exprs, fields };
+        }
+        Ok(plan)
+    }
+
+    /// ORDER BY on a set operation / VALUES: only output columns may be named.
+    fn bind_order_by_outputs(&mut self, plan: Plan, order_by: &[ast::OrderByExpr]) -> DbResult<Plan> {
+        let names: Vec<String> = plan.fields().iter().map(|f| f.name.clone()).collect();
+        let exprs: Vec<Expr> = plan.fields().iter().enumerate().map(|(i, f)| Expr::Column(i, f.data_type)).collect();
+        let scope = Scope { fields: plan.fields().to_vec() };
+        let mut keys = Vec::new();
+        for ob in order_by {
+            let descending = matches!(ob.options.sort, Some(ast::OrderBySort::Desc));
+            let nulls_first = ob.options.nulls_first.unwrap_or(descending);
+            let expr = match self.order_key_output_index(&ob.expr, &names, &exprs)? {
+                Some(i) => exprs[i].clone(),
+                None => self.bind_expr(&ob.expr, &scope, None)?,
+            };
+            keys.push(SortKey { expr, descending, nulls_first });
+        }
+        Ok(Plan::Sort { input: Box::new(plan), keys })
+    }
+
+    fn order_key_output_index(&mut self, e: &ast::Expr, names: &[String], exprs: &[Expr]) -> DbResult<Option<usize>> {
+        if let ast::Expr::Value(v) = e {
+            if let ast::Value::Number(n, _) = &v.value {
+                let pos: usize = n.parse().map_err(|_| DbError::syntax(format!("non-integer constant in ORDER BY")))?;
+                if pos == 0 || pos > exprs.len() {
+                    return Err(DbError::new(
+                        sqlstate::INVALID_COLUMN_REFERENCE,
+                        format!("ORDER BY position {pos} is not in select list"),
+                    ));
+                }
+                return Ok(Some(pos - 1));
+            }
+        }
+        if let ast::Expr::Identifier(id) = e {
+            let name = ident_name(id);
+            let hits: Vec<usize> = names.iter().enumerate().filter(|(_, n)| **n == name).map(|(i, _)| i).collect();
+            if hits.len() == 1 {
+                return Ok(Some(hits[0]));
+            }
+            if hits.len() > 1 {
+                return Err(DbError::new(
+                    sqlstate::AMBIGUOUS_COLUMN,
+                    format!("ORDER BY \"{name}\" is ambiguous"),
+                ));
+            }
+        }
+        Ok(None)
+    }
+
+    fn bind_group_key(&mut self, g: &ast::Expr, scope: &Scope, items: &[(SelectSource, String)]) -> DbResult<Expr> {
+        // GROUP BY 1 and GROUP BY <output alias> refer to the select list, as in PostgreSQL.
+        if let ast::Expr::Value(v) = g {
+            if let ast::Value::Number(n, _) = &v.value {
+                let pos: usize = n.parse().unwrap_or(0);
+                let (src, _) = items.get(pos.wrapping_sub(1)).ok_or_else(|| {
+                    DbError::new(sqlstate::INVALID_COLUMN_REFERENCE, format!("GROUP BY position {pos} is not in select list"))
+                })?;
+                return match src {
+                    SelectSource::Ast(a) => self.bind_expr(a, scope, None),
+                    SelectSource::Column(i) => Ok(Expr::Column(*i, scope.fields[*i].data_type)),
+                };
+            }
+        }
+        if let ast::Expr::Identifier(id) = g {
+            let name = ident_name(id);
+            if find_unique(&scope.fields, None, &name)?.is_none() {
+                if let Some((SelectSource::Ast(a), _)) = items.iter().find(|(_, n)| *n == name) {
+                    return self.bind_expr(a, scope, None);
+                }
+            }
+        }
+        self.bind_expr(g, scope, None)
+    }
+
+    fn column_in_agg(&mut self, i: usize, scope: &Scope, agg: Option<&AggContext>) -> DbResult<Expr> {
+        let f = &scope.fields[i];
+        let e = Expr::Column(i, f.data_type);
+        match agg {
+            None => Ok(e),
+            Some(agg) => match agg.group_exprs.iter().position(|g| *g == e) {
+                Some(pos) => Ok(Expr::Column(pos, f.data_type)),
+                None => Err(grouping_error(f)),
+            },
+        }
+    }
+
+    fn expand_select_items(&mut self, items: &[ast::SelectItem], scope: &Scope) -> DbResult<Vec<(SelectSource, String)>> {
+        let mut out = Vec::new();
+        for item in items {
+            match item {
+                ast::SelectItem::UnnamedExpr(e) => out.push((SelectSource::Ast(e.clone()), output_name(e))),
+                ast::SelectItem::ExprWithAlias { expr, alias } => {
+                    out.push((SelectSource::Ast(expr.clone()), ident_name(alias)))
+                }
+                ast::SelectItem::Wildcard(_) => {
+                    if scope.fields.is_empty() {
+                        return Err(DbError::syntax("SELECT * with no tables specified is not valid"));
+                    }
+                    for (i, f) in scope.fields.iter().enumerate() {
+                        if !f.hidden {
+                            out.push((SelectSource::Column(i), f.name.clone()));
+                        }
+                    }
+                }
+                ast::SelectItem::QualifiedWildcard(kind, _) => {
+                    let name = match kind {
+                        ast::SelectItemQualifiedWildcardKind::ObjectName(n) => object_name_parts(n),
+                        ast::SelectItemQualifiedWildcardKind::Expr(e) => vec![e.to_string()],
+                    };
+                    let qual = name.last().cloned().unwrap_or_default();
+                    let mut any = false;
+                    for (i, f) in scope.fields.iter().enumerate() {
+                        if f.qualifier.as_deref() == Some(qual.as_str()) {
+                            out.push((SelectSource::Column(i), f.name.clone()));
+                            any = true;
+                        }
+                    }
+                    if !any {
+                        return Err(DbError::new(
+                            sqlstate::UNDEFINED_TABLE,
+                            format!("missing FROM-clause entry for table \"{qual}\""),
+                        ));
+                    }
+                }
+                other => return Err(DbError::unsupported(format!("select item not supported: {other}"))),
+            }
+        }
+        Ok(out)
+    }
+
+    // ---------------------------------------------------------------- expressions
+
+    /// Casts `e` to `target` where PostgreSQL would coerce implicitly; literals
+    /// and untyped parameters take the type directly.
+    pub fn coerce(&mut self, e: Expr, target: DataType, context: &str) -> DbResult<Expr> {
+        let from = e.data_type();
+        if from == target {
+            return Ok(e);
+        }
+        match e {
+            Expr::Param(i, DataType::Unknown) => {
+                if let Some(slot) = self.params.get_mut(i) {
+                    *slot = target;
+                }
+                return Ok(Expr::Param(i, target));
+            }
+            Expr::Literal(Datum::Null, _) => return Ok(Expr::Literal(Datum::Null, target)),
+            Expr::Literal(Datum::Bytes(ref b), DataType::Unknown) if target != DataType::Unknown => {
+                let s = String::from_utf8_lossy(b).into_owned();
+                let v = parse_text(target, &s, &self.eval.format)?;
+                return Ok(Expr::Literal(v, target));
+            }
+            _ => {}
+        }
+        if from.same_family(target) && !matches!(target, DataType::Varchar(Some(_)) | DataType::Bpchar(Some(_))) {
+            return Ok(Expr::Cast { expr: Box::new(e), to: target });
+        }
+        if kernels::can_coerce(from, target, false) {
+            return Ok(Expr::Cast { expr: Box::new(e), to: target });
+        }
+        Err(DbError::datatype_mismatch(format!(
+            "argument of {context} must be type {}, not type {}",
+            target.name(),
+            from.name()
+        )))
+    }
+
+    /// Casts for an INSERT/UPDATE target column (assignment rules).
+    pub fn coerce_assignment(&mut self, e: Expr, target: DataType, column: &str) -> DbResult<Expr> {
+        let from = e.data_type();
+        if from == target {
+            return Ok(e);
+        }
+        if matches!(e, Expr::Param(_, DataType::Unknown) | Expr::Literal(Datum::Null, _))
+            || matches!(e, Expr::Literal(_, DataType::Unknown))
+        {
+            return self.coerce(e, target, column);
+        }
+        if kernels::can_coerce(from, target, true) {
+            return Ok(Expr::Cast { expr: Box::new(e), to: target });
+        }
+        Err(DbError::datatype_mismatch(format!(
+            "column \"{column}\" is of type {} but expression is of type {}",
+            target.name(),
+            from.name()
+        ))
+        .with_hint("You will need to rewrite or cast the expression."))
+    }
+
+    pub fn bind_binary(&mut self, op: BinaryOp, left: Expr, right: Expr) -> DbResult<Expr> {
+        let sig = kernels::resolve_binary(op, left.data_type(), right.data_type())?;
+        let left = self.coerce(left, sig.left, "operator")?;
+        let right = self.coerce(right, sig.right, "operator")?;
+        Ok(Expr::Binary { sig, left: Box::new(left), right: Box::new(right) })
+    }
+
+    fn bind_function_call(&mut self, name: &str, args: Vec<Expr>) -> DbResult<Expr> {
+        let types: Vec<DataType> = args.iter().map(|a| a.data_type()).collect();
+        let sig = kernels::resolve_function(name, &types)?;
+        let mut bound = Vec::with_capacity(args.len());
+        for (a, t) in args.into_iter().zip(sig.args.iter()) {
+            bound.push(self.coerce(a, *t, name)?);
+        }
+        Ok(Expr::Func { sig: Arc::new(sig), args: bound })
+    }
+
+    fn resolve_column(&mut self, parts: &[String], scope: &Scope) -> DbResult<Expr> {
+        let (qual, name) = match parts {
+            [n] => (None, n.as_str()),
+            [q, n] => (Some(q.as_str()), n.as_str()),
+            [_, q, n] | [_, _, q, n] => (Some(q.as_str()), n.as_str()),
+            _ => return Err(DbError::syntax(format!("improper qualified name: {}", parts.join(".")))),
+        };
+        if let Some(i) = find_unique(&scope.fields, qual, name)? {
+            return Ok(Expr::Column(i, scope.fields[i].data_type));
+        }
+        // Correlated reference: search enclosing scopes, innermost first.
+        for level in 1..=self.outer.len() {
+            let s = &self.outer[self.outer.len() - level];
+            if let Some(i) = find_unique(&s.fields, qual, name)? {
+                let t = s.fields[i].data_type;
+                let n = self.correlated_depths.len();
+                for d in self.correlated_depths[n.saturating_sub(level)..].iter_mut() {
+                    *d = true;
+                }
+                return Ok(Expr::Outer { level, index: i, data_type: t });
+            }
+        }
+        if let Some(q) = qual {
+            let known = scope.fields.iter().any(|f| f.qualifier.as_deref() == Some(q))
+                || self.outer.iter().any(|s| s.fields.iter().any(|f| f.qualifier.as_deref() == Some(q)));
+            if !known {
+                return Err(DbError::new(
+                    sqlstate::UNDEFINED_TABLE,
+                    format!("missing FROM-clause entry for table \"{q}\""),
+                ));
+            }
+            return Err(undefined_column(&format!("{q}.{name}")));
+        }
+        Err(undefined_column(name))
+    }
+
+    fn bind_subquery(&mut self, query: &ast::Query, scope: &Scope, kind: SubqueryKind, left: Option<Expr>) -> DbResult<Expr> {
+        self.outer.push(scope.clone());
+        self.correlated_depths.push(false);
+        let plan = self.bind_query(query);
+        self.outer.pop();
+        let correlated = self.correlated_depths.pop().unwrap_or(false);
+        let plan = plan?;
+        let id = self.next_subquery_id;
+        self.next_subquery_id += 1;
+        let fields = plan.fields();
+        let (data_type, eq, left) = match kind {
+            SubqueryKind::Scalar => {
+                if fields.len() != 1 {
+                    return Err(DbError::syntax("subquery must return only one column"));
+                }
+                (fields[0].data_type, None, None)
+            }
+            SubqueryKind::Exists => (DataType::Bool, None, None),
+            SubqueryKind::In { .. } => {
+                if fields.len() != 1 {
+                    return Err(DbError::syntax("subquery has too many columns"));
+                }
+                let left = left.ok_or_else(|| DbError::internal("IN without left operand"))?;
+                let sig = kernels::resolve_binary(BinaryOp::Eq, left.data_type(), fields[0].data_type)?;
+                let left = self.coerce(left, sig.left, "IN")?;
+                (DataType::Bool, Some(sig), Some(Box::new(left)))
+            }
+        };
+        Ok(Expr::Subquery(Subquery { id, kind, plan: Arc::new(plan), correlated, left, eq, data_type }))
+    }
+
+    fn bind_expr(&mut self, e: &ast::Expr, scope: &Scope, mut agg: Option<&mut AggContext>) -> DbResult<Expr> {
+        if let Some(ctx) = agg.as_deref_mut() {
+            if let Some(bound) = self.bind_in_aggregate(e, scope, ctx)? {
+                return Ok(bound);
+            }
+        }
+        use ast::Expr as A;
+        match e {
+            A::Identifier(id) => self.resolve_column(&[ident_name(id)], scope),
+            A::CompoundIdentifier(ids) => {
+                let parts: Vec<String> = ids.iter().map(ident_name).collect();
+                self.resolve_column(&parts, scope)
+            }
+            A::Value(v) => self.bind_value(&v.value),
+            A::Nested(inner) => self.bind_expr(inner, scope, agg),
+            A::TypedString(ts) => {
+                let t = bind_data_type(&ts.data_type)?;
+                let lit = self.bind_value(&ts.value.value)?;
+                self.cast(lit, t)
+            }
+            A::Cast { expr, data_type, .. } => {
+                let inner = self.bind_expr(expr, scope, agg)?;
+                let t = bind_data_type(data_type)?;
+                self.cast(inner, t)
+            }
+            A::BinaryOp { left, op, right } => {
+                let l = self.bind_expr(left, scope, agg.as_deref_mut())?;
+                let r = self.bind_expr(right, scope, agg)?;
+                let op = binary_op(op)?;
+                self.bind_binary(op, l, r)
+            }
+            A::UnaryOp { op, expr } => {
+                // Fold `-<number>` so that -2147483648 is an integer literal.
+                if let (ast::UnaryOperator::Minus, A::Value(v)) = (op, expr.as_ref()) {
+                    if let ast::Value::Number(n, _) = &v.value {
+                        return number_literal(&format!("-{n}"));
+                    }
+                }
+                let inner = self.bind_expr(expr, scope, agg)?;
+                let op = match op {
+                    ast::UnaryOperator::Minus => UnaryOp::Neg,
+                    ast::UnaryOperator::Plus => UnaryOp::Plus,
+                    ast::UnaryOperator::Not => UnaryOp::Not,
+                    other => return Err(DbError::unsupported(format!("operator not supported: {other}"))),
+                };
+                let (arg_type, result) = kernels::resolve_unary(op, inner.data_type())?;
+                let inner = self.coerce(inner, arg_type, "NOT")?;
+                Ok(Expr::Unary { op, arg_type, result, arg: Box::new(inner) })
+            }
+            A::IsNull(x) | A::IsNotNull(x) => {
+                let inner = self.bind_expr(x, scope, agg)?;
+                Ok(Expr::IsNull { expr: Box::new(inner), negated: matches!(e, A::IsNotNull(_)) })
+            }
+            A::IsTrue(x) | A::IsNotTrue(x) | A::IsFalse(x) | A::IsNotFalse(x) | A::IsUnknown(x) | A::IsNotUnknown(x) => {
+                let inner = self.bind_expr(x, scope, agg)?;
+                let inner = self.coerce(inner, DataType::Bool, "IS TRUE")?;
+                Ok(match e {
+                    A::IsTrue(_) => Expr::IsBool { expr: Box::new(inner), value: true, negated: false },
+                    A::IsNotTrue(_) => Expr::IsBool { expr: Box::new(inner), value: true, negated: true },
+                    A::IsFalse(_) => Expr::IsBool { expr: Box::new(inner), value: false, negated: false },
+                    A::IsNotFalse(_) => Expr::IsBool { expr: Box::new(inner), value: false, negated: true },
+                    A::IsUnknown(_) => Expr::IsNull { expr: Box::new(inner), negated: false },
+                    _ => Expr::IsNull { expr: Box::new(inner), negated: true },
+                })
+            }
+            A::IsDistinctFrom(a, b) | A::IsNotDistinctFrom(a, b) => {
+                let l = self.bind_expr(a, scope, agg.as_deref_mut())?;
+                let r = self.bind_expr(b, scope, agg)?;
+                let sig = kernels::resolve_binary(BinaryOp::Eq, l.data_type(), r.data_type())?;
+                let l = self.coerce(l, sig.left, "IS DISTINCT FROM")?;
+                let r = self.coerce(r, sig.right, "IS DISTINCT FROM")?;
+                Ok(Expr::IsDistinct { left: Box::new(l), right: Box::new(r), eq: sig, negated: matches!(e, A::IsNotDistinctFrom(..)) })
+            }
+            A::Between { expr, negated, low, high } => {
+                let x = self.bind_expr(expr, scope, agg.as_deref_mut())?;
+                let lo = self.bind_expr(low, scope, agg.as_deref_mut())?;
+                let hi = self.bind_expr(high, scope, agg)?;
+                let ge = self.bind_binary(BinaryOp::GtEq, x.clone(), lo)?;
+                let le = self.bind_binary(BinaryOp::LtEq, x, hi)?;
+                let both = self.bind_binary(BinaryOp::And, ge, le)?;
+                if *negated {
+                    Ok(Expr::Unary { op: UnaryOp::Not, arg_type: DataType::Bool, result: DataType::Bool, arg: Box::new(both) })
+                } else {
+                    Ok(both)
+                }
+            }
+            A::Like { negated, expr, pattern, escape_char, any: false } | A::ILike { negated, expr, pattern, escape_char, any: false } => {
+                if escape_char.is_some() {
+                    return Err(DbError::unsupported("LIKE ... ESCAPE is not supported yet"));
+                }
+                let x = self.bind_expr(expr, scope, agg.as_deref_mut())?;
+                let p = self.bind_expr(pattern, scope, agg)?;
+                let op = match (matches!(e, A::ILike { .. }), negated) {
+                    (false, false) => BinaryOp::Like,
+                    (false, true) => BinaryOp::NotLike,
+                    (true, false) => BinaryOp::ILike,
+                    (true, true) => BinaryOp::NotILike,
+                };
+                self.bind_binary(op, x, p)
+            }
+            A::In { expr, target, negated, .. } => match target {
+                ast::InTarget::List(list) => {
+                    let x = self.bind_expr(expr, scope, agg.as_deref_mut())?;
+                    let mut items = Vec::new();
+                    for item in list {
+                        items.push(self.bind_expr(item, scope, agg.as_deref_mut())?);
+                    }
+                    let mut types = vec![x.data_type()];
+                    types.extend(items.iter().map(|i| i.data_type()));
+                    let mut t = kernels::common_type(&types, "IN")?;
+                    if t == DataType::Unknown {
+                        t = DataType::Text;
+                    }
+                    let sig = kernels::resolve_binary(BinaryOp::Eq, t, t)?;
+                    let x = self.coerce(x, sig.left, "IN")?;
+                    let items = items.into_iter().map(|i| self.coerce(i, sig.right, "IN")).collect::<DbResult<Vec<_>>>()?;
+                    Ok(Expr::InList { expr: Box::new(x), list: items, eq: sig, negated: *negated })
+                }
+                ast::InTarget::Subquery(q) => {
+                    let x = self.bind_expr(expr, scope, agg)?;
+                    self.bind_subquery(q, scope, SubqueryKind::In { negated: *negated }, Some(x))
+                }
+                _ => Err(DbError::unsupported("IN UNNEST")),
+            },
+            A::Exists { subquery, negated } => {
+                let ex = self.bind_subquery(subquery, scope, SubqueryKind::Exists, None)?;
+                if *negated {
+                    Ok(Expr::Unary { op: UnaryOp::Not, arg_type: DataType::Bool, result: DataType::Bool, arg: Box::new(ex) })
+                } else {
+                    Ok(ex)
+                }
+            }
+            A::Subquery(q) => self.bind_subquery(q, scope, SubqueryKind::Scalar, None),
+            A::Case { operand, conditions, else_result, .. } => {
+                let operand = match operand {
+                    Some(o) => Some(self.bind_expr(o, scope, agg.as_deref_mut())?),
+                    None => None,
+                };
+                let mut whens = Vec::new();
+                for cw in conditions {
+                    let c = self.bind_expr(&cw.condition, scope, agg.as_deref_mut())?;
+                    let c = match &operand {
+                        Some(o) => self.bind_binary(BinaryOp::Eq, o.clone(), c)?,
+                        None => self.coerce(c, DataType::Bool, "CASE/WHEN")?,
+                    };
+                    let r = self.bind_expr(&cw.result, scope, agg.as_deref_mut())?;
+                    whens.push((c, r));
+                }
+                let otherwise = match else_result {
+                    Some(x) => self.bind_expr(x, scope, agg)?,
+                    None => Expr::null(),
+                };
+                let mut types: Vec<DataType> = whens.iter().map(|(_, r)| r.data_type()).collect();
+                types.push(otherwise.data_type());
+                let mut t = kernels::common_type(&types, "CASE")?;
+                if t == DataType::Unknown {
+                    t = DataType::Text;
+                }
+                let whens = whens
+                    .into_iter()
+                    .map(|(c, r)| Ok((c, self.coerce(r, t, "CASE")?)))
+                    .collect::<DbResult<Vec<_>>>()?;
+                let otherwise = self.coerce(otherwise, t, "CASE")?;
+                Ok(Expr::Case { whens, otherwise: Box::new(otherwise), data_type: t })
+            }
+            A::Function(f) => self.bind_function(f, scope, agg),
+            A::Extract { field, expr, .. } => {
+                let x = self.bind_expr(expr, scope, agg)?;
+                let field = Expr::Literal(Datum::text(field.to_string().to_lowercase()), DataType::Text);
+                self.bind_function_call("extract", vec![field, x])
+            }
+            A::Substring { expr, substring_from, substring_for, .. } => {
+                let mut args = vec![self.bind_expr(expr, scope, agg.as_deref_mut())?];
+                args.push(match substring_from {
+                    Some(f) => self.bind_expr(f, scope, agg.as_deref_mut())?,
+                    None => Expr::Literal(Datum::Int32(1), DataType::Int32),
+                });
+                if let Some(f) = substring_for {
+                    args.push(self.bind_expr(f, scope, agg)?);
+                }
+                self.bind_function_call("substr", args)
+            }
+            A::Trim { expr, trim_where, trim_what, .. } => {
+                let mut args = vec![self.bind_expr(expr, scope, agg.as_deref_mut())?];
+                if let Some(w) = trim_what {
+                    args.push(self.bind_expr(w, scope, agg)?);
+                }
+                let name = match trim_where {
+                    Some(ast::TrimWhereField::Leading) => "ltrim",
+                    Some(ast::TrimWhereField::Trailing) => "rtrim",
+                    _ => "btrim",
+                };
+                self.bind_function_call(name, args)
+            }
+            A::Position { expr, r#in } => {
+                let needle = self.bind_expr(expr, scope, agg.as_deref_mut())?;
+                let hay = self.bind_expr(r#in, scope, agg)?;
+                self.bind_function_call("strpos", vec![hay, needle])
+            }
+            A::Ceil { expr, .. } | A::Floor { expr, .. } => {
+                let x = self.bind_expr(expr, scope, agg)?;
+                self.bind_function_call(if matches!(e, A::Ceil { .. }) { "ceil" } else { "floor" }, vec![x])
+            }
+            A::Interval(iv) => {
+                let mut text = match iv.value.as_ref() {
+                    A::Value(v) => match &v.value {
+                        ast::Value::SingleQuotedString(s) | ast::Value::Number(s, _) => s.clone(),
+                        other => other.to_string(),
+                    },
+                    other => return Err(DbError::unsupported(format!("INTERVAL {other}"))),
+                };
+                if let Some(f) = &iv.leading_field {
+                    text = format!("{text} {f}");
+                }
+                let v = parse_text(DataType::Interval, &text, &self.eval.format)?;
+                Ok(Expr::Literal(v, DataType::Interval))
+            }
+            A::Collate { expr, .. } => self.bind_expr(expr, scope, agg),
+            other => Err(DbError::unsupported(format!("expression not supported: {other}"))),
+        }
+    }
+
+    /// In an aggregate query: aggregates become columns of the Aggregate node,
+    /// expressions equal to a GROUP BY key become that key's column, and bare
+    /// columns that are neither are a grouping error. `None` = recurse normally.
+    fn bind_in_aggregate(&mut self, e: &ast::Expr, scope: &Scope, ctx: &mut AggContext) -> DbResult<Option<Expr>> {
+        if let ast::Expr::Function(f) = e {
+            let name = object_name_parts(&f.name).pop().unwrap_or_default();
+            if is_aggregate_name(&name) {
+                let call = self.bind_aggregate(&name, f, scope)?;
+                let t = call.result_type;
+                let pos = match ctx.aggs.iter().position(|a| *a == call) {
+                    Some(p) => p,
+                    None => {
+                        ctx.aggs.push(call);
+                        ctx.aggs.len() - 1
+                    }
+                };
+                return Ok(Some(Expr::Column(ctx.group_exprs.len() + pos, t)));
+            }
+        }
+        if matches!(e, ast::Expr::Subquery(_) | ast::Expr::Exists { .. }) || contains_aggregate(e) {
+            return Ok(None);
+        }
+        if matches!(e, ast::Expr::Value(_) | ast::Expr::TypedString(_) | ast::Expr::Interval(_)) {
+            return Ok(None);
+        }
+        let bound = match self.bind_expr(e, scope, None) {
+            Ok(b) => b,
+            Err(err) if matches!(e, ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_)) => return Err(err),
+            Err(_) => return Ok(None),
+        };
+        if let Some(pos) = ctx.group_exprs.iter().position(|g| *g == bound) {
+            return Ok(Some(Expr::Column(pos, bound.data_type())));
+        }
+        match bound {
+            Expr::Column(i, _) => Err(grouping_error(&scope.fields[i])),
+            Expr::Outer { .. } => Ok(Some(bound)),
+            _ => Ok(None),
+        }
+    }
+
+    fn bind_aggregate(&mut self, name: &str, f: &ast::Function, scope: &Scope) -> DbResult<AggCall> {
+        let (args, distinct) = match &f.args {
+            ast::FunctionArguments::List(list) => {
+                (list.args.clone(), matches!(list.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct)))
+            }
+            ast::FunctionArguments::None => (vec![], false),
+            ast::FunctionArguments::Subquery(_) => return Err(DbError::unsupported("aggregate over subquery")),
+        };
+        let filter = match &f.filter {
+            Some(x) => {
+                let b = self.bind_expr(x, scope, None)?;
+                Some(self.coerce(b, DataType::Bool, "FILTER")?)
+            }
+            None => None,
+        };
+        if f.over.is_some() {
+            return Err(DbError::unsupported("window functions are not supported yet"));
+        }
+        let star = matches!(args.as_slice(), [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard)]);
+        if name == "count" && (star || args.is_empty()) {
+            return Ok(AggCall { func: AggFunc::CountStar, arg: None, distinct: false, filter, result_type: DataType::Int64 });
+        }
+        let arg = match args.as_slice() {
+            [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x))] => {
+                if contains_aggregate(x) {
+                    return Err(DbError::new(sqlstate::GROUPING_ERROR, "aggregate function calls cannot be nested"));
+                }
+                self.bind_expr(x, scope, None)?
+            }
+            _ => {
+                return Err(DbError::new(
+                    sqlstate::UNDEFINED_FUNCTION,
+                    format!("function {name} with {} arguments does not exist", args.len()),
+                ))
+            }
+        };
+        let mut arg = arg;
+        if arg.data_type() == DataType::Unknown {
+            arg = self.coerce(arg, DataType::Text, name)?;
+        }
+        let t = arg.data_type();
+        let (func, result) = match name {
+            "count" => (AggFunc::Count, DataType::Int64),
+            "sum" => (AggFunc::Sum, match t {
+                DataType::Int16 | DataType::Int32 => DataType::Int64,
+                DataType::Int64 | DataType::Numeric => DataType::Numeric,
+                DataType::Float32 => DataType::Float32,
+                DataType::Float64 => DataType::Float64,
+                DataType::Interval => DataType::Interval,
+                _ => return Err(no_agg(name, t)),
+            }),
+            "avg" => (AggFunc::Avg, match t {
+                DataType::Int16 | DataType::Int32 | DataType::Int64 | DataType::Numeric => DataType::Numeric,
+                DataType::Float32 | DataType::Float64 => DataType::Float64,
+                DataType::Interval => DataType::Interval,
+                _ => return Err(no_agg(name, t)),
+            }),
+            "min" | "max" => {
+                if matches!(t, DataType::Jsonb) {
+                    return Err(no_agg(name, t));
+                }
+                (if name == "min" { AggFunc::Min } else { AggFunc::Max }, if t.is_string() { DataType::Text.max_with(t) } else { t })
+            }
+            "bool_and" | "every" | "bool_or" => {
+                if t != DataType::Bool {
+                    return Err(no_agg(name, t));
+                }
+                (if name == "bool_or" { AggFunc::BoolOr } else { AggFunc::BoolAnd }, DataType::Bool)
+            }
+            _ => return Err(no_agg(name, t)),
+        };
+        Ok(AggCall { func, arg: Some(arg), distinct, filter, result_type: result })
+    }
+
+    fn bind_function(&mut self, f: &ast::Function, scope: &Scope, mut agg: Option<&mut AggContext>) -> DbResult<Expr> {
+        let parts = object_name_parts(&f.name);
+        let name = parts.last().cloned().unwrap_or_default();
+        if is_aggregate_name(&name) {
+            return Err(DbError::new(sqlstate::GROUPING_ERROR, format!("aggregate functions are not allowed here ({name})")));
+        }
+        let arg_asts: Vec<ast::FunctionArg> = match &f.args {
+            ast::FunctionArguments::List(list) => list.args.clone(),
+            ast::FunctionArguments::None => vec![],
+            ast::FunctionArguments::Subquery(_) => return Err(DbError::unsupported("function over subquery")),
+        };
+        let mut args = Vec::new();
+        for a in &arg_asts {
+            match a {
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => args.push(self.bind_expr(x, scope, agg.as_deref_mut())?),
+                other => return Err(DbError::unsupported(format!("function argument not supported: {other}"))),
+            }
+        }
+        match name.as_str() {
+            "nextval" => {
+                let seq_name = match args.as_slice() {
+                    [Expr::Literal(Datum::Bytes(b), _)] => String::from_utf8_lossy(b).into_owned(),
+                    _ => return Err(DbError::unsupported("nextval() needs a literal sequence name")),
+                };
+                let (schema, seq) = match seq_name.split_once('.') {
+                    Some((s, n)) => (s.to_string(), n.to_string()),
+                    None => ("public".to_string(), seq_name.clone()),
+                };
+                let s = self.db.schemas.get(&schema).and_then(|s| s.sequences.get(&seq)).ok_or_else(|| {
+                    DbError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{seq_name}\" does not exist"))
+                })?;
+                return Ok(Expr::NextVal(Arc::new(SequenceRef(s.clone()))));
+            }
+            "version" if args.is_empty() => {
+                return Ok(Expr::Literal(Datum::text(crate::VERSION_STRING), DataType::Text));
+            }
+            "current_database" if args.is_empty() => {
+                return Ok(Expr::Literal(Datum::text(self.db.name.clone()), DataType::Text));
+            }
+            "current_schema" if args.is_empty() => {
+                return Ok(Expr::Literal(Datum::text("public"), DataType::Text));
+            }
+            _ => {}
+        }
+        self.bind_function_call(&name, args)
+    }
+
+    fn bind_value(&mut self, v: &ast::Value) -> DbResult<Expr> {
+        match v {
+            ast::Value::Number(n, _) => number_literal(n),
+            ast::Value::SingleQuotedString(s) | ast::Value::EscapedStringLiteral(s) | ast::Value::DoubleQuotedString(s) => {
+                Ok(Expr::Literal(Datum::text(s.clone()), DataType::Unknown))
+            }
+            ast::Value::DollarQuotedString(s) => Ok(Expr::Literal(Datum::text(s.value.clone()), DataType::Unknown)),
+            ast::Value::Boolean(b) => Ok(Expr::Literal(Datum::Bool(*b), DataType::Bool)),
+            ast::Value::Null => Ok(Expr::null()),
+            ast::Value::Placeholder(p) => {
+                let n: usize = p.trim_start_matches('$').parse().map_err(|_| {
+                    DbError::syntax(format!("syntax error at or near \"{p}\""))
+                })?;
+                if n == 0 || n > 65535 {
+                    return Err(DbError::new(sqlstate::UNDEFINED_PARAMETER, format!("there is no parameter ${n}")));
+                }
+                if self.params.len() < n {
+                    self.params.resize(n, DataType::Unknown);
+                }
+                Ok(Expr::Param(n - 1, self.params[n - 1]))
+            }
+            other => Err(DbError::unsupported(format!("literal not supported: {other}"))),
+        }
+    }
+
+    /// An explicit cast (`CAST(x AS t)`, `x::t`); literals are converted now.
+    pub fn cast(&mut self, e: Expr, to: DataType) -> DbResult<Expr> {
+        let from = e.data_type();
+        match &e {
+            Expr::Param(i, DataType::Unknown) => {
+                if let Some(slot) = self.params.get_mut(*i) {
+                    *slot = to;
+                }
+                return Ok(Expr::Param(*i, to));
+            }
+            Expr::Literal(d, t) => {
+                let v = kernels::cast_datum(d, *t, to, self.eval)?;
+                return Ok(Expr::Literal(v, to));
+            }
+            _ => {}
+        }
+        if from == to {
+            return Ok(e);
+        }
+        if !kernels::can_cast_explicit(from, to) {
+            return Err(DbError::new(
+                sqlstate::CANNOT_COERCE,
+                format!("cannot cast type {} to {}", from.name(), to.name()),
+            ));
+        }
+        Ok(Expr::Cast { expr: Box::new(e), to })
+    }
+}
+
+enum SelectSource {
+    Ast(ast::Expr),
+    Column(usize),
+}
+
+trait MaxWith {
+    fn max_with(self, other: DataType) -> DataType;
+}
+impl MaxWith for DataType {
+    /// min/max keep the argument's string type (varchar stays varchar).
+    fn max_with(self, other: DataType) -> DataType {
+        other
+    }
+}
+
+fn no_agg(name: &str, t: DataType) -> DbError {
+    DbError::new(sqlstate::UNDEFINED_FUNCTION, format!("function {name}({}) does not exist", t.name()))
+        .with_hint("No function matches the given name and argument types. You might need to add explicit type casts.")
+}
+
+fn grouping_error(f: &Field) -> DbError {
+    let name = match &f.qualifier {
+        Some(q) => format!("{q}.{}", f.name),
+        None => f.name.clone(),
+    };
+    DbError::new(
+        sqlstate::GROUPING_ERROR,
+        format!("column \"{name}\" must appear in the GROUP BY clause or be used in an aggregate function"),
+    )
+}
+
+pub fn is_aggregate_name(name: &str) -> bool {
+    matches!(name, "count" | "sum" | "avg" | "min" | "max" | "bool_and" | "bool_or" | "every")
+}
+
+/// Whether an AST expression contains an aggregate call outside any subquery.
+pub fn contains_aggregate(e: &ast::Expr) -> bool {
+    let text_has_call = |f: &ast::Function| {
+        object_name_parts(&f.name).last().is_some_and(|n| is_aggregate_name(n)) && f.over.is_none()
+    };
+    match e {
+        ast::Expr::Function(f) => {
+            if text_has_call(f) {
+                return true;
+            }
+            match &f.args {
+                ast::FunctionArguments::List(l) => l.args.iter().any(|a| match a {
+                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => contains_aggregate(x),
+                    _ => false,
+                }),
+                _ => false,
+            }
+        }
+        ast::Expr::Subquery(_) | ast::Expr::Exists { .. } => false,
+        ast::Expr::BinaryOp { left, right, .. } => contains_aggregate(left) || contains_aggregate(right),
+        ast::Expr::UnaryOp { expr, .. }
+        | ast::Expr::Nested(expr)
+        | ast::Expr::Cast { expr, .. }
+        | ast::Expr::IsNull(expr)
+        | ast::Expr::IsNotNull(expr)
+        | ast::Expr::IsTrue(expr)
+        | ast::Expr::IsNotTrue(expr)
+        | ast::Expr::IsFalse(expr)
+        | ast::Expr::IsNotFalse(expr)
+        | ast::Expr::Extract { expr, .. }
+        | ast::Expr::Ceil { expr, .. }
+        | ast::Expr::Floor { expr, .. }
+        | ast::Expr::Collate { expr, .. } => contains_aggregate(expr),
+        ast::Expr::IsDistinctFrom(a, b) | ast::Expr::IsNotDistinctFrom(a, b) => contains_aggregate(a) || contains_aggregate(b),
+        ast::Expr::Between { expr, low, high, .. } => {
+            contains_aggregate(expr) || contains_aggregate(low) || contains_aggregate(high)
+        }
+        ast::Expr::Like { expr, pattern, .. } | ast::Expr::ILike { expr, pattern, .. } => {
+            contains_aggregate(expr) || contains_aggregate(pattern)
+        }
+        ast::Expr::In { expr, target, .. } => {
+            contains_aggregate(expr)
+                || matches!(target, ast::InTarget::List(l) if l.iter().any(contains_aggregate))
+        }
+        ast::Expr::Case { operand, conditions, else_result, .. } => {
+            operand.as_deref().is_some_and(contains_aggregate)
+                || conditions.iter().any(|c| contains_aggregate(&c.condition) || contains_aggregate(&c.result))
+                || else_result.as_deref().is_some_and(contains_aggregate)
+        }
+        ast::Expr::Substring { expr, substring_from, substring_for, .. } => {
+            contains_aggregate(expr)
+                || substring_from.as_deref().is_some_and(contains_aggregate)
+                || substring_for.as_deref().is_some_and(contains_aggregate)
+        }
+        ast::Expr::Trim { expr, trim_what, .. } => contains_aggregate(expr) || trim_what.as_deref().is_some_and(contains_aggregate),
+        _ => false,
+    }
+}
+
+/// The column name PostgreSQL gives an unaliased select item.
+pub fn output_name(e: &ast::Expr) -> String {
+    match e {
+        ast::Expr::Identifier(id) => ident_name(id),
+        ast::Expr::CompoundIdentifier(ids) => ids.last().map(ident_name).unwrap_or_default(),
+        ast::Expr::Function(f) => object_name_parts(&f.name).pop().unwrap_or_else(|| "?column?".into()),
+        ast::Expr::Cast { expr, data_type, .. } => match expr.as_ref() {
+            ast::Expr::Value(_) => type_output_name(data_type),
+            inner => {
+                let n = output_name(inner);
+                if n == "?column?" {
+                    type_output_name(data_type)
+                } else {
+                    n
+                }
+            }
+        },
+        ast::Expr::Nested(inner) => output_name(inner),
+        ast::Expr::Case { .. } => "case".into(),
+        ast::Expr::Exists { .. } => "exists".into(),
+        ast::Expr::Extract { .. } => "extract".into(),
+        ast::Expr::Substring { .. } => "substring".into(),
+        ast::Expr::Trim { .. } => "btrim".into(),
+        ast::Expr::Position { .. } => "position".into(),
+        ast::Expr::Ceil { .. } => "ceil".into(),
+        ast::Expr::Floor { .. } => "floor".into(),
+        ast::Expr::TypedString(ts) => type_output_name(&ts.data_type),
+        ast::Expr::Subquery(q) => match q.body.as_ref() {
+            ast::SetExpr::Select(s) => match s.projection.first() {
+                Some(ast::SelectItem::UnnamedExpr(e)) => output_name(e),
+                Some(ast::SelectItem::ExprWithAlias { alias, .. }) => ident_name(alias),
+                _ => "?column?".into(),
+            },
+            _ => "?column?".into(),
+        },
+        _ => "?column?".into(),
+    }
+}
+
+fn type_output_name(t: &ast::DataType) -> String {
+    match bind_data_type(t) {
+        Ok(DataType::Int16) => "int2".into(),
+        Ok(DataType::Int32) => "int4".into(),
+        Ok(DataType::Int64) => "int8".into(),
+        Ok(DataType::Float32) => "float4".into(),
+        Ok(DataType::Float64) => "float8".into(),
+        Ok(DataType::Bool) => "bool".into(),
+        Ok(DataType::Varchar(_)) => "varchar".into(),
+        Ok(DataType::Bpchar(_)) => "bpchar".into(),
+        Ok(DataType::Timestamp) => "timestamp".into(),
+        Ok(DataType::TimestampTz) => "timestamptz".into(),
+        Ok(other) => other.name(),
+        Err(_) => "?column?".into(),
+    }
+}
+
+fn number_literal(n: &str) -> DbResult<Expr> {
+    if !n.contains(['.', 'e', 'E']) {
+        if let Ok(v) = n.parse::<i32>() {
+            return Ok(Expr::Literal(Datum::Int32(v), DataType::Int32));
+        }
+        if let Ok(v) = n.parse::<i64>() {
+            return Ok(Expr::Literal(Datum::Int64(v), DataType::Int64));
+        }
+    }
+    let v = parse_text(DataType::Numeric, n, &Default::default())?;
+    Ok(Expr::Literal(v, DataType::Numeric))
+}
+
+fn binary_op(op: &ast::BinaryOperator) -> DbResult<BinaryOp> {
+    use ast::BinaryOperator as B;
+    Ok(match op {
+        B::Plus => BinaryOp::Plus,
+        B::Minus => BinaryOp::Minus,
+        B::Multiply => BinaryOp::Multiply,
+        B::Divide => BinaryOp::Divide,
+        B::Modulo => BinaryOp::Modulo,
+        B::Eq => BinaryOp::Eq,
+        B::NotEq => BinaryOp::NotEq,
+        B::Lt => BinaryOp::Lt,
+        B::LtEq => BinaryOp::LtEq,
+        B::Gt => BinaryOp::Gt,
+        B::GtEq => BinaryOp::GtEq,
+        B::StringConcat => BinaryOp::Concat,
+        B::And => BinaryOp::And,
+        B::Or => BinaryOp::Or,
+        B::PGRegexMatch => BinaryOp::RegexMatch,
+        B::PGRegexNotMatch => BinaryOp::RegexNotMatch,
+        B::PGRegexIMatch => BinaryOp::RegexIMatch,
+        B::PGRegexNotIMatch => BinaryOp::RegexNotIMatch,
+        B::PGLikeMatch => BinaryOp::Like,
+        B::PGNotLikeMatch => BinaryOp::NotLike,
+        B::PGILikeMatch => BinaryOp::ILike,
+        B::PGNotILikeMatch => BinaryOp::NotILike,
+        other => return Err(DbError::new(sqlstate::UNDEFINED_FUNCTION, format!("operator does not exist: {other}"))),
+    })
+}
+
+/// Maps a SQL type name to a `DataType`.
+pub fn bind_data_type(t: &ast::DataType) -> DbResult<DataType> {
+    use ast::DataType as T;
+    let len = |n: &Option<ast::CharacterLength>| match n {
+        Some(ast::CharacterLength::IntegerLength { length, .. }) => Some(*length as u32),
+        _ => None,
+    };
+    Ok(match t {
+        T::Boolean | T::Bool => DataType::Bool,
+        T::SmallInt(_) | T::Int2(_) => DataType::Int16,
+        T::Int(_) | T::Integer(_) | T::Int4(_) => DataType::Int32,
+        T::BigInt(_) | T::Int8(_) => DataType::Int64,
+        T::Real | T::Float4 => DataType::Float32,
+        T::Float(p) => match p {
+            ast::ExactNumberInfo::Precision(n) | ast::ExactNumberInfo::PrecisionAndScale(n, _) if *n <= 24 => DataType::Float32,
+            _ => DataType::Float64,
+        },
+        T::DoublePrecision | T::Float8 | T::Double(_) => DataType::Float64,
+        T::Numeric(_) | T::Decimal(_) | T::Dec(_) => DataType::Numeric,
+        T::Text | T::String(_) => DataType::Text,
+        T::Varchar(n) | T::CharacterVarying(n) | T::CharVarying(n) => DataType::Varchar(len(n)),
+        T::Char(n) | T::Character(n) => DataType::Bpchar(Some(len(n).unwrap_or(1))),
+        T::Bytea => DataType::Bytea,
+        T::Date => DataType::Date,
+        T::Timestamp(_, tz) => match tz {
+            ast::TimezoneInfo::WithTimeZone | ast::TimezoneInfo::Tz => DataType::TimestampTz,
+            _ => DataType::Timestamp,
+        },
+        T::Interval { .. } => DataType::Interval,
+        T::JSONB | T::JSON => DataType::Jsonb,
+        T::Custom(name, _) => {
+            let n = object_name_parts(name).pop().unwrap_or_default();
+            match n.as_str() {
+                "int2" => DataType::Int16,
+                "int4" | "serial" | "serial4" => DataType::Int32,
+                "int8" | "bigserial" | "serial8" => DataType::Int64,
+                "float4" => DataType::Float32,
+                "float8" => DataType::Float64,
+                "bool" => DataType::Bool,
+                "bpchar" => DataType::Bpchar(None),
+                "timestamptz" => DataType::TimestampTz,
+                "text" | "name" | "regclass" => DataType::Text,
+                "varchar" => DataType::Varchar(None),
+                "numeric" | "decimal" => DataType::Numeric,
+                "smallserial" | "serial2" => DataType::Int16,
+                _ => return Err(DbError::new(sqlstate::UNDEFINED_OBJECT, format!("type \"{n}\" does not exist"))),
+            }
+        }
+        other => return Err(DbError::new(sqlstate::UNDEFINED_OBJECT, format!("type \"{other}\" does not exist"))),
+    })
+}
+
+/// Finds the one visible field named `name` (qualified by `qual` if given).
+fn find_unique(fields: &[Field], qual: Option<&str>, name: &str) -> DbResult<Option<usize>> {
+    let mut found = None;
+    for (i, f) in fields.iter().enumerate() {
+        let matches = f.name == name
+            && match qual {
+                Some(q) => f.qualifier.as_deref() == Some(q),
+                None => !f.hidden,
+            };
+        if matches {
+            if found.is_some() {
+                return Err(DbError::new(
+                    sqlstate::AMBIGUOUS_COLUMN,
+                    format!("column reference \"{name}\" is ambiguous"),
+                ));
+            }
+            found = Some(i);
+        }
+    }
+    Ok(found)
+}
+
+pub fn scan_all(table: &Arc<TableDef>, qualifier: Option<&str>) -> Plan {
+    let fields = table
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| Field {
+            name: c.name.clone(),
+            data_type: c.data_type,
+            qualifier: Some(qualifier.unwrap_or(&table.name).to_string()),
+            hidden: false,
+            table_oid: table.oid,
+            column_id: i as i16 + 1,
+        })
+        .collect();
+    Plan::Scan { table: table.clone(), projection: (0..table.columns.len()).collect(), filter: None, fields }
+}
+
+fn cross_join(left: Plan, right: Plan) -> Plan {
+    let mut fields = left.fields().to_vec();
+    fields.extend(right.fields().iter().cloned());
+    Plan::Join { left: Box::new(left), right: Box::new(right), kind: JoinKind::Cross, on: None, fields }
+}
+
+/// Gives a relation a new qualifier and, optionally, new column names.
+fn rename_columns(plan: Plan, qualifier: &str, columns: &[ast::TableAliasColumnDef]) -> DbResult<Plan> {
+    let mut fields: Vec<Field> = plan.fields().to_vec();
+    if columns.len() > fields.len() {
+        return Err(DbError::syntax(format!(
+            "table \"{qualifier}\" has {} columns available but {} columns specified",
+            fields.len(),
+            columns.len()
+        )));
+    }
+    for (i, f) in fields.iter_mut().enumerate() {
+        f.qualifier = Some(qualifier.to_string());
+        if let Some(c) = columns.get(i) {
+            f.name = ident_name(&c.name);
+        }
+    }
+    let exprs = fields.iter().enumerate().map(|(i, f)| Expr::Column(i, f.data_type)).collect();
+    Ok(Plan::Project { input: Box::new(plan), exprs, fields })
+}

@@ -1,0 +1,51 @@
+//! SQL front end and statement execution: parse (sqlparser, PostgreSQL
+//! dialect), bind to a logical plan, and run statements for a session —
+//! queries through `exec`, DDL against the catalog, DML to the shards,
+//! transaction control and session settings.
+//! Must not: speak the wire protocol (results go back as `StatementResult`).
+
+pub mod bind;
+pub mod plan;
+pub mod session;
+
+pub use session::{Session, StatementResult, TxnState};
+
+use sqlparser::dialect::PostgreSqlDialect;
+use sqlparser::parser::Parser;
+
+use crate::error::{DbError, DbResult};
+
+/// Parses a query string into statements, with PostgreSQL's syntax-error shape.
+pub fn parse(sql: &str) -> DbResult<Vec<sqlparser::ast::Statement>> {
+    Parser::parse_sql(&PostgreSqlDialect {}, sql).map_err(|e| syntax_error(sql, &e.to_string()))
+}
+
+/// Turns a sqlparser message ("... at Line: 1, Column: 8") into 42601 with a caret position.
+fn syntax_error(sql: &str, message: &str) -> DbError {
+    let mut position = None;
+    if let Some(idx) = message.find("Line: ") {
+        let rest = &message[idx + 6..];
+        let line: usize = rest.split(',').next().and_then(|s| s.trim().parse().ok()).unwrap_or(1);
+        let col: usize = rest
+            .split("Column: ")
+            .nth(1)
+            .and_then(|s| s.trim_end_matches(|c: char| !c.is_ascii_digit()).parse().ok())
+            .unwrap_or(1);
+        let offset: usize = sql.lines().take(line.saturating_sub(1)).map(|l| l.chars().count() + 1).sum();
+        position = Some((offset + col) as u32);
+    }
+    let near = message
+        .split("found: ")
+        .nth(1)
+        .map(|s| s.split(" at Line").next().unwrap_or(s).trim().to_string());
+    let text = match near {
+        Some(tok) if tok == "EOF" => "syntax error at end of input".to_string(),
+        Some(tok) => format!("syntax error at or near \"{tok}\""),
+        None => format!("syntax error: {}", message.trim_start_matches("sql parser error: ")),
+    };
+    let mut err = DbError::syntax(text);
+    if let Some(p) = position {
+        err = err.with_position(p);
+    }
+    err
+}

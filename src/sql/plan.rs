@@ -1,0 +1,296 @@
+//! Bound expressions and logical plans: what the binder produces and the
+//! executor builds operators from. Every expression carries its result type;
+//! every plan node knows its output fields.
+//! Must not: refer to sqlparser's AST (binding is over) or run anything.
+
+use std::sync::Arc;
+
+use crate::catalog::{Sequence, TableDef};
+use crate::exec::kernels::{BinarySignature, FunctionSignature, UnaryOp};
+use crate::types::{DataType, Datum};
+
+/// One output column of a plan node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Field {
+    pub name: String,
+    pub data_type: DataType,
+    /// The relation name or alias that qualifies this column (`t` in `t.a`).
+    pub qualifier: Option<String>,
+    /// Hidden from `*` and from unqualified lookup (the right side of USING).
+    pub hidden: bool,
+    /// pg_attribute identity for RowDescription (0 when computed).
+    pub table_oid: u32,
+    pub column_id: i16,
+}
+
+impl Field {
+    pub fn new(name: impl Into<String>, data_type: DataType) -> Field {
+        Field { name: name.into(), data_type, qualifier: None, hidden: false, table_oid: 0, column_id: 0 }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AggFunc {
+    CountStar,
+    Count,
+    Sum,
+    Avg,
+    Min,
+    Max,
+    BoolAnd,
+    BoolOr,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AggCall {
+    pub func: AggFunc,
+    pub arg: Option<Expr>,
+    pub distinct: bool,
+    /// Only rows where this is true are aggregated (`FILTER (WHERE …)`).
+    pub filter: Option<Expr>,
+    pub result_type: DataType,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubqueryKind {
+    /// `(SELECT x …)`: one value, 21000 if more than one row.
+    Scalar,
+    /// `EXISTS (…)`.
+    Exists,
+    /// `expr [NOT] IN (SELECT …)`; the left operand is `Subquery::left`.
+    In { negated: bool },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Subquery {
+    /// Unique within a statement: results are cached by it.
+    pub id: usize,
+    pub kind: SubqueryKind,
+    pub plan: Arc<Plan>,
+    /// References columns of an enclosing query (re-run per outer row).
+    pub correlated: bool,
+    pub left: Option<Box<Expr>>,
+    /// For IN: the equality used to compare `left` with the subquery's column.
+    pub eq: Option<BinarySignature>,
+    pub data_type: DataType,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    /// Column `index` of the input.
+    Column(usize, DataType),
+    /// Column `index` of the row of an enclosing query, `level` scopes up (1 = parent).
+    Outer { level: usize, index: usize, data_type: DataType },
+    Literal(Datum, DataType),
+    /// `$n` (0-based here).
+    Param(usize, DataType),
+    Binary { sig: BinarySignature, left: Box<Expr>, right: Box<Expr> },
+    Unary { op: UnaryOp, arg_type: DataType, result: DataType, arg: Box<Expr> },
+    Func { sig: Arc<FunctionSignature>, args: Vec<Expr> },
+    Cast { expr: Box<Expr>, to: DataType },
+    IsNull { expr: Box<Expr>, negated: bool },
+    /// `IS [NOT] TRUE` / `IS [NOT] FALSE` (never NULL).
+    IsBool { expr: Box<Expr>, value: bool, negated: bool },
+    /// `IS [NOT] DISTINCT FROM`.
+    IsDistinct { left: Box<Expr>, right: Box<Expr>, eq: BinarySignature, negated: bool },
+    /// Searched CASE; simple CASE is bound to this with equality tests.
+    Case { whens: Vec<(Expr, Expr)>, otherwise: Box<Expr>, data_type: DataType },
+    InList { expr: Box<Expr>, list: Vec<Expr>, eq: BinarySignature, negated: bool },
+    Subquery(Subquery),
+    NextVal(Arc<SequenceRef>),
+}
+
+/// A sequence as an expression operand (compared by identity).
+#[derive(Debug)]
+pub struct SequenceRef(pub Arc<Sequence>);
+
+impl PartialEq for SequenceRef {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Expr {
+    pub fn data_type(&self) -> DataType {
+        match self {
+            Expr::Column(_, t) | Expr::Literal(_, t) | Expr::Param(_, t) => *t,
+            Expr::Outer { data_type, .. } => *data_type,
+            Expr::Binary { sig, .. } => sig.result,
+            Expr::Unary { result, .. } => *result,
+            Expr::Func { sig, .. } => sig.result,
+            Expr::Cast { to, .. } => *to,
+            Expr::IsNull { .. } | Expr::IsBool { .. } | Expr::IsDistinct { .. } | Expr::InList { .. } => {
+                DataType::Bool
+            }
+            Expr::Case { data_type, .. } => *data_type,
+            Expr::Subquery(s) => s.data_type,
+            Expr::NextVal(_) => DataType::Int64,
+        }
+    }
+
+    pub fn null() -> Expr {
+        Expr::Literal(Datum::Null, DataType::Unknown)
+    }
+
+    /// Visits this expression and every sub-expression (not into subquery plans).
+    pub fn walk(&self, f: &mut dyn FnMut(&Expr)) {
+        f(self);
+        match self {
+            Expr::Binary { left, right, .. } | Expr::IsDistinct { left, right, .. } => {
+                left.walk(f);
+                right.walk(f);
+            }
+            Expr::Unary { arg: e, .. }
+            | Expr::Cast { expr: e, .. }
+            | Expr::IsNull { expr: e, .. }
+            | Expr::IsBool { expr: e, .. } => e.walk(f),
+            Expr::Func { args, .. } => args.iter().for_each(|a| a.walk(f)),
+            Expr::Case { whens, otherwise, .. } => {
+                for (w, t) in whens {
+                    w.walk(f);
+                    t.walk(f);
+                }
+                otherwise.walk(f);
+            }
+            Expr::InList { expr, list, .. } => {
+                expr.walk(f);
+                list.iter().for_each(|a| a.walk(f));
+            }
+            Expr::Subquery(s) => {
+                if let Some(l) = &s.left {
+                    l.walk(f);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Rewrites this expression bottom-up (not into subquery plans).
+    pub fn transform(self, f: &mut dyn FnMut(Expr) -> Expr) -> Expr {
+        let mapped = match self {
+            Expr::Binary { sig, left, right } => {
+                Expr::Binary { sig, left: Box::new(left.transform(f)), right: Box::new(right.transform(f)) }
+            }
+            Expr::IsDistinct { left, right, eq, negated } => Expr::IsDistinct {
+                left: Box::new(left.transform(f)),
+                right: Box::new(right.transform(f)),
+                eq,
+                negated,
+            },
+            Expr::Unary { op, arg_type, result, arg } => {
+                Expr::Unary { op, arg_type, result, arg: Box::new(arg.transform(f)) }
+            }
+            Expr::Cast { expr, to } => Expr::Cast { expr: Box::new(expr.transform(f)), to },
+            Expr::IsNull { expr, negated } => Expr::IsNull { expr: Box::new(expr.transform(f)), negated },
+            Expr::IsBool { expr, value, negated } => {
+                Expr::IsBool { expr: Box::new(expr.transform(f)), value, negated }
+            }
+            Expr::Func { sig, args } => Expr::Func { sig, args: args.into_iter().map(|a| a.transform(f)).collect() },
+            Expr::Case { whens, otherwise, data_type } => Expr::Case {
+                whens: whens.into_iter().map(|(w, t)| (w.transform(f), t.transform(f))).collect(),
+                otherwise: Box::new(otherwise.transform(f)),
+                data_type,
+            },
+            Expr::InList { expr, list, eq, negated } => Expr::InList {
+                expr: Box::new(expr.transform(f)),
+                list: list.into_iter().map(|a| a.transform(f)).collect(),
+                eq,
+                negated,
+            },
+            Expr::Subquery(mut s) => {
+                s.left = s.left.map(|l| Box::new(l.transform(f)));
+                Expr::Subquery(s)
+            }
+            other => other,
+        };
+        f(mapped)
+    }
+
+    /// True when the expression can run on a shard by itself: no subqueries,
+    /// outer references, parameters or sequences.
+    pub fn is_shard_pure(&self) -> bool {
+        let mut pure = true;
+        self.walk(&mut |e| {
+            if matches!(e, Expr::Subquery(_) | Expr::Outer { .. } | Expr::Param(..) | Expr::NextVal(_)) {
+                pure = false;
+            }
+        });
+        pure
+    }
+
+    pub fn has_subquery(&self) -> bool {
+        let mut found = false;
+        self.walk(&mut |e| found |= matches!(e, Expr::Subquery(_)));
+        found
+    }
+
+    /// Column indexes of the input this expression reads.
+    pub fn columns_used(&self, out: &mut Vec<usize>) {
+        self.walk(&mut |e| {
+            if let Expr::Column(i, _) = e {
+                out.push(*i);
+            }
+        });
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SortKey {
+    pub expr: Expr,
+    pub descending: bool,
+    pub nulls_first: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JoinKind {
+    Inner,
+    Left,
+    Right,
+    Full,
+    Cross,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetOpKind {
+    Union,
+    Intersect,
+    Except,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Plan {
+    /// Rows of a table, columns `projection` of it, optionally filtered.
+    Scan { table: Arc<TableDef>, projection: Vec<usize>, filter: Option<Expr>, fields: Vec<Field> },
+    /// Rows computed from expressions that read no input (VALUES, SELECT without FROM).
+    Values { rows: Vec<Vec<Expr>>, fields: Vec<Field> },
+    Filter { input: Box<Plan>, predicate: Expr },
+    Project { input: Box<Plan>, exprs: Vec<Expr>, fields: Vec<Field> },
+    /// Output: the group-by values, then one column per aggregate.
+    Aggregate { input: Box<Plan>, group_by: Vec<Expr>, aggs: Vec<AggCall>, fields: Vec<Field> },
+    Sort { input: Box<Plan>, keys: Vec<SortKey> },
+    Limit { input: Box<Plan>, limit: Option<Expr>, offset: Option<Expr> },
+    Distinct { input: Box<Plan> },
+    Join { left: Box<Plan>, right: Box<Plan>, kind: JoinKind, on: Option<Expr>, fields: Vec<Field> },
+    SetOp { kind: SetOpKind, all: bool, left: Box<Plan>, right: Box<Plan>, fields: Vec<Field> },
+}
+
+impl Plan {
+    pub fn fields(&self) -> &[Field] {
+        match self {
+            Plan::Scan { fields, .. }
+            | Plan::Values { fields, .. }
+            | Plan::Project { fields, .. }
+            | Plan::Aggregate { fields, .. }
+            | Plan::Join { fields, .. }
+            | Plan::SetOp { fields, .. } => fields,
+            Plan::Filter { input, .. }
+            | Plan::Sort { input, .. }
+            | Plan::Limit { input, .. }
+            | Plan::Distinct { input } => input.fields(),
+        }
+    }
+
+    pub fn types(&self) -> Vec<DataType> {
+        self.fields().iter().map(|f| f.data_type).collect()
+    }
+}

@@ -1,0 +1,712 @@
+//! A client session: its database, settings and transaction, and the
+//! execution of each statement kind for it.
+//! Must not: encode wire messages; results are returned as batches.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use sqlparser::ast::{self, Statement};
+
+use crate::catalog::{ColumnDef, Schema, Sequence, TableDef, TableId};
+use crate::error::{sqlstate, DbError, DbResult};
+use crate::exec::expr::{eval, EvalInputs};
+use crate::exec::operators::{self, BoxedOperator, QueryContext};
+use crate::exec::vector::{Batch, Column};
+use crate::exec::EvalContext;
+use crate::server::Server;
+use crate::sql::bind::{bind_data_type, ident_name, object_name_parts, Binder, Scope};
+use crate::sql::plan::{Expr, Field, Plan};
+use crate::types::{DataType, Datum, FormatContext};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxnState {
+    /// No transaction block: each statement commits by itself.
+    Idle,
+    InBlock,
+    /// An error happened in the block; only ROLLBACK/COMMIT are accepted.
+    Failed,
+}
+
+pub enum StatementResult {
+    /// Rows to stream; `tag` is the command tag verb ("SELECT", "INSERT 0").
+    Rows { fields: Vec<Field>, op: BoxedOperator, tag: String },
+    /// Rows already computed (RETURNING, SHOW).
+    Batches { fields: Vec<Field>, batches: Vec<Batch>, tag: String },
+    Command(String),
+    Empty,
+}
+
+pub struct Session {
+    pub server: Arc<Server>,
+    pub database: String,
+    pub user: String,
+    pub settings: BTreeMap<String, String>,
+    pub txn: TxnState,
+    pending: Rc<RefCell<HashMap<TableId, Vec<Batch>>>>,
+    pub cancel: Arc<AtomicBool>,
+}
+
+/// Settings every session starts with (SHOW-able, SET-able).
+pub fn default_settings() -> BTreeMap<String, String> {
+    let mut s = BTreeMap::new();
+    for (k, v) in [
+        ("server_version", crate::SERVER_VERSION),
+        ("server_version_num", "150000"),
+        ("server_encoding", "UTF8"),
+        ("client_encoding", "UTF8"),
+        ("datestyle", "ISO, MDY"),
+        ("timezone", "UTC"),
+        ("intervalstyle", "postgres"),
+        ("integer_datetimes", "on"),
+        ("standard_conforming_strings", "on"),
+        ("application_name", ""),
+        ("is_superuser", "on"),
+        ("search_path", "\"$user\", public"),
+        ("synchronous_commit", "on"),
+        ("transaction_isolation", "read committed"),
+        ("default_transaction_read_only", "off"),
+        ("extra_float_digits", "1"),
+        ("statement_timeout", "0"),
+        ("max_identifier_length", "63"),
+    ] {
+        s.insert(k.to_string(), v.to_string());
+    }
+    s
+}
+
+impl Session {
+    pub fn new(server: Arc<Server>, database: String, user: String) -> Session {
+        Session {
+            server,
+            database,
+            user,
+            settings: default_settings(),
+            txn: TxnState::Idle,
+            pending: Default::default(),
+            cancel: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    pub fn eval_context(&self) -> EvalContext {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_micros() as i64 * 1000)
+            .unwrap_or(0);
+        let offset = self.settings.get("timezone").map_or(0, |tz| parse_utc_offset(tz).unwrap_or(0));
+        EvalContext { format: FormatContext { utc_offset_secs: offset }, statement_time_ns: now }
+    }
+
+    fn query_context(&self, params: Vec<Datum>, eval: EvalContext) -> Rc<QueryContext> {
+        QueryContext::new(self.server.clone(), eval, params, self.cancel.clone(), self.pending.clone())
+    }
+
+    /// Binds a query-like statement to learn its parameter types and result columns.
+    pub fn describe(&self, stmt: &Statement, param_types: &[DataType]) -> DbResult<(Vec<DataType>, Option<Vec<Field>>)> {
+        let catalog = self.server.catalog.snapshot();
+        let db = catalog.database(&self.database)?;
+        let eval = self.eval_context();
+        let mut binder = Binder::new(&catalog, db, &eval, param_types.to_vec());
+        let fields = match stmt {
+            Statement::Query(q) => Some(binder.bind_query(q)?.fields().to_vec()),
+            Statement::Insert(ins) => {
+                let (_, _, returning) = self.bind_insert(&mut binder, ins)?;
+                returning.map(|(_, f)| f)
+            }
+            Statement::ShowVariable { variable } => {
+                let name = variable.iter().map(ident_name).collect::<Vec<_>>().join(" ");
+                Some(vec![Field::new(name, DataType::Text)])
+            }
+            _ => None,
+        };
+        let mut types = binder.params;
+        for t in types.iter_mut() {
+            if *t == DataType::Unknown {
+                *t = DataType::Text;
+            }
+        }
+        Ok((types, fields))
+    }
+
+    /// Runs one statement.
+    pub async fn execute(&mut self, stmt: &Statement, params: Vec<Datum>, param_types: &[DataType]) -> DbResult<StatementResult> {
+        self.cancel.store(false, Ordering::Relaxed);
+        if self.txn == TxnState::Failed && !matches!(stmt, Statement::Commit { .. } | Statement::Rollback { .. }) {
+            return Err(DbError::new(
+                sqlstate::IN_FAILED_SQL_TRANSACTION,
+                "current transaction is aborted, commands ignored until end of transaction block",
+            ));
+        }
+        let result = self.execute_inner(stmt, params, param_types).await;
+        if result.is_err() && self.txn == TxnState::InBlock {
+            self.txn = TxnState::Failed;
+        }
+        result
+    }
+
+    async fn execute_inner(&mut self, stmt: &Statement, params: Vec<Datum>, param_types: &[DataType]) -> DbResult<StatementResult> {
+        match stmt {
+            Statement::Query(q) => {
+                let eval = self.eval_context();
+                let plan = {
+                    let catalog = self.server.catalog.snapshot();
+                    let db = catalog.database(&self.database)?;
+                    let mut binder = Binder::new(&catalog, db, &eval, param_types.to_vec());
+                    binder.bind_query(q)?
+                };
+                let ctx = self.query_context(params, eval);
+                let op = operators::build(&plan, &ctx)?;
+                Ok(StatementResult::Rows { fields: plan.fields().to_vec(), op, tag: "SELECT".into() })
+            }
+            Statement::Insert(ins) => self.insert(ins, params, param_types).await,
+            Statement::CreateTable(ct) => self.create_table(ct),
+            Statement::CreateSchema { schema_name, if_not_exists, .. } => {
+                let name = match schema_name {
+                    ast::SchemaName::Simple(n) | ast::SchemaName::NamedAuthorization(n, _) => object_name_parts(n).join("."),
+                    ast::SchemaName::UnnamedAuthorization(i) => ident_name(i),
+                };
+                let oid = self.server.catalog.allocate_oid();
+                let created = self.server.catalog.update_database(&self.database, |db| {
+                    if db.schemas.contains_key(&name) {
+                        if *if_not_exists {
+                            return Ok(false);
+                        }
+                        return Err(DbError::new(sqlstate::DUPLICATE_SCHEMA, format!("schema \"{name}\" already exists")));
+                    }
+                    db.schemas.insert(name.clone(), Schema { oid, name: name.clone(), ..Default::default() });
+                    Ok(true)
+                })?;
+                let _ = created;
+                Ok(StatementResult::Command("CREATE SCHEMA".into()))
+            }
+            Statement::CreateDatabase { db_name, if_not_exists, .. } => {
+                let name = object_name_parts(db_name).join(".");
+                match self.server.catalog.create_database(&name) {
+                    Err(e) if *if_not_exists && e.code == sqlstate::DUPLICATE_DATABASE => {}
+                    other => other?,
+                }
+                Ok(StatementResult::Command("CREATE DATABASE".into()))
+            }
+            Statement::Drop { object_type, if_exists, names, .. } => self.drop(object_type, *if_exists, names).await,
+            Statement::Truncate(t) => {
+                for target in &t.table_names {
+                    let table = self.lookup_table(&target.name)?;
+                    for shard in &self.server.shards {
+                        let oid = table.oid;
+                        shard.run(move |ctx| ctx.storage.borrow_mut().truncate(oid)).await?;
+                    }
+                    self.pending.borrow_mut().remove(&table.oid);
+                }
+                Ok(StatementResult::Command("TRUNCATE TABLE".into()))
+            }
+            Statement::StartTransaction { .. } => {
+                if self.txn != TxnState::Idle {
+                    // PostgreSQL warns and carries on.
+                    return Ok(StatementResult::Command("BEGIN".into()));
+                }
+                self.txn = TxnState::InBlock;
+                Ok(StatementResult::Command("BEGIN".into()))
+            }
+            Statement::Commit { .. } => {
+                let failed = self.txn == TxnState::Failed;
+                self.txn = TxnState::Idle;
+                let pending = std::mem::take(&mut *self.pending.borrow_mut());
+                if failed {
+                    return Ok(StatementResult::Command("ROLLBACK".into()));
+                }
+                for (table, batches) in pending {
+                    self.append_to_shards(table, batches).await?;
+                }
+                Ok(StatementResult::Command("COMMIT".into()))
+            }
+            Statement::Rollback { .. } => {
+                self.txn = TxnState::Idle;
+                self.pending.borrow_mut().clear();
+                Ok(StatementResult::Command("ROLLBACK".into()))
+            }
+            Statement::Set(set) => self.set(set),
+            Statement::ShowVariable { variable } => {
+                let name = variable.iter().map(ident_name).collect::<Vec<_>>().join(" ");
+                let value = self.show(&name)?;
+                let col = Column::from_datums(DataType::Text, &[Datum::text(value)]);
+                Ok(StatementResult::Batches {
+                    fields: vec![Field::new(name, DataType::Text)],
+                    batches: vec![Batch::from_columns(vec![col])],
+                    tag: "SHOW".into(),
+                })
+            }
+            Statement::Discard { .. } => Ok(StatementResult::Command("DISCARD ALL".into())),
+            other => Err(DbError::unsupported(format!("statement not supported yet: {}", first_words(&other.to_string())))),
+        }
+    }
+
+    fn show(&self, name: &str) -> DbResult<String> {
+        let key = name.to_lowercase();
+        if key == "all" {
+            return Err(DbError::unsupported("SHOW ALL"));
+        }
+        if key == "transaction isolation level" {
+            return Ok("read committed".into());
+        }
+        self.settings.get(&key).cloned().ok_or_else(|| {
+            DbError::new(sqlstate::UNDEFINED_OBJECT, format!("unrecognized configuration parameter \"{name}\""))
+        })
+    }
+
+    fn set(&mut self, set: &ast::Set) -> DbResult<StatementResult> {
+        match set {
+            ast::Set::SingleAssignment { variable, values, .. } => {
+                let name = object_name_parts(variable).join(".");
+                let value = values
+                    .iter()
+                    .map(|v| match v {
+                        ast::Expr::Value(v) => match &v.value {
+                            ast::Value::SingleQuotedString(s) => s.clone(),
+                            other => other.to_string(),
+                        },
+                        ast::Expr::Identifier(i) => i.value.clone(),
+                        other => other.to_string(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                self.set_variable(&name, &value)?;
+            }
+            ast::Set::SetTimeZone { value, .. } => {
+                let v = match value {
+                    ast::Expr::Value(v) => match &v.value {
+                        ast::Value::SingleQuotedString(s) => s.clone(),
+                        other => other.to_string(),
+                    },
+                    other => other.to_string(),
+                };
+                self.set_variable("timezone", &v)?;
+            }
+            ast::Set::SetNames { .. } | ast::Set::SetNamesDefault { .. } => {}
+            ast::Set::SetTransaction { .. } => {}
+            other => return Err(DbError::unsupported(format!("SET form not supported: {other}"))),
+        }
+        Ok(StatementResult::Command("SET".into()))
+    }
+
+    pub fn set_variable(&mut self, name: &str, value: &str) -> DbResult<()> {
+        let key = name.to_lowercase();
+        let value = if value.eq_ignore_ascii_case("default") || value.eq_ignore_ascii_case("local") {
+            default_settings().get(&key).cloned().unwrap_or_default()
+        } else {
+            value.to_string()
+        };
+        if key == "timezone" && parse_utc_offset(&value).is_none() {
+            return Err(DbError::new(sqlstate::INVALID_PARAMETER_VALUE, format!("invalid value for parameter \"TimeZone\": \"{value}\""))
+                .with_hint("Brewric supports UTC and fixed offsets such as '+02:00' for now."));
+        }
+        if key == "server_version" || key == "server_version_num" || key == "server_encoding" {
+            return Err(DbError::new("55P02", format!("parameter \"{key}\" cannot be changed")));
+        }
+        self.settings.insert(key, value);
+        Ok(())
+    }
+
+    fn lookup_table(&self, name: &ast::ObjectName) -> DbResult<Arc<TableDef>> {
+        let catalog = self.server.catalog.snapshot();
+        let db = catalog.database(&self.database)?;
+        let eval = self.eval_context();
+        Binder::new(&catalog, db, &eval, vec![]).resolve_table(name)
+    }
+
+    fn create_table(&mut self, ct: &ast::CreateTable) -> DbResult<StatementResult> {
+        if ct.query.is_some() {
+            return Err(DbError::unsupported("CREATE TABLE AS is not supported yet"));
+        }
+        let parts = object_name_parts(&ct.name);
+        let (schema, name) = match parts.as_slice() {
+            [t] => ("public".to_string(), t.clone()),
+            [s, t] => (s.clone(), t.clone()),
+            _ => return Err(DbError::syntax(format!("improper table name: {}", ct.name))),
+        };
+        let mut columns = Vec::new();
+        let mut sequences = Vec::new();
+        for c in &ct.columns {
+            let cname = ident_name(&c.name);
+            if columns.iter().any(|x: &ColumnDef| x.name == cname) {
+                return Err(DbError::new(sqlstate::DUPLICATE_COLUMN, format!("column \"{cname}\" specified more than once")));
+            }
+            let type_name = c.data_type.to_string().to_lowercase();
+            let serial = matches!(type_name.as_str(), "serial" | "bigserial" | "smallserial" | "serial4" | "serial8" | "serial2");
+            let data_type = bind_data_type(&c.data_type)?;
+            let mut def = ColumnDef { name: cname.clone(), data_type, not_null: serial, default: None };
+            for opt in &c.options {
+                match &opt.option {
+                    ast::ColumnOption::NotNull => def.not_null = true,
+                    ast::ColumnOption::Null => def.not_null = false,
+                    ast::ColumnOption::Default(e) => def.default = Some(e.clone()),
+                    ast::ColumnOption::PrimaryKey(_) => def.not_null = true,
+                    ast::ColumnOption::Unique(_) => {}
+                    other => return Err(DbError::unsupported(format!("column option not supported yet: {other}"))),
+                }
+            }
+            if serial {
+                let seq_name = format!("{name}_{cname}_seq");
+                let expr = format!("nextval('{schema}.{seq_name}')");
+                def.default = crate::sql::parse(&format!("SELECT {expr}")).ok().and_then(|s| match s.into_iter().next() {
+                    Some(Statement::Query(q)) => match *q.body {
+                        ast::SetExpr::Select(sel) => match sel.projection.into_iter().next() {
+                            Some(ast::SelectItem::UnnamedExpr(e)) => Some(e),
+                            _ => None,
+                        },
+                        _ => None,
+                    },
+                    _ => None,
+                });
+                sequences.push(seq_name);
+            }
+            columns.push(def);
+        }
+        for constraint in &ct.constraints {
+            if let ast::TableConstraint::PrimaryKey(pk) = constraint {
+                for col in &pk.columns {
+                    let n = ident_name_of_index_column(col);
+                    if let Some(c) = columns.iter_mut().find(|c| c.name == n) {
+                        c.not_null = true;
+                    }
+                }
+            }
+        }
+        let oid = self.server.catalog.allocate_oid();
+        let seq_oids: Vec<u32> = sequences.iter().map(|_| self.server.catalog.allocate_oid()).collect();
+        let if_not_exists = ct.if_not_exists;
+        let created = self.server.catalog.update_database(&self.database, |db| {
+            let s = db.schemas.get_mut(&schema).ok_or_else(|| {
+                DbError::new(sqlstate::INVALID_SCHEMA_NAME, format!("schema \"{schema}\" does not exist"))
+            })?;
+            if s.tables.contains_key(&name) {
+                if if_not_exists {
+                    return Ok(false);
+                }
+                return Err(DbError::new(sqlstate::DUPLICATE_TABLE, format!("relation \"{name}\" already exists")));
+            }
+            for (seq, soid) in sequences.iter().zip(&seq_oids) {
+                s.sequences.insert(seq.clone(), Arc::new(Sequence::new(*soid, seq.clone())));
+            }
+            s.tables.insert(
+                name.clone(),
+                Arc::new(TableDef { oid, name: name.clone(), schema: schema.clone(), columns, time_column: None }),
+            );
+            Ok(true)
+        })?;
+        let _ = created;
+        Ok(StatementResult::Command("CREATE TABLE".into()))
+    }
+
+    async fn drop(&mut self, object_type: &ast::ObjectType, if_exists: bool, names: &[ast::ObjectName]) -> DbResult<StatementResult> {
+        match object_type {
+            ast::ObjectType::Table => {
+                for n in names {
+                    let table = match self.lookup_table(n) {
+                        Ok(t) => t,
+                        Err(e) if if_exists && e.code == sqlstate::UNDEFINED_TABLE => continue,
+                        Err(e) => return Err(e),
+                    };
+                    self.server.catalog.update_database(&self.database, |db| {
+                        if let Some(s) = db.schemas.get_mut(&table.schema) {
+                            s.tables.remove(&table.name);
+                            s.sequences.retain(|k, _| !k.starts_with(&format!("{}_", table.name)) || !k.ends_with("_seq"));
+                        }
+                        Ok(())
+                    })?;
+                    for shard in &self.server.shards {
+                        let oid = table.oid;
+                        shard.run(move |ctx| ctx.storage.borrow_mut().drop_table(oid)).await?;
+                    }
+                }
+                Ok(StatementResult::Command("DROP TABLE".into()))
+            }
+            ast::ObjectType::Schema => {
+                for n in names {
+                    let name = object_name_parts(n).join(".");
+                    self.server.catalog.update_database(&self.database, |db| {
+                        match db.schemas.get(&name) {
+                            None if if_exists => Ok(()),
+                            None => Err(DbError::new(sqlstate::INVALID_SCHEMA_NAME, format!("schema \"{name}\" does not exist"))),
+                            Some(s) if !s.tables.is_empty() => Err(DbError::new(
+                                "2BP01",
+                                format!("cannot drop schema {name} because other objects depend on it"),
+                            )),
+                            Some(_) => {
+                                db.schemas.remove(&name);
+                                Ok(())
+                            }
+                        }
+                    })?;
+                }
+                Ok(StatementResult::Command("DROP SCHEMA".into()))
+            }
+            ast::ObjectType::Database => {
+                for n in names {
+                    let name = object_name_parts(n).join(".");
+                    if name == self.database {
+                        return Err(DbError::new(sqlstate::OBJECT_IN_USE, "cannot drop the currently open database"));
+                    }
+                    self.server.catalog.update(|cat| {
+                        if cat.databases.remove(&name).is_none() && !if_exists {
+                            return Err(DbError::new(sqlstate::INVALID_CATALOG_NAME, format!("database \"{name}\" does not exist")));
+                        }
+                        Ok(())
+                    })?;
+                }
+                Ok(StatementResult::Command("DROP DATABASE".into()))
+            }
+            other => Err(DbError::unsupported(format!("DROP {other} is not supported yet"))),
+        }
+    }
+
+    /// Binds an INSERT: the table, the plan producing full-width rows, and RETURNING.
+    #[allow(clippy::type_complexity)]
+    fn bind_insert(&self, binder: &mut Binder, ins: &ast::Insert) -> DbResult<(Arc<TableDef>, Plan, Option<(Vec<Expr>, Vec<Field>)>)> {
+        let name = match &ins.table {
+            ast::TableObject::TableName(n) => n.clone(),
+            other => return Err(DbError::unsupported(format!("INSERT INTO {other}"))),
+        };
+        if ins.on.is_some() {
+            return Err(DbError::unsupported("INSERT ... ON CONFLICT is not supported yet"));
+        }
+        let table = binder.resolve_table(&name)?;
+        let targets: Vec<usize> = if ins.columns.is_empty() {
+            (0..table.columns.len()).collect()
+        } else {
+            ins.columns
+                .iter()
+                .map(|c| {
+                    let n = object_name_parts(c).pop().unwrap_or_default();
+                    table.column_index(&n).ok_or_else(|| {
+                        DbError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{n}\" of relation \"{}\" does not exist", table.name))
+                    })
+                })
+                .collect::<DbResult<_>>()?
+        };
+        let plain_values = ins.source.as_ref().and_then(|q| match q.body.as_ref() {
+            ast::SetExpr::Values(v) if q.with.is_none() && q.order_by.is_none() && q.limit_clause.is_none() => Some(v),
+            _ => None,
+        });
+        let source = match (&ins.source, plain_values) {
+            (_, Some(values)) => {
+                let rows = binder.bind_values_raw(values)?;
+                let width = rows.first().map_or(0, |r| r.len());
+                let fields = (0..width).map(|i| Field::new(format!("column{}", i + 1), DataType::Unknown)).collect();
+                Plan::Values { rows, fields }
+            }
+            (Some(q), None) => binder.bind_query(q)?,
+            (None, None) => Plan::Values { rows: vec![vec![]], fields: vec![] },
+        };
+        let src_fields = source.fields().to_vec();
+        if src_fields.len() > targets.len() {
+            return Err(DbError::syntax("INSERT has more expressions than target columns"));
+        }
+        if ins.source.is_some() && src_fields.len() < targets.len() && !ins.columns.is_empty() {
+            return Err(DbError::syntax("INSERT has more target columns than expressions"));
+        }
+        // Untyped VALUES literals take the target column's type directly.
+        let source = match source {
+            Plan::Values { rows, .. } if plain_values.is_some() => {
+                let mut typed_rows = Vec::new();
+                for row in rows {
+                    let mut out = Vec::new();
+                    for (k, e) in row.into_iter().enumerate() {
+                        let col = &table.columns[targets[k]];
+                        let e = match e {
+                            // DEFAULT in a VALUES list: the column's default expression.
+                            Expr::Literal(Datum::Null, DataType::Unknown) => Expr::Literal(Datum::Null, col.data_type),
+                            other => other,
+                        };
+                        out.push(binder.coerce_assignment(e, col.data_type, &col.name)?);
+                    }
+                    typed_rows.push(out);
+                }
+                let fields = targets[..src_fields.len()].iter().map(|&t| Field::new(table.columns[t].name.clone(), table.columns[t].data_type)).collect();
+                Plan::Values { rows: typed_rows, fields }
+            }
+            other => other,
+        };
+        let src_types = source.types();
+        let empty = Scope::default();
+        let mut exprs = Vec::with_capacity(table.columns.len());
+        for (ci, col) in table.columns.iter().enumerate() {
+            let e = match targets.iter().position(|&t| t == ci).filter(|&k| k < src_types.len()) {
+                Some(k) => binder.coerce_assignment(Expr::Column(k, src_types[k]), col.data_type, &col.name)?,
+                None => match &col.default {
+                    Some(d) => {
+                        let mut b = Binder::new(binder.catalog, binder.db, binder.eval, vec![]);
+                        let bound = b.bind_default(d, &empty)?;
+                        b.coerce_assignment(bound, col.data_type, &col.name)?
+                    }
+                    None => Expr::Literal(Datum::Null, col.data_type),
+                },
+            };
+            exprs.push(e);
+        }
+        let fields: Vec<Field> = table.columns.iter().map(|c| Field::new(c.name.clone(), c.data_type)).collect();
+        let plan = Plan::Project { input: Box::new(source), exprs, fields };
+        let returning = match &ins.returning {
+            Some(items) => {
+                let scope = Scope {
+                    fields: table
+                        .columns
+                        .iter()
+                        .map(|c| Field { qualifier: Some(table.name.clone()), ..Field::new(c.name.clone(), c.data_type) })
+                        .collect(),
+                };
+                let mut exprs = Vec::new();
+                let mut fields = Vec::new();
+                for item in items {
+                    let (e, name) = match item {
+                        ast::SelectItem::UnnamedExpr(e) => (e.clone(), crate::sql::bind::output_name(e)),
+                        ast::SelectItem::ExprWithAlias { expr, alias } => (expr.clone(), ident_name(alias)),
+                        ast::SelectItem::Wildcard(_) => {
+                            for (i, f) in scope.fields.iter().enumerate() {
+                                exprs.push(Expr::Column(i, f.data_type));
+                                fields.push(Field::new(f.name.clone(), f.data_type));
+                            }
+                            continue;
+                        }
+                        other => return Err(DbError::unsupported(format!("RETURNING {other}"))),
+                    };
+                    let bound = binder.bind_scalar(&e, &scope)?;
+                    fields.push(Field::new(name, bound.data_type()));
+                    exprs.push(bound);
+                }
+                Some((exprs, fields))
+            }
+            None => None,
+        };
+        Ok((table, plan, returning))
+    }
+
+    async fn insert(&mut self, ins: &ast::Insert, params: Vec<Datum>, param_types: &[DataType]) -> DbResult<StatementResult> {
+        let eval_ctx = self.eval_context();
+        let (table, plan, returning) = {
+            let catalog = self.server.catalog.snapshot();
+            let db = catalog.database(&self.database)?;
+            let mut binder = Binder::new(&catalog, db, &eval_ctx, param_types.to_vec());
+            self.bind_insert(&mut binder, ins)?
+        };
+        let ctx = self.query_context(params, eval_ctx);
+        let batches = operators::collect(&plan, &ctx).await?;
+        let mut count = 0usize;
+        for b in &batches {
+            for (ci, col) in table.columns.iter().enumerate() {
+                if col.not_null && b.columns[ci].null_count() > 0 {
+                    return Err(DbError::new(
+                        sqlstate::NOT_NULL_VIOLATION,
+                        format!("null value in column \"{}\" of relation \"{}\" violates not-null constraint", col.name, table.name),
+                    ));
+                }
+                if let DataType::Varchar(Some(_)) | DataType::Bpchar(Some(_)) = col.data_type {
+                    crate::exec::kernels::check_string_length(&b.columns[ci], col.data_type)?;
+                }
+            }
+            count += b.len;
+        }
+        let returned = match &returning {
+            Some((exprs, _)) => {
+                let empty = HashMap::new();
+                let cx = EvalInputs { eval: &ctx.eval, params: &ctx.params, outer: &[], subqueries: &empty };
+                batches
+                    .iter()
+                    .map(|b| {
+                        let cols = exprs.iter().map(|e| eval(e, b, &cx).map(|v| v.into_column(b.len))).collect::<DbResult<Vec<_>>>()?;
+                        Ok(Batch::new(cols, b.len))
+                    })
+                    .collect::<DbResult<Vec<_>>>()?
+            }
+            None => vec![],
+        };
+        if self.txn == TxnState::Idle {
+            self.append_to_shards(table.oid, batches).await?;
+        } else {
+            self.pending.borrow_mut().entry(table.oid).or_default().extend(batches);
+        }
+        let tag = format!("INSERT 0 {count}");
+        Ok(match returning {
+            Some((_, fields)) => StatementResult::Batches { fields, batches: returned, tag },
+            None => StatementResult::Command(tag),
+        })
+    }
+
+    /// Sends committed rows to their shards and waits until every shard has them.
+    async fn append_to_shards(&self, table: TableId, batches: Vec<Batch>) -> DbResult<()> {
+        let catalog = self.server.catalog.snapshot();
+        let types = match catalog.database(&self.database)?.table_by_oid(table) {
+            Some(t) => t.column_types(),
+            None => return Err(DbError::new(sqlstate::UNDEFINED_TABLE, "table was dropped during the transaction")),
+        };
+        let shards = &self.server.shards;
+        let mut per_shard: Vec<Vec<Batch>> = vec![Vec::new(); shards.len()];
+        for b in batches {
+            if b.len == 0 {
+                continue;
+            }
+            // Large batches are split evenly; small ones go whole to the next shard in turn.
+            if b.len >= 1024 && shards.len() > 1 {
+                let chunk = b.len.div_ceil(shards.len());
+                for (s, part) in per_shard.iter_mut().enumerate() {
+                    let start = s * chunk;
+                    if start < b.len {
+                        part.push(b.slice(start, chunk.min(b.len - start)));
+                    }
+                }
+            } else {
+                per_shard[self.server.next_shard()].push(b);
+            }
+        }
+        let mut waits = Vec::new();
+        for (shard, part) in shards.iter().zip(per_shard) {
+            if part.is_empty() {
+                continue;
+            }
+            let types = types.clone();
+            waits.push(shard.run(move |ctx| {
+                let mut storage = ctx.storage.borrow_mut();
+                for b in &part {
+                    storage.append(table, &types, b);
+                }
+            }));
+        }
+        for w in waits {
+            w.await?;
+        }
+        Ok(())
+    }
+}
+
+fn ident_name_of_index_column(c: &ast::IndexColumn) -> String {
+    match &c.column.expr {
+        ast::Expr::Identifier(i) => ident_name(i),
+        other => other.to_string(),
+    }
+}
+
+fn first_words(s: &str) -> String {
+    s.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+}
+
+/// 'UTC', 'GMT', 'Z', '+02:00', '-8', 'Etc/UTC' → seconds east of UTC.
+pub fn parse_utc_offset(tz: &str) -> Option<i32> {
+    let t = tz.trim().trim_matches('\'');
+    if ["utc", "gmt", "z", "etc/utc", "etc/gmt", "zulu", "universal"].contains(&t.to_lowercase().as_str()) {
+        return Some(0);
+    }
+    let (sign, rest) = match t.as_bytes().first()? {
+        b'+' => (1, &t[1..]),
+        b'-' => (-1, &t[1..]),
+        b'0'..=b'9' => (1, t),
+        _ => return None,
+    };
+    let mut parts = rest.split(':');
+    let h: i32 = parts.next()?.parse().ok()?;
+    let m: i32 = parts.next().map_or(Some(0), |p| p.parse().ok())?;
+    if h > 15 || m > 59 {
+        return None;
+    }
+    Some(sign * (h * 3600 + m * 60))
+}

@@ -1,0 +1,551 @@
+//! The PostgreSQL v3 protocol for one connection: startup, simple and
+//! extended query, portals with row limits, cancel, and errors in
+//! PostgreSQL's shape. Messages are framed and encoded by the `pgwire`
+//! crate's codecs; this module owns the protocol state machine.
+//! Must not: plan or execute SQL itself (it calls `sql::Session`).
+
+pub mod encode;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use bytes::{Buf, BytesMut};
+use pgwire::messages::data::{DataRow, FieldDescription, NoData, ParameterDescription, RowDescription};
+use pgwire::messages::extendedquery::{BindComplete, CloseComplete, ParseComplete, PortalSuspended};
+use pgwire::messages::response::{CommandComplete, EmptyQueryResponse, ErrorResponse, ReadyForQuery, SslResponse, TransactionStatus};
+use pgwire::messages::startup::{Authentication, BackendKeyData, ParameterStatus, SecretKey};
+use pgwire::messages::{DecodeContext, PgWireBackendMessage as B, PgWireFrontendMessage as F, SslNegotiationMetaMessage};
+use sqlparser::ast::Statement;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::error::{sqlstate, DbError, DbResult};
+use crate::exec::operators::BoxedOperator;
+use crate::server::Server;
+use crate::sql::plan::Field;
+use crate::sql::{Session, StatementResult, TxnState};
+use crate::types::{DataType, Datum};
+
+/// Largest frontend message accepted (a COPY chunk or a big multi-row INSERT fits easily).
+pub const MAX_MESSAGE_BYTES: usize = 256 << 20;
+/// Output is flushed to the socket once this much is buffered.
+const FLUSH_BYTES: usize = 64 << 10;
+
+struct Prepared {
+    /// `None` for an empty query string.
+    stmt: Option<Statement>,
+    param_types: Vec<DataType>,
+    fields: Option<Vec<Field>>,
+}
+
+enum PortalState {
+    NotStarted,
+    Streaming { op: BoxedOperator, rows: u64, tag: String, buffered: Option<(crate::exec::vector::Batch, usize)> },
+    Done,
+}
+
+struct Portal {
+    statement: Arc<Prepared>,
+    params: Vec<Datum>,
+    result_formats: Vec<i16>,
+    state: PortalState,
+}
+
+struct Connection {
+    stream: TcpStream,
+    inbuf: BytesMut,
+    out: BytesMut,
+    decode: DecodeContext,
+}
+
+impl Connection {
+    async fn read_message(&mut self) -> DbResult<Option<F>> {
+        loop {
+            if !self.decode.awaiting_frontend_ssl && !self.decode.awaiting_frontend_startup && self.inbuf.len() >= 5 {
+                let len = u32::from_be_bytes([self.inbuf[1], self.inbuf[2], self.inbuf[3], self.inbuf[4]]) as usize;
+                if len > MAX_MESSAGE_BYTES || len < 4 {
+                    return Err(DbError::protocol(format!("invalid message length {len}")).fatal());
+                }
+            } else if self.inbuf.len() >= 4 {
+                let len = u32::from_be_bytes([self.inbuf[0], self.inbuf[1], self.inbuf[2], self.inbuf[3]]) as usize;
+                if !(8..=10_000).contains(&len) {
+                    return Err(DbError::protocol(format!("invalid length of startup packet {len}")).fatal());
+                }
+            }
+            match F::decode(&mut self.inbuf, &self.decode) {
+                Ok(Some(m)) => return Ok(Some(m)),
+                Ok(None) => {}
+                Err(e) => return Err(DbError::protocol(format!("invalid frontend message: {e}")).fatal()),
+            }
+            self.flush().await?;
+            let n = self.stream.read_buf(&mut self.inbuf).await.map_err(io_error)?;
+            if n == 0 {
+                return Ok(None);
+            }
+        }
+    }
+
+    fn send(&mut self, msg: B) {
+        // Encoding into a BytesMut cannot fail for messages we build.
+        let _ = msg.encode(&mut self.out);
+    }
+
+    async fn flush(&mut self) -> DbResult<()> {
+        if !self.out.is_empty() {
+            self.stream.write_all(&self.out).await.map_err(io_error)?;
+            self.out.clear();
+        }
+        Ok(())
+    }
+
+    async fn maybe_flush(&mut self) -> DbResult<()> {
+        if self.out.len() >= FLUSH_BYTES {
+            self.flush().await?;
+        }
+        Ok(())
+    }
+
+    fn send_error(&mut self, e: &DbError) {
+        let mut fields = vec![(b'S', e.severity.to_string()), (b'V', e.severity.to_string()), (b'C', e.code.to_string()), (b'M', e.message.clone())];
+        if let Some(d) = &e.detail {
+            fields.push((b'D', d.clone()));
+        }
+        if let Some(h) = &e.hint {
+            fields.push((b'H', h.clone()));
+        }
+        if let Some(p) = e.position {
+            fields.push((b'P', p.to_string()));
+        }
+        self.send(B::ErrorResponse(ErrorResponse::new(fields)));
+    }
+}
+
+fn io_error(e: std::io::Error) -> DbError {
+    DbError::new(sqlstate::CONNECTION_EXCEPTION, format!("connection error: {e}"))
+}
+
+/// Serves one client connection until it closes.
+pub async fn serve(stream: TcpStream, server: Arc<Server>) {
+    let mut conn = Connection { stream, inbuf: BytesMut::with_capacity(8192), out: BytesMut::with_capacity(FLUSH_BYTES), decode: DecodeContext::default() };
+    let session = match startup(&mut conn, &server).await {
+        Ok(Some(s)) => s,
+        Ok(None) => return,
+        Err(e) => {
+            conn.send_error(&e);
+            let _ = conn.flush().await;
+            return;
+        }
+    };
+    let (pid, _) = session.1;
+    let result = run_session(&mut conn, session.0).await;
+    server.unregister_session(pid);
+    if let Err(e) = result {
+        if e.code != sqlstate::CONNECTION_EXCEPTION {
+            conn.send_error(&e);
+        }
+    }
+    let _ = conn.flush().await;
+}
+
+async fn startup(conn: &mut Connection, server: &Arc<Server>) -> DbResult<Option<(Session, (i32, i32))>> {
+    loop {
+        let Some(msg) = conn.read_message().await? else { return Ok(None) };
+        match msg {
+            F::SslNegotiation(SslNegotiationMetaMessage::None) => conn.decode.awaiting_frontend_ssl = false,
+            F::SslNegotiation(_) => {
+                // No TLS yet: answer 'N'; libpq then sends the startup packet in clear.
+                conn.send(B::SslResponse(SslResponse::Refuse));
+                conn.flush().await?;
+                conn.decode.awaiting_frontend_ssl = false;
+            }
+            F::CancelRequest(c) => {
+                if let SecretKey::I32(secret) = c.secret_key {
+                    server.cancel(c.pid, secret);
+                }
+                return Ok(None);
+            }
+            F::Startup(s) => {
+                conn.decode.awaiting_frontend_startup = false;
+                if s.protocol_number_major != 3 {
+                    return Err(DbError::protocol(format!("unsupported frontend protocol {}.{}", s.protocol_number_major, s.protocol_number_minor)).fatal());
+                }
+                let user = s.parameters.get("user").cloned().unwrap_or_else(|| "brewric".into());
+                let database = s.parameters.get("database").cloned().unwrap_or_else(|| user.clone());
+                if server.catalog.snapshot().database(&database).is_err() {
+                    return Err(DbError::new(sqlstate::INVALID_CATALOG_NAME, format!("database \"{database}\" does not exist")).fatal());
+                }
+                let mut session = Session::new(server.clone(), database, user.clone());
+                for (k, v) in &s.parameters {
+                    if !matches!(k.as_str(), "user" | "database" | "options" | "replication") {
+                        let _ = session.set_variable(k, v);
+                    }
+                }
+                conn.send(B::Authentication(Authentication::Ok));
+                let statuses = [
+                    ("application_name", session.settings.get("application_name").cloned().unwrap_or_default()),
+                    ("client_encoding", "UTF8".to_string()),
+                    ("DateStyle", "ISO, MDY".to_string()),
+                    ("default_transaction_read_only", "off".to_string()),
+                    ("in_hot_standby", "off".to_string()),
+                    ("integer_datetimes", "on".to_string()),
+                    ("IntervalStyle", "postgres".to_string()),
+                    ("is_superuser", "on".to_string()),
+                    ("server_encoding", "UTF8".to_string()),
+                    ("server_version", crate::SERVER_VERSION.to_string()),
+                    ("session_authorization", user),
+                    ("standard_conforming_strings", "on".to_string()),
+                    ("TimeZone", session.settings.get("timezone").cloned().unwrap_or_else(|| "UTC".into())),
+                ];
+                for (k, v) in statuses {
+                    conn.send(B::ParameterStatus(ParameterStatus::new(k.to_string(), v)));
+                }
+                let keys = server.register_session(session.cancel.clone());
+                conn.send(B::BackendKeyData(BackendKeyData::new(keys.0, SecretKey::I32(keys.1))));
+                conn.send(B::ReadyForQuery(ReadyForQuery::new(TransactionStatus::Idle)));
+                conn.flush().await?;
+                return Ok(Some((session, keys)));
+            }
+            _ => return Err(DbError::protocol("expected startup message").fatal()),
+        }
+    }
+}
+
+fn txn_status(s: &Session) -> TransactionStatus {
+    match s.txn {
+        TxnState::Idle => TransactionStatus::Idle,
+        TxnState::InBlock => TransactionStatus::Transaction,
+        TxnState::Failed => TransactionStatus::Error,
+    }
+}
+
+async fn run_session(conn: &mut Connection, mut session: Session) -> DbResult<()> {
+    let mut statements: HashMap<String, Arc<Prepared>> = HashMap::new();
+    let mut portals: HashMap<String, Portal> = HashMap::new();
+    // After an error in the extended protocol, messages are skipped until Sync.
+    let mut skipping = false;
+    loop {
+        let Some(msg) = conn.read_message().await? else { return Ok(()) };
+        if skipping && !matches!(msg, F::Sync(_) | F::Terminate(_)) {
+            continue;
+        }
+        let result = match msg {
+            F::Query(q) => {
+                simple_query(conn, &mut session, &q.query).await;
+                portals.remove("");
+                conn.send(B::ReadyForQuery(ReadyForQuery::new(txn_status(&session))));
+                conn.flush().await?;
+                Ok(())
+            }
+            F::Parse(p) => parse_message(&session, p.name.unwrap_or_default(), &p.query, &p.type_oids).map(|prep| {
+                statements.insert(prep.0, Arc::new(prep.1));
+                conn.send(B::ParseComplete(ParseComplete::new()));
+            }),
+            F::Bind(b) => bind_message(&statements, &b).map(|portal| {
+                portals.insert(b.portal_name.clone().unwrap_or_default(), portal);
+                conn.send(B::BindComplete(BindComplete::new()));
+            }),
+            F::Describe(d) => describe_message(conn, &statements, &portals, d.target_type, &d.name.unwrap_or_default()),
+            F::Execute(e) => {
+                let name = e.name.unwrap_or_default();
+                match portals.get_mut(&name) {
+                    Some(portal) => execute_portal(conn, &mut session, portal, e.max_rows).await,
+                    None => Err(DbError::new(sqlstate::INVALID_CURSOR_STATE, format!("portal \"{name}\" does not exist"))),
+                }
+            }
+            F::Close(c) => {
+                let name = c.name.unwrap_or_default();
+                if c.target_type == b'S' {
+                    statements.remove(&name);
+                } else {
+                    portals.remove(&name);
+                }
+                conn.send(B::CloseComplete(CloseComplete::new()));
+                Ok(())
+            }
+            F::Sync(_) => {
+                skipping = false;
+                portals.remove("");
+                if session.txn == TxnState::Idle {
+                    portals.clear();
+                }
+                conn.send(B::ReadyForQuery(ReadyForQuery::new(txn_status(&session))));
+                conn.flush().await?;
+                Ok(())
+            }
+            F::Flush(_) => conn.flush().await,
+            F::Terminate(_) => return Ok(()),
+            F::CopyData(_) | F::CopyDone(_) | F::CopyFail(_) => Ok(()), // stray COPY traffic is ignored, as PostgreSQL does
+            _ => Err(DbError::protocol("unexpected message").fatal()),
+        };
+        if let Err(e) = result {
+            if e.severity == "FATAL" {
+                return Err(e);
+            }
+            if session.txn == TxnState::InBlock {
+                session.txn = TxnState::Failed;
+            }
+            conn.send_error(&e);
+            skipping = true;
+        }
+        conn.maybe_flush().await?;
+    }
+}
+
+/// A simple Query message: one or more statements, text results.
+async fn simple_query(conn: &mut Connection, session: &mut Session, sql: &str) {
+    let stmts = match crate::sql::parse(sql) {
+        Ok(s) => s,
+        Err(e) => {
+            if session.txn == TxnState::InBlock {
+                session.txn = TxnState::Failed;
+            }
+            conn.send_error(&e);
+            return;
+        }
+    };
+    if stmts.is_empty() {
+        conn.send(B::EmptyQueryResponse(EmptyQueryResponse::new()));
+        return;
+    }
+    for stmt in &stmts {
+        let result = match session.execute(stmt, vec![], &[]).await {
+            Ok(r) => stream_result(conn, r, &[], 0, true).await.map(|_| ()),
+            Err(e) => Err(e),
+        };
+        if let Err(e) = result {
+            if session.txn == TxnState::InBlock {
+                session.txn = TxnState::Failed;
+            }
+            conn.send_error(&e);
+            return;
+        }
+    }
+}
+
+fn parse_message(session: &Session, name: String, sql: &str, type_oids: &[u32]) -> DbResult<(String, Prepared)> {
+    let mut stmts = crate::sql::parse(sql)?;
+    if stmts.len() > 1 {
+        return Err(DbError::syntax("cannot insert multiple commands into a prepared statement"));
+    }
+    let stmt = stmts.pop();
+    let declared: Vec<DataType> = type_oids
+        .iter()
+        .map(|&oid| if oid == 0 { Ok(DataType::Unknown) } else {
+            DataType::from_oid(oid).ok_or_else(|| DbError::new(sqlstate::UNDEFINED_OBJECT, format!("type with OID {oid} does not exist")))
+        })
+        .collect::<DbResult<_>>()?;
+    let (param_types, fields) = match &stmt {
+        Some(s) => session.describe(s, &declared)?,
+        None => (vec![], None),
+    };
+    let mut param_types = param_types;
+    for (i, d) in declared.iter().enumerate() {
+        if *d != DataType::Unknown {
+            if i < param_types.len() {
+                param_types[i] = *d;
+            } else {
+                param_types.push(*d);
+            }
+        }
+    }
+    Ok((name, Prepared { stmt, param_types, fields }))
+}
+
+fn bind_message(statements: &HashMap<String, Arc<Prepared>>, b: &pgwire::messages::extendedquery::Bind) -> DbResult<Portal> {
+    let name = b.statement_name.clone().unwrap_or_default();
+    let prep = statements
+        .get(&name)
+        .cloned()
+        .ok_or_else(|| DbError::new(sqlstate::INVALID_SQL_STATEMENT_NAME, format!("prepared statement \"{name}\" does not exist")))?;
+    if b.parameters.len() != prep.param_types.len() {
+        return Err(DbError::protocol(format!(
+            "bind message supplies {} parameters, but prepared statement \"{name}\" requires {}",
+            b.parameters.len(),
+            prep.param_types.len()
+        )));
+    }
+    let formats = &b.parameter_format_codes;
+    let mut params = Vec::with_capacity(b.parameters.len());
+    for (i, (value, ty)) in b.parameters.iter().zip(&prep.param_types).enumerate() {
+        let format = match formats.len() {
+            0 => 0,
+            1 => formats[0],
+            _ => formats.get(i).copied().unwrap_or(0),
+        };
+        let d = match value {
+            None => Datum::Null,
+            Some(bytes) if format == 1 => crate::types::binary::decode_binary(*ty, bytes)?,
+            Some(bytes) => {
+                let s = std::str::from_utf8(bytes).map_err(|_| DbError::new("22021", "invalid byte sequence for encoding \"UTF8\""))?;
+                crate::types::text::parse_text(*ty, s, &Default::default())?
+            }
+        };
+        params.push(d);
+    }
+    Ok(Portal { statement: prep, params, result_formats: b.result_column_format_codes.clone(), state: PortalState::NotStarted })
+}
+
+fn describe_message(conn: &mut Connection, statements: &HashMap<String, Arc<Prepared>>, portals: &HashMap<String, Portal>, target: u8, name: &str) -> DbResult<()> {
+    if target == b'S' {
+        let prep = statements
+            .get(name)
+            .ok_or_else(|| DbError::new(sqlstate::INVALID_SQL_STATEMENT_NAME, format!("prepared statement \"{name}\" does not exist")))?;
+        conn.send(B::ParameterDescription(ParameterDescription::new(prep.param_types.iter().map(|t| t.oid()).collect())));
+        match &prep.fields {
+            Some(f) => conn.send(B::RowDescription(row_description(f, &[]))),
+            None => conn.send(B::NoData(NoData::new())),
+        }
+    } else {
+        let portal = portals
+            .get(name)
+            .ok_or_else(|| DbError::new(sqlstate::INVALID_CURSOR_STATE, format!("portal \"{name}\" does not exist")))?;
+        match &portal.statement.fields {
+            Some(f) => conn.send(B::RowDescription(row_description(f, &portal.result_formats))),
+            None => conn.send(B::NoData(NoData::new())),
+        }
+    }
+    Ok(())
+}
+
+fn format_for(formats: &[i16], i: usize) -> i16 {
+    match formats.len() {
+        0 => 0,
+        1 => formats[0],
+        _ => formats.get(i).copied().unwrap_or(0),
+    }
+}
+
+fn row_description(fields: &[Field], formats: &[i16]) -> RowDescription {
+    RowDescription::new(
+        fields
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                FieldDescription::new(
+                    f.name.clone(),
+                    f.table_oid as i32,
+                    f.column_id,
+                    f.data_type.oid(),
+                    f.data_type.type_len(),
+                    f.data_type.type_modifier(),
+                    format_for(formats, i),
+                )
+            })
+            .collect(),
+    )
+}
+
+async fn execute_portal(conn: &mut Connection, session: &mut Session, portal: &mut Portal, max_rows: i32) -> DbResult<()> {
+    if let PortalState::NotStarted = portal.state {
+        let Some(stmt) = portal.statement.stmt.clone() else {
+            conn.send(B::EmptyQueryResponse(EmptyQueryResponse::new()));
+            portal.state = PortalState::Done;
+            return Ok(());
+        };
+        let params = std::mem::take(&mut portal.params);
+        let result = session.execute(&stmt, params, &portal.statement.param_types).await?;
+        portal.state = match result {
+            StatementResult::Rows { op, tag, .. } => PortalState::Streaming { op, rows: 0, tag, buffered: None },
+            other => {
+                stream_result(conn, other, &portal.result_formats, 0, false).await?;
+                PortalState::Done
+            }
+        };
+    }
+    match &mut portal.state {
+        PortalState::Streaming { op, rows, tag, buffered } => {
+            let limit = if max_rows <= 0 { u64::MAX } else { max_rows as u64 };
+            let suspended = send_rows(conn, op, buffered, &portal.result_formats, limit, rows).await?;
+            if suspended {
+                conn.send(B::PortalSuspended(PortalSuspended::new()));
+            } else {
+                conn.send(B::CommandComplete(CommandComplete::new(format!("{tag} {rows}"))));
+                portal.state = PortalState::Done;
+            }
+            Ok(())
+        }
+        PortalState::Done => Err(DbError::new(sqlstate::INVALID_CURSOR_STATE, "portal has already been run to completion")),
+        PortalState::NotStarted => Ok(()),
+    }
+}
+
+/// Sends up to `limit` rows; returns true when rows remain (portal suspended).
+async fn send_rows(
+    conn: &mut Connection,
+    op: &mut BoxedOperator,
+    buffered: &mut Option<(crate::exec::vector::Batch, usize)>,
+    formats: &[i16],
+    limit: u64,
+    rows: &mut u64,
+) -> DbResult<bool> {
+    let mut sent = 0u64;
+    loop {
+        let (batch, start) = match buffered.take() {
+            Some(b) => b,
+            None => match op.next().await? {
+                Some(b) => (b, 0),
+                None => return Ok(false),
+            },
+        };
+        let mut i = start;
+        while i < batch.len {
+            if sent == limit {
+                *buffered = Some((batch, i));
+                return Ok(true);
+            }
+            let mut row = DataRow::new(BytesMut::new(), batch.columns.len() as i16);
+            encode::encode_row(&batch, i, formats, &mut row.data);
+            conn.send(B::DataRow(row));
+            sent += 1;
+            *rows += 1;
+            i += 1;
+        }
+        conn.maybe_flush().await?;
+    }
+}
+
+/// Sends a statement's whole result (simple protocol, or a non-query in extended).
+async fn stream_result(conn: &mut Connection, result: StatementResult, formats: &[i16], _limit: u64, describe: bool) -> DbResult<u64> {
+    match result {
+        StatementResult::Rows { fields, mut op, tag } => {
+            if describe {
+                conn.send(B::RowDescription(row_description(&fields, formats)));
+            }
+            let mut rows = 0;
+            let mut buffered = None;
+            send_rows(conn, &mut op, &mut buffered, formats, u64::MAX, &mut rows).await?;
+            conn.send(B::CommandComplete(CommandComplete::new(format!("{tag} {rows}"))));
+            Ok(rows)
+        }
+        StatementResult::Batches { fields, batches, tag } => {
+            if describe {
+                conn.send(B::RowDescription(row_description(&fields, formats)));
+            }
+            let mut rows = 0;
+            for b in &batches {
+                for i in 0..b.len {
+                    let mut row = DataRow::new(BytesMut::new(), b.columns.len() as i16);
+                    encode::encode_row(b, i, formats, &mut row.data);
+                    conn.send(B::DataRow(row));
+                    rows += 1;
+                }
+            }
+            let tag = if tag == "SHOW" { tag } else { tag };
+            conn.send(B::CommandComplete(CommandComplete::new(if tag == "SHOW" { "SHOW".into() } else { tag })));
+            Ok(rows)
+        }
+        StatementResult::Command(tag) => {
+            conn.send(B::CommandComplete(CommandComplete::new(tag)));
+            Ok(0)
+        }
+        StatementResult::Empty => {
+            conn.send(B::EmptyQueryResponse(EmptyQueryResponse::new()));
+            Ok(0)
+        }
+    }
+}
+
+#[allow(dead_code)]
+fn unused(b: &mut BytesMut) {
+    b.advance(0);
+}
