@@ -428,7 +428,8 @@ def main():
         if s.name == "postgres":
             print(f"  {'postgres':8} {s.version}; shared_buffers=1GB, fsync on, synchronous_commit on")
         if s.name == "brewric":
-            print(f"  {'brewric':8} {args.brewric_bin} (release), shards={args.shards or 'default'}; no WAL yet (issue 3)")
+            build = "release" if os.sep + "release" + os.sep in os.path.abspath(args.brewric_bin) else "NOT a release build"
+            print(f"  {'brewric':8} {args.brewric_bin} ({build}), shards={args.shards or 'default'}; no WAL yet (issue 3)")
     print(f"  sizes    INSERT {args.insert_rows:,} rows in statements of {args.batch:,}; "
           f"SELECT table {args.select_rows:,} rows; median of {args.runs} runs after 1 warm-up")
     print()

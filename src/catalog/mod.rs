@@ -23,6 +23,8 @@ pub struct ColumnDef {
     pub not_null: bool,
     /// The DEFAULT expression as written (bound at each INSERT).
     pub default: Option<sqlparser::ast::Expr>,
+    /// numeric(precision, scale): values are rounded to the scale and checked against the precision.
+    pub numeric_typmod: Option<(u32, u32)>,
 }
 
 #[derive(Debug)]

@@ -170,6 +170,22 @@ pub fn eval(expr: &Expr, batch: &Batch, cx: &EvalInputs) -> DbResult<Value> {
             .get(&s.id)
             .cloned()
             .ok_or_else(|| DbError::internal("subquery result missing")),
+        Expr::NumericTypmod { expr, precision, scale } => {
+            let v = eval(expr, batch, cx)?;
+            match v {
+                Value::Scalar(d, t) => Ok(Value::Scalar(apply_numeric_typmod(&d, *precision, *scale)?, t)),
+                Value::Column(c) => {
+                    let ColumnData::Numeric(vals) = &c.data else {
+                        return Err(DbError::internal("numeric typmod on a non-numeric column"));
+                    };
+                    let mut out = Vec::with_capacity(vals.len());
+                    for (i, v) in vals.iter().enumerate() {
+                        out.push(if c.is_valid(i) { round_numeric(*v, *precision, *scale)? } else { *v });
+                    }
+                    Ok(Value::Column(Arc::new(Column::new(DataType::Numeric, ColumnData::Numeric(out), c.validity.clone()))))
+                }
+            }
+        }
         Expr::NextVal(seq) => {
             let mut col = Column::with_capacity(DataType::Int64, len);
             for _ in 0..len {
@@ -295,4 +311,26 @@ pub fn true_mask(c: &Column) -> DbResult<Bitmap> {
         b.set(i as usize);
     }
     Ok(b)
+}
+
+fn apply_numeric_typmod(d: &Datum, precision: u32, scale: u32) -> DbResult<Datum> {
+    match d {
+        Datum::Numeric(v) => Ok(Datum::Numeric(round_numeric(*v, precision, scale)?)),
+        other => Ok(other.clone()),
+    }
+}
+
+/// numeric(p, s): round half away from zero to `s` digits, then require
+/// fewer than `p - s` integer digits (22003 otherwise), as PostgreSQL does.
+pub fn round_numeric(v: rust_decimal::Decimal, precision: u32, scale: u32) -> DbResult<rust_decimal::Decimal> {
+    let mut r = v.round_dp_with_strategy(scale.min(28), rust_decimal::RoundingStrategy::MidpointAwayFromZero);
+    let int_digits = r.trunc().abs().to_string().trim_start_matches('0').len() as u32;
+    if int_digits > precision - scale {
+        return Err(DbError::new(crate::error::sqlstate::NUMERIC_VALUE_OUT_OF_RANGE, "numeric field overflow").with_detail(format!(
+            "A field with precision {precision}, scale {scale} must round to an absolute value less than {}.",
+            if precision == scale { "1".to_string() } else { format!("10^{}", precision - scale) }
+        )));
+    }
+    r.rescale(scale.min(28));
+    Ok(r)
 }

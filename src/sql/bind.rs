@@ -40,6 +40,12 @@ pub struct Binder<'a> {
     /// Set while binding a subquery when it referenced an outer scope.
     correlated_depths: Vec<bool>,
     next_subquery_id: usize,
+    /// The session user, for `current_user` and friends.
+    pub user: String,
+    /// Schemas searched for unqualified names, in order (existing ones only).
+    pub search_path: Vec<String>,
+    /// The clause being bound, for "aggregate functions are not allowed in WHERE".
+    clause: &'static str,
 }
 
 pub fn ident_name(id: &ast::Ident) -> String {
@@ -75,6 +81,9 @@ impl<'a> Binder<'a> {
             outer: Vec::new(),
             correlated_depths: Vec::new(),
             next_subquery_id: 0,
+            user: "brewric".to_string(),
+            search_path: vec!["public".to_string()],
+            clause: "this context",
         }
     }
 
@@ -82,7 +91,10 @@ impl<'a> Binder<'a> {
     pub fn resolve_table(&self, name: &ast::ObjectName) -> DbResult<Arc<TableDef>> {
         let parts = object_name_parts(name);
         let (schema, table) = match parts.as_slice() {
-            [t] => ("public".to_string(), t.clone()),
+            [t] => {
+                let schema = self.search_path.iter().find(|s| self.db.table(s, t).is_some()).cloned().unwrap_or_default();
+                (schema, t.clone())
+            }
             [s, t] => (s.clone(), t.clone()),
             [d, s, t] if *d == self.db.name => (s.clone(), t.clone()),
             _ => return Err(DbError::unsupported(format!("cross-database references are not implemented: {name}"))),
@@ -98,7 +110,20 @@ impl<'a> Binder<'a> {
     }
 
     pub fn bind_default(&mut self, e: &ast::Expr, scope: &Scope) -> DbResult<Expr> {
-        self.bind_expr(e, scope, None)
+        self.bind_in_clause("DEFAULT expressions", |b| b.bind_expr(e, scope, None))
+    }
+
+    /// Binds with `clause` named in errors about misplaced aggregates.
+    fn bind_in_clause<T>(&mut self, clause: &'static str, f: impl FnOnce(&mut Self) -> DbResult<T>) -> DbResult<T> {
+        let saved = std::mem::replace(&mut self.clause, clause);
+        let out = f(self);
+        self.clause = saved;
+        out
+    }
+
+    /// The first schema of the search path (where unqualified CREATEs go).
+    pub fn current_schema(&self) -> String {
+        self.search_path.first().cloned().unwrap_or_else(|| "public".to_string())
     }
 
     // ---------------------------------------------------------------- queries
@@ -245,13 +270,17 @@ impl<'a> Binder<'a> {
 
     /// The expressions of a VALUES list, untyped literals left untyped (INSERT
     /// gives them the target columns' types).
-    pub fn bind_values_raw(&mut self, values: &ast::Values) -> DbResult<Vec<Vec<Expr>>> {
+    /// `None` stands for `DEFAULT`.
+    pub fn bind_values_raw(&mut self, values: &ast::Values) -> DbResult<Vec<Vec<Option<Expr>>>> {
         let empty = Scope::default();
-        let mut rows: Vec<Vec<Expr>> = Vec::new();
+        let mut rows: Vec<Vec<Option<Expr>>> = Vec::new();
         for row in &values.rows {
             let mut out = Vec::new();
             for e in &row.content {
-                out.push(self.bind_expr(e, &empty, None)?);
+                match e {
+                    ast::Expr::Identifier(id) if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default") => out.push(None),
+                    _ => out.push(Some(self.bind_in_clause("VALUES", |b| b.bind_expr(e, &empty, None))?)),
+                }
             }
             if rows.first().is_some_and(|f| f.len() != out.len()) {
                 return Err(DbError::syntax("VALUES lists must all be the same length"));
@@ -366,10 +395,11 @@ impl<'a> Binder<'a> {
         let mut fields: Vec<Field> = left.fields().to_vec();
         fields.extend(right.fields().iter().cloned());
         let left_len = left.fields().len();
+        let mut using_pairs: Vec<(usize, usize)> = Vec::new();
         let on = match constraint {
             ast::JoinConstraint::On(e) => {
                 let scope = Scope { fields: fields.clone() };
-                let bound = self.bind_expr(e, &scope, None)?;
+                let bound = self.bind_in_clause("JOIN conditions", |b| b.bind_expr(e, &scope, None))?;
                 Some(self.coerce(bound, DataType::Bool, "JOIN/ON")?)
             }
             ast::JoinConstraint::Using(names) => {
@@ -381,7 +411,7 @@ impl<'a> Binder<'a> {
                     let ri = find_unique(&fields[left_len..], None, &name)?
                         .ok_or_else(|| DbError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{name}\" specified in USING clause does not exist in right table")))?;
                     let ri = ri + left_len;
-                    fields[ri].hidden = true;
+                    using_pairs.push((li, ri));
                     let eq = self.bind_binary(
                         BinaryOp::Eq,
                         Expr::Column(li, fields[li].data_type),
@@ -401,7 +431,50 @@ impl<'a> Binder<'a> {
             ast::JoinConstraint::UsingAlias(..) => return Err(DbError::unsupported("USING ... AS")),
         };
         let kind = if on.is_none() && kind == JoinKind::Inner { JoinKind::Cross } else { kind };
-        Ok(Plan::Join { left: Box::new(left), right: Box::new(right), kind, on, fields })
+        let join = Plan::Join { left: Box::new(left), right: Box::new(right), kind, on, fields };
+        if using_pairs.is_empty() {
+            return Ok(join);
+        }
+        self.merge_using_columns(join, kind, &using_pairs)
+    }
+
+    /// USING output as PostgreSQL shapes it: the merged join columns first
+    /// (for FULL JOIN the coalesce of both sides), then the other columns of
+    /// the left and right inputs. The right side's originals stay reachable
+    /// by qualified name.
+    fn merge_using_columns(&mut self, join: Plan, kind: JoinKind, pairs: &[(usize, usize)]) -> DbResult<Plan> {
+        let fields = join.fields().to_vec();
+        let mut exprs = Vec::new();
+        let mut out = Vec::new();
+        for &(li, ri) in pairs {
+            let (l, r) = (&fields[li], &fields[ri]);
+            let le = Expr::Column(li, l.data_type);
+            let re = Expr::Column(ri, r.data_type);
+            let (e, src) = match kind {
+                JoinKind::Full => (self.bind_function_call("coalesce", vec![le, re])?, l),
+                JoinKind::Right => (re, r),
+                _ => (le, l),
+            };
+            let mut f = src.clone();
+            f.data_type = e.data_type();
+            f.qualifier = l.qualifier.clone();
+            exprs.push(e);
+            out.push(f);
+        }
+        let merged: Vec<usize> = pairs.iter().flat_map(|&(l, r)| [l, r]).collect();
+        for (i, f) in fields.iter().enumerate() {
+            if !merged.contains(&i) {
+                exprs.push(Expr::Column(i, f.data_type));
+                out.push(f.clone());
+            }
+        }
+        for &(_, ri) in pairs {
+            let mut f = fields[ri].clone();
+            f.hidden = true;
+            exprs.push(Expr::Column(ri, f.data_type));
+            out.push(f);
+        }
+        Ok(Plan::Project { input: Box::new(join), exprs, fields: out })
     }
 
     // ---------------------------------------------------------------- SELECT
@@ -410,7 +483,7 @@ impl<'a> Binder<'a> {
         let mut plan = self.bind_from(&select.from)?;
         let scope = Scope { fields: plan.fields().to_vec() };
         if let Some(w) = &select.selection {
-            let pred = self.bind_expr(w, &scope, None)?;
+            let pred = self.bind_in_clause("WHERE", |b| b.bind_expr(w, &scope, None))?;
             let pred = self.coerce(pred, DataType::Bool, "WHERE")?;
             plan = Plan::Filter { input: Box::new(plan), predicate: pred };
         }
@@ -788,7 +861,7 @@ impl<'a> Binder<'a> {
                     format!("missing FROM-clause entry for table \"{q}\""),
                 ));
             }
-            return Err(undefined_column(&format!("{q}.{name}")));
+            return Err(DbError::new(sqlstate::UNDEFINED_COLUMN, format!("column {q}.{name} does not exist")));
         }
         Err(undefined_column(name))
     }
@@ -846,8 +919,12 @@ impl<'a> Binder<'a> {
             }
             A::Cast { expr, data_type, .. } => {
                 let inner = self.bind_expr(expr, scope, agg)?;
-                let t = bind_data_type(data_type)?;
-                self.cast(inner, t)
+                let (t, typmod) = bind_data_type_mod(data_type)?;
+                let cast = self.cast(inner, t)?;
+                Ok(match typmod {
+                    Some((precision, scale)) => Expr::NumericTypmod { expr: Box::new(cast), precision, scale },
+                    None => cast,
+                })
             }
             A::BinaryOp { left, op, right } => {
                 let l = self.bind_expr(left, scope, agg.as_deref_mut())?;
@@ -976,8 +1053,9 @@ impl<'a> Binder<'a> {
                     Some(x) => self.bind_expr(x, scope, agg)?,
                     None => Expr::null(),
                 };
-                let mut types: Vec<DataType> = whens.iter().map(|(_, r)| r.data_type()).collect();
-                types.push(otherwise.data_type());
+                // PostgreSQL considers the ELSE result first (its error names that type first).
+                let mut types = vec![otherwise.data_type()];
+                types.extend(whens.iter().map(|(_, r)| r.data_type()));
                 let mut t = kernels::common_type(&types, "CASE")?;
                 if t == DataType::Unknown {
                     t = DataType::Text;
@@ -1164,7 +1242,7 @@ impl<'a> Binder<'a> {
         let parts = object_name_parts(&f.name);
         let name = parts.last().cloned().unwrap_or_default();
         if is_aggregate_name(&name) {
-            return Err(DbError::new(sqlstate::GROUPING_ERROR, format!("aggregate functions are not allowed here ({name})")));
+            return Err(DbError::new(sqlstate::GROUPING_ERROR, format!("aggregate functions are not allowed in {}", self.clause)));
         }
         let arg_asts: Vec<ast::FunctionArg> = match &f.args {
             ast::FunctionArguments::List(list) => list.args.clone(),
@@ -1199,8 +1277,11 @@ impl<'a> Binder<'a> {
             "current_database" if args.is_empty() => {
                 return Ok(Expr::Literal(Datum::text(self.db.name.clone()), DataType::Text));
             }
+            "current_user" | "session_user" | "user" | "current_role" if args.is_empty() => {
+                return Ok(Expr::Literal(Datum::text(self.user.clone()), DataType::Text));
+            }
             "current_schema" if args.is_empty() => {
-                return Ok(Expr::Literal(Datum::text("public"), DataType::Text));
+                return Ok(Expr::Literal(Datum::text(self.current_schema()), DataType::Text));
             }
             _ => {}
         }
@@ -1420,8 +1501,11 @@ fn number_literal(n: &str) -> DbResult<Expr> {
             return Ok(Expr::Literal(Datum::Int64(v), DataType::Int64));
         }
     }
-    let v = parse_text(DataType::Numeric, n, &Default::default())?;
-    Ok(Expr::Literal(v, DataType::Numeric))
+    match parse_text(DataType::Numeric, n, &Default::default()) {
+        Ok(v) => Ok(Expr::Literal(v, DataType::Numeric)),
+        // Beyond numeric's 28 digits (1e100): keep the value as double precision.
+        Err(_) => Ok(Expr::Literal(parse_text(DataType::Float64, n, &Default::default())?, DataType::Float64)),
+    }
 }
 
 fn binary_op(op: &ast::BinaryOperator) -> DbResult<BinaryOp> {
@@ -1451,6 +1535,28 @@ fn binary_op(op: &ast::BinaryOperator) -> DbResult<BinaryOp> {
         B::PGNotILikeMatch => BinaryOp::NotILike,
         other => return Err(DbError::new(sqlstate::UNDEFINED_FUNCTION, format!("operator does not exist: {other}"))),
     })
+}
+
+/// A SQL type and, for numeric(p, s), its precision and scale.
+pub fn bind_data_type_mod(t: &ast::DataType) -> DbResult<(DataType, Option<(u32, u32)>)> {
+    let dt = bind_data_type(t)?;
+    let typmod = match t {
+        ast::DataType::Numeric(info) | ast::DataType::Decimal(info) | ast::DataType::Dec(info) => match info {
+            ast::ExactNumberInfo::Precision(p) => Some((*p as u32, 0)),
+            ast::ExactNumberInfo::PrecisionAndScale(p, s) => Some((*p as u32, *s as u32)),
+            ast::ExactNumberInfo::None => None,
+        },
+        _ => None,
+    };
+    if let Some((p, s)) = typmod {
+        if p == 0 || p > 1000 {
+            return Err(DbError::syntax(format!("NUMERIC precision {p} must be between 1 and 1000")));
+        }
+        if s > p {
+            return Err(DbError::syntax(format!("NUMERIC scale {s} must be between 0 and precision {p}")));
+        }
+    }
+    Ok((dt, typmod))
 }
 
 /// Maps a SQL type name to a `DataType`.

@@ -98,6 +98,8 @@ pub enum Expr {
     InList { expr: Box<Expr>, list: Vec<Expr>, eq: BinarySignature, negated: bool },
     Subquery(Subquery),
     NextVal(Arc<SequenceRef>),
+    /// A numeric value rounded to `scale` and checked against `precision` (numeric(p, s)).
+    NumericTypmod { expr: Box<Expr>, precision: u32, scale: u32 },
 }
 
 /// A sequence as an expression operand (compared by identity).
@@ -125,6 +127,7 @@ impl Expr {
             Expr::Case { data_type, .. } => *data_type,
             Expr::Subquery(s) => s.data_type,
             Expr::NextVal(_) => DataType::Int64,
+            Expr::NumericTypmod { .. } => DataType::Numeric,
         }
     }
 
@@ -143,7 +146,8 @@ impl Expr {
             Expr::Unary { arg: e, .. }
             | Expr::Cast { expr: e, .. }
             | Expr::IsNull { expr: e, .. }
-            | Expr::IsBool { expr: e, .. } => e.walk(f),
+            | Expr::IsBool { expr: e, .. }
+            | Expr::NumericTypmod { expr: e, .. } => e.walk(f),
             Expr::Func { args, .. } => args.iter().for_each(|a| a.walk(f)),
             Expr::Case { whens, otherwise, .. } => {
                 for (w, t) in whens {
@@ -181,6 +185,9 @@ impl Expr {
                 Expr::Unary { op, arg_type, result, arg: Box::new(arg.transform(f)) }
             }
             Expr::Cast { expr, to } => Expr::Cast { expr: Box::new(expr.transform(f)), to },
+            Expr::NumericTypmod { expr, precision, scale } => {
+                Expr::NumericTypmod { expr: Box::new(expr.transform(f)), precision, scale }
+            }
             Expr::IsNull { expr, negated } => Expr::IsNull { expr: Box::new(expr.transform(f)), negated },
             Expr::IsBool { expr, value, negated } => {
                 Expr::IsBool { expr: Box::new(expr.transform(f)), value, negated }

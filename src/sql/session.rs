@@ -17,7 +17,7 @@ use crate::exec::operators::{self, BoxedOperator, QueryContext};
 use crate::exec::vector::{Batch, Column};
 use crate::exec::EvalContext;
 use crate::server::Server;
-use crate::sql::bind::{bind_data_type, ident_name, object_name_parts, Binder, Scope};
+use crate::sql::bind::{ident_name, object_name_parts, Binder, Scope};
 use crate::sql::plan::{Expr, Field, Plan};
 use crate::types::{DataType, Datum, FormatContext};
 
@@ -47,7 +47,27 @@ pub struct Session {
     pub txn: TxnState,
     pending: Rc<RefCell<HashMap<TableId, Vec<Batch>>>>,
     pub cancel: Arc<AtomicBool>,
+    /// Settings as the session started (after startup-packet parameters): RESET's target.
+    startup_settings: BTreeMap<String, String>,
+    /// Settings at BEGIN (restored by ROLLBACK) and values to restore at the end of the
+    /// transaction for SET LOCAL.
+    txn_settings: Option<BTreeMap<String, String>>,
+    local_settings: Vec<(String, Option<String>)>,
+    /// Tables created in the open transaction (dropped again by ROLLBACK).
+    txn_created: Vec<Arc<TableDef>>,
 }
+
+/// Settings a client may SET besides `default_settings()` (PostgreSQL GUCs that
+/// drivers and tools send; accepted and shown, most without effect yet).
+const ACCEPTED_SETTINGS: &[&str] = &[
+    "client_min_messages", "lock_timeout", "idle_in_transaction_session_timeout", "bytea_output",
+    "row_security", "check_function_bodies", "xmloption", "default_transaction_isolation",
+    "default_transaction_deferrable", "work_mem", "maintenance_work_mem", "jit", "geqo",
+    "enable_seqscan", "enable_indexscan", "enable_hashjoin", "enable_mergejoin", "enable_nestloop",
+    "random_page_cost", "effective_cache_size", "log_statement", "log_min_duration_statement",
+    "timescaledb.enable_optimizations", "default_with_oids", "escape_string_warning",
+    "session_replication_role", "temp_buffers", "trace_notify", "cursor_tuple_fraction",
+];
 
 /// Settings every session starts with (SHOW-able, SET-able).
 pub fn default_settings() -> BTreeMap<String, String> {
@@ -87,7 +107,59 @@ impl Session {
             txn: TxnState::Idle,
             pending: Default::default(),
             cancel: Arc::new(AtomicBool::new(false)),
+            startup_settings: default_settings(),
+            txn_settings: None,
+            local_settings: Vec::new(),
+            txn_created: Vec::new(),
         }
+    }
+
+    /// Records the settings after the startup packet's parameters were applied.
+    pub fn mark_startup(&mut self) {
+        self.startup_settings = self.settings.clone();
+    }
+
+    /// Existing schemas of `search_path`, in order (`"$user"` is the session user).
+    pub fn search_path(&self) -> Vec<String> {
+        let catalog = self.server.catalog.snapshot();
+        let raw = self.settings.get("search_path").cloned().unwrap_or_default();
+        let mut out = Vec::new();
+        if let Ok(db) = catalog.database(&self.database) {
+            for part in raw.split(',') {
+                let name = part.trim().trim_matches('"').to_string();
+                let name = if name == "$user" { self.user.clone() } else { name };
+                if db.schemas.contains_key(&name) && !out.contains(&name) {
+                    out.push(name);
+                }
+            }
+        }
+        out
+    }
+
+    fn binder<'a>(&self, catalog: &'a crate::catalog::Catalog, db: &'a crate::catalog::Database, eval: &'a EvalContext, params: Vec<DataType>) -> Binder<'a> {
+        let mut b = Binder::new(catalog, db, eval, params);
+        b.user = self.user.clone();
+        b.search_path = self.search_path();
+        b
+    }
+
+    fn end_transaction(&mut self, commit: bool) {
+        let begin_settings = self.txn_settings.take();
+        if !commit {
+            if let Some(saved) = begin_settings {
+                self.settings = saved;
+            }
+        } else {
+            for (k, v) in std::mem::take(&mut self.local_settings).into_iter().rev() {
+                match v {
+                    Some(v) => self.settings.insert(k, v),
+                    None => self.settings.remove(&k),
+                };
+            }
+        }
+        self.local_settings.clear();
+        self.txn = TxnState::Idle;
+        self.pending.borrow_mut().clear();
     }
 
     pub fn eval_context(&self) -> EvalContext {
@@ -108,7 +180,7 @@ impl Session {
         let catalog = self.server.catalog.snapshot();
         let db = catalog.database(&self.database)?;
         let eval = self.eval_context();
-        let mut binder = Binder::new(&catalog, db, &eval, param_types.to_vec());
+        let mut binder = self.binder(&catalog, db, &eval, param_types.to_vec());
         let fields = match stmt {
             Statement::Query(q) => Some(binder.bind_query(q)?.fields().to_vec()),
             Statement::Insert(ins) => {
@@ -153,7 +225,7 @@ impl Session {
                 let plan = {
                     let catalog = self.server.catalog.snapshot();
                     let db = catalog.database(&self.database)?;
-                    let mut binder = Binder::new(&catalog, db, &eval, param_types.to_vec());
+                    let mut binder = self.binder(&catalog, db, &eval, param_types.to_vec());
                     binder.bind_query(q)?
                 };
                 let ctx = self.query_context(params, eval);
@@ -207,23 +279,28 @@ impl Session {
                     return Ok(StatementResult::Command("BEGIN".into()));
                 }
                 self.txn = TxnState::InBlock;
+                self.txn_settings = Some(self.settings.clone());
+                self.txn_created.clear();
                 Ok(StatementResult::Command("BEGIN".into()))
             }
             Statement::Commit { .. } => {
                 let failed = self.txn == TxnState::Failed;
-                self.txn = TxnState::Idle;
                 let pending = std::mem::take(&mut *self.pending.borrow_mut());
                 if failed {
+                    self.rollback_created_tables().await;
+                    self.end_transaction(false);
                     return Ok(StatementResult::Command("ROLLBACK".into()));
                 }
+                self.txn_created.clear();
+                self.end_transaction(true);
                 for (table, batches) in pending {
                     self.append_to_shards(table, batches).await?;
                 }
                 Ok(StatementResult::Command("COMMIT".into()))
             }
             Statement::Rollback { .. } => {
-                self.txn = TxnState::Idle;
-                self.pending.borrow_mut().clear();
+                self.rollback_created_tables().await;
+                self.end_transaction(false);
                 Ok(StatementResult::Command("ROLLBACK".into()))
             }
             Statement::Set(set) => self.set(set),
@@ -237,8 +314,40 @@ impl Session {
                     tag: "SHOW".into(),
                 })
             }
+            Statement::Reset(r) => {
+                match &r.reset {
+                    ast::Reset::ALL => self.settings = self.startup_settings.clone(),
+                    ast::Reset::SessionAuthorization => {}
+                    ast::Reset::ConfigurationParameter(name) => {
+                        let key = object_name_parts(name).join(".");
+                        match self.startup_settings.get(&key) {
+                            Some(v) => {
+                                self.settings.insert(key, v.clone());
+                            }
+                            None => {
+                                self.settings.remove(&key);
+                            }
+                        }
+                    }
+                }
+                Ok(StatementResult::Command("RESET".into()))
+            }
             Statement::Discard { .. } => Ok(StatementResult::Command("DISCARD ALL".into())),
             other => Err(DbError::unsupported(format!("statement not supported yet: {}", first_words(&other.to_string())))),
+        }
+    }
+
+    /// ROLLBACK of a transaction that created tables removes them again.
+    async fn rollback_created_tables(&mut self) {
+        for table in std::mem::take(&mut self.txn_created) {
+            let _ = self.server.catalog.update_database(&self.database, |db| {
+                if let Some(s) = db.schemas.get_mut(&table.schema) {
+                    if s.tables.get(&table.name).is_some_and(|t| t.oid == table.oid) {
+                        s.tables.remove(&table.name);
+                    }
+                }
+                Ok(())
+            });
         }
     }
 
@@ -257,7 +366,7 @@ impl Session {
 
     fn set(&mut self, set: &ast::Set) -> DbResult<StatementResult> {
         match set {
-            ast::Set::SingleAssignment { variable, values, .. } => {
+            ast::Set::SingleAssignment { variable, values, scope, .. } => {
                 let name = object_name_parts(variable).join(".");
                 let value = values
                     .iter()
@@ -271,7 +380,18 @@ impl Session {
                     })
                     .collect::<Vec<_>>()
                     .join(", ");
+                let key = name.to_lowercase();
+                let before = self.settings.get(&key).cloned();
                 self.set_variable(&name, &value)?;
+                if matches!(scope, Some(ast::ContextModifier::Local)) && self.txn != TxnState::Idle {
+                    self.local_settings.push((key, before));
+                } else if matches!(scope, Some(ast::ContextModifier::Local)) {
+                    // SET LOCAL outside a transaction has no effect (PostgreSQL warns).
+                    match before {
+                        Some(v) => self.settings.insert(key, v),
+                        None => self.settings.remove(&key),
+                    };
+                }
             }
             ast::Set::SetTimeZone { value, .. } => {
                 let v = match value {
@@ -292,7 +412,8 @@ impl Session {
 
     pub fn set_variable(&mut self, name: &str, value: &str) -> DbResult<()> {
         let key = name.to_lowercase();
-        let value = if value.eq_ignore_ascii_case("default") || value.eq_ignore_ascii_case("local") {
+        let reset = value.eq_ignore_ascii_case("default") || (key == "timezone" && value.eq_ignore_ascii_case("local"));
+        let value = if reset {
             default_settings().get(&key).cloned().unwrap_or_default()
         } else {
             value.to_string()
@@ -300,6 +421,10 @@ impl Session {
         if key == "timezone" && parse_utc_offset(&value).is_none() {
             return Err(DbError::new(sqlstate::INVALID_PARAMETER_VALUE, format!("invalid value for parameter \"TimeZone\": \"{value}\""))
                 .with_hint("Brewric supports UTC and fixed offsets such as '+02:00' for now."));
+        }
+        let known = default_settings().contains_key(&key) || ACCEPTED_SETTINGS.contains(&key.as_str()) || key.contains('.');
+        if !known {
+            return Err(DbError::new(sqlstate::UNDEFINED_OBJECT, format!("unrecognized configuration parameter \"{name}\"")));
         }
         if key == "server_version" || key == "server_version_num" || key == "server_encoding" {
             return Err(DbError::new("55P02", format!("parameter \"{key}\" cannot be changed")));
@@ -312,7 +437,7 @@ impl Session {
         let catalog = self.server.catalog.snapshot();
         let db = catalog.database(&self.database)?;
         let eval = self.eval_context();
-        Binder::new(&catalog, db, &eval, vec![]).resolve_table(name)
+        self.binder(&catalog, db, &eval, vec![]).resolve_table(name)
     }
 
     fn create_table(&mut self, ct: &ast::CreateTable) -> DbResult<StatementResult> {
@@ -321,7 +446,9 @@ impl Session {
         }
         let parts = object_name_parts(&ct.name);
         let (schema, name) = match parts.as_slice() {
-            [t] => ("public".to_string(), t.clone()),
+            [t] => (self.search_path().into_iter().next().ok_or_else(|| {
+                DbError::new(sqlstate::INVALID_SCHEMA_NAME, "no schema has been selected to create in")
+            })?, t.clone()),
             [s, t] => (s.clone(), t.clone()),
             _ => return Err(DbError::syntax(format!("improper table name: {}", ct.name))),
         };
@@ -334,8 +461,8 @@ impl Session {
             }
             let type_name = c.data_type.to_string().to_lowercase();
             let serial = matches!(type_name.as_str(), "serial" | "bigserial" | "smallserial" | "serial4" | "serial8" | "serial2");
-            let data_type = bind_data_type(&c.data_type)?;
-            let mut def = ColumnDef { name: cname.clone(), data_type, not_null: serial, default: None };
+            let (data_type, numeric_typmod) = crate::sql::bind::bind_data_type_mod(&c.data_type)?;
+            let mut def = ColumnDef { name: cname.clone(), data_type, not_null: serial, default: None, numeric_typmod };
             for opt in &c.options {
                 match &opt.option {
                     ast::ColumnOption::NotNull => def.not_null = true,
@@ -382,20 +509,20 @@ impl Session {
             })?;
             if s.tables.contains_key(&name) {
                 if if_not_exists {
-                    return Ok(false);
+                    return Ok(None);
                 }
                 return Err(DbError::new(sqlstate::DUPLICATE_TABLE, format!("relation \"{name}\" already exists")));
             }
             for (seq, soid) in sequences.iter().zip(&seq_oids) {
                 s.sequences.insert(seq.clone(), Arc::new(Sequence::new(*soid, seq.clone())));
             }
-            s.tables.insert(
-                name.clone(),
-                Arc::new(TableDef { oid, name: name.clone(), schema: schema.clone(), columns, time_column: None }),
-            );
-            Ok(true)
+            let def = Arc::new(TableDef { oid, name: name.clone(), schema: schema.clone(), columns, time_column: None });
+            s.tables.insert(name.clone(), def.clone());
+            Ok(Some(def))
         })?;
-        let _ = created;
+        if let (Some(def), true) = (created, self.txn != TxnState::Idle) {
+            self.txn_created.push(def);
+        }
         Ok(StatementResult::Command("CREATE TABLE".into()))
     }
 
@@ -405,7 +532,13 @@ impl Session {
                 for n in names {
                     let table = match self.lookup_table(n) {
                         Ok(t) => t,
-                        Err(e) if if_exists && e.code == sqlstate::UNDEFINED_TABLE => continue,
+                        Err(e) if e.code == sqlstate::UNDEFINED_TABLE => {
+                            if if_exists {
+                                continue;
+                            }
+                            let n = object_name_parts(n).join(".");
+                            return Err(DbError::new(sqlstate::UNDEFINED_TABLE, format!("table \"{n}\" does not exist")));
+                        }
                         Err(e) => return Err(e),
                     };
                     self.server.catalog.update_database(&self.database, |db| {
@@ -491,8 +624,23 @@ impl Session {
         });
         let source = match (&ins.source, plain_values) {
             (_, Some(values)) => {
-                let rows = binder.bind_values_raw(values)?;
-                let width = rows.first().map_or(0, |r| r.len());
+                let raw = binder.bind_values_raw(values)?;
+                let width = raw.first().map_or(0, |r| r.len());
+                if width > targets.len() {
+                    return Err(DbError::syntax("INSERT has more expressions than target columns"));
+                }
+                let mut rows = Vec::with_capacity(raw.len());
+                for row in raw {
+                    let mut out = Vec::with_capacity(row.len());
+                    for (k, cell) in row.into_iter().enumerate() {
+                        let col = &table.columns[targets[k]];
+                        out.push(match cell {
+                            Some(e) => e,
+                            None => self.default_expr(binder, col)?,
+                        });
+                    }
+                    rows.push(out);
+                }
                 let fields = (0..width).map(|i| Field::new(format!("column{}", i + 1), DataType::Unknown)).collect();
                 Plan::Values { rows, fields }
             }
@@ -514,11 +662,6 @@ impl Session {
                     let mut out = Vec::new();
                     for (k, e) in row.into_iter().enumerate() {
                         let col = &table.columns[targets[k]];
-                        let e = match e {
-                            // DEFAULT in a VALUES list: the column's default expression.
-                            Expr::Literal(Datum::Null, DataType::Unknown) => Expr::Literal(Datum::Null, col.data_type),
-                            other => other,
-                        };
                         out.push(binder.coerce_assignment(e, col.data_type, &col.name)?);
                     }
                     typed_rows.push(out);
@@ -529,19 +672,15 @@ impl Session {
             other => other,
         };
         let src_types = source.types();
-        let empty = Scope::default();
         let mut exprs = Vec::with_capacity(table.columns.len());
         for (ci, col) in table.columns.iter().enumerate() {
             let e = match targets.iter().position(|&t| t == ci).filter(|&k| k < src_types.len()) {
                 Some(k) => binder.coerce_assignment(Expr::Column(k, src_types[k]), col.data_type, &col.name)?,
-                None => match &col.default {
-                    Some(d) => {
-                        let mut b = Binder::new(binder.catalog, binder.db, binder.eval, vec![]);
-                        let bound = b.bind_default(d, &empty)?;
-                        b.coerce_assignment(bound, col.data_type, &col.name)?
-                    }
-                    None => Expr::Literal(Datum::Null, col.data_type),
-                },
+                None => self.default_expr(binder, col)?,
+            };
+            let e = match col.numeric_typmod {
+                Some((precision, scale)) => Expr::NumericTypmod { expr: Box::new(e), precision, scale },
+                None => e,
             };
             exprs.push(e);
         }
@@ -582,12 +721,24 @@ impl Session {
         Ok((table, plan, returning))
     }
 
+    /// A column's DEFAULT (NULL when it has none), typed for the column.
+    fn default_expr(&self, binder: &Binder, col: &ColumnDef) -> DbResult<Expr> {
+        match &col.default {
+            Some(d) => {
+                let mut b = Binder::new(binder.catalog, binder.db, binder.eval, vec![]);
+                let bound = b.bind_default(d, &Scope::default())?;
+                b.coerce_assignment(bound, col.data_type, &col.name)
+            }
+            None => Ok(Expr::Literal(Datum::Null, col.data_type)),
+        }
+    }
+
     async fn insert(&mut self, ins: &ast::Insert, params: Vec<Datum>, param_types: &[DataType]) -> DbResult<StatementResult> {
         let eval_ctx = self.eval_context();
         let (table, plan, returning) = {
             let catalog = self.server.catalog.snapshot();
             let db = catalog.database(&self.database)?;
-            let mut binder = Binder::new(&catalog, db, &eval_ctx, param_types.to_vec());
+            let mut binder = self.binder(&catalog, db, &eval_ctx, param_types.to_vec());
             self.bind_insert(&mut binder, ins)?
         };
         let ctx = self.query_context(params, eval_ctx);

@@ -244,12 +244,15 @@ pub fn parse_float4(input: &str) -> DbResult<f32> {
     parse_float_common(input, "real", |v| v as f32, |v: f32| v.is_infinite(), |v: f32| v == 0.0)
 }
 
-/// float8out (extra_float_digits = 1): shortest round-trip digits, exponent
-/// form when the decimal exponent is < -4 or >= 15.
+/// float8out (extra_float_digits = 1): the shortest digits that read back
+/// exactly (PostgreSQL's Ryu: strictly inside the rounding interval, the
+/// closest such, ties to even), in exponent form when the decimal exponent is
+/// < -4 or >= 15: `1.5`, `1e+20`, `1.2345e-05`, `NaN`, `-Infinity`.
 pub fn format_float8(v: f64, out: &mut Vec<u8>) {
     if !special_float(v.is_nan(), v.is_infinite(), v < 0.0, out) {
-        let mut buf = StackBuf::new();
-        let _ = write!(buf, "{v:e}");
+        let buf = shortest_digits(v, 17, |x| split_f64(x), |p, b| write!(b, "{:.*e}", p, v), |s| {
+            s.parse::<f64>().is_ok_and(|r| r == v)
+        });
         layout_float(buf.as_bytes(), 15, out);
     }
 }
@@ -257,9 +260,103 @@ pub fn format_float8(v: f64, out: &mut Vec<u8>) {
 /// float4out: as float8out with single-precision digits and threshold 6.
 pub fn format_float4(v: f32, out: &mut Vec<u8>) {
     if !special_float(v.is_nan(), v.is_infinite(), v < 0.0, out) {
-        let mut buf = StackBuf::new();
-        let _ = write!(buf, "{v:e}");
+        let buf = shortest_digits(v, 9, |x| split_f32(x), |p, b| write!(b, "{:.*e}", p, v), |s| {
+            s.parse::<f32>().is_ok_and(|r| r == v)
+        });
         layout_float(buf.as_bytes(), 6, out);
+    }
+}
+
+/// Finds PostgreSQL's shortest digits for a finite float: starting from the
+/// length of Rust's shortest form (which may touch the rounding interval's
+/// bounds, which Ryu as PostgreSQL builds it excludes), the correctly rounded
+/// `p`-digit form for growing `p` until it reads back and lies strictly inside.
+fn shortest_digits<T: Copy + std::fmt::LowerExp>(
+    v: T,
+    max_digits: usize,
+    split: impl Fn(T) -> (u64, i32, bool),
+    exact: impl Fn(usize, &mut StackBuf) -> std::fmt::Result,
+    reads_back: impl Fn(&str) -> bool,
+) -> StackBuf {
+    let mut buf = StackBuf::new();
+    let _ = write!(buf, "{v:e}");
+    let (start_digits, _) = sci_parts(buf.as_bytes());
+    let (mant, e2, lower_closer) = split(v);
+    if mant == 0 {
+        return buf;
+    }
+    for p in start_digits.max(1)..=max_digits {
+        let mut cand = StackBuf::new();
+        if exact(p - 1, &mut cand).is_err() {
+            break;
+        }
+        let text = std::str::from_utf8(cand.as_bytes()).unwrap_or("");
+        if reads_back(text) && !on_rounding_bound(cand.as_bytes(), mant, e2, lower_closer) {
+            return cand;
+        }
+    }
+    buf
+}
+
+/// (significant digit count, decimal exponent) of a `{:e}` string.
+fn sci_parts(sci: &[u8]) -> (usize, i32) {
+    let epos = sci.iter().position(|&c| c == b'e').unwrap_or(sci.len());
+    let digits = sci[..epos].iter().filter(|c| c.is_ascii_digit()).count();
+    let exp = std::str::from_utf8(sci.get(epos + 1..).unwrap_or(b"0")).ok().and_then(|s| s.parse().ok());
+    (digits, exp.unwrap_or(0))
+}
+
+/// |v| = mant × 2^e2; the flag says the next-lower float is closer (a power of two).
+fn split_f64(v: f64) -> (u64, i32, bool) {
+    let bits = v.to_bits();
+    let exp = ((bits >> 52) & 0x7ff) as i32;
+    let frac = bits & ((1 << 52) - 1);
+    if exp == 0 {
+        (frac, -1074, false)
+    } else {
+        (frac | 1 << 52, exp - 1075, frac == 0 && exp > 1)
+    }
+}
+
+fn split_f32(v: f32) -> (u64, i32, bool) {
+    let bits = v.to_bits();
+    let exp = ((bits >> 23) & 0xff) as i32;
+    let frac = (bits & ((1 << 23) - 1)) as u64;
+    if exp == 0 {
+        (frac, -149, false)
+    } else {
+        (frac | 1 << 23, exp - 150, frac == 0 && exp > 1)
+    }
+}
+
+/// Whether the decimal in `sci` equals one of the two rounding-interval bounds
+/// of mant × 2^e2 (half-way to the neighbouring floats), exactly.
+fn on_rounding_bound(sci: &[u8], mant: u64, e2: i32, lower_closer: bool) -> bool {
+    let (n, exp) = sci_parts(sci);
+    let epos = sci.iter().position(|&c| c == b'e').unwrap_or(sci.len());
+    let d = sci[..epos].iter().filter(|c| c.is_ascii_digit()).fold(0u64, |a, &c| a * 10 + (c - b'0') as u64);
+    let k = exp - (n as i32 - 1);
+    let m = mant as u128;
+    let upper = (2 * m + 1, e2 - 1);
+    let lower = if lower_closer { (4 * m - 1, e2 - 2) } else { (2 * m - 1, e2 - 1) };
+    decimal_equals_dyadic(d, k, upper.0, upper.1) || decimal_equals_dyadic(d, k, lower.0, lower.1)
+}
+
+/// d × 10^k == odd × 2^t, exactly (`odd` is odd).
+fn decimal_equals_dyadic(d: u64, k: i32, odd: u128, t: i32) -> bool {
+    if d == 0 {
+        return false;
+    }
+    let a = d.trailing_zeros() as i32;
+    let d_odd = (d >> a) as u128;
+    if a + k != t {
+        return false;
+    }
+    let pow5 = |n: i32| 5u128.checked_pow(n.unsigned_abs());
+    if k >= 0 {
+        pow5(k).and_then(|p| d_odd.checked_mul(p)) == Some(odd)
+    } else {
+        pow5(k).and_then(|p| odd.checked_mul(p)) == Some(d_odd)
     }
 }
 
@@ -2131,4 +2228,527 @@ fn write_json_string(s: &str, out: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn ctx() -> FormatContext {
+        FormatContext::default()
+    }
+
+    fn at(offset: i32) -> FormatContext {
+        FormatContext { utc_offset_secs: offset }
+    }
+
+    /// Parses then formats, as a psql round trip would show it.
+    fn show_in(ty: DataType, input: &str, c: &FormatContext) -> String {
+        let d = parse_text(ty, input, c).unwrap_or_else(|e| panic!("{input:?}: {e}"));
+        let mut out = Vec::new();
+        format_text(ty, &d, c, &mut out);
+        String::from_utf8(out).unwrap()
+    }
+
+    fn show(ty: DataType, input: &str) -> String {
+        show_in(ty, input, &ctx())
+    }
+
+    fn err(ty: DataType, input: &str) -> (&'static str, String) {
+        let e = parse_text(ty, input, &ctx()).unwrap_err();
+        (e.code, e.message)
+    }
+
+    fn fmt(ty: DataType, d: Datum) -> String {
+        let mut out = Vec::new();
+        format_text(ty, &d, &ctx(), &mut out);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn bool_input() {
+        for t in ["t", " TRUE ", "yes", "y", "on", "1", "tr", "Tru"] {
+            assert_eq!(show(DataType::Bool, t), "t", "{t}");
+        }
+        for f in ["f", "false", "no", "n", "off", "of", "0", "\tFALSE\n"] {
+            assert_eq!(show(DataType::Bool, f), "f", "{f}");
+        }
+        for bad in ["", "o", "truex", "2", "yess", "-1"] {
+            assert_eq!(err(DataType::Bool, bad), ("22P02", format!("invalid input syntax for type boolean: \"{bad}\"")));
+        }
+    }
+
+    #[test]
+    fn integer_input() {
+        assert_eq!(show(DataType::Int32, " 42 "), "42");
+        assert_eq!(show(DataType::Int32, "+7"), "7");
+        assert_eq!(show(DataType::Int32, "-2147483648"), "-2147483648");
+        assert_eq!(show(DataType::Int16, "32767"), "32767");
+        assert_eq!(show(DataType::Int64, "-9223372036854775808"), "-9223372036854775808");
+        assert_eq!(err(DataType::Int32, "abc"), ("22P02", "invalid input syntax for type integer: \"abc\"".into()));
+        assert_eq!(err(DataType::Int32, "99999999999"), ("22003", "value \"99999999999\" is out of range for type integer".into()));
+        assert_eq!(err(DataType::Int32, "99999999999x").0, "22003");
+        assert_eq!(err(DataType::Int32, "2147483648").0, "22003");
+        assert_eq!(err(DataType::Int16, "-32769"), ("22003", "value \"-32769\" is out of range for type smallint".into()));
+        assert_eq!(err(DataType::Int64, "9223372036854775808").1, "value \"9223372036854775808\" is out of range for type bigint");
+        for bad in ["", " ", "-", "- 7", "1.5", "12 3", "1e3", "0x10"] {
+            assert_eq!(err(DataType::Int32, bad).0, "22P02", "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn float8_output() {
+        let cases = [
+            ("1.5", "1.5"),
+            ("0.1", "0.1"),
+            ("1e20", "1e+20"),
+            ("1.2345e-5", "1.2345e-05"),
+            ("1e15", "1e+15"),
+            ("123456789012345", "123456789012345"),
+            ("1234567890123456", "1.234567890123456e+15"),
+            ("0.0001", "0.0001"),
+            ("0.00001", "1e-05"),
+            ("100", "100"),
+            ("-0", "-0"),
+            ("3.141592653589793", "3.141592653589793"),
+            ("1e-310", "1e-310"),
+            ("5e-324", "5e-324"),
+            ("1.7976931348623157e308", "1.7976931348623157e+308"),
+            (" NaN ", "NaN"),
+            ("-Infinity", "-Infinity"),
+            ("inf", "Infinity"),
+            (".5", "0.5"),
+            ("1E+05", "100000"),
+            // Ryu ties go to even; bounds of the rounding interval are excluded.
+            ("9374675106287.562", "9374675106287.562"),
+            ("5.0565398149973984e16", "5.0565398149973984e+16"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(show(DataType::Float64, input), want, "{input}");
+        }
+    }
+
+    #[test]
+    fn float4_output() {
+        let cases = [
+            ("1.5", "1.5"),
+            ("1e6", "1e+06"),
+            ("100000", "100000"),
+            ("1234567", "1.234567e+06"),
+            ("0.1", "0.1"),
+            ("3.14159265", "3.1415927"),
+            ("1e-40", "1e-40"),
+            ("0.00001", "1e-05"),
+            ("40766792", "4.0766792e+07"),
+            ("3881756.25", "3.8817562e+06"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(show(DataType::Float32, input), want, "{input}");
+        }
+    }
+
+    #[test]
+    fn float_errors() {
+        assert_eq!(err(DataType::Float64, "1e400"), ("22003", "\"1e400\" is out of range for type double precision".into()));
+        assert_eq!(err(DataType::Float64, " -1e400 ").1, "\"-1e400\" is out of range for type double precision");
+        assert_eq!(err(DataType::Float64, "1e-400").0, "22003");
+        assert_eq!(err(DataType::Float32, "1e39"), ("22003", "\"1e39\" is out of range for type real".into()));
+        assert_eq!(err(DataType::Float32, "1e-46").0, "22003");
+        assert_eq!(err(DataType::Float64, "abc"), ("22P02", "invalid input syntax for type double precision: \"abc\"".into()));
+        assert_eq!(err(DataType::Float64, "").0, "22P02");
+        assert_eq!(err(DataType::Float32, "1.5x").1, "invalid input syntax for type real: \"1.5x\"");
+    }
+
+    #[test]
+    fn numeric_input_output() {
+        let cases = [
+            ("1.50", "1.50"),
+            ("-0", "0"),
+            ("-0.00", "0.00"),
+            ("1e5", "100000"),
+            ("1.5e-3", "0.0015"),
+            ("  12.3400  ", "12.3400"),
+            (".5", "0.5"),
+            ("5.", "5"),
+            ("+3", "3"),
+            ("123e-2", "1.23"),
+            ("-12345678901234567890.123456789", "-12345678901234567890.123456789"),
+            ("79228162514264337593543950335", "79228162514264337593543950335"),
+            ("1e28", "10000000000000000000000000000"),
+            // Beyond 28 fractional digits: rounded half away from zero.
+            ("0.1234567890123456789012345678901", "0.1234567890123456789012345679"),
+            ("-0.00000000000000000000000000005", "-0.0000000000000000000000000001"),
+            ("1e-30", "0.0000000000000000000000000000"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(show(DataType::Numeric, input), want, "{input}");
+        }
+        assert_eq!(err(DataType::Numeric, "abc"), ("22P02", "invalid input syntax for type numeric: \"abc\"".into()));
+        for bad in ["", "1e", "1.2.3", ".", "-", "1e5x", "e5"] {
+            assert_eq!(err(DataType::Numeric, bad).0, "22P02", "{bad:?}");
+        }
+        assert_eq!(err(DataType::Numeric, "79228162514264337593543950336"), ("22003", "value overflows numeric format".into()));
+        assert_eq!(err(DataType::Numeric, "1e1000").0, "22003");
+        assert_eq!(err(DataType::Numeric, "NaN").0, "0A000");
+        assert_eq!(err(DataType::Numeric, "1e999999999999").0, "22P02");
+    }
+
+    #[test]
+    fn decimal_from_digits_edges() {
+        let d = |digits: &str, scale: i64| decimal_from_digits(digits.as_bytes(), scale, false).map(|d| d.to_string());
+        assert_eq!(d("000", 2).as_deref(), Some("0.00"));
+        assert_eq!(d("5", 29).as_deref(), Some("0.0000000000000000000000000001"));
+        assert_eq!(d("4", 29).as_deref(), Some("0.0000000000000000000000000000"));
+        assert_eq!(d("99999999999999999999999999999", 1).as_deref(), Some("10000000000000000000000000000"));
+        assert_eq!(d("1", -28).as_deref(), Some("10000000000000000000000000000"));
+        assert_eq!(d("1", -29), None);
+        assert_eq!(d("7922816251426433759354395033", -1).as_deref(), Some("79228162514264337593543950330"));
+        assert_eq!(d("7922816251426433759354395034", -1), None);
+        assert_eq!(d(&"9".repeat(200), 190).as_deref(), Some("10000000000.000000000000000000"));
+    }
+
+    #[test]
+    fn string_lengths() {
+        assert_eq!(show(DataType::Text, "hello"), "hello");
+        assert_eq!(show(DataType::Unknown, " x "), " x ");
+        assert_eq!(show(DataType::Varchar(Some(3)), "abc  "), "abc");
+        assert_eq!(show(DataType::Varchar(Some(3)), "ab"), "ab");
+        assert_eq!(show(DataType::Varchar(Some(3)), "ééé "), "ééé");
+        assert_eq!(show(DataType::Bpchar(Some(3)), "a"), "a  ");
+        assert_eq!(show(DataType::Bpchar(Some(3)), "abc   "), "abc");
+        assert_eq!(show(DataType::Bpchar(None), "a "), "a ");
+        assert_eq!(err(DataType::Varchar(Some(3)), "abcd"), ("22001", "value too long for type character varying(3)".into()));
+        assert_eq!(err(DataType::Bpchar(Some(3)), "abcd"), ("22001", "value too long for type character(3)".into()));
+        assert_eq!(err(DataType::Text, "a\0b").0, "22021");
+        assert_eq!(coerce_string(DataType::Varchar(Some(2)), "abcd", true).unwrap(), "ab");
+        assert_eq!(coerce_string(DataType::Bpchar(Some(0)), "", false).unwrap(), "");
+    }
+
+    #[test]
+    fn bytea_formats() {
+        assert_eq!(show(DataType::Bytea, "\\x0a0B"), "\\x0a0b");
+        assert_eq!(show(DataType::Bytea, "\\x 0a 0b"), "\\x0a0b");
+        assert_eq!(show(DataType::Bytea, "\\x"), "\\x");
+        assert_eq!(show(DataType::Bytea, "abc\\\\def"), "\\x6162635c646566");
+        assert_eq!(show(DataType::Bytea, "a\\001b"), "\\x610162");
+        assert_eq!(show(DataType::Bytea, "é"), "\\xc3a9");
+        assert_eq!(show(DataType::Bytea, "\\X0a"), "\\x5830a".replace("5830a", "583061"));
+        assert_eq!(err(DataType::Bytea, "\\x0a0"), ("22023", "invalid hexadecimal data: odd number of digits".into()));
+        assert_eq!(err(DataType::Bytea, "\\x0g"), ("22023", "invalid hexadecimal digit: \"g\"".into()));
+        assert_eq!(err(DataType::Bytea, "\\xé0").1, "invalid hexadecimal digit: \"é\"");
+        assert_eq!(err(DataType::Bytea, "a\\9"), ("22P02", "invalid input syntax for type bytea".into()));
+        assert_eq!(err(DataType::Bytea, "a\\").0, "22P02");
+        assert_eq!(err(DataType::Bytea, "\\400").0, "22P02");
+    }
+
+    #[test]
+    fn timestamptz_input() {
+        let tz = DataType::TimestampTz;
+        let cases = [
+            ("2026-01-31 10:00:00+05:30", "2026-01-31 04:30:00+00"),
+            ("2026-01-31 10:00:00-0800", "2026-01-31 18:00:00+00"),
+            ("2026-01-31 10:00:00 UTC", "2026-01-31 10:00:00+00"),
+            ("2026-01-31 10:00:00 +05", "2026-01-31 05:00:00+00"),
+            ("2026-01-31T10:00:00Z", "2026-01-31 10:00:00+00"),
+            ("2026-01-31 10:00:00 zulu", "2026-01-31 10:00:00+00"),
+            ("2026-01-31 10:00:00 EST", "2026-01-31 15:00:00+00"),
+            ("2026-01-31 10:00:00+053", "2026-01-31 09:07:00+00"),
+            ("2026-01-31 10:00:00 +15:59:59", "2026-01-30 18:00:01+00"),
+            ("2026-01-31 10:00:00.1234565", "2026-01-31 10:00:00.123456+00"),
+            ("2026-01-31 10:00:00.1234575", "2026-01-31 10:00:00.123458+00"),
+            ("2026-01-31 10:00:00.9999995", "2026-01-31 10:00:01+00"),
+            ("2026-01-31 23:59:59.9999999", "2026-02-01 00:00:00+00"),
+            ("2026-01-31 24:00:00", "2026-02-01 00:00:00+00"),
+            ("2026-01-31 10:00:60", "2026-01-31 10:01:00+00"),
+            ("2026-1-5 1:2:3", "2026-01-05 01:02:03+00"),
+            ("2026-01-31 10:00", "2026-01-31 10:00:00+00"),
+            ("20260131", "2026-01-31 00:00:00+00"),
+            ("2026/01/31", "2026-01-31 00:00:00+00"),
+            ("01/31/2026", "2026-01-31 00:00:00+00"),
+            ("  2026-01-31   10:00:00  ", "2026-01-31 10:00:00+00"),
+            ("2026-01-31 10:00:00.", "2026-01-31 10:00:00+00"),
+            ("2026-01-31 10:00:00.5Z", "2026-01-31 10:00:00.5+00"),
+            ("epoch", "1970-01-01 00:00:00+00"),
+            ("1677-09-21 00:12:44", "1677-09-21 00:12:44+00"),
+            ("2262-04-11 23:47:16", "2262-04-11 23:47:16+00"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(show(tz, input), want, "{input}");
+        }
+    }
+
+    #[test]
+    fn timestamp_errors() {
+        let tz = DataType::TimestampTz;
+        assert_eq!(err(tz, "2026-01-31 24:00:01"), ("22008", "date/time field value out of range: \"2026-01-31 24:00:01\"".into()));
+        assert_eq!(err(tz, "2026-01-31 10:60:00").0, "22008");
+        assert_eq!(err(tz, "2026-02-30").0, "22008");
+        let e = parse_text(tz, "2026-13-01", &ctx()).unwrap_err();
+        assert_eq!((e.code, e.hint.as_deref()), ("22008", Some("Perhaps you need a different \"datestyle\" setting.")));
+        assert_eq!(err(tz, "26-01-31").0, "22008");
+        assert_eq!(err(tz, "0000-01-01").0, "22008");
+        assert_eq!(err(tz, "2026-01-31T10"), ("22007", "invalid input syntax for type timestamp with time zone: \"2026-01-31T10\"".into()));
+        assert_eq!(err(tz, "2026-01-31 10").0, "22007");
+        assert_eq!(err(tz, "garbage").0, "22007");
+        assert_eq!(err(tz, "").0, "22007");
+        assert_eq!(err(tz, "2026-01-31 10:00:00 junk").0, "22007");
+        assert_eq!(err(tz, "2026-01-31 10:00:00 XYZ").0, "22007");
+        assert_eq!(err(tz, "2026-01-31 10:00:00 +16"), ("22009", "time zone displacement out of range: \"2026-01-31 10:00:00 +16\"".into()));
+        assert_eq!(err(tz, "2026-01-31 10:00:00 Europe/Paris").0, "0A000");
+        assert_eq!(err(tz, "infinity").0, "0A000");
+        assert_eq!(err(tz, "1677-09-21 00:12:43"), ("22008", "timestamp out of range: \"1677-09-21 00:12:43\"".into()));
+        assert_eq!(err(tz, "2262-04-11 23:47:17").0, "22008");
+        assert_eq!(err(DataType::Timestamp, "x").1, "invalid input syntax for type timestamp: \"x\"");
+    }
+
+    #[test]
+    fn timestamp_without_zone() {
+        let ts = DataType::Timestamp;
+        assert_eq!(show(ts, "2026-01-31T10:00:00Z"), "2026-01-31 10:00:00");
+        assert_eq!(show(ts, "2026-01-31 10:00:00+05:30"), "2026-01-31 10:00:00");
+        assert_eq!(show(ts, "1969-12-31 23:59:59.999999"), "1969-12-31 23:59:59.999999");
+        assert_eq!(show(ts, "1970-01-01"), "1970-01-01 00:00:00");
+        assert_eq!(show_in(ts, "2026-01-31 10:00:00", &at(19_800)), "2026-01-31 10:00:00");
+        assert_eq!(fmt(ts, Datum::Int64(1_500)), "1970-01-01 00:00:00.000001");
+        assert_eq!(fmt(ts, Datum::Int64(-1)), "1969-12-31 23:59:59.999999");
+        assert_eq!(fmt(ts, Datum::Int64(i64::MIN)), "1677-09-21 00:12:43.145224");
+        assert_eq!(fmt(ts, Datum::Int64(i64::MAX)), "2262-04-11 23:47:16.854775");
+    }
+
+    #[test]
+    fn timestamptz_session_offset() {
+        let tz = DataType::TimestampTz;
+        let kolkata = at(19_800);
+        assert_eq!(show_in(tz, "2026-01-31 10:00:00", &kolkata), "2026-01-31 10:00:00+05:30");
+        assert_eq!(show_in(tz, "2026-01-31 10:00:00+00", &kolkata), "2026-01-31 15:30:00+05:30");
+        assert_eq!(show_in(tz, "2026-01-31", &kolkata), "2026-01-31 00:00:00+05:30");
+        assert_eq!(show_in(tz, "epoch", &kolkata), "1970-01-01 05:30:00+05:30");
+        assert_eq!(show_in(tz, "2026-01-31 10:00:00.25Z", &at(-28_800)), "2026-01-31 02:00:00.25-08");
+        let d = parse_text(tz, "2026-01-31 10:00:00Z", &ctx()).unwrap();
+        let mut out = Vec::new();
+        format_text(tz, &d, &at(3_723), &mut out);
+        assert_eq!(out, b"2026-01-31 11:02:03+01:02:03");
+    }
+
+    #[test]
+    fn special_words() {
+        let now = parse_text(DataType::TimestampTz, "now", &ctx()).unwrap();
+        let today = parse_text(DataType::TimestampTz, " Today ", &ctx()).unwrap();
+        let (Datum::Int64(n), Datum::Int64(t)) = (now, today) else { panic!() };
+        assert!(n >= t && n - t < NANOS_PER_DAY);
+        let Datum::Int32(d) = parse_text(DataType::Date, "tomorrow", &ctx()).unwrap() else { panic!() };
+        assert_eq!(d as i64, t / NANOS_PER_DAY + 1);
+        assert_eq!(show(DataType::Date, "epoch"), "1970-01-01");
+        assert_eq!(err(DataType::Date, "-infinity").0, "0A000");
+    }
+
+    #[test]
+    fn date_input_output() {
+        let d = DataType::Date;
+        assert_eq!(show(d, "2026-01-31"), "2026-01-31");
+        assert_eq!(show(d, "2026-01-31 10:00:00"), "2026-01-31");
+        assert_eq!(show(d, "2026-01-31T10:00:00Z"), "2026-01-31");
+        assert_eq!(show(d, "5874897-12-31"), "5874897-12-31");
+        assert_eq!(show(d, "4714-11-24 BC"), "4714-11-24 BC");
+        assert_eq!(show(d, "0001-01-01 BC"), "0001-01-01 BC");
+        assert_eq!(show(d, "12026-01-31"), "12026-01-31");
+        assert_eq!(show(d, "2026-01-31 bc"), "2026-01-31 BC");
+        assert_eq!(err(d, "5874898-01-01"), ("22008", "date out of range: \"5874898-01-01\"".into()));
+        assert_eq!(err(d, "4714-11-23 BC").0, "22008");
+        assert_eq!(err(d, "2026-02-30"), ("22008", "date/time field value out of range: \"2026-02-30\"".into()));
+        assert_eq!(err(d, "x"), ("22007", "invalid input syntax for type date: \"x\"".into()));
+        assert_eq!(err(d, "2026-01-31 25:00:00").0, "22008");
+        assert_eq!(err(d, "99999999999999999999-01-01").0, "22008");
+        assert_eq!(err(d, "2026-01-").0, "22007");
+        assert_eq!(fmt(d, Datum::Int32(-1)), "1969-12-31");
+        assert!(!fmt(d, Datum::Int32(i32::MIN)).is_empty());
+        assert!(!fmt(d, Datum::Int32(i32::MAX)).is_empty());
+    }
+
+    #[test]
+    fn interval_postgres_style_input() {
+        let iv = DataType::Interval;
+        let cases = [
+            ("1 year 2 mons 3 days 04:05:06.5", "1 year 2 mons 3 days 04:05:06.5"),
+            ("1 day", "1 day"),
+            ("2 hours 30 minutes", "02:30:00"),
+            ("-1 day", "-1 days"),
+            ("1.5 hours", "01:30:00"),
+            ("1.5 days", "1 day 12:00:00"),
+            ("1.5 months", "1 mon 15 days"),
+            ("1.5 years", "1 year 6 mons"),
+            ("0.5 weeks", "3 days 12:00:00"),
+            ("1 week 1 day", "8 days"),
+            ("@ 1 day ago", "-1 days"),
+            ("@ 1 day 2 hours ago", "-1 days -02:00:00"),
+            ("1 days ago 2 hours", "-1 days -02:00:00"),
+            ("04:05:06", "04:05:06"),
+            ("-04:05:06", "-04:05:06"),
+            ("1 02:03:04", "1 day 02:03:04"),
+            ("1 +02:03", "1 day 02:03:00"),
+            ("1 day 2", "1 day 00:00:02"),
+            ("1 2 hours", "1 day 02:00:00"),
+            ("10", "00:00:10"),
+            ("1.5", "00:00:01.5"),
+            ("-1.5", "-00:00:01.5"),
+            ("1-2", "1 year 2 mons"),
+            ("-1-2", "-1 years -2 mons"),
+            ("3 decades", "30 years"),
+            ("2 centuries 1 millennium", "1200 years"),
+            ("1.5 ms", "00:00:00.0015"),
+            ("100 us", "00:00:00.0001"),
+            ("1.0000005 seconds", "00:00:01"),
+            ("1 mon -1 hour", "1 mon -01:00:00"),
+            ("1day", "1 day"),
+            ("2h30m", "02:30:00"),
+            ("1 y 2 mon 3 d 4 h 5 m 6 s", "1 year 2 mons 3 days 04:05:06"),
+            ("100:00:00", "100:00:00"),
+            ("12:30.5", "00:12:30.5"),
+            ("1:2", "01:02:00"),
+            ("1 day -01:00:00", "1 day -01:00:00"),
+            ("-1 days +01:00:00", "-1 days +01:00:00"),
+            ("0", "00:00:00"),
+            ("1 yEaRs", "1 year"),
+            ("+1 day", "1 day"),
+            ("- 1 day", "-1 days"),
+            ("1 microsecondsxyz", "00:00:00.000001"),
+            ("9223372036854775807 us", "2562047788:00:54.775807"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(show(iv, input), want, "{input}");
+        }
+    }
+
+    #[test]
+    fn interval_iso8601_input() {
+        let iv = DataType::Interval;
+        let cases = [
+            ("P1Y2M3DT4H5M6S", "1 year 2 mons 3 days 04:05:06"),
+            ("PT10S", "00:00:10"),
+            ("P1W", "7 days"),
+            ("PT1.5S", "00:00:01.5"),
+            ("P0.5Y", "6 mons"),
+            ("P-1D", "-1 days"),
+            ("P1Y2M3DT4H5M6.5S", "1 year 2 mons 3 days 04:05:06.5"),
+            ("P0002-06-07T01:30:00", "2 years 6 mons 7 days 01:30:00"),
+            ("P00020607T013000", "2 years 6 mons 7 days 01:30:00"),
+            ("PT1H30M", "01:30:00"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(show(iv, input), want, "{input}");
+        }
+        assert_eq!(err(iv, "p1d").0, "22007");
+        assert_eq!(err(iv, "P1X").0, "22007");
+        assert_eq!(err(iv, "P").0, "22007");
+    }
+
+    #[test]
+    fn interval_errors() {
+        let iv = DataType::Interval;
+        for bad in ["1 ago", "1 day 2 days", "1 quarter", " ", "abc", "1e3 seconds", "1 hour 02:00:00", "- x"] {
+            assert_eq!(err(iv, bad), ("22007", format!("invalid input syntax for type interval: \"{bad}\"")), "{bad}");
+        }
+        assert_eq!(err(iv, "25:61:00"), ("22015", "interval field value out of range: \"25:61:00\"".into()));
+        assert_eq!(err(iv, "2147483648 days").0, "22015");
+        assert_eq!(err(iv, "2147483647 days 1 day").0, "22015");
+        assert_eq!(err(iv, "99999999999999999999 days").0, "22015");
+        assert_eq!(err(iv, "178956971 years"), ("22008", "interval out of range".into()));
+        assert_eq!(err(iv, "-9223372036854775808 us").0, "22015");
+    }
+
+    #[test]
+    fn interval_output() {
+        let f = |months, days, micros| fmt(DataType::Interval, Datum::Interval(Interval { months, days, micros }));
+        assert_eq!(f(0, 0, 0), "00:00:00");
+        assert_eq!(f(14, 3, 14_706_500_000), "1 year 2 mons 3 days 04:05:06.5");
+        assert_eq!(f(0, -1, 0), "-1 days");
+        assert_eq!(f(0, 1, -3_600_000_000), "1 day -01:00:00");
+        assert_eq!(f(3, 0, 0), "3 mons");
+        assert_eq!(f(1, 0, 0), "1 mon");
+        assert_eq!(f(-13, -1, 0), "-1 years -1 mons -1 days");
+        assert_eq!(f(-12, 1, 1), "-1 years +1 day +00:00:00.000001");
+        assert_eq!(f(0, 0, -500_000), "-00:00:00.5");
+        assert_eq!(f(i32::MIN, i32::MIN, i64::MIN), "-178956970 years -8 mons -2147483648 days -2562047788:00:54.775808");
+    }
+
+    #[test]
+    fn jsonb_normalization() {
+        let j = DataType::Jsonb;
+        assert_eq!(
+            show(j, r#"{"b": [1, 2.50, 1e2, -0, 1E-2, 0.0e5], "a": 1, "aa": {"x": null}, "a": "dup", "c": "\u00e9\n\u0001/\""}"#),
+            r#"{"a": "dup", "b": [1, 2.50, 100, 0, 0.01, 0], "c": "é\n\u0001/\"", "aa": {"x": null}}"#
+        );
+        assert_eq!(show(j, r#"{"bb":1,"a":2,"c":{"z":1,"yy":2}}"#), r#"{"a": 2, "c": {"z": 1, "yy": 2}, "bb": 1}"#);
+        assert_eq!(show(j, "[]"), "[]");
+        assert_eq!(show(j, "{}"), "{}");
+        assert_eq!(show(j, "  true "), "true");
+        assert_eq!(show(j, "[{}, []]"), "[{}, []]");
+        assert_eq!(show(j, "-0.0"), "0.0");
+        assert_eq!(show(j, "1.5e1"), "15");
+        assert_eq!(show(j, "12e-1"), "1.2");
+        assert_eq!(show(j, "100e-2"), "1.00");
+        assert_eq!(show(j, "0.00001"), "0.00001");
+        assert_eq!(show(j, "123456789012345678901234567890123"), "123456789012345678901234567890123");
+        assert_eq!(show(j, r#""\ud83d\ude00""#), "\"😀\"");
+        assert_eq!(show(j, r#""\b\f\t\/""#), r#""\b\f\t/""#);
+    }
+
+    #[test]
+    fn jsonb_errors() {
+        let j = DataType::Jsonb;
+        let detail = |input: &str| {
+            let e = parse_text(j, input, &ctx()).unwrap_err();
+            assert_eq!((e.code, e.message.as_str()), ("22P02", "invalid input syntax for type json"), "{input}");
+            e.detail.unwrap_or_default()
+        };
+        assert_eq!(detail("01"), "Token \"01\" is invalid.");
+        assert_eq!(detail("1x"), "Token \"1x\" is invalid.");
+        assert_eq!(detail("tru"), "Token \"tru\" is invalid.");
+        assert_eq!(detail(r#"{"a":1,}"#), "Expected string, but found \"}\".");
+        assert_eq!(detail("[1,]"), "Expected JSON value, but found \"]\".");
+        assert_eq!(detail(""), "The input string ended unexpectedly.");
+        assert_eq!(detail(r#""\ud83d""#), "Unicode low surrogate must follow a high surrogate.");
+        for bad in ["[1 2]", "\"abc", "{\"a\":1}x", "\"\\q\"", "\"a\tb\"", "1.", "-", ".5", "+1", "[1,2]]", "{\"a\" 1}", "nul"] {
+            detail(bad);
+        }
+        let e = parse_text(j, r#""\u0000""#, &ctx()).unwrap_err();
+        assert_eq!((e.code, e.message.as_str()), ("22P05", "unsupported Unicode escape sequence"));
+        let deep = "[".repeat(5000) + &"]".repeat(5000);
+        assert_eq!(parse_text(j, &deep, &ctx()).unwrap_err().code, "54001");
+    }
+
+    #[test]
+    fn format_mismatched_datums() {
+        assert_eq!(fmt(DataType::Int64, Datum::Int32(5)), "5");
+        assert_eq!(fmt(DataType::Text, Datum::Bool(true)), "t");
+        assert_eq!(fmt(DataType::Float32, Datum::Float64(0.1)), "0.1");
+        assert_eq!(fmt(DataType::Numeric, Datum::Numeric(Decimal::new(-0, 2))), "0.00");
+        assert_eq!(fmt(DataType::Bool, Datum::Null), "");
+    }
+
+    /// Deterministic pseudo-random inputs through every parser: errors are
+    /// fine, panics are not.
+    #[test]
+    fn no_panics_on_junk() {
+        let alphabet: Vec<char> = "0123456789 :.-+eETZPYMWDHSx\\'\"{}[],@ábc\u{1F600}\t/aAgo".chars().collect();
+        let types = [
+            DataType::Bool, DataType::Int16, DataType::Int32, DataType::Int64, DataType::Float32,
+            DataType::Float64, DataType::Numeric, DataType::Text, DataType::Varchar(Some(2)),
+            DataType::Bpchar(Some(3)), DataType::Bytea, DataType::Date, DataType::Timestamp,
+            DataType::TimestampTz, DataType::Interval, DataType::Jsonb, DataType::Unknown,
+        ];
+        let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let c = at(-3_600);
+        for _ in 0..20_000 {
+            let len = (next() % 24) as usize;
+            let s: String = (0..len).map(|_| alphabet[(next() % alphabet.len() as u64) as usize]).collect();
+            for ty in types {
+                if let Ok(d) = parse_text(ty, &s, &c) {
+                    let mut out = Vec::new();
+                    format_text(ty, &d, &c, &mut out);
+                }
+            }
+        }
+    }
 }

@@ -6,8 +6,7 @@ use crate::exec::vector::Batch;
 use crate::types::{binary::encode_binary, text::format_text, FormatContext};
 
 /// Appends row `i` of `batch` (each value as i32 length + bytes, -1 for NULL).
-pub fn encode_row(batch: &Batch, i: usize, formats: &[i16], out: &mut BytesMut) {
-    let ctx = FormatContext::default();
+pub fn encode_row(batch: &Batch, i: usize, formats: &[i16], ctx: &FormatContext, out: &mut BytesMut) {
     let mut scratch = Vec::with_capacity(32);
     for (c, col) in batch.columns.iter().enumerate() {
         if !col.is_valid(i) {
@@ -24,7 +23,7 @@ pub fn encode_row(batch: &Batch, i: usize, formats: &[i16], out: &mut BytesMut) 
         if format == 1 {
             encode_binary(col.data_type, &d, &mut scratch);
         } else {
-            format_text(col.data_type, &d, &ctx, &mut scratch);
+            format_text(col.data_type, &d, ctx, &mut scratch);
         }
         out.put_i32(scratch.len() as i32);
         out.put_slice(&scratch);

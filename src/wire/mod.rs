@@ -9,7 +9,7 @@ pub mod encode;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use bytes::{Buf, BytesMut};
+use bytes::BytesMut;
 use pgwire::messages::data::{DataRow, FieldDescription, NoData, ParameterDescription, RowDescription};
 use pgwire::messages::extendedquery::{BindComplete, CloseComplete, ParseComplete, PortalSuspended};
 use pgwire::messages::response::{CommandComplete, EmptyQueryResponse, ErrorResponse, ReadyForQuery, SslResponse, TransactionStatus};
@@ -24,7 +24,7 @@ use crate::exec::operators::BoxedOperator;
 use crate::server::Server;
 use crate::sql::plan::Field;
 use crate::sql::{Session, StatementResult, TxnState};
-use crate::types::{DataType, Datum};
+use crate::types::{DataType, Datum, FormatContext};
 
 /// Largest frontend message accepted (a COPY chunk or a big multi-row INSERT fits easily).
 pub const MAX_MESSAGE_BYTES: usize = 256 << 20;
@@ -180,6 +180,7 @@ async fn startup(conn: &mut Connection, server: &Arc<Server>) -> DbResult<Option
                         let _ = session.set_variable(k, v);
                     }
                 }
+                session.mark_startup();
                 conn.send(B::Authentication(Authentication::Ok));
                 let statuses = [
                     ("application_name", session.settings.get("application_name").cloned().unwrap_or_default()),
@@ -309,7 +310,10 @@ async fn simple_query(conn: &mut Connection, session: &mut Session, sql: &str) {
     }
     for stmt in &stmts {
         let result = match session.execute(stmt, vec![], &[]).await {
-            Ok(r) => stream_result(conn, r, &[], 0, true).await.map(|_| ()),
+            Ok(r) => {
+                let fmt = session.eval_context().format;
+                stream_result(conn, r, &[], &fmt, true).await.map(|_| ())
+            }
             Err(e) => Err(e),
         };
         if let Err(e) = result {
@@ -447,15 +451,17 @@ async fn execute_portal(conn: &mut Connection, session: &mut Session, portal: &m
         portal.state = match result {
             StatementResult::Rows { op, tag, .. } => PortalState::Streaming { op, rows: 0, tag, buffered: None },
             other => {
-                stream_result(conn, other, &portal.result_formats, 0, false).await?;
-                PortalState::Done
+                stream_result(conn, other, &portal.result_formats, &session.eval_context().format, false).await?;
+                portal.state = PortalState::Done;
+                return Ok(());
             }
         };
     }
     match &mut portal.state {
         PortalState::Streaming { op, rows, tag, buffered } => {
             let limit = if max_rows <= 0 { u64::MAX } else { max_rows as u64 };
-            let suspended = send_rows(conn, op, buffered, &portal.result_formats, limit, rows).await?;
+            let fmt = session.eval_context().format;
+            let suspended = send_rows(conn, op, buffered, &portal.result_formats, limit, rows, &fmt).await?;
             if suspended {
                 conn.send(B::PortalSuspended(PortalSuspended::new()));
             } else {
@@ -477,6 +483,7 @@ async fn send_rows(
     formats: &[i16],
     limit: u64,
     rows: &mut u64,
+    fmt: &FormatContext,
 ) -> DbResult<bool> {
     let mut sent = 0u64;
     loop {
@@ -494,7 +501,7 @@ async fn send_rows(
                 return Ok(true);
             }
             let mut row = DataRow::new(BytesMut::new(), batch.columns.len() as i16);
-            encode::encode_row(&batch, i, formats, &mut row.data);
+            encode::encode_row(&batch, i, formats, fmt, &mut row.data);
             conn.send(B::DataRow(row));
             sent += 1;
             *rows += 1;
@@ -505,7 +512,7 @@ async fn send_rows(
 }
 
 /// Sends a statement's whole result (simple protocol, or a non-query in extended).
-async fn stream_result(conn: &mut Connection, result: StatementResult, formats: &[i16], _limit: u64, describe: bool) -> DbResult<u64> {
+async fn stream_result(conn: &mut Connection, result: StatementResult, formats: &[i16], fmt: &FormatContext, describe: bool) -> DbResult<u64> {
     match result {
         StatementResult::Rows { fields, mut op, tag } => {
             if describe {
@@ -513,7 +520,7 @@ async fn stream_result(conn: &mut Connection, result: StatementResult, formats: 
             }
             let mut rows = 0;
             let mut buffered = None;
-            send_rows(conn, &mut op, &mut buffered, formats, u64::MAX, &mut rows).await?;
+            send_rows(conn, &mut op, &mut buffered, formats, u64::MAX, &mut rows, fmt).await?;
             conn.send(B::CommandComplete(CommandComplete::new(format!("{tag} {rows}"))));
             Ok(rows)
         }
@@ -525,13 +532,12 @@ async fn stream_result(conn: &mut Connection, result: StatementResult, formats: 
             for b in &batches {
                 for i in 0..b.len {
                     let mut row = DataRow::new(BytesMut::new(), b.columns.len() as i16);
-                    encode::encode_row(b, i, formats, &mut row.data);
+                    encode::encode_row(b, i, formats, fmt, &mut row.data);
                     conn.send(B::DataRow(row));
                     rows += 1;
                 }
             }
-            let tag = if tag == "SHOW" { tag } else { tag };
-            conn.send(B::CommandComplete(CommandComplete::new(if tag == "SHOW" { "SHOW".into() } else { tag })));
+            conn.send(B::CommandComplete(CommandComplete::new(tag)));
             Ok(rows)
         }
         StatementResult::Command(tag) => {
@@ -543,9 +549,4 @@ async fn stream_result(conn: &mut Connection, result: StatementResult, formats: 
             Ok(0)
         }
     }
-}
-
-#[allow(dead_code)]
-fn unused(b: &mut BytesMut) {
-    b.advance(0);
 }

@@ -83,7 +83,18 @@ pub fn start_with_shards(shards: usize) -> Server {
     let stderr_path = data_dir.with_extension("stderr");
     let stderr_file = std::fs::File::create(&stderr_path).expect("create stderr file");
 
-    let mut child = Command::new(env!("CARGO_BIN_EXE_brewricd"))
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_brewricd"));
+    // If the test process dies without running Drop (killed by a timeout),
+    // take the server with it. (The signal fires when the spawning thread
+    // exits; each test keeps its guard on its own thread.)
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+    let mut child = cmd
         .arg("--listen")
         .arg("127.0.0.1:0")
         .arg("--shards")
