@@ -512,11 +512,13 @@ async fn execute_with_row_limit_suspends_the_portal() {
         .await
         .unwrap_or_else(|e| panic!("bind: {}", describe_error(&e)));
     let mut batches = Vec::new();
-    for _ in 0..4 {
-        let rows = tx
-            .query_portal(&portal, 2)
-            .await
-            .unwrap_or_else(|e| panic!("execute portal: {}", describe_error(&e)));
+    for call in 1..=4 {
+        let rows = tx.query_portal(&portal, 2).await.unwrap_or_else(|e| {
+            panic!(
+                "Execute #{call} (max 2 rows) of the portal, after batches {batches:?}: {}",
+                describe_error(&e)
+            )
+        });
         batches.push(rows.iter().map(|r| r.get::<_, i32>(0)).collect::<Vec<_>>());
     }
     assert_eq!(batches, vec![vec![1, 2], vec![3, 4], vec![5], vec![]]);

@@ -657,8 +657,14 @@ struct JoinOp {
     table: HashMap<Vec<u8>, Vec<u32>>,
     right_matched: Vec<bool>,
     finished: bool,
+    /// The probe batch being joined and the next of its rows to join.
+    probing: Option<(Batch, usize)>,
     ctx: Rc<QueryContext>,
 }
+
+/// Row pairs a join produces per step before it yields to the shard's other
+/// tasks (cancel requests and sessions sharing the thread).
+const JOIN_PAIRS_PER_STEP: usize = 16 * BATCH_ROWS;
 
 impl JoinOp {
     fn new(left: BoxedOperator, right: BoxedOperator, left_types: Vec<DataType>, right_types: Vec<DataType>, kind: JoinKind, on: Option<Expr>, ctx: Rc<QueryContext>) -> JoinOp {
@@ -667,7 +673,7 @@ impl JoinOp {
             Some(e) if !e.has_subquery() => split_equi(e, split),
             _ => (vec![], on.clone()),
         };
-        JoinOp { left, right: Some(right), left_types, right_types, kind, on, equi, residual, build: None, table: HashMap::new(), right_matched: vec![], finished: false, ctx }
+        JoinOp { left, right: Some(right), left_types, right_types, kind, on, equi, residual, build: None, table: HashMap::new(), right_matched: vec![], finished: false, probing: None, ctx }
     }
 
     async fn build_side(&mut self) -> DbResult<()> {
@@ -698,9 +704,14 @@ impl JoinOp {
         types.iter().map(|t| Arc::new(Column::from_datum(*t, &Datum::Null, len))).collect()
     }
 
-    /// Joins one probe batch.
-    fn probe(&mut self, lb: &Batch) -> DbResult<Batch> {
+    /// Joins probe rows `start..` of `lb` until about `JOIN_PAIRS_PER_STEP`
+    /// pairs are produced; returns the output and the next row to probe.
+    fn probe(&mut self, lb: &Batch, start: usize) -> DbResult<(Batch, usize)> {
         let Some(rb) = self.build.as_ref() else { return Err(DbError::internal("join without build side")) };
+        // Every pair of one probe row stays in one step (outer joins need that).
+        let rows_per_step = if self.equi.is_empty() { (JOIN_PAIRS_PER_STEP / rb.len.max(1)).max(1) } else { BATCH_ROWS };
+        let end = (start + rows_per_step).min(lb.len);
+        let lb = &lb.slice(start, end - start);
         let empty = HashMap::new();
         let cx = EvalInputs { eval: &self.ctx.eval, params: &self.ctx.params, outer: &self.ctx.outer, subqueries: &empty };
         let mut li = Vec::new();
@@ -724,9 +735,6 @@ impl JoinOp {
                 }
             }
         } else {
-            if lb.len.saturating_mul(rb.len) > 50_000_000 {
-                return Err(DbError::new(sqlstate::PROGRAM_LIMIT_EXCEEDED, "join produces too many row pairs for one batch"));
-            }
             for i in 0..lb.len as u32 {
                 for r in 0..rb.len as u32 {
                     li.push(i);
@@ -763,7 +771,7 @@ impl JoinOp {
                 pairs = Batch::concat(&types, &[pairs, extra]);
             }
         }
-        Ok(pairs)
+        Ok((pairs, end))
     }
 }
 
@@ -836,13 +844,23 @@ impl Operator for JoinOp {
                 self.build_side().await?;
             }
             let _ = &self.on;
-            while let Some(lb) = self.left.next().await? {
+            loop {
+                let (lb, start) = match self.probing.take() {
+                    Some(p) => p,
+                    None => match self.left.next().await? {
+                        Some(b) => (b, 0),
+                        None => break,
+                    },
+                };
                 self.ctx.check_cancel()?;
-                let out = self.probe(&lb)?;
+                let (out, next) = self.probe(&lb, start)?;
+                if next < lb.len {
+                    self.probing = Some((lb, next));
+                }
+                tokio::task::yield_now().await;
                 if out.len > 0 {
                     return Ok(Some(out));
                 }
-                tokio::task::yield_now().await;
             }
             if !self.finished && matches!(self.kind, JoinKind::Right | JoinKind::Full) {
                 self.finished = true;

@@ -1318,10 +1318,17 @@ impl<'a> Binder<'a> {
         let from = e.data_type();
         match &e {
             Expr::Param(i, DataType::Unknown) => {
+                // The parameter takes the base type; a length (char(4)) still applies as a cast.
+                let base = match to {
+                    DataType::Varchar(Some(_)) => DataType::Varchar(None),
+                    DataType::Bpchar(Some(_)) => DataType::Bpchar(None),
+                    other => other,
+                };
                 if let Some(slot) = self.params.get_mut(*i) {
-                    *slot = to;
+                    *slot = base;
                 }
-                return Ok(Expr::Param(*i, to));
+                let p = Expr::Param(*i, base);
+                return Ok(if base == to { p } else { Expr::Cast { expr: Box::new(p), to } });
             }
             Expr::Literal(d, t) => {
                 let v = kernels::cast_datum(d, *t, to, self.eval)?;

@@ -43,6 +43,9 @@ fn syntax_error(sql: &str, message: &str) -> DbError {
         Some(tok) => format!("syntax error at or near \"{tok}\""),
         None => format!("syntax error: {}", message.trim_start_matches("sql parser error: ")),
     };
+    if text == "syntax error at end of input" {
+        position = Some(sql.chars().count() as u32 + 1);
+    }
     let mut err = DbError::syntax(text);
     if let Some(p) = position {
         err = err.with_position(p);

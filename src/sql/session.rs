@@ -337,6 +337,29 @@ impl Session {
         }
     }
 
+    /// Starts the implicit transaction of a multi-statement Query message.
+    pub fn begin_implicit(&mut self) {
+        self.txn = TxnState::InBlock;
+        self.txn_settings = Some(self.settings.clone());
+        self.txn_created.clear();
+    }
+
+    /// Ends it: commits everything, or (after an error) nothing.
+    pub async fn end_implicit(&mut self, commit: bool) -> DbResult<()> {
+        if !commit || self.txn == TxnState::Failed {
+            self.rollback_created_tables().await;
+            self.end_transaction(false);
+            return Ok(());
+        }
+        let pending = std::mem::take(&mut *self.pending.borrow_mut());
+        self.txn_created.clear();
+        self.end_transaction(true);
+        for (table, batches) in pending {
+            self.append_to_shards(table, batches).await?;
+        }
+        Ok(())
+    }
+
     /// ROLLBACK of a transaction that created tables removes them again.
     async fn rollback_created_tables(&mut self) {
         for table in std::mem::take(&mut self.txn_created) {

@@ -41,7 +41,8 @@ struct Prepared {
 enum PortalState {
     NotStarted,
     Streaming { op: BoxedOperator, rows: u64, tag: String, buffered: Option<(crate::exec::vector::Batch, usize)> },
-    Done,
+    /// Run to completion; a row-returning portal executed again returns no rows.
+    Done { tag: Option<String> },
 }
 
 struct Portal {
@@ -159,7 +160,8 @@ async fn startup(conn: &mut Connection, server: &Arc<Server>) -> DbResult<Option
                 conn.decode.awaiting_frontend_ssl = false;
             }
             F::CancelRequest(c) => {
-                if let SecretKey::I32(secret) = c.secret_key {
+                // The key may decode as 4 raw bytes; compare it as the i32 we handed out.
+                if let Some(secret) = c.secret_key.as_i32() {
                     server.cancel(c.pid, secret);
                 }
                 return Ok(None);
@@ -308,6 +310,14 @@ async fn simple_query(conn: &mut Connection, session: &mut Session, sql: &str) {
         conn.send(B::EmptyQueryResponse(EmptyQueryResponse::new()));
         return;
     }
+    // Several statements in one Query message run in one implicit transaction,
+    // unless they manage transactions themselves.
+    let implicit = stmts.len() > 1
+        && session.txn == TxnState::Idle
+        && !stmts.iter().any(|s| matches!(s, Statement::StartTransaction { .. } | Statement::Commit { .. } | Statement::Rollback { .. }));
+    if implicit {
+        session.begin_implicit();
+    }
     for stmt in &stmts {
         let result = match session.execute(stmt, vec![], &[]).await {
             Ok(r) => {
@@ -317,11 +327,18 @@ async fn simple_query(conn: &mut Connection, session: &mut Session, sql: &str) {
             Err(e) => Err(e),
         };
         if let Err(e) = result {
-            if session.txn == TxnState::InBlock {
+            if implicit {
+                let _ = session.end_implicit(false).await;
+            } else if session.txn == TxnState::InBlock {
                 session.txn = TxnState::Failed;
             }
             conn.send_error(&e);
             return;
+        }
+    }
+    if implicit {
+        if let Err(e) = session.end_implicit(true).await {
+            conn.send_error(&e);
         }
     }
 }
@@ -378,7 +395,16 @@ fn bind_message(statements: &HashMap<String, Arc<Prepared>>, b: &pgwire::message
         };
         let d = match value {
             None => Datum::Null,
-            Some(bytes) if format == 1 => crate::types::binary::decode_binary(*ty, bytes)?,
+            Some(bytes) if format == 1 && ty.type_len() > 0 && bytes.len() < ty.type_len() as usize => {
+                // As PostgreSQL's recv functions: reading past the value is a protocol error.
+                return Err(DbError::protocol("insufficient data left in message"));
+            }
+            Some(bytes) if format == 1 => crate::types::binary::decode_binary(*ty, bytes).map_err(|mut e| {
+                if e.code == sqlstate::INVALID_BINARY_REPRESENTATION {
+                    e.message = format!("{} in bind parameter {}", e.message, i + 1);
+                }
+                e
+            })?,
             Some(bytes) => {
                 let s = std::str::from_utf8(bytes).map_err(|_| DbError::new("22021", "invalid byte sequence for encoding \"UTF8\""))?;
                 crate::types::text::parse_text(*ty, s, &Default::default())?
@@ -443,7 +469,7 @@ async fn execute_portal(conn: &mut Connection, session: &mut Session, portal: &m
     if let PortalState::NotStarted = portal.state {
         let Some(stmt) = portal.statement.stmt.clone() else {
             conn.send(B::EmptyQueryResponse(EmptyQueryResponse::new()));
-            portal.state = PortalState::Done;
+            portal.state = PortalState::Done { tag: None };
             return Ok(());
         };
         let params = std::mem::take(&mut portal.params);
@@ -452,7 +478,7 @@ async fn execute_portal(conn: &mut Connection, session: &mut Session, portal: &m
             StatementResult::Rows { op, tag, .. } => PortalState::Streaming { op, rows: 0, tag, buffered: None },
             other => {
                 stream_result(conn, other, &portal.result_formats, &session.eval_context().format, false).await?;
-                portal.state = PortalState::Done;
+                portal.state = PortalState::Done { tag: None };
                 return Ok(());
             }
         };
@@ -466,11 +492,15 @@ async fn execute_portal(conn: &mut Connection, session: &mut Session, portal: &m
                 conn.send(B::PortalSuspended(PortalSuspended::new()));
             } else {
                 conn.send(B::CommandComplete(CommandComplete::new(format!("{tag} {rows}"))));
-                portal.state = PortalState::Done;
+                portal.state = PortalState::Done { tag: Some(tag.clone()) };
             }
             Ok(())
         }
-        PortalState::Done => Err(DbError::new(sqlstate::INVALID_CURSOR_STATE, "portal has already been run to completion")),
+        PortalState::Done { tag: Some(tag) } => {
+            conn.send(B::CommandComplete(CommandComplete::new(format!("{tag} 0"))));
+            Ok(())
+        }
+        PortalState::Done { tag: None } => Err(DbError::new(sqlstate::INVALID_CURSOR_STATE, "portal has already been run to completion")),
         PortalState::NotStarted => Ok(()),
     }
 }

@@ -204,17 +204,35 @@ pub(crate) fn numeric_div(a: Decimal, b: Decimal) -> DbResult<Decimal> {
     Ok(with_scale(q, div_scale(a, b)))
 }
 
+/// Pads `d` to at least `scale` fractional digits (PostgreSQL's display
+/// scale survives zero results: 0 * 1.50 is 0.00), within rust_decimal's 28.
+#[inline]
+pub(crate) fn min_scale(mut d: Decimal, scale: u32) -> Decimal {
+    let s = scale.min(28);
+    if d.scale() < s {
+        d.rescale(s);
+    }
+    d
+}
+
 fn numeric_arith(op: BinaryOp, a: Arg<Decimal>, b: Arg<Decimal>, len: usize, nulls: &Nulls) -> DbResult<Vec<Decimal>> {
+    let max_scale = |x: Decimal, y: Decimal| x.scale().max(y.scale());
     match op {
-        BinaryOp::Plus => map2_try(a, b, len, nulls, |x, y| x.checked_add(y).ok_or_else(numeric_overflow)),
-        BinaryOp::Minus => map2_try(a, b, len, nulls, |x, y| x.checked_sub(y).ok_or_else(numeric_overflow)),
-        BinaryOp::Multiply => map2_try(a, b, len, nulls, |x, y| x.checked_mul(y).ok_or_else(numeric_overflow)),
+        BinaryOp::Plus => {
+            map2_try(a, b, len, nulls, |x, y| Ok(min_scale(x.checked_add(y).ok_or_else(numeric_overflow)?, max_scale(x, y))))
+        }
+        BinaryOp::Minus => {
+            map2_try(a, b, len, nulls, |x, y| Ok(min_scale(x.checked_sub(y).ok_or_else(numeric_overflow)?, max_scale(x, y))))
+        }
+        BinaryOp::Multiply => map2_try(a, b, len, nulls, |x, y| {
+            Ok(min_scale(x.checked_mul(y).ok_or_else(numeric_overflow)?, x.scale() + y.scale()))
+        }),
         BinaryOp::Divide => map2_try(a, b, len, nulls, numeric_div),
         BinaryOp::Modulo => map2_try(a, b, len, nulls, |x, y| {
             if y.is_zero() {
                 Err(DbError::division_by_zero())
             } else {
-                x.checked_rem(y).ok_or_else(numeric_overflow)
+                Ok(min_scale(x.checked_rem(y).ok_or_else(numeric_overflow)?, max_scale(x, y)))
             }
         }),
         _ => Err(DbError::internal("not an arithmetic operator")),

@@ -261,3 +261,5 @@ pub fn eval_function(
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod pgdiff;
