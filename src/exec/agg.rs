@@ -448,16 +448,10 @@ fn i128_to_dec(v: i128) -> Decimal {
     Decimal::from_i128_with_scale(v, 0)
 }
 
-/// avg over exact numbers as PostgreSQL prints it: at least 16 fractional digits.
+/// avg over exact numbers: sum / count with PostgreSQL's division scale.
 fn avg_numeric(sum: Decimal, count: i64) -> DbResult<Decimal> {
     let c = Decimal::from_i64(count).ok_or_else(|| DbError::out_of_range("numeric"))?;
-    let q = sum.checked_div(c).ok_or_else(|| DbError::out_of_range("numeric"))?;
-    let scale = sum.scale().max(16);
-    let mut r = q.round_dp_with_strategy(scale, rust_decimal::RoundingStrategy::MidpointAwayFromZero);
-    if r.scale() < scale {
-        r.rescale(scale);
-    }
-    Ok(r)
+    crate::exec::kernels::numeric_div(sum, c)
 }
 
 fn for_each_int(data: &ColumnData, ids: &[u32], valid: &dyn Fn(usize) -> bool, mut f: impl FnMut(usize, i64)) {

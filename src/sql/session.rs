@@ -168,7 +168,8 @@ impl Session {
             .map(|d| d.as_micros() as i64 * 1000)
             .unwrap_or(0);
         let offset = self.settings.get("timezone").map_or(0, |tz| parse_utc_offset(tz).unwrap_or(0));
-        EvalContext { format: FormatContext { utc_offset_secs: offset }, statement_time_ns: now }
+        let extra_float_digits = self.settings.get("extra_float_digits").and_then(|v| v.trim().parse().ok()).unwrap_or(1);
+        EvalContext { format: FormatContext { utc_offset_secs: offset, extra_float_digits }, statement_time_ns: now }
     }
 
     fn query_context(&self, params: Vec<Datum>, eval: EvalContext) -> Rc<QueryContext> {

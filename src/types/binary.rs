@@ -128,22 +128,36 @@ fn decode_jsonb(bytes: &[u8]) -> DbResult<String> {
 
 fn decode_date(bytes: &[u8]) -> DbResult<i32> {
     let pg_days = i32::from_be_bytes(exact(bytes)?);
+    if pg_days == i32::MAX || pg_days == i32::MIN {
+        return Ok(pg_days); // ±infinity: the same sentinels as PostgreSQL
+    }
     dt::checked_date(pg_days as i64 + PG_EPOCH_DAYS as i64)
 }
 
 fn encode_date(days: i32, out: &mut Vec<u8>) {
+    if days == i32::MAX || days == i32::MIN {
+        out.extend_from_slice(&days.to_be_bytes());
+        return;
+    }
     let pg_days = (days as i64 - PG_EPOCH_DAYS as i64).clamp(i32::MIN as i64, i32::MAX as i64) as i32;
     out.extend_from_slice(&pg_days.to_be_bytes());
 }
 
 fn decode_timestamp(bytes: &[u8]) -> DbResult<i64> {
     let pg_micros = i64::from_be_bytes(exact(bytes)?);
+    if pg_micros == i64::MAX || pg_micros == i64::MIN {
+        return Ok(pg_micros); // ±infinity
+    }
     let ns = (pg_micros as i128 + PG_EPOCH_MICROS as i128) * NANOS_PER_MICRO as i128;
     i64::try_from(ns).map_err(|_| dt::timestamp_out_of_range())
 }
 
 /// µs since 2000-01-01; nanoseconds are truncated toward -∞ (as text output does).
 fn encode_timestamp(ns: i64, out: &mut Vec<u8>) {
+    if ns == i64::MAX || ns == i64::MIN {
+        out.extend_from_slice(&ns.to_be_bytes());
+        return;
+    }
     let pg_micros = ns.div_euclid(NANOS_PER_MICRO) - PG_EPOCH_MICROS;
     out.extend_from_slice(&pg_micros.to_be_bytes());
 }
@@ -400,8 +414,11 @@ mod tests {
             let e = decode_binary(ty, &vec![0; n]).unwrap_err();
             assert_eq!((e.code, e.message.as_str()), ("22P03", "incorrect binary data format"), "{ty:?}");
         }
-        assert_eq!(decode_binary(DataType::Timestamp, &i64::MAX.to_be_bytes()).unwrap_err().code, "22008");
-        assert_eq!(decode_binary(DataType::Date, &i32::MAX.to_be_bytes()).unwrap_err().code, "22008");
+        assert_eq!(decode_binary(DataType::Timestamp, &(i64::MAX - 1).to_be_bytes()).unwrap_err().code, "22008");
+        assert_eq!(decode_binary(DataType::Date, &(i32::MAX - 1).to_be_bytes()).unwrap_err().code, "22008");
+        // ±infinity travel as PostgreSQL's sentinels
+        assert_eq!(decode_binary(DataType::Timestamp, &i64::MAX.to_be_bytes()).unwrap(), Datum::Int64(i64::MAX));
+        assert_eq!(decode_binary(DataType::Date, &i32::MIN.to_be_bytes()).unwrap(), Datum::Int32(i32::MIN));
     }
 
     #[test]

@@ -218,10 +218,13 @@ impl DataType {
 pub struct FormatContext {
     /// Offset of the session TimeZone from UTC, in seconds (only fixed offsets are supported).
     pub utc_offset_secs: i32,
+    /// The session's extra_float_digits: 1 (default) prints the shortest exact
+    /// form; 0 or less prints 15 + it significant digits (6 + it for real).
+    pub extra_float_digits: i32,
 }
 
 impl Default for FormatContext {
     fn default() -> Self {
-        FormatContext { utc_offset_secs: 0 }
+        FormatContext { utc_offset_secs: 0, extra_float_digits: 1 }
     }
 }

@@ -52,9 +52,22 @@ pub fn parse_text(ty: DataType, input: &str, ctx: &FormatContext) -> DbResult<Da
 pub fn format_text(ty: DataType, value: &Datum, ctx: &FormatContext, out: &mut Vec<u8>) {
     match (ty, value) {
         (_, Datum::Null) => {}
+        (DataType::Date, Datum::Int32(i32::MAX)) | (DataType::Timestamp | DataType::TimestampTz, Datum::Int64(i64::MAX)) => {
+            out.extend_from_slice(b"infinity")
+        }
+        (DataType::Date, Datum::Int32(i32::MIN)) | (DataType::Timestamp | DataType::TimestampTz, Datum::Int64(i64::MIN)) => {
+            out.extend_from_slice(b"-infinity")
+        }
         (DataType::Date, Datum::Int32(days)) => format_date(*days as i64, out),
         (DataType::Timestamp, Datum::Int64(ns)) => format_timestamp(*ns, out),
         (DataType::TimestampTz, Datum::Int64(ns)) => format_timestamptz(*ns, ctx.utc_offset_secs, out),
+        (DataType::Float32, Datum::Float32(v)) if ctx.extra_float_digits <= 0 => {
+            format_float_precision(*v as f64, 6 + ctx.extra_float_digits, out)
+        }
+        (_, Datum::Float64(v)) if ctx.extra_float_digits <= 0 => {
+            let digits = if ty == DataType::Float32 { 6 } else { 15 };
+            format_float_precision(*v, digits + ctx.extra_float_digits, out)
+        }
         (DataType::Bytea, Datum::Bytes(b)) => format_bytea(b, out),
         (DataType::Float32, Datum::Float64(v)) => format_float4(*v as f32, out),
         (_, Datum::Bool(b)) => out.push(if *b { b't' } else { b'f' }),
@@ -255,6 +268,23 @@ pub fn format_float8(v: f64, out: &mut Vec<u8>) {
         });
         layout_float(buf.as_bytes(), 15, out);
     }
+}
+
+/// float8out / float4out with `extra_float_digits <= 0`: C's `%.{precision}g`
+/// (precision 15 + extra_float_digits for float8, 6 + it for float4), as
+/// PostgreSQL 11 and older printed by default.
+pub fn format_float_precision(v: f64, precision: i32, out: &mut Vec<u8>) {
+    if special_float(v.is_nan(), v.is_infinite(), v < 0.0, out) {
+        return;
+    }
+    let precision = precision.clamp(1, 17) as usize;
+    let mut buf = String::with_capacity(32);
+    let _ = std::fmt::Write::write_fmt(&mut buf, format_args!("{:.*e}", precision - 1, v));
+    // %g drops trailing zeros of the mantissa.
+    let (mant, exp) = buf.split_once('e').unwrap_or((buf.as_str(), "0"));
+    let mant = if mant.contains('.') { mant.trim_end_matches('0').trim_end_matches('.') } else { mant };
+    let sci = format!("{mant}e{exp}");
+    layout_float(sci.as_bytes(), precision as i32, out);
 }
 
 /// float4out: as float8out with single-precision digits and threshold 6.
@@ -746,7 +776,8 @@ enum SpecialWord {
     Now,
     /// Midnight `n` days from today (today = 0, tomorrow = 1, yesterday = -1).
     Today(i64),
-    Infinity,
+    /// `infinity` / `-infinity` (true): stored as the type's extreme value, as PostgreSQL does.
+    Infinity(bool),
 }
 
 fn special_word(s: &str) -> Option<SpecialWord> {
@@ -756,13 +787,10 @@ fn special_word(s: &str) -> Option<SpecialWord> {
         "today" => SpecialWord::Today(0),
         "tomorrow" => SpecialWord::Today(1),
         "yesterday" => SpecialWord::Today(-1),
-        "infinity" | "+infinity" | "-infinity" => SpecialWord::Infinity,
+        "infinity" | "+infinity" => SpecialWord::Infinity(false),
+        "-infinity" => SpecialWord::Infinity(true),
         _ => return None,
     })
-}
-
-fn infinity_unsupported() -> DbError {
-    DbError::unsupported("infinite dates and timestamps are not supported")
 }
 
 /// Current UTC time in ns since the epoch.
@@ -787,7 +815,7 @@ pub fn parse_date(input: &str, ctx: &FormatContext) -> DbResult<i32> {
             now_local_ns(ctx.utc_offset_secs).div_euclid(NANOS_PER_DAY)
         }
         Some(SpecialWord::Today(n)) => now_local_ns(ctx.utc_offset_secs).div_euclid(NANOS_PER_DAY) + n,
-        Some(SpecialWord::Infinity) => return Err(infinity_unsupported()),
+        Some(SpecialWord::Infinity(neg)) => return Ok(if neg { i32::MIN } else { i32::MAX }),
         None => parse_datetime_fields(s).map_err(|e| dt_error(e, "date", input))?.days,
     };
     dt::checked_date(days).map_err(|_| {
@@ -823,7 +851,7 @@ fn parse_timestamp_common(input: &str, ctx: &FormatContext, ty: DataType) -> DbR
                 * NANOS_PER_DAY as i128;
             midnight - if with_tz { off } else { 0 }
         }
-        Some(SpecialWord::Infinity) => return Err(infinity_unsupported()),
+        Some(SpecialWord::Infinity(neg)) => return Ok(if neg { i64::MIN } else { i64::MAX }),
         None => {
             let type_name = ty.input_name();
             let f = parse_datetime_fields(s).map_err(|e| dt_error(e, type_name, input))?;

@@ -491,7 +491,7 @@ mod tests {
         let day = 86_400_000_000_000i64;
         assert_eq!(cast1(Datum::Int32(1), Date, Timestamp).unwrap(), Datum::Int64(day));
         assert_eq!(cast1(Datum::Int64(-1), Timestamp, Date).unwrap(), Datum::Int32(-1));
-        let ctx = EvalContext { format: crate::types::FormatContext { utc_offset_secs: 3600 }, statement_time_ns: 0 };
+        let ctx = EvalContext { format: crate::types::FormatContext { utc_offset_secs: 3600, ..Default::default() }, statement_time_ns: 0 };
         // Local midnight at +01:00 is 23:00 UTC the day before.
         let r = cast_datum(&Datum::Int32(1), Date, TimestampTz, &ctx).unwrap();
         assert_eq!(r, Datum::Int64(day - 3_600_000_000_000));

@@ -243,11 +243,32 @@ pub(crate) fn to_timestamp(secs: f64) -> DbResult<i64> {
     micros.checked_mul(dt::NANOS_PER_MICRO).ok_or_else(dt::timestamp_out_of_range)
 }
 
+/// C's `%g` (6 significant digits), as PostgreSQL prints the value in this error.
 fn crate_float_g(x: f64) -> String {
+    if x.is_nan() {
+        return "nan".into();
+    }
     if x.is_infinite() {
-        if x > 0.0 { "inf".into() } else { "-inf".into() }
+        return if x > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    if x == 0.0 {
+        return "0".into();
+    }
+    let sci = format!("{x:.5e}");
+    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let trim = |s: &str| {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s.to_string()
+        }
+    };
+    if !(-4..6).contains(&exp) {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{}e{sign}{:02}", trim(mant), exp.abs())
     } else {
-        format!("{x:e}")
+        trim(&format!("{x:.*}", (5 - exp) as usize))
     }
 }
 
@@ -390,7 +411,11 @@ mod tests {
         assert_eq!(to_timestamp(1.5).unwrap(), 1_500_000_000);
         assert_eq!(to_timestamp(1e-7).unwrap(), 0);
         assert_eq!(to_timestamp(f64::NAN).unwrap_err().message, "timestamp cannot be NaN");
-        assert_eq!(to_timestamp(1e20).unwrap_err().code, "22008");
+        let e = to_timestamp(1e20).unwrap_err();
+        assert_eq!((e.code, e.message.as_str()), ("22008", "timestamp out of range: \"1e+20\""));
+        assert_eq!(crate_float_g(123456789.0), "1.23457e+08");
+        assert_eq!(crate_float_g(0.0001234), "0.0001234");
+        assert_eq!(crate_float_g(-2.5), "-2.5");
     }
 
     #[test]

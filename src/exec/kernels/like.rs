@@ -557,10 +557,15 @@ pub(crate) struct Regex {
 /// Backtracking budget per match, so a pathological pattern fails instead of hanging.
 const STEP_BUDGET: u64 = 5_000_000;
 
+/// Nesting limit for repeated groups (each repetition of a group is a
+/// recursion level; single-character repeats loop instead).
+const GROUP_DEPTH_LIMIT: u32 = 400;
+
 struct Matcher<'r> {
     s: &'r [char],
     icase: bool,
     steps: Cell<u64>,
+    depth: Cell<u32>,
 }
 
 impl<'r> Matcher<'r> {
@@ -568,6 +573,16 @@ impl<'r> Matcher<'r> {
         let n = self.steps.get() + 1;
         self.steps.set(n);
         n <= STEP_BUDGET
+    }
+
+    /// Does a single-character node match `c`? None for nodes that are not one character.
+    fn single(&self, n: &Node, c: char) -> Option<bool> {
+        match n {
+            Node::Char(p) => Some(self.char_eq(*p, c)),
+            Node::Any => Some(true),
+            Node::Class(cl) => Some(cl.contains(c, self.icase)),
+            _ => None,
+        }
     }
 
     fn seq(&self, seq: &[Node], i: usize, k: &mut dyn FnMut(usize) -> bool) -> bool {
@@ -604,6 +619,34 @@ impl<'r> Matcher<'r> {
         if !self.tick() {
             return false;
         }
+        if count == 0 && self.single(n, ' ').is_some() {
+            // One character per repetition: scan forward, then back off (no recursion per character).
+            let mut j = i;
+            while ((j - i) as u64) < max as u64 && j < self.s.len() && self.single(n, self.s[j]) == Some(true) {
+                j += 1;
+            }
+            loop {
+                if (j - i) as u64 >= min as u64 && k(j) {
+                    return true;
+                }
+                if j == i || (j - i) as u64 <= min as u64 || !self.tick() {
+                    return false;
+                }
+                j -= 1;
+            }
+        }
+        let depth = self.depth.get();
+        if depth >= GROUP_DEPTH_LIMIT {
+            self.steps.set(STEP_BUDGET + 1);
+            return false;
+        }
+        self.depth.set(depth + 1);
+        let r = self.repeat_group(n, min, max, count, i, k);
+        self.depth.set(depth);
+        r
+    }
+
+    fn repeat_group(&self, n: &Node, min: u32, max: u32, count: u32, i: usize, k: &mut dyn FnMut(usize) -> bool) -> bool {
         if count < max
             && self.node(n, i, &mut |j| {
                 if j == i && count >= min {
@@ -635,7 +678,7 @@ impl Regex {
     pub fn is_match(&self, s: &str, buf: &mut Vec<char>) -> DbResult<bool> {
         buf.clear();
         buf.extend(s.chars());
-        let m = Matcher { s: buf, icase: self.icase, steps: Cell::new(0) };
+        let m = Matcher { s: buf, icase: self.icase, steps: Cell::new(0), depth: Cell::new(0) };
         let anchored = self.alts.iter().all(|a| matches!(a.first(), Some(Node::Start)));
         let last = if anchored { 0 } else { buf.len() };
         for start in 0..=last {
@@ -779,6 +822,15 @@ mod tests {
         let e = Regex::compile("(ab", false).err().unwrap();
         assert_eq!(e.code, "2201B");
         assert!(Regex::compile("a**", false).is_err());
+        // Long inputs do not recurse per character.
+        let long = "x".repeat(200_000);
+        assert!(rm(&long, "^x*$"));
+        assert!(rm(&long, "^[a-z]+$"));
+        assert!(!rm(&long, "^x*y$"));
+        // Deeply repeated groups fail cleanly instead of exhausting the stack.
+        let re = Regex::compile("^(xx)*$", false).unwrap();
+        assert!(re.is_match(&long, &mut Vec::new()).is_err());
+        assert!(re.is_match("xxxx", &mut Vec::new()).unwrap());
         // Exponential patterns hit the budget instead of hanging.
         let re = Regex::compile("^(a*)*b$", false).unwrap();
         let long = "a".repeat(40);

@@ -204,10 +204,10 @@ pub(crate) fn numeric_round(d: Decimal, s: i32, strategy: RoundingStrategy) -> D
     if s >= 0 {
         return Ok(with_scale(d.round_dp_with_strategy(s.min(28) as u32, strategy), s.min(28) as u32));
     }
-    let p = Decimal::from_i128_with_scale(10i128.pow((-s).min(28) as u32), 0);
-    if -s > 28 {
+    if s < -28 {
         return Ok(Decimal::ZERO);
     }
+    let p = Decimal::from_i128_with_scale(10i128.pow((-s) as u32), 0);
     let q = d.checked_div(p).ok_or_else(numeric_overflow)?.round_dp_with_strategy(0, strategy);
     let mut r = q.checked_mul(p).ok_or_else(numeric_overflow)?;
     r.rescale(0);

@@ -18,6 +18,8 @@
 //! `crate::types::text`; kernels call them, never reimplement them.
 
 mod arith;
+/// `numeric / numeric` with PostgreSQL's result scale (avg uses it too).
+pub(crate) use arith::numeric_div;
 mod cast;
 mod common;
 mod compare;

@@ -21,7 +21,7 @@ fn op(s: &str) -> BinaryOp {
 fn show(r: crate::error::DbResult<(Datum, DataType)>) -> String {
     match r {
         Ok((Datum::Null, _)) => "OK\t".into(),
-        Ok((d, t)) => { let mut o = Vec::new(); let off: i32 = std::env::var("PGDIFF_OFFSET").ok().and_then(|v| v.parse().ok()).unwrap_or(0); format_text(t, &d, &crate::types::FormatContext { utc_offset_secs: off }, &mut o); format!("OK\t{}", String::from_utf8_lossy(&o)) }
+        Ok((d, t)) => { let mut o = Vec::new(); let off: i32 = std::env::var("PGDIFF_OFFSET").ok().and_then(|v| v.parse().ok()).unwrap_or(0); format_text(t, &d, &crate::types::FormatContext { utc_offset_secs: off, ..Default::default() }, &mut o); format!("OK\t{}", String::from_utf8_lossy(&o)) }
         Err(e) => format!("ERR\t{}: {}", e.code, e.message),
     }
 }
@@ -33,7 +33,7 @@ fn lit(t: DataType, v: &str, ctx: &EvalContext) -> crate::error::DbResult<Datum>
 #[ignore]
 fn pg_diff() {
     let off: i32 = std::env::var("PGDIFF_OFFSET").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
-    let ctx = EvalContext { format: crate::types::FormatContext { utc_offset_secs: off }, statement_time_ns: 0 };
+    let ctx = EvalContext { format: crate::types::FormatContext { utc_offset_secs: off, ..Default::default() }, statement_time_ns: 0 };
     let path = std::env::var("PGDIFF_FILE").unwrap_or("/tmp/diff/cases.txt".into());
     let text = std::fs::read_to_string(path).unwrap();
     let (mut bad, mut n) = (0, 0);
