@@ -196,8 +196,9 @@ pub fn eval(expr: &Expr, batch: &Batch, cx: &EvalInputs) -> DbResult<Value> {
     }
 }
 
+/// Functions whose value differs per row even with constant arguments.
 fn sig_is_volatile(sig: &kernels::FunctionSignature) -> bool {
-    format!("{:?}", sig.func).to_lowercase().contains("random")
+    matches!(sig.func, kernels::ScalarFunction::Random)
 }
 
 /// Runs a kernel over one row when every input is a scalar (and keeps the

@@ -494,12 +494,23 @@ impl Operator for ValuesOp {
             }
             let one = Batch::new(vec![], 1);
             let mut cols: Vec<Column> = self.rows[0].iter().map(|e| Column::with_capacity(e.data_type(), self.rows.len())).collect();
+            let any_subquery = self.rows.iter().flatten().any(|e| e.has_subquery());
+            let no_subqueries = HashMap::new();
             for row in &self.rows {
-                let exprs: Vec<&Expr> = row.iter().collect();
-                let subs = subquery_values(&exprs, &one, &self.ctx).await?;
-                let cx = EvalInputs { eval: &self.ctx.eval, params: &self.ctx.params, outer: &self.ctx.outer, subqueries: &subs };
+                let subs = if any_subquery {
+                    let exprs: Vec<&Expr> = row.iter().collect();
+                    subquery_values(&exprs, &one, &self.ctx).await?
+                } else {
+                    HashMap::new()
+                };
+                let subs = if any_subquery { &subs } else { &no_subqueries };
+                let cx = EvalInputs { eval: &self.ctx.eval, params: &self.ctx.params, outer: &self.ctx.outer, subqueries: subs };
                 for (c, e) in cols.iter_mut().zip(row) {
-                    c.push_datum(&eval(e, &one, &cx)?.datum(0));
+                    match e {
+                        // Literals (most of a multi-row INSERT) need no evaluation.
+                        Expr::Literal(d, _) => c.push_datum(d),
+                        _ => c.push_datum(&eval(e, &one, &cx)?.datum(0)),
+                    }
                 }
             }
             Ok(Some(Batch::from_columns(cols)))

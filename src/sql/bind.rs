@@ -504,7 +504,6 @@ impl<'a> Binder<'a> {
         let items = self.expand_select_items(&select.projection, &scope)?;
 
         let mut agg_ctx = None;
-        let mut post_scope = scope.clone();
         if aggregating {
             let mut group_exprs = Vec::new();
             for g in &group_asts {
@@ -575,12 +574,10 @@ impl<'a> Binder<'a> {
                 fields.push(Field::new(format!("agg{i}"), a.result_type));
             }
             plan = Plan::Aggregate { input: Box::new(plan), group_by: agg.group_exprs, aggs: agg.aggs, fields };
-            post_scope = Scope { fields: plan.fields().to_vec() };
             if let Some(h) = having {
                 plan = Plan::Filter { input: Box::new(plan), predicate: h };
             }
         }
-        let _ = post_scope;
 
         let visible = select_exprs.len();
         let mut fields: Vec<Field> = select_exprs
@@ -1225,7 +1222,7 @@ impl<'a> Binder<'a> {
                 if matches!(t, DataType::Jsonb) {
                     return Err(no_agg(name, t));
                 }
-                (if name == "min" { AggFunc::Min } else { AggFunc::Max }, if t.is_string() { DataType::Text.max_with(t) } else { t })
+                (if name == "min" { AggFunc::Min } else { AggFunc::Max }, t)
             }
             "bool_and" | "every" | "bool_or" => {
                 if t != DataType::Bool {
@@ -1352,16 +1349,6 @@ impl<'a> Binder<'a> {
 enum SelectSource {
     Ast(ast::Expr),
     Column(usize),
-}
-
-trait MaxWith {
-    fn max_with(self, other: DataType) -> DataType;
-}
-impl MaxWith for DataType {
-    /// min/max keep the argument's string type (varchar stays varchar).
-    fn max_with(self, other: DataType) -> DataType {
-        other
-    }
 }
 
 fn no_agg(name: &str, t: DataType) -> DbError {

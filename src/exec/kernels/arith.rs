@@ -275,6 +275,7 @@ pub(crate) fn arith(
             let v = numeric_arith(op, prim(a, len)?, prim(b, len)?, len, &nulls)?;
             Ok(prim_column(Numeric, v, nulls))
         }
+        (Jsonb, _) => super::jsonb::jsonb_delete(sig.right, a, b, len, nulls, ctx),
         _ => super::datetime::datetime_arith(sig, a, b, len, nulls, ctx),
     }
 }

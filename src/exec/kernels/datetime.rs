@@ -147,6 +147,89 @@ pub(crate) fn date_trunc(ty: DataType, field: Operand, v: Operand, len: usize, n
     Ok(prim_column(ty, out, nulls))
 }
 
+/// `date_trunc(field, interval)`: PostgreSQL's interval_trunc (fields split
+/// as interval2itm does, truncated toward zero from the unit down).
+pub(crate) fn interval_trunc(field: &str, iv: Iv) -> DbResult<Iv> {
+    use dt::DateUnit as U;
+    let lower = field.to_ascii_lowercase();
+    let unit = dt::lookup_interval_unit(&lower).ok_or_else(|| {
+        DbError::new(sqlstate::INVALID_PARAMETER_VALUE, format!("unit \"{lower}\" not recognized for type interval"))
+    })?;
+    let (mut year, mut mon, mut mday) = (iv.months / 12, iv.months % 12, iv.days);
+    let mut t = iv.micros;
+    let mut hour = t / dt::MICROS_PER_HOUR;
+    t -= hour * dt::MICROS_PER_HOUR;
+    let mut min = t / dt::MICROS_PER_MINUTE;
+    t -= min * dt::MICROS_PER_MINUTE;
+    let mut sec = t / dt::MICROS_PER_SEC;
+    let mut usec = t - sec * dt::MICROS_PER_SEC;
+    let rank = match unit {
+        U::Millennium => 9,
+        U::Century => 8,
+        U::Decade => 7,
+        U::Year => 6,
+        U::Quarter => 5,
+        U::Month => 4,
+        U::Day => 3,
+        U::Hour => 2,
+        U::Minute => 1,
+        U::Second => 0,
+        U::Millisecond => {
+            usec = usec / 1000 * 1000;
+            -1
+        }
+        U::Microsecond => -1,
+        _ => {
+            let e = DbError::new(sqlstate::FEATURE_NOT_SUPPORTED, format!("unit \"{lower}\" not supported for type interval"));
+            return Err(if unit == U::Week { e.with_detail("Months usually have fractional weeks.") } else { e });
+        }
+    };
+    if rank >= 9 {
+        year = year / 1000 * 1000;
+    }
+    if rank >= 8 {
+        year = year / 100 * 100;
+    }
+    if rank >= 7 {
+        year = year / 10 * 10;
+    }
+    if rank >= 6 {
+        mon = 0;
+    }
+    if rank >= 5 {
+        mon = 3 * (mon / 3);
+    }
+    if rank >= 4 {
+        mday = 0;
+    }
+    if rank >= 3 {
+        hour = 0;
+    }
+    if rank >= 2 {
+        min = 0;
+    }
+    if rank >= 1 {
+        sec = 0;
+    }
+    if rank >= 0 {
+        usec = 0;
+    }
+    let months = year.checked_mul(12).and_then(|y| y.checked_add(mon)).ok_or_else(dt::interval_out_of_range)?;
+    let micros = ((hour * 60 + min) * 60 + sec) * dt::MICROS_PER_SEC + usec;
+    Ok(Iv { months, days: mday, micros })
+}
+
+/// `date_trunc(field, interval)` over a column.
+pub(crate) fn date_trunc_interval(field: Operand, v: Operand, len: usize, nulls: Nulls) -> DbResult<Column> {
+    let f = bytes(field, len)?;
+    let vals: Arg<Iv> = prim(v, len)?;
+    let mut out = Vec::with_capacity(len);
+    for i in 0..len {
+        out.push(if nulls.is_valid(i) { interval_trunc(f.get_str(i), vals.get(i))? } else { Iv::default() });
+    }
+    Ok(prim_column(DataType::Interval, out, nulls))
+}
+
 /// `extract(field FROM x)` (numeric) and `date_part(field, x)` (float8).
 pub(crate) fn extract(
     as_float: bool,
@@ -160,7 +243,14 @@ pub(crate) fn extract(
     let f = bytes(field, len)?;
     let off = ctx.format.utc_offset_secs;
     let mut out: Vec<Decimal> = Vec::with_capacity(len);
-    let vcol = v.to_column(len);
+    // date_part(text, date) is `date_part($1, $2::timestamp)` in PostgreSQL;
+    // extract(field FROM date) has its own, stricter, unit list.
+    let (ty, vcol) = if as_float && ty == DataType::Date {
+        let ts = super::cast::cast_column(&v.to_column(len), DataType::Timestamp, ctx)?;
+        (DataType::Timestamp, std::borrow::Cow::Owned(ts))
+    } else {
+        (ty, v.to_column(len))
+    };
     for i in 0..len {
         if !nulls.is_valid(i) {
             out.push(Decimal::ZERO);
@@ -395,6 +485,22 @@ mod tests {
         let b = dt::days_from_civil(2024, 1, 31) * DAY + 12 * 3_600_000_000_000;
         let r = age(a, b, 0).unwrap();
         assert_eq!(r, Interval { months: 1, days: 0, micros: 12 * 3_600_000_000 });
+    }
+
+    #[test]
+    fn interval_trunc_as_postgres() {
+        let iv = |months, days, micros| Iv { months, days, micros };
+        let h = dt::MICROS_PER_HOUR;
+        assert_eq!(interval_trunc("hour", iv(0, 1, 2 * h + 30 * 60_000_000 + 15_000_000)).unwrap(), iv(0, 1, 2 * h));
+        assert_eq!(interval_trunc("month", iv(17, 3, 5)).unwrap(), iv(17, 0, 0));
+        assert_eq!(interval_trunc("quarter", iv(17, 0, 0)).unwrap(), iv(15, 0, 0));
+        assert_eq!(interval_trunc("decade", iv(180, 0, 0)).unwrap(), iv(120, 0, 0));
+        assert_eq!(interval_trunc("second", iv(0, 0, -1_500_000)).unwrap(), iv(0, 0, -1_000_000));
+        assert_eq!(interval_trunc("millisecond", iv(0, 0, 1_234_560)).unwrap(), iv(0, 0, 1_234_000));
+        assert_eq!(interval_trunc("day", iv(0, -1, -2 * h)).unwrap(), iv(0, -1, 0));
+        let e = interval_trunc("week", iv(0, 10, 0)).unwrap_err();
+        assert_eq!((e.code, e.message.as_str()), ("0A000", "unit \"week\" not supported for type interval"));
+        assert_eq!(interval_trunc("foo", iv(0, 10, 0)).unwrap_err().code, "22023");
     }
 
     #[test]

@@ -219,6 +219,7 @@ const CATALOG: &[Entry] = &[
     // date / time
     ("date_trunc", F::DateTrunc, &[T, TS], TS),
     ("date_trunc", F::DateTrunc, &[T, TZ], TZ),
+    ("date_trunc", F::DateTrunc, &[T, IV], IV),
     ("date_part", F::DatePart, &[T, D], F8),
     ("date_part", F::DatePart, &[T, TS], F8),
     ("date_part", F::DatePart, &[T, TZ], F8),
@@ -287,6 +288,8 @@ fn pt_type(p: PT) -> DataType {
 
 fn signature_text(name: &str, args: &[DataType]) -> String {
     let list: Vec<String> = args.iter().map(|&t| bare_name(t)).collect();
+    // EXTRACT(... FROM ...) is sugar for pg_catalog.extract, and PostgreSQL's messages say so.
+    let name = if name == "extract" { "pg_catalog.extract" } else { name };
     format!("{name}({})", list.join(", "))
 }
 
@@ -410,6 +413,7 @@ pub(crate) fn eval_function(sig: &FunctionSignature, args: &[Operand], len: usiz
         | Degrees | Radians | Sin | Cos | Tan | Asin | Acos | Atan | Atan2 => {
             super::math::eval_math(sig.func, types, &ops, len, nulls)
         }
+        DateTrunc if types[1] == DataType::Interval => super::datetime::date_trunc_interval(ops[0], ops[1], len, nulls),
         DateTrunc => super::datetime::date_trunc(types[1], ops[0], ops[1], len, nulls, ctx),
         DatePart | Extract => super::datetime::extract(sig.func == DatePart, types[1], ops[0], ops[1], len, nulls, ctx),
         TimeBucket => match types[0] {
@@ -581,6 +585,9 @@ mod tests {
         assert_eq!(r("time_bucket", &[Int32, Int32]).2, Int32);
         assert_eq!(r("date_trunc", &[Unknown, TimestampTz]).2, TimestampTz);
         assert_eq!(r("date_trunc", &[Unknown, Date]).2, TimestampTz);
+        assert_eq!(r("date_trunc", &[Unknown, Interval]).2, Interval);
+        let e = resolve_function("date_trunc", &[Unknown, Unknown]).unwrap_err();
+        assert_eq!((e.code, e.message.as_str()), ("42725", "function date_trunc(unknown, unknown) is not unique"));
         assert_eq!(r("extract", &[Text, Date]).2, Numeric);
         assert_eq!(r("date_part", &[Unknown, Timestamp]).2, Float64);
         assert_eq!(r("coalesce", &[Int32, Numeric]), (F::Coalesce, vec![Numeric, Numeric], Numeric));

@@ -18,13 +18,12 @@
 //! `crate::types::text`; kernels call them, never reimplement them.
 
 mod arith;
-/// `numeric / numeric` with PostgreSQL's result scale (avg uses it too).
-pub(crate) use arith::numeric_div;
 mod cast;
 mod common;
 mod compare;
 mod datetime;
 mod functions;
+mod jsonb;
 mod like;
 mod logic;
 mod math;
@@ -117,10 +116,11 @@ pub enum UnaryOp {
 
 /// The types the operands must be cast to (the binder inserts the casts) and the result type.
 ///
-/// `left`/`right` are the types the kernel runs on. For `||` with a
-/// non-string operand (PostgreSQL's `anynonarray || text`) the non-string
-/// side keeps its own type and is formatted with its output function by the
-/// kernel (so `'a' || true` is `'at'`, as in PostgreSQL).
+/// `left`/`right` are the types the kernel runs on; every one of them is an
+/// implicit coercion of the operand's type (`can_coerce(from, to, false)`),
+/// so the binder's casts never need more. For `||` with a non-string operand
+/// (PostgreSQL's `anynonarray || text`) the non-string side keeps its own
+/// type and the kernel casts it to text (so `'a' || true` is `'atrue'`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BinarySignature {
     pub op: BinaryOp,
@@ -244,6 +244,12 @@ pub fn check_string_length(col: &Column, to: DataType) -> DbResult<()> {
     cast::check_string_length(col, to)
 }
 
+/// `a / b` for numeric with PostgreSQL's result scale (select_div_scale,
+/// capped at rust_decimal's 28 digits); 22012 on a zero divisor. For avg().
+pub fn numeric_div(a: rust_decimal::Decimal, b: rust_decimal::Decimal) -> DbResult<rust_decimal::Decimal> {
+    arith::numeric_div(a, b)
+}
+
 /// Resolves a scalar function call by lower-case name (no schema) and argument types.
 /// Errors: 42883 "function f(integer) does not exist" (with PostgreSQL's hint),
 /// 42725 "function f(unknown) is not unique", 42804 for COALESCE/GREATEST/LEAST mismatches.
@@ -263,5 +269,3 @@ pub fn eval_function(
 
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod pgdiff;

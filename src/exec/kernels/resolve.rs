@@ -330,6 +330,8 @@ const OTHER_OPS: &[OpRow] = &[
     (BinaryOp::Minus, TZ, TZ, IV),
     (BinaryOp::Minus, TZ, IV, TZ),
     (BinaryOp::Minus, IV, IV, IV),
+    (BinaryOp::Minus, J, T, J),
+    (BinaryOp::Minus, J, I4, J),
     (BinaryOp::Multiply, F8, IV, IV),
     (BinaryOp::Multiply, IV, F8, IV),
     (BinaryOp::Divide, IV, F8, IV),
@@ -398,15 +400,17 @@ fn int_rank(t: DataType) -> u8 {
 
 /// Maps a chosen catalog operator to the types its kernel runs on: PostgreSQL's
 /// cross-type integer/float/datetime operators widen both sides first (same
-/// results), `anynonarray || text` casts the other side to text (as
-/// `anytextcat` does).
-fn kernel_types(op: BinaryOp, l: PT, r: PT, res: PT) -> BinarySignature {
+/// results); for `anynonarray || text` the non-text side keeps its type.
+fn kernel_types(op: BinaryOp, l: PT, r: PT, res: PT, inputs: (DataType, DataType)) -> BinarySignature {
     let (mut lt, mut rt) = (pt_type(l), pt_type(r));
+    // The `anynonarray` side keeps its own type (an unknown literal is text);
+    // the `||` kernel casts it to text itself, as `anytextcat` does.
+    let own = |t: DataType| if t == DataType::Unknown { DataType::Text } else { t };
     if matches!(l, PT::AnyNonArray) {
-        lt = DataType::Text;
+        lt = own(inputs.0);
     }
     if matches!(r, PT::AnyNonArray) {
-        rt = DataType::Text;
+        rt = own(inputs.1);
     }
     let num = |t: DataType| matches!(t, DataType::Int16 | DataType::Int32 | DataType::Int64 | DataType::Float32 | DataType::Float64);
     let dt = |t: DataType| matches!(t, DataType::Date | DataType::Timestamp | DataType::TimestampTz);
@@ -475,7 +479,7 @@ pub(crate) fn resolve_binary(op: BinaryOp, left: DataType, right: DataType) -> D
         }
     };
     let (a, b, res) = rows[found];
-    Ok(kernel_types(op, a, b, res))
+    Ok(kernel_types(op, a, b, res, (left, right)))
 }
 
 const NEG_TYPES: &[PT] = &[I8, I2, I4, F4, F8, IV, N];
@@ -627,9 +631,10 @@ mod tests {
     #[test]
     fn concat_and_like() {
         assert_eq!(sig(BinaryOp::Concat, Unknown, Unknown), (Text, Text, Text));
-        assert_eq!(sig(BinaryOp::Concat, Text, Int32), (Text, Text, Text));
-        assert_eq!(sig(BinaryOp::Concat, Unknown, Int32), (Text, Text, Text));
-        assert_eq!(sig(BinaryOp::Concat, Int32, Unknown), (Text, Text, Text));
+        assert_eq!(sig(BinaryOp::Concat, Text, Int32), (Text, Int32, Text));
+        assert_eq!(sig(BinaryOp::Concat, Unknown, Int32), (Text, Int32, Text));
+        assert_eq!(sig(BinaryOp::Concat, Int32, Unknown), (Int32, Text, Text));
+        assert_eq!(sig(BinaryOp::Concat, Bool, Text), (Bool, Text, Text));
         assert_eq!(sig(BinaryOp::Concat, Bytea, Bytea), (Bytea, Bytea, Bytea));
         assert_eq!(sig(BinaryOp::Concat, Text, Varchar(None)), (Text, Text, Text));
         assert_eq!(resolve_binary(BinaryOp::Concat, Int32, Int32).unwrap_err().code, "42883");

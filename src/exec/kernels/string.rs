@@ -11,7 +11,7 @@
 use crate::error::{sqlstate, DbError, DbResult};
 use crate::exec::vector::{BytesColumn, Column};
 use crate::exec::{EvalContext, Operand};
-use crate::types::text::{format_text, parse_text};
+use crate::types::text::format_text;
 use crate::types::DataType;
 
 use super::cast::{char_count, char_prefix_len};
@@ -35,10 +35,17 @@ pub(crate) fn concat_op(
     nulls: Nulls,
     ctx: &EvalContext,
 ) -> DbResult<Column> {
-    let (x, y) = (bytes(a, len)?, bytes(b, len)?);
     if sig.result == DataType::Jsonb {
-        return jsonb_concat(x, y, len, nulls, ctx);
+        return super::jsonb::jsonb_concat(a, b, len, nulls, ctx);
     }
+    // `anynonarray || text`: the other side becomes text through its cast to
+    // text (so `'a' || true` is 'atrue', as in PostgreSQL).
+    fn to_text<'a>(op: Operand<'a>, t: DataType, result: DataType, ctx: &EvalContext) -> DbResult<super::common::Held<'a>> {
+        let target = if result == DataType::Bytea || t.is_string() { t } else { DataType::Text };
+        super::common::Held::coerce(op, target, ctx)
+    }
+    let (ha, hb) = (to_text(a, sig.left, sig.result, ctx)?, to_text(b, sig.right, sig.result, ctx)?);
+    let (x, y) = (bytes(ha.operand(), len)?, bytes(hb.operand(), len)?);
     let mut out = BytesColumn::with_capacity(len, len * 16);
     match (x, y) {
         (BArg::Col(c), BArg::Const(s)) => {
@@ -60,51 +67,6 @@ pub(crate) fn concat_op(
         return Err(too_large());
     }
     Ok(bytes_column(sig.result, out, nulls))
-}
-
-/// jsonb || jsonb: objects merge (right wins), arrays concatenate, a scalar
-/// joins as a one-element array. The result is normalized by the jsonb input function.
-fn jsonb_concat(x: BArg, y: BArg, len: usize, nulls: Nulls, ctx: &EvalContext) -> DbResult<Column> {
-    use serde_json::Value;
-    let parse = |s: &[u8]| -> DbResult<Value> {
-        serde_json::from_slice(s).map_err(|_| DbError::invalid_text("json", &String::from_utf8_lossy(s)))
-    };
-    let mut out = BytesColumn::with_capacity(len, len * 16);
-    for i in 0..len {
-        if !nulls.is_valid(i) {
-            out.push(b"");
-            continue;
-        }
-        let (l, r) = (parse(x.get(i))?, parse(y.get(i))?);
-        let merged = match (l, r) {
-            (Value::Object(mut a), Value::Object(b)) => {
-                for (k, v) in b {
-                    a.insert(k, v);
-                }
-                Value::Object(a)
-            }
-            (Value::Array(mut a), Value::Array(b)) => {
-                a.extend(b);
-                Value::Array(a)
-            }
-            (Value::Array(mut a), b) => {
-                a.push(b);
-                Value::Array(a)
-            }
-            (a, Value::Array(b)) => {
-                let mut v = vec![a];
-                v.extend(b);
-                Value::Array(v)
-            }
-            (a, b) => Value::Array(vec![a, b]),
-        };
-        let text = merged.to_string();
-        match parse_text(DataType::Jsonb, &text, &ctx.format) {
-            Ok(crate::types::Datum::Bytes(b)) => out.push(&b),
-            _ => out.push(text.as_bytes()),
-        }
-    }
-    Ok(bytes_column(DataType::Jsonb, out, nulls))
 }
 
 // ---------------------------------------------------------------- helpers
