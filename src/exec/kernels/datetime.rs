@@ -25,19 +25,93 @@ fn offset_ns(off_secs: i32) -> i64 {
     off_secs as i64 * NS_PER_SEC
 }
 
-/// Session-local wall clock of a timestamptz as a timestamp.
+/// Session-local wall clock of a timestamptz as a timestamp (±infinity stay).
 fn tz_to_local(ns: i64, off_secs: i32) -> DbResult<i64> {
-    ns.checked_add(offset_ns(off_secs)).ok_or_else(dt::timestamp_out_of_range)
+    if !ts_finite(ns) {
+        return Ok(ns);
+    }
+    match ns.checked_add(offset_ns(off_secs)) {
+        Some(r) if ts_finite(r) => Ok(r),
+        _ => Err(dt::timestamp_out_of_range()),
+    }
 }
 
-/// A session-local timestamp as a timestamptz.
+/// A session-local timestamp as a timestamptz (±infinity stay).
 fn local_to_tz(ns: i64, off_secs: i32) -> DbResult<i64> {
-    ns.checked_sub(offset_ns(off_secs)).ok_or_else(dt::timestamp_out_of_range)
+    if !ts_finite(ns) {
+        return Ok(ns);
+    }
+    match ns.checked_sub(offset_ns(off_secs)) {
+        Some(r) if ts_finite(r) => Ok(r),
+        _ => Err(dt::timestamp_out_of_range()),
+    }
+}
+
+/// ±infinity are stored as the type's extreme values (PostgreSQL's DATE_NOBEGIN/NOEND).
+#[inline]
+fn date_finite(d: i32) -> bool {
+    d != i32::MIN && d != i32::MAX
+}
+
+/// TIMESTAMP_NOBEGIN / TIMESTAMP_NOEND are i64::MIN / i64::MAX.
+#[inline]
+pub(crate) fn ts_finite(t: i64) -> bool {
+    t != i64::MIN && t != i64::MAX
+}
+
+/// date -> timestamp (local midnight), keeping ±infinity.
+fn date_to_ts(d: i32) -> DbResult<i64> {
+    match d {
+        i32::MIN => Ok(i64::MIN),
+        i32::MAX => Ok(i64::MAX),
+        d => dt::date_to_timestamp_ns(d),
+    }
+}
+
+/// timestamp -> date, keeping ±infinity.
+fn ts_to_date(t: i64) -> DbResult<i32> {
+    match t {
+        i64::MIN => Ok(i32::MIN),
+        i64::MAX => Ok(i32::MAX),
+        t => dt::timestamp_ns_to_date(t),
+    }
 }
 
 fn date_plus_days(d: i32, n: i32) -> DbResult<i32> {
+    if !date_finite(d) {
+        return Ok(d);
+    }
     let r = d.checked_add(n).ok_or_else(dt::date_out_of_range)?;
     dt::checked_date(r as i64)
+}
+
+fn date_minus_date(x: i32, y: i32) -> DbResult<i32> {
+    if !date_finite(x) || !date_finite(y) {
+        return Err(DbError::new(sqlstate::DATETIME_FIELD_OVERFLOW, "cannot subtract infinite dates"));
+    }
+    x.checked_sub(y).ok_or_else(dt::date_out_of_range)
+}
+
+fn ts_minus_ts(x: i64, y: i64) -> DbResult<Iv> {
+    if !ts_finite(x) || !ts_finite(y) {
+        return Err(DbError::new(sqlstate::DATETIME_FIELD_OVERFLOW, "cannot subtract infinite timestamps"));
+    }
+    Ok(dt::timestamp_diff(x, y))
+}
+
+/// `ts + iv` in a fixed-offset zone; an infinite timestamp stays infinite.
+fn ts_plus(t: i64, iv: Iv, off: i32) -> DbResult<i64> {
+    if !ts_finite(t) {
+        return Ok(t);
+    }
+    dt::timestamp_add_interval_at_offset(t, iv, off)
+}
+
+fn ts_minus(t: i64, iv: Iv, off: i32) -> DbResult<i64> {
+    if !ts_finite(t) {
+        return Ok(t);
+    }
+    dt::timestamp_add_interval_at_offset(t, dt::interval_neg(iv)?, off)
 }
 
 pub(crate) fn interval_negate(iv: Interval) -> DbResult<Interval> {
@@ -67,31 +141,17 @@ pub(crate) fn datetime_arith(
         (Plus, Date, Int32) => go!(|d: i32, n: i32| date_plus_days(d, n)),
         (Plus, Int32, Date) => go!(|n: i32, d: i32| date_plus_days(d, n)),
         (Minus, Date, Int32) => go!(|d: i32, n: i32| date_plus_days(d, n.checked_neg().ok_or_else(dt::date_out_of_range)?)),
-        (Minus, Date, Date) => go!(|x: i32, y: i32| x.checked_sub(y).ok_or_else(dt::date_out_of_range)),
-        (Plus, Date, Interval) => {
-            go!(|d: i32, iv: Iv| dt::timestamp_add_interval(dt::date_to_timestamp_ns(d)?, iv))
-        }
-        (Plus, Interval, Date) => {
-            go!(|iv: Iv, d: i32| dt::timestamp_add_interval(dt::date_to_timestamp_ns(d)?, iv))
-        }
-        (Minus, Date, Interval) => {
-            go!(|d: i32, iv: Iv| dt::timestamp_sub_interval(dt::date_to_timestamp_ns(d)?, iv))
-        }
-        (Plus, Timestamp, Interval) => go!(dt::timestamp_add_interval),
-        (Plus, Interval, Timestamp) => go!(|iv: Iv, t: i64| dt::timestamp_add_interval(t, iv)),
-        (Minus, Timestamp, Interval) => go!(dt::timestamp_sub_interval),
-        (Plus, TimestampTz, Interval) => {
-            go!(|t: i64, iv: Iv| dt::timestamp_add_interval_at_offset(t, iv, off))
-        }
-        (Plus, Interval, TimestampTz) => {
-            go!(|iv: Iv, t: i64| dt::timestamp_add_interval_at_offset(t, iv, off))
-        }
-        (Minus, TimestampTz, Interval) => {
-            go!(|t: i64, iv: Iv| dt::timestamp_add_interval_at_offset(t, dt::interval_neg(iv)?, off))
-        }
-        (Minus, Timestamp, Timestamp) | (Minus, TimestampTz, TimestampTz) => {
-            go!(|x: i64, y: i64| Ok(dt::timestamp_diff(x, y)))
-        }
+        (Minus, Date, Date) => go!(date_minus_date),
+        (Plus, Date, Interval) => go!(|d: i32, iv: Iv| ts_plus(date_to_ts(d)?, iv, 0)),
+        (Plus, Interval, Date) => go!(|iv: Iv, d: i32| ts_plus(date_to_ts(d)?, iv, 0)),
+        (Minus, Date, Interval) => go!(|d: i32, iv: Iv| ts_minus(date_to_ts(d)?, iv, 0)),
+        (Plus, Timestamp, Interval) => go!(|t: i64, iv: Iv| ts_plus(t, iv, 0)),
+        (Plus, Interval, Timestamp) => go!(|iv: Iv, t: i64| ts_plus(t, iv, 0)),
+        (Minus, Timestamp, Interval) => go!(|t: i64, iv: Iv| ts_minus(t, iv, 0)),
+        (Plus, TimestampTz, Interval) => go!(|t: i64, iv: Iv| ts_plus(t, iv, off)),
+        (Plus, Interval, TimestampTz) => go!(|iv: Iv, t: i64| ts_plus(t, iv, off)),
+        (Minus, TimestampTz, Interval) => go!(|t: i64, iv: Iv| ts_minus(t, iv, off)),
+        (Minus, Timestamp, Timestamp) | (Minus, TimestampTz, TimestampTz) => go!(ts_minus_ts),
         (Plus, Interval, Interval) => go!(dt::interval_add),
         (Minus, Interval, Interval) => go!(dt::interval_sub),
         (Multiply, Interval, Float64) => go!(dt::interval_mul),
@@ -123,10 +183,10 @@ pub(crate) fn cast_datetime(
         }};
     }
     match (from, to) {
-        (Date, Timestamp) => go!(i32, dt::date_to_timestamp_ns),
-        (Date, TimestampTz) => go!(i32, |d| local_to_tz(dt::date_to_timestamp_ns(d)?, off)),
-        (Timestamp, Date) => go!(i64, dt::timestamp_ns_to_date),
-        (TimestampTz, Date) => go!(i64, |t| dt::timestamp_ns_to_date(tz_to_local(t, off)?)),
+        (Date, Timestamp) => go!(i32, date_to_ts),
+        (Date, TimestampTz) => go!(i32, |d| local_to_tz(date_to_ts(d)?, off)),
+        (Timestamp, Date) => go!(i64, ts_to_date),
+        (TimestampTz, Date) => go!(i64, |t| ts_to_date(tz_to_local(t, off)?)),
         (Timestamp, TimestampTz) => go!(i64, |t| local_to_tz(t, off)),
         (TimestampTz, Timestamp) => go!(i64, |t| tz_to_local(t, off)),
         _ => Ok(op.to_column(len).into_owned().with_type(to)),
@@ -142,7 +202,15 @@ pub(crate) fn date_trunc(ty: DataType, field: Operand, v: Operand, len: usize, n
     let vals: Arg<i64> = prim(v, len)?;
     let mut out = Vec::with_capacity(len);
     for i in 0..len {
-        out.push(if nulls.is_valid(i) { dt::date_trunc_at_offset(ty, f.get_str(i), vals.get(i), off)? } else { 0 });
+        out.push(if !nulls.is_valid(i) {
+            0
+        } else if !ts_finite(vals.get(i)) {
+            // PostgreSQL still checks the unit, then returns ±infinity unchanged.
+            dt::date_trunc_at_offset(ty, f.get_str(i), 0, 0)?;
+            vals.get(i)
+        } else {
+            dt::date_trunc_at_offset(ty, f.get_str(i), vals.get(i), off)?
+        });
     }
     Ok(prim_column(ty, out, nulls))
 }
@@ -276,6 +344,9 @@ pub(crate) fn time_bucket(ty: DataType, args: &[Operand], len: usize, nulls: Nul
     if ty == DataType::Date {
         let d: Arg<i32> = prim(args[1], len)?;
         let v = map2_try(w, d, len, &nulls, |w, d| {
+            if !date_finite(d) {
+                return Ok(d);
+            }
             let ts = dt::date_to_timestamp_ns(d)?;
             dt::timestamp_ns_to_date(dt::time_bucket(w, ts, None)?)
         })?;
@@ -284,7 +355,13 @@ pub(crate) fn time_bucket(ty: DataType, args: &[Operand], len: usize, nulls: Nul
     let t: Arg<i64> = prim(args[1], len)?;
     let mut out = Vec::with_capacity(len);
     for i in 0..len {
-        out.push(if nulls.is_valid(i) { dt::time_bucket(w.get(i), t.get(i), origin.map(|o| o.get(i)))? } else { 0 });
+        out.push(if !nulls.is_valid(i) {
+            0
+        } else if !ts_finite(t.get(i)) {
+            t.get(i)
+        } else {
+            dt::time_bucket(w.get(i), t.get(i), origin.map(|o| o.get(i)))?
+        });
     }
     Ok(prim_column(ty, out, nulls))
 }
@@ -320,6 +397,9 @@ pub(crate) fn int_bucket(width: i64, ts: i64, offset: i64, min: i64, max: i64) -
 pub(crate) fn to_timestamp(secs: f64) -> DbResult<i64> {
     if secs.is_nan() {
         return Err(DbError::new(sqlstate::DATETIME_FIELD_OVERFLOW, "timestamp cannot be NaN"));
+    }
+    if secs.is_infinite() {
+        return Ok(if secs > 0.0 { i64::MAX } else { i64::MIN });
     }
     let pg_epoch_secs = dt::PG_EPOCH_DAYS as f64 * 86_400.0;
     let micros = ((secs - pg_epoch_secs) * 1_000_000.0).round_ties_even();
@@ -365,6 +445,9 @@ fn crate_float_g(x: f64) -> String {
 /// `age(a, b)`: the symbolic difference in years, months, days and time, as
 /// PostgreSQL's timestamp_age (fields borrowed from the earlier month's length).
 pub(crate) fn age(a_ns: i64, b_ns: i64, off: i32) -> DbResult<Interval> {
+    if !ts_finite(a_ns) || !ts_finite(b_ns) {
+        return Err(dt::timestamp_out_of_range());
+    }
     let p1 = dt::split_timestamp_at_offset(a_ns, off);
     let p2 = dt::split_timestamp_at_offset(b_ns, off);
     let mut fsec = (p1.nanos / 1000) as i64 - (p2.nanos / 1000) as i64;
@@ -501,6 +584,31 @@ mod tests {
         let e = interval_trunc("week", iv(0, 10, 0)).unwrap_err();
         assert_eq!((e.code, e.message.as_str()), ("0A000", "unit \"week\" not supported for type interval"));
         assert_eq!(interval_trunc("foo", iv(0, 10, 0)).unwrap_err().code, "22023");
+    }
+
+    #[test]
+    fn infinity_as_postgres() {
+        use crate::exec::vector::Column;
+        use crate::types::Datum;
+        let ctx = EvalContext::default();
+        let run = |op, l: (Datum, DataType), r: (Datum, DataType)| {
+            let sig = super::super::resolve_binary(op, l.1, r.1).unwrap();
+            super::super::eval_binary(&sig, Operand::Scalar(&l.0, l.1), Operand::Scalar(&r.0, r.1), 1, &ctx).map(|c| c.datum(0))
+        };
+        let inf_d = (Datum::Int32(i32::MAX), DataType::Date);
+        let inf_ts = (Datum::Int64(i64::MAX), DataType::Timestamp);
+        let iv = (Datum::Interval(Iv { months: 1, days: 0, micros: 0 }), DataType::Interval);
+        assert_eq!(run(BinaryOp::Plus, inf_d.clone(), (Datum::Int32(1), DataType::Int32)).unwrap(), Datum::Int32(i32::MAX));
+        assert_eq!(run(BinaryOp::Plus, inf_d.clone(), iv.clone()).unwrap(), Datum::Int64(i64::MAX));
+        assert_eq!(run(BinaryOp::Minus, (Datum::Int64(i64::MIN), DataType::TimestampTz), iv.clone()).unwrap(), Datum::Int64(i64::MIN));
+        let e = run(BinaryOp::Minus, inf_d.clone(), (Datum::Int32(0), DataType::Date)).unwrap_err();
+        assert_eq!((e.code, e.message.as_str()), ("22008", "cannot subtract infinite dates"));
+        let e = run(BinaryOp::Minus, inf_ts.clone(), (Datum::Int64(0), DataType::Timestamp)).unwrap_err();
+        assert_eq!(e.message, "cannot subtract infinite timestamps");
+        let c = Column::from_datums(DataType::Date, &[Datum::Int32(i32::MIN)]);
+        let r = super::super::cast_column(&c, DataType::TimestampTz, &EvalContext { format: crate::types::FormatContext { utc_offset_secs: 3600, ..Default::default() }, statement_time_ns: 0 }).unwrap();
+        assert_eq!(r.datum(0), Datum::Int64(i64::MIN));
+        assert_eq!(to_timestamp(f64::INFINITY).unwrap(), i64::MAX);
     }
 
     #[test]
