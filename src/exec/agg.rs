@@ -56,59 +56,147 @@ fn canonical_f64(x: f64) -> u64 {
     }
 }
 
+/// How keys are looked up: one integer-like key, one byte-string key, or
+/// any number of keys of any type (encoded with `encode_key`).
+enum KeyIndex {
+    Int(HashMap<i64, u32>),
+    Bytes(HashMap<Box<[u8]>, u32>),
+    Encoded(HashMap<Box<[u8]>, u32>),
+}
+
+/// The key values of each group, in group-id order.
+struct GroupKeys {
+    columns: Vec<Column>,
+    count: usize,
+    /// The group of the NULL key (single-key indexes only).
+    null_group: Option<u32>,
+}
+
+impl GroupKeys {
+    fn add(&mut self, key_cols: &[&Column], row: usize) -> u32 {
+        let id = self.count as u32;
+        for (k, c) in self.columns.iter_mut().zip(key_cols) {
+            k.push_datum(&c.datum(row));
+        }
+        self.count += 1;
+        id
+    }
+
+    fn null_id(&mut self, key_cols: &[&Column], row: usize) -> u32 {
+        match self.null_group {
+            Some(id) => id,
+            None => {
+                let id = self.add(key_cols, row);
+                self.null_group = Some(id);
+                id
+            }
+        }
+    }
+}
+
 /// Maps group keys to dense group ids and remembers each group's key values.
 pub struct GroupTable {
-    key_types: Vec<DataType>,
-    map: HashMap<Box<[u8]>, u32>,
-    keys: Vec<Column>,
-    groups: usize,
+    index: KeyIndex,
+    keys: GroupKeys,
     scratch: Vec<u8>,
 }
 
 impl GroupTable {
     pub fn new(key_types: Vec<DataType>) -> GroupTable {
-        let keys = key_types.iter().map(|t| Column::empty(*t)).collect();
-        GroupTable { key_types, map: HashMap::new(), keys, groups: 0, scratch: Vec::new() }
+        use crate::types::PhysicalType as P;
+        let index = match key_types.as_slice() {
+            [t] if matches!(t.physical(), P::Int16 | P::Int32 | P::Int64 | P::Bool) => KeyIndex::Int(HashMap::new()),
+            [t] if t.physical() == P::Bytes => KeyIndex::Bytes(HashMap::new()),
+            _ => KeyIndex::Encoded(HashMap::new()),
+        };
+        let columns = key_types.iter().map(|t| Column::empty(*t)).collect();
+        GroupTable { index, keys: GroupKeys { columns, count: 0, null_group: None }, scratch: Vec::new() }
     }
     pub fn len(&self) -> usize {
-        self.groups
+        self.keys.count
     }
     pub fn is_empty(&self) -> bool {
-        self.groups == 0
+        self.keys.count == 0
     }
+
     /// Group ids for every row of the key columns.
     pub fn intern(&mut self, key_cols: &[&Column], rows: usize, ids: &mut Vec<u32>) {
         ids.clear();
         if key_cols.is_empty() {
-            if self.groups == 0 {
-                self.groups = 1;
+            if self.keys.count == 0 {
+                self.keys.count = 1;
             }
             ids.resize(rows, 0);
             return;
         }
-        for i in 0..rows {
-            self.scratch.clear();
-            for c in key_cols {
-                encode_key(c, i, &mut self.scratch);
-            }
-            let id = match self.map.get(self.scratch.as_slice()) {
-                Some(id) => *id,
-                None => {
-                    let id = self.groups as u32;
-                    self.map.insert(self.scratch.clone().into_boxed_slice(), id);
-                    for (k, c) in self.keys.iter_mut().zip(key_cols) {
-                        k.push_datum(&c.datum(i));
-                    }
-                    self.groups += 1;
-                    id
+        ids.reserve(rows);
+        let col = key_cols[0];
+        let keys = &mut self.keys;
+        match (&mut self.index, &col.data) {
+            (KeyIndex::Int(map), data) => {
+                for i in 0..rows {
+                    let id = if !col.is_valid(i) {
+                        keys.null_id(key_cols, i)
+                    } else {
+                        *map.entry(int_key(data, i)).or_insert_with(|| keys.add(key_cols, i))
+                    };
+                    ids.push(id);
                 }
-            };
-            ids.push(id);
+            }
+            (KeyIndex::Bytes(map), ColumnData::Bytes(b)) => {
+                for i in 0..rows {
+                    let id = if !col.is_valid(i) {
+                        keys.null_id(key_cols, i)
+                    } else {
+                        let v = b.get(i);
+                        match map.get(v) {
+                            Some(id) => *id,
+                            None => {
+                                let id = keys.add(key_cols, i);
+                                map.insert(v.into(), id);
+                                id
+                            }
+                        }
+                    };
+                    ids.push(id);
+                }
+            }
+            (index, _) => {
+                if !matches!(index, KeyIndex::Encoded(_)) {
+                    *index = KeyIndex::Encoded(HashMap::new());
+                }
+                let KeyIndex::Encoded(map) = index else { return };
+                for i in 0..rows {
+                    self.scratch.clear();
+                    for c in key_cols {
+                        encode_key(c, i, &mut self.scratch);
+                    }
+                    let id = match map.get(self.scratch.as_slice()) {
+                        Some(id) => *id,
+                        None => {
+                            let id = keys.add(key_cols, i);
+                            map.insert(self.scratch.clone().into_boxed_slice(), id);
+                            id
+                        }
+                    };
+                    ids.push(id);
+                }
+            }
         }
     }
+
     pub fn key_columns(&self) -> Vec<Column> {
-        let _ = &self.key_types;
-        self.keys.clone()
+        self.keys.columns.clone()
+    }
+}
+
+fn int_key(data: &ColumnData, i: usize) -> i64 {
+    match data {
+        ColumnData::Int16(v) => v[i] as i64,
+        ColumnData::Int32(v) => v[i] as i64,
+        ColumnData::Int64(v) => v[i],
+        ColumnData::Bool(v) => v[i] as i64,
+        _ => 0,
     }
 }
 
@@ -217,19 +305,19 @@ impl Accumulator {
                     }
                 }
             }
-            (Acc::SumInt { sum, seen }, data) => for_each_int(data, ids, &valid, |g, v| {
+            (Acc::SumInt { sum, seen }, _) => for_each_int(col, ids, live_rows(col, mask).as_deref(), |g, v| {
                 sum[g] += v as i128;
                 seen[g] = true;
             }),
-            (Acc::AvgInt { sum, count }, data) => for_each_int(data, ids, &valid, |g, v| {
+            (Acc::AvgInt { sum, count }, _) => for_each_int(col, ids, live_rows(col, mask).as_deref(), |g, v| {
                 sum[g] += v as i128;
                 count[g] += 1;
             }),
-            (Acc::SumFloat { sum, seen }, data) => for_each_float(data, ids, &valid, |g, v| {
+            (Acc::SumFloat { sum, seen }, _) => for_each_float(col, ids, live_rows(col, mask).as_deref(), |g, v| {
                 sum[g] += v;
                 seen[g] = true;
             }),
-            (Acc::AvgFloat { sum, count }, data) => for_each_float(data, ids, &valid, |g, v| {
+            (Acc::AvgFloat { sum, count }, _) => for_each_float(col, ids, live_rows(col, mask).as_deref(), |g, v| {
                 sum[g] += v;
                 count[g] += 1;
             }),
@@ -454,20 +542,47 @@ fn avg_numeric(sum: Decimal, count: i64) -> DbResult<Decimal> {
     crate::exec::kernels::numeric_div(sum, c)
 }
 
-fn for_each_int(data: &ColumnData, ids: &[u32], valid: &dyn Fn(usize) -> bool, mut f: impl FnMut(usize, i64)) {
-    match data {
-        ColumnData::Int16(v) => ids.iter().enumerate().filter(|(i, _)| valid(*i)).for_each(|(i, &g)| f(g as usize, v[i] as i64)),
-        ColumnData::Int32(v) => ids.iter().enumerate().filter(|(i, _)| valid(*i)).for_each(|(i, &g)| f(g as usize, v[i] as i64)),
-        ColumnData::Int64(v) => ids.iter().enumerate().filter(|(i, _)| valid(*i)).for_each(|(i, &g)| f(g as usize, v[i])),
+/// Calls `f(group, value)` for every live row; `live` is None when all rows are.
+fn for_each_value<T: Copy, U>(v: &[T], ids: &[u32], live: Option<&[bool]>, conv: impl Fn(T) -> U, mut f: impl FnMut(usize, U)) {
+    match live {
+        None => {
+            for (&g, &x) in ids.iter().zip(v) {
+                f(g as usize, conv(x));
+            }
+        }
+        Some(live) => {
+            for ((&g, &x), &ok) in ids.iter().zip(v).zip(live) {
+                if ok {
+                    f(g as usize, conv(x));
+                }
+            }
+        }
+    }
+}
+
+fn for_each_int(col: &Column, ids: &[u32], live: Option<&[bool]>, f: impl FnMut(usize, i64)) {
+    match &col.data {
+        ColumnData::Int16(v) => for_each_value(v, ids, live, |x| x as i64, f),
+        ColumnData::Int32(v) => for_each_value(v, ids, live, |x| x as i64, f),
+        ColumnData::Int64(v) => for_each_value(v, ids, live, |x| x, f),
         _ => {}
     }
 }
 
-fn for_each_float(data: &ColumnData, ids: &[u32], valid: &dyn Fn(usize) -> bool, mut f: impl FnMut(usize, f64)) {
-    match data {
-        ColumnData::Float32(v) => ids.iter().enumerate().filter(|(i, _)| valid(*i)).for_each(|(i, &g)| f(g as usize, v[i] as f64)),
-        ColumnData::Float64(v) => ids.iter().enumerate().filter(|(i, _)| valid(*i)).for_each(|(i, &g)| f(g as usize, v[i])),
+fn for_each_float(col: &Column, ids: &[u32], live: Option<&[bool]>, f: impl FnMut(usize, f64)) {
+    match &col.data {
+        ColumnData::Float32(v) => for_each_value(v, ids, live, |x| x as f64, f),
+        ColumnData::Float64(v) => for_each_value(v, ids, live, |x| x, f),
         _ => {}
+    }
+}
+
+/// Rows that pass both the FILTER mask and the column's validity; None when all do.
+fn live_rows(col: &Column, mask: Option<&[bool]>) -> Option<Vec<bool>> {
+    match (&col.validity, mask) {
+        (None, None) => None,
+        (None, Some(m)) => Some(m.to_vec()),
+        (Some(v), m) => Some((0..col.len()).map(|i| v.get(i) && m.is_none_or(|m| m[i])).collect()),
     }
 }
 

@@ -5,6 +5,7 @@
 //! Must not: speak the wire protocol (results go back as `StatementResult`).
 
 pub mod bind;
+pub mod fast_insert;
 pub mod plan;
 pub mod session;
 

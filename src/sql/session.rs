@@ -767,21 +767,8 @@ impl Session {
         };
         let ctx = self.query_context(params, eval_ctx);
         let batches = operators::collect(&plan, &ctx).await?;
-        let mut count = 0usize;
-        for b in &batches {
-            for (ci, col) in table.columns.iter().enumerate() {
-                if col.not_null && b.columns[ci].null_count() > 0 {
-                    return Err(DbError::new(
-                        sqlstate::NOT_NULL_VIOLATION,
-                        format!("null value in column \"{}\" of relation \"{}\" violates not-null constraint", col.name, table.name),
-                    ));
-                }
-                if let DataType::Varchar(Some(_)) | DataType::Bpchar(Some(_)) = col.data_type {
-                    crate::exec::kernels::check_string_length(&b.columns[ci], col.data_type)?;
-                }
-            }
-            count += b.len;
-        }
+        check_constraints(&table, &batches)?;
+        let count: usize = batches.iter().map(|b| b.len).sum();
         let returned = match &returning {
             Some((exprs, _)) => {
                 let empty = HashMap::new();
@@ -796,16 +783,64 @@ impl Session {
             }
             None => vec![],
         };
-        if self.txn == TxnState::Idle {
-            self.append_to_shards(table.oid, batches).await?;
-        } else {
-            self.pending.borrow_mut().entry(table.oid).or_default().extend(batches);
-        }
+        self.write_rows(table.oid, batches).await?;
         let tag = format!("INSERT 0 {count}");
         Ok(match returning {
             Some((_, fields)) => StatementResult::Batches { fields, batches: returned, tag },
             None => StatementResult::Command(tag),
         })
+    }
+
+    /// Runs a plain literal multi-row INSERT through the fast path
+    /// (`sql::fast_insert`); `None` when it does not apply.
+    pub async fn try_fast_insert(&mut self, sql: &str) -> Option<DbResult<StatementResult>> {
+        if self.txn == TxnState::Failed {
+            return None;
+        }
+        let header = crate::sql::fast_insert::parse_header(sql)?;
+        let name = sqlparser::ast::ObjectName::from(
+            header.table.iter().map(|p| sqlparser::ast::Ident::with_quote('"', p.clone())).collect::<Vec<_>>(),
+        );
+        let table = self.lookup_table(&name).ok()?;
+        let eval = self.eval_context();
+        let result = match crate::sql::fast_insert::read_rows(sql, &header, &table, &eval.format) {
+            Ok(None) => return None,
+            Ok(Some(columns)) => self.insert_columns(&table, columns).await,
+            Err(e) => Err(e),
+        };
+        if result.is_err() && self.txn == TxnState::InBlock {
+            self.txn = TxnState::Failed;
+        }
+        Some(result)
+    }
+
+    async fn insert_columns(&mut self, table: &TableDef, mut columns: Vec<Column>) -> DbResult<StatementResult> {
+        for (col, def) in columns.iter_mut().zip(&table.columns) {
+            if let Some((precision, scale)) = def.numeric_typmod {
+                let typed = Expr::NumericTypmod { expr: Box::new(Expr::Column(0, DataType::Numeric)), precision, scale };
+                let one = Batch::from_columns(vec![std::mem::replace(col, Column::empty(DataType::Numeric))]);
+                let empty = HashMap::new();
+                let eval_ctx = self.eval_context();
+                let cx = EvalInputs { eval: &eval_ctx, params: &[], outer: &[], subqueries: &empty };
+                *col = (*eval(&typed, &one, &cx)?.into_column(one.len)).clone();
+            }
+        }
+        let batch = Batch::from_columns(columns);
+        let count = batch.len;
+        let batches = vec![batch];
+        check_constraints(table, &batches)?;
+        self.write_rows(table.oid, batches).await?;
+        Ok(StatementResult::Command(format!("INSERT 0 {count}")))
+    }
+
+    /// Appends rows now (autocommit) or keeps them for COMMIT.
+    async fn write_rows(&mut self, table: TableId, batches: Vec<Batch>) -> DbResult<()> {
+        if self.txn == TxnState::Idle {
+            self.append_to_shards(table, batches).await
+        } else {
+            self.pending.borrow_mut().entry(table).or_default().extend(batches);
+            Ok(())
+        }
     }
 
     /// Sends committed rows to their shards and waits until every shard has them.
@@ -852,6 +887,24 @@ impl Session {
         }
         Ok(())
     }
+}
+
+/// NOT NULL and varchar(n)/char(n) length checks on rows about to be written.
+fn check_constraints(table: &TableDef, batches: &[Batch]) -> DbResult<()> {
+    for b in batches {
+        for (ci, col) in table.columns.iter().enumerate() {
+            if col.not_null && b.columns[ci].null_count() > 0 {
+                return Err(DbError::new(
+                    sqlstate::NOT_NULL_VIOLATION,
+                    format!("null value in column \"{}\" of relation \"{}\" violates not-null constraint", col.name, table.name),
+                ));
+            }
+            if let DataType::Varchar(Some(_)) | DataType::Bpchar(Some(_)) = col.data_type {
+                crate::exec::kernels::check_string_length(&b.columns[ci], col.data_type)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 fn ident_name_of_index_column(c: &ast::IndexColumn) -> String {

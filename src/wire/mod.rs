@@ -296,6 +296,18 @@ async fn run_session(conn: &mut Connection, mut session: Session) -> DbResult<()
 
 /// A simple Query message: one or more statements, text results.
 async fn simple_query(conn: &mut Connection, session: &mut Session, sql: &str) {
+    if let Some(result) = session.try_fast_insert(sql).await {
+        match result {
+            Ok(r) => {
+                let fmt = session.eval_context().format;
+                if let Err(e) = stream_result(conn, r, &[], &fmt, true).await {
+                    conn.send_error(&e);
+                }
+            }
+            Err(e) => conn.send_error(&e),
+        }
+        return;
+    }
     let stmts = match crate::sql::parse(sql) {
         Ok(s) => s,
         Err(e) => {
