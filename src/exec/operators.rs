@@ -127,7 +127,7 @@ pub fn build(plan: &Plan, ctx: &Rc<QueryContext>) -> DbResult<BoxedOperator> {
         }
         Plan::Values { rows, .. } => Box::new(ValuesOp { rows: rows.clone(), done: false, ctx: ctx.clone() }),
         Plan::Aggregate { input, group_by, aggs, .. } => build_aggregate(input, group_by, aggs, ctx)?,
-        Plan::Sort { input, keys } => Box::new(SortOp { input: build(input, ctx)?, keys: keys.clone(), out: None, ctx: ctx.clone() }),
+        Plan::Sort { input, keys } => Box::new(SortOp { input: build(input, ctx)?, keys: keys.clone(), out: None, ctx: ctx.clone(), keep: None }),
         Plan::Limit { input, limit, offset } => {
             let eval_count = |e: &Option<Expr>| -> DbResult<Option<i64>> {
                 match e {
@@ -146,7 +146,18 @@ pub fn build(plan: &Plan, ctx: &Rc<QueryContext>) -> DbResult<BoxedOperator> {
             };
             let limit = eval_count(limit)?;
             let offset = eval_count(offset)?.unwrap_or(0);
-            Box::new(LimitOp { input: build(input, ctx)?, remaining: limit, skip: offset as u64 })
+            let input_op: BoxedOperator = match (input.as_ref(), limit) {
+                // ORDER BY … LIMIT: the sort keeps only the rows the limit can return.
+                (Plan::Sort { input: sorted, keys }, Some(l)) => Box::new(SortOp {
+                    input: build(sorted, ctx)?,
+                    keys: keys.clone(),
+                    out: None,
+                    ctx: ctx.clone(),
+                    keep: usize::try_from(l.saturating_add(offset)).ok(),
+                }),
+                _ => build(input, ctx)?,
+            };
+            Box::new(LimitOp { input: input_op, remaining: limit, skip: offset as u64 })
         }
         Plan::Distinct { input } => Box::new(DistinctOp { input: build(input, ctx)?, seen: Default::default() }),
         Plan::Join { left, right, kind, on, .. } => Box::new(JoinOp::new(
@@ -595,50 +606,94 @@ async fn drain(op: &mut BoxedOperator, types: &[DataType]) -> DbResult<Batch> {
     Ok(if all.len() == 1 { all.pop().unwrap_or_else(|| Batch::empty(types)) } else { Batch::concat(types, &all) })
 }
 
+/// Compares row `a` with row `b` of one key column, PostgreSQL's way for
+/// ORDER BY: NULLs last ascending (first descending) unless told otherwise,
+/// NaN above every other float.
+fn compare_key(col: &Column, key: &SortKey, a: usize, b: usize) -> std::cmp::Ordering {
+    use crate::exec::vector::ColumnData as D;
+    use std::cmp::Ordering::*;
+    match (col.is_valid(a), col.is_valid(b)) {
+        (false, false) => return Equal,
+        (false, true) => return if key.nulls_first { Less } else { Greater },
+        (true, false) => return if key.nulls_first { Greater } else { Less },
+        _ => {}
+    }
+    let ord = match &col.data {
+        D::Bool(v) => v[a].cmp(&v[b]),
+        D::Int16(v) => v[a].cmp(&v[b]),
+        D::Int32(v) => v[a].cmp(&v[b]),
+        D::Int64(v) => v[a].cmp(&v[b]),
+        D::Float32(v) => crate::types::datum::pg_float_cmp(v[a] as f64, v[b] as f64),
+        D::Float64(v) => crate::types::datum::pg_float_cmp(v[a], v[b]),
+        D::Numeric(v) => v[a].cmp(&v[b]),
+        D::Bytes(v) => v.get(a).cmp(v.get(b)),
+        D::Interval(v) => v[a].cmp(&v[b]),
+    };
+    if key.descending { ord.reverse() } else { ord }
+}
+
+/// The order of `batch`'s rows under `keys` (stable, as ties keep input order).
+fn sort_permutation(batch: &Batch, keys: &[SortKey], ctx: &QueryContext) -> DbResult<Vec<u32>> {
+    let empty = HashMap::new();
+    let cx = EvalInputs { eval: &ctx.eval, params: &ctx.params, outer: &ctx.outer, subqueries: &empty };
+    let key_cols = keys.iter().map(|k| eval(&k.expr, batch, &cx).map(|v| v.into_column(batch.len))).collect::<DbResult<Vec<_>>>()?;
+    let mut idx: Vec<u32> = (0..batch.len as u32).collect();
+    idx.sort_by(|&a, &b| {
+        for (col, key) in key_cols.iter().zip(keys) {
+            let ord = compare_key(col, key, a as usize, b as usize);
+            if ord != std::cmp::Ordering::Equal {
+                return ord;
+            }
+        }
+        std::cmp::Ordering::Equal
+    });
+    Ok(idx)
+}
+
 struct SortOp {
     input: BoxedOperator,
     keys: Vec<SortKey>,
     out: Option<(Batch, usize)>,
     ctx: Rc<QueryContext>,
+    /// For ORDER BY … LIMIT k: keep only the first k rows while reading (top-k).
+    keep: Option<usize>,
+}
+
+impl SortOp {
+    fn sorted_prefix(&self, all: &Batch) -> DbResult<Batch> {
+        let mut idx = sort_permutation(all, &self.keys, &self.ctx)?;
+        if let Some(k) = self.keep {
+            idx.truncate(k);
+        }
+        Ok(all.take(&idx))
+    }
 }
 
 impl Operator for SortOp {
     fn next(&mut self) -> BatchFuture<'_> {
         Box::pin(async move {
             if self.out.is_none() {
-                let mut parts = Vec::new();
+                let mut parts: Vec<Batch> = Vec::new();
+                let mut buffered = 0usize;
                 let mut types = None;
                 while let Some(b) = self.input.next().await? {
-                    types.get_or_insert_with(|| b.columns.iter().map(|c| c.data_type).collect::<Vec<_>>());
+                    self.ctx.check_cancel()?;
+                    let t = types.get_or_insert_with(|| b.columns.iter().map(|c| c.data_type).collect::<Vec<_>>()).clone();
+                    buffered += b.len;
                     parts.push(b);
+                    // Top-k: once the buffer is well past k rows, keep only the best k.
+                    if let Some(k) = self.keep {
+                        if buffered > (4 * k).max(4 * BATCH_ROWS) {
+                            let all = Batch::concat(&t, &parts);
+                            let best = self.sorted_prefix(&all)?;
+                            buffered = best.len;
+                            parts = vec![best];
+                        }
+                    }
                 }
                 let Some(types) = types else { return Ok(None) };
                 let all = Batch::concat(&types, &parts);
-                let empty = HashMap::new();
-                let cx = EvalInputs { eval: &self.ctx.eval, params: &self.ctx.params, outer: &self.ctx.outer, subqueries: &empty };
-                let key_cols = self.keys.iter().map(|k| eval(&k.expr, &all, &cx).map(|v| v.into_column(all.len))).collect::<DbResult<Vec<_>>>()?;
-                let key_rows: Vec<Vec<Datum>> = (0..all.len).map(|i| key_cols.iter().map(|c| c.datum(i)).collect()).collect();
-                let mut idx: Vec<u32> = (0..all.len as u32).collect();
-                let keys = &self.keys;
-                idx.sort_by(|&a, &b| {
-                    for (k, key) in keys.iter().enumerate() {
-                        let (x, y) = (&key_rows[a as usize][k], &key_rows[b as usize][k]);
-                        let ord = match (x.is_null(), y.is_null()) {
-                            (true, true) => std::cmp::Ordering::Equal,
-                            (true, false) => if key.nulls_first { std::cmp::Ordering::Less } else { std::cmp::Ordering::Greater },
-                            (false, true) => if key.nulls_first { std::cmp::Ordering::Greater } else { std::cmp::Ordering::Less },
-                            _ => {
-                                let o = x.total_cmp(y);
-                                if key.descending { o.reverse() } else { o }
-                            }
-                        };
-                        if ord != std::cmp::Ordering::Equal {
-                            return ord;
-                        }
-                    }
-                    std::cmp::Ordering::Equal
-                });
-                self.out = Some((all.take(&idx), 0));
+                self.out = Some((self.sorted_prefix(&all)?, 0));
             }
             let Some((all, pos)) = self.out.as_mut() else { return Ok(None) };
             if *pos >= all.len {
