@@ -9,12 +9,16 @@ pub struct Config {
     pub listen: String,
     pub data_dir: PathBuf,
     pub shards: usize,
+    /// Most memory one statement's sorts, joins, DISTINCT and aggregates may hold.
+    pub query_memory_mb: usize,
 }
 
 pub const USAGE: &str = "usage: brewricd [--listen HOST:PORT] [--data-dir DIR] [--shards N]\n\
   --listen HOST:PORT  address to serve the PostgreSQL protocol on (env BREWRIC_LISTEN, default 127.0.0.1:5432)\n\
   --data-dir DIR      where data lives (env BREWRIC_DATA_DIR, default ./brewric-data)\n\
-  --shards N          shard threads, one per core (env BREWRIC_SHARDS, default: number of cores)";
+  --shards N          shard threads, one per core (env BREWRIC_SHARDS, default: number of cores)\n\
+  --query-memory-mb N memory one statement may hold in sorts, joins, DISTINCT and aggregates
+                      (env BREWRIC_QUERY_MEMORY_MB, default 4096); beyond it the statement fails with 53200";
 
 impl Config {
     /// Flags win over environment variables, which win over defaults.
@@ -25,6 +29,10 @@ impl Config {
             shards: match env("BREWRIC_SHARDS") {
                 Some(s) => parse_shards(&s)?,
                 None => crate::runtime::shard::core_count(),
+            },
+            query_memory_mb: match env("BREWRIC_QUERY_MEMORY_MB") {
+                Some(s) => parse_megabytes(&s)?,
+                None => 4096,
             },
         };
         let mut it = args.iter();
@@ -38,11 +46,19 @@ impl Config {
                 "--listen" => cfg.listen = value()?,
                 "--data-dir" => cfg.data_dir = PathBuf::from(value()?),
                 "--shards" => cfg.shards = parse_shards(&value()?)?,
+                "--query-memory-mb" => cfg.query_memory_mb = parse_megabytes(&value()?)?,
                 "-h" | "--help" => return Err(USAGE.to_string()),
                 other => return Err(format!("unknown argument {other}\n{USAGE}")),
             }
         }
         Ok(cfg)
+    }
+}
+
+fn parse_megabytes(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if (1..=1 << 24).contains(&n) => Ok(n),
+        _ => Err(format!("--query-memory-mb must be a number of megabytes (1 or more), got {s:?}")),
     }
 }
 

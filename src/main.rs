@@ -38,7 +38,7 @@ fn run(cfg: Config) -> std::io::Result<()> {
         }
     });
     let shards = start_shards(cfg.shards, spawner)?;
-    let server = Arc::new(Server::new(shards.clone()));
+    let server = Arc::new(Server::new(shards.clone(), cfg.query_memory_mb << 20));
     let _ = server_cell.set(server);
     let addr = listener.local_addr()?;
     println!("brewricd listening on {addr}");

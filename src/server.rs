@@ -13,6 +13,8 @@ use crate::runtime::ShardHandle;
 pub struct Server {
     pub catalog: CatalogStore,
     pub shards: Vec<ShardHandle>,
+    /// Default per-statement memory limit (`--query-memory-mb`).
+    pub query_memory_limit_bytes: usize,
     next_pid: AtomicI32,
     next_shard: AtomicUsize,
     /// pid → (secret, cancel flag of the session's running statement).
@@ -20,10 +22,11 @@ pub struct Server {
 }
 
 impl Server {
-    pub fn new(shards: Vec<ShardHandle>) -> Server {
+    pub fn new(shards: Vec<ShardHandle>, query_memory_limit_bytes: usize) -> Server {
         Server {
             catalog: CatalogStore::new(),
             shards,
+            query_memory_limit_bytes,
             next_pid: AtomicI32::new(1000),
             next_shard: AtomicUsize::new(0),
             cancels: Mutex::new(HashMap::new()),

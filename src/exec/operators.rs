@@ -46,6 +46,10 @@ pub struct QueryContext {
     pub pending: Rc<RefCell<HashMap<TableId, Vec<Batch>>>>,
     /// Results of uncorrelated subqueries, computed once per statement.
     subquery_cache: RefCell<HashMap<usize, Value>>,
+    /// Bytes the statement's materializing operators hold, shared with
+    /// correlated-subquery children, and the most they may hold (53200 beyond).
+    memory: Rc<std::cell::Cell<usize>>,
+    pub memory_limit_bytes: usize,
 }
 
 impl QueryContext {
@@ -55,8 +59,36 @@ impl QueryContext {
         params: Vec<Datum>,
         cancel: Arc<AtomicBool>,
         pending: Rc<RefCell<HashMap<TableId, Vec<Batch>>>>,
+        memory_limit_bytes: usize,
     ) -> Rc<QueryContext> {
-        Rc::new(QueryContext { server, eval, params, outer: vec![], cancel, pending, subquery_cache: Default::default() })
+        Rc::new(QueryContext {
+            server,
+            eval,
+            params,
+            outer: vec![],
+            cancel,
+            pending,
+            subquery_cache: Default::default(),
+            memory: Default::default(),
+            memory_limit_bytes,
+        })
+    }
+
+    /// Accounts `bytes` more held by an operator; 53200 past the statement's limit.
+    pub fn charge(&self, bytes: usize) -> DbResult<()> {
+        let used = self.memory.get().saturating_add(bytes);
+        self.memory.set(used);
+        if used > self.memory_limit_bytes {
+            return Err(DbError::new(sqlstate::OUT_OF_MEMORY, "out of memory").with_detail(format!(
+                "The statement needs more than its memory limit of {} MB (setting brewric.query_memory_limit).",
+                self.memory_limit_bytes >> 20
+            )));
+        }
+        Ok(())
+    }
+
+    pub fn release(&self, bytes: usize) {
+        self.memory.set(self.memory.get().saturating_sub(bytes));
     }
 
     fn child(self: &Rc<Self>, row: Vec<Datum>) -> Rc<QueryContext> {
@@ -70,6 +102,8 @@ impl QueryContext {
             cancel: self.cancel.clone(),
             pending: self.pending.clone(),
             subquery_cache: Default::default(),
+            memory: self.memory.clone(),
+            memory_limit_bytes: self.memory_limit_bytes,
         })
     }
 
@@ -159,7 +193,7 @@ pub fn build(plan: &Plan, ctx: &Rc<QueryContext>) -> DbResult<BoxedOperator> {
             };
             Box::new(LimitOp { input: input_op, remaining: limit, skip: offset as u64 })
         }
-        Plan::Distinct { input } => Box::new(DistinctOp { input: build(input, ctx)?, seen: Default::default() }),
+        Plan::Distinct { input } => Box::new(DistinctOp { input: build(input, ctx)?, seen: Default::default(), ctx: ctx.clone() }),
         Plan::Join { left, right, kind, on, .. } => Box::new(JoinOp::new(
             build(left, ctx)?,
             build(right, ctx)?,
@@ -177,6 +211,7 @@ pub fn build(plan: &Plan, ctx: &Rc<QueryContext>) -> DbResult<BoxedOperator> {
             right_counts: HashMap::new(),
             seen: HashMap::new(),
             left_done: false,
+            ctx: ctx.clone(),
         }),
     })
 }
@@ -320,8 +355,15 @@ impl Operator for AggregateOp {
             self.done = true;
             let mut state: HashAggregation = fragment::new_aggregation(&self.spec, self.mode)?;
             let keys = self.spec.group_by.len();
+            let mut charged_groups = 0usize;
             while let Some(batch) = self.input.next().await? {
                 self.ctx.check_cancel()?;
+                // Each group costs its key, its states and a hash table slot; charge growth.
+                let groups = state.groups.len();
+                if groups > charged_groups {
+                    self.ctx.charge((groups - charged_groups) * (64 + 16 * self.spec.aggs.len()))?;
+                    charged_groups = groups;
+                }
                 if self.mode == AggMode::Final {
                     state.merge(&batch, keys)?;
                 } else {
@@ -574,6 +616,7 @@ fn row_key(batch: &Batch, i: usize, out: &mut Vec<u8>) {
 struct DistinctOp {
     input: BoxedOperator,
     seen: hashbrown::HashSet<Vec<u8>>,
+    ctx: Rc<QueryContext>,
 }
 
 impl Operator for DistinctOp {
@@ -585,6 +628,7 @@ impl Operator for DistinctOp {
                 for i in 0..batch.len {
                     row_key(&batch, i, &mut key);
                     if self.seen.insert(key.clone()) {
+                        self.ctx.charge(key.len() + 32)?;
                         keep.push(i as u32);
                     }
                 }
@@ -597,10 +641,12 @@ impl Operator for DistinctOp {
     }
 }
 
-/// Drains an operator into one batch.
-async fn drain(op: &mut BoxedOperator, types: &[DataType]) -> DbResult<Batch> {
+/// Drains an operator into one batch, charging the statement's memory.
+async fn drain(op: &mut BoxedOperator, types: &[DataType], ctx: &QueryContext) -> DbResult<Batch> {
     let mut all = Vec::new();
     while let Some(b) = op.next().await? {
+        ctx.check_cancel()?;
+        ctx.charge(b.byte_size())?;
         all.push(b);
     }
     Ok(if all.len() == 1 { all.pop().unwrap_or_else(|| Batch::empty(types)) } else { Batch::concat(types, &all) })
@@ -680,12 +726,14 @@ impl Operator for SortOp {
                     self.ctx.check_cancel()?;
                     let t = types.get_or_insert_with(|| b.columns.iter().map(|c| c.data_type).collect::<Vec<_>>()).clone();
                     buffered += b.len;
+                    self.ctx.charge(b.byte_size())?;
                     parts.push(b);
                     // Top-k: once the buffer is well past k rows, keep only the best k.
                     if let Some(k) = self.keep {
                         if buffered > (4 * k).max(4 * BATCH_ROWS) {
                             let all = Batch::concat(&t, &parts);
                             let best = self.sorted_prefix(&all)?;
+                            self.ctx.release(all.byte_size().saturating_sub(best.byte_size()));
                             buffered = best.len;
                             parts = vec![best];
                         }
@@ -744,7 +792,7 @@ impl JoinOp {
 
     async fn build_side(&mut self) -> DbResult<()> {
         let Some(mut right) = self.right.take() else { return Ok(()) };
-        let b = drain(&mut right, &self.right_types).await?;
+        let b = drain(&mut right, &self.right_types, &self.ctx).await?;
         if !self.equi.is_empty() {
             let empty = HashMap::new();
             let cx = EvalInputs { eval: &self.ctx.eval, params: &self.ctx.params, outer: &self.ctx.outer, subqueries: &empty };
@@ -951,6 +999,7 @@ struct SetOpOp {
     right_counts: HashMap<Vec<u8>, i64>,
     seen: HashMap<Vec<u8>, i64>,
     left_done: bool,
+    ctx: Rc<QueryContext>,
 }
 
 impl Operator for SetOpOp {
@@ -981,6 +1030,7 @@ impl Operator for SetOpOp {
                     for i in 0..b.len {
                         row_key(&b, i, &mut key);
                         if self.seen.insert(key.clone(), 1).is_none() {
+                            self.ctx.charge(key.len() + 40)?;
                             keep.push(i as u32);
                         }
                     }
@@ -991,6 +1041,7 @@ impl Operator for SetOpOp {
             }
             if let Some(mut r) = self.right.take() {
                 while let Some(b) = r.next().await? {
+                    self.ctx.charge(b.byte_size())?;
                     for i in 0..b.len {
                         row_key(&b, i, &mut key);
                         *self.right_counts.entry(key.clone()).or_default() += 1;

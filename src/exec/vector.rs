@@ -413,6 +413,22 @@ impl Column {
         self.take(&idx)
     }
 
+    /// Approximate bytes held (values, offsets, validity), for memory accounting.
+    pub fn byte_size(&self) -> usize {
+        let values = match &self.data {
+            ColumnData::Bool(v) => v.len(),
+            ColumnData::Int16(v) => v.len() * 2,
+            ColumnData::Int32(v) => v.len() * 4,
+            ColumnData::Float32(v) => v.len() * 4,
+            ColumnData::Int64(v) => v.len() * 8,
+            ColumnData::Float64(v) => v.len() * 8,
+            ColumnData::Numeric(v) => v.len() * 16,
+            ColumnData::Interval(v) => v.len() * 16,
+            ColumnData::Bytes(b) => b.data.len() + b.offsets.len() * 4,
+        };
+        values + self.validity.as_ref().map_or(0, |v| v.len() / 8)
+    }
+
     /// Keeps the physical data but relabels the SQL type (varchar(n) → text and the like).
     pub fn with_type(mut self, data_type: DataType) -> Column {
         debug_assert_eq!(self.data_type.physical(), data_type.physical());
@@ -457,6 +473,10 @@ impl Batch {
     }
     pub fn slice(&self, offset: usize, len: usize) -> Batch {
         Batch::new(self.columns.iter().map(|c| Arc::new(c.slice(offset, len))).collect(), len)
+    }
+    /// Approximate bytes held by the batch's columns.
+    pub fn byte_size(&self) -> usize {
+        self.columns.iter().map(|c| c.byte_size()).sum()
     }
     pub fn row(&self, i: usize) -> Vec<Datum> {
         self.columns.iter().map(|c| c.datum(i)).collect()

@@ -173,7 +173,12 @@ impl Session {
     }
 
     fn query_context(&self, params: Vec<Datum>, eval: EvalContext) -> Rc<QueryContext> {
-        QueryContext::new(self.server.clone(), eval, params, self.cancel.clone(), self.pending.clone())
+        let limit = self
+            .settings
+            .get("brewric.query_memory_limit")
+            .and_then(|v| parse_memory_size(v))
+            .unwrap_or(self.server.query_memory_limit_bytes);
+        QueryContext::new(self.server.clone(), eval, params, self.cancel.clone(), self.pending.clone(), limit)
     }
 
     /// Binds a query-like statement to learn its parameter types and result columns.
@@ -445,6 +450,10 @@ impl Session {
         if key == "timezone" && parse_utc_offset(&value).is_none() {
             return Err(DbError::new(sqlstate::INVALID_PARAMETER_VALUE, format!("invalid value for parameter \"TimeZone\": \"{value}\""))
                 .with_hint("Brewric supports UTC and fixed offsets such as '+02:00' for now."));
+        }
+        if key == "brewric.query_memory_limit" && !reset && parse_memory_size(&value).is_none() {
+            return Err(DbError::new(sqlstate::INVALID_PARAMETER_VALUE, format!("invalid value for parameter \"{name}\": \"{value}\""))
+                .with_hint("Valid units for this parameter are \"B\", \"kB\", \"MB\", \"GB\", and \"TB\"."));
         }
         let known = default_settings().contains_key(&key) || ACCEPTED_SETTINGS.contains(&key.as_str()) || key.contains('.');
         if !known {
@@ -916,6 +925,23 @@ fn ident_name_of_index_column(c: &ast::IndexColumn) -> String {
 
 fn first_words(s: &str) -> String {
     s.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+}
+
+/// '64MB', '1GB', '512kB', '1048576' (bytes) → bytes, as PostgreSQL's memory units.
+pub fn parse_memory_size(v: &str) -> Option<usize> {
+    let t = v.trim().trim_matches('\'');
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (n, unit) = t.split_at(split);
+    let n: usize = n.parse().ok()?;
+    let mult = match unit.trim() {
+        "" | "B" => 1,
+        "kB" | "KB" => 1 << 10,
+        "MB" => 1 << 20,
+        "GB" => 1 << 30,
+        "TB" => 1 << 40,
+        _ => return None,
+    };
+    n.checked_mul(mult)
 }
 
 /// 'UTC', 'GMT', 'Z', '+02:00', '-8', 'Etc/UTC' → seconds east of UTC.
