@@ -15,6 +15,7 @@ pub mod server;
 pub mod sql;
 pub mod storage;
 pub mod types;
+pub mod wal;
 pub mod wire;
 
 /// What `SELECT version()` returns.

@@ -4,7 +4,7 @@
 //! Must not: hold table data (shards do) or session state (sessions do).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::catalog::CatalogStore;
@@ -15,6 +15,8 @@ pub struct Server {
     pub shards: Vec<ShardHandle>,
     /// Default per-statement memory limit (`--query-memory-mb`).
     pub query_memory_limit_bytes: usize,
+    /// Transaction ids written in WAL records (recovery continues after the largest seen).
+    next_txn: AtomicU64,
     next_pid: AtomicI32,
     next_shard: AtomicUsize,
     /// pid → (secret, cancel flag of the session's running statement).
@@ -22,11 +24,12 @@ pub struct Server {
 }
 
 impl Server {
-    pub fn new(shards: Vec<ShardHandle>, query_memory_limit_bytes: usize) -> Server {
+    pub fn new(catalog: CatalogStore, shards: Vec<ShardHandle>, query_memory_limit_bytes: usize, next_txn: u64) -> Server {
         Server {
-            catalog: CatalogStore::new(),
+            catalog,
             shards,
             query_memory_limit_bytes,
+            next_txn: AtomicU64::new(next_txn),
             next_pid: AtomicI32::new(1000),
             next_shard: AtomicUsize::new(0),
             cancels: Mutex::new(HashMap::new()),
@@ -53,6 +56,10 @@ impl Server {
                 flag.store(true, Ordering::Relaxed);
             }
         }
+    }
+
+    pub fn next_txn(&self) -> u64 {
+        self.next_txn.fetch_add(1, Ordering::Relaxed)
     }
 
     /// The shard that receives the next rows of a small insert (round-robin).

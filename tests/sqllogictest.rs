@@ -208,7 +208,9 @@ fn slt_files(dir: &Path) -> Vec<PathBuf> {
             let path = entry.expect("dir entry").path();
             if path.is_dir() {
                 stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "slt") {
+            } else if path.extension().is_some_and(|e| e == "slt" || e == "test")
+                || path.to_string_lossy().ends_with(".slt.part")
+            {
                 out.push(path);
             }
         }
@@ -302,7 +304,11 @@ async fn run_all(protocol: Protocol) {
     let started = Instant::now();
     let mut server = common::start();
     let brewric = server.is_brewric();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("sql-tests");
+    // BREWRIC_SLT_DIR runs another corpus (e.g. ../shared/sqllogictest) with the same runner.
+    let root = match std::env::var("BREWRIC_SLT_DIR") {
+        Ok(dir) => PathBuf::from(dir),
+        Err(_) => Path::new(env!("CARGO_MANIFEST_DIR")).join("sql-tests"),
+    };
     let filter = std::env::var("BREWRIC_SLT_FILTER").unwrap_or_default();
     let files: Vec<PathBuf> = slt_files(&root)
         .into_iter()

@@ -4,7 +4,10 @@
 //! Must not: hold table data (shards do) or know SQL syntax beyond the
 //! default-value expressions it stores.
 
+pub mod persist;
+
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicI64, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -44,6 +47,14 @@ impl Sequence {
     }
     pub fn set_next(&self, v: i64) {
         self.next.store(v, Ordering::Relaxed)
+    }
+    /// The value nextval() would return now.
+    pub fn peek_next(&self) -> i64 {
+        self.next.load(Ordering::Relaxed)
+    }
+    /// Moves the sequence past `used` (recovery: never hand out a value a row holds).
+    pub fn advance_past(&self, used: i64) {
+        self.next.fetch_max(used.saturating_add(1), Ordering::Relaxed);
     }
 }
 
@@ -119,6 +130,8 @@ pub struct CatalogStore {
     current: RwLock<Arc<Catalog>>,
     ddl: Mutex<()>,
     next_oid: AtomicU32,
+    /// Where `catalog.json` lives; every change is saved there before it is published.
+    persist_dir: Option<PathBuf>,
 }
 
 impl Default for CatalogStore {
@@ -134,12 +147,30 @@ impl CatalogStore {
             current: RwLock::new(Arc::new(Catalog { databases: BTreeMap::new() })),
             ddl: Mutex::new(()),
             next_oid: AtomicU32::new(FIRST_USER_OID),
+            persist_dir: None,
         };
         for name in ["postgres", "brewric"] {
             // Creating a fixed, distinct name on an empty catalog cannot fail.
             let _ = store.create_database(name);
         }
         store
+    }
+
+    /// A store that saves every change into `dir`, starting from the catalog
+    /// saved there (or a new one, saved at once).
+    pub fn open(dir: PathBuf) -> Result<CatalogStore, String> {
+        let mut store = match persist::load(&dir)? {
+            Some((catalog, next_oid)) => CatalogStore {
+                current: RwLock::new(Arc::new(catalog)),
+                ddl: Mutex::new(()),
+                next_oid: AtomicU32::new(next_oid),
+                persist_dir: None,
+            },
+            None => CatalogStore::new(),
+        };
+        store.persist_dir = Some(dir);
+        store.update(|_| Ok(())).map_err(|e| e.message)?;
+        Ok(store)
     }
 
     pub fn snapshot(&self) -> Arc<Catalog> {
@@ -158,6 +189,10 @@ impl CatalogStore {
         let _guard = self.ddl.lock().unwrap_or_else(|p| p.into_inner());
         let mut next = (*self.snapshot()).clone();
         let out = change(&mut next)?;
+        if let Some(dir) = &self.persist_dir {
+            persist::save(dir, &next, self.next_oid.load(Ordering::Relaxed))
+                .map_err(|e| crate::wal::io_error("save the catalog", &e))?;
+        }
         let mut cur = self.current.write().unwrap_or_else(|p| p.into_inner());
         *cur = Arc::new(next);
         Ok(out)

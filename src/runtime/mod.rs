@@ -6,5 +6,6 @@
 //! shard but implemented in `wire`).
 
 pub mod shard;
+pub mod uring;
 
 pub use shard::{ShardContext, ShardHandle, ShardJob};

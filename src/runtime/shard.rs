@@ -1,12 +1,24 @@
 //! One shard: its thread, runtime, io_uring ring, storage and mailbox.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
+use std::future::Future;
 use std::rc::Rc;
 
 use tokio::sync::{mpsc, oneshot};
 
 use crate::error::{DbError, DbResult};
+use crate::catalog::TableId;
+use crate::exec::vector::Batch;
+use crate::runtime::uring::Uring;
 use crate::storage::ShardStorage;
+use crate::types::DataType;
+use crate::wal::Wal;
+
+/// Stack of a shard thread. Binding and evaluating a deeply nested expression
+/// (sqlparser allows 50 levels) recurses through large frames, in debug builds
+/// especially; the stack is reserved, not committed, so a generous size is free.
+pub const SHARD_STACK_BYTES: usize = 256 << 20;
 
 /// Mailbox depth per shard: a full mailbox makes senders wait (back-pressure).
 pub const MAILBOX_DEPTH: usize = 1024;
@@ -18,9 +30,21 @@ pub type ShardJob = Box<dyn FnOnce(&Rc<ShardContext>) + Send>;
 pub struct ShardContext {
     pub id: usize,
     pub storage: RefCell<ShardStorage>,
-    /// The shard's io_uring ring; the WAL and segment reads submit through it.
+    /// The shard's io_uring ring until the WAL takes it (`start_wal`).
     /// `None` where the kernel refuses io_uring (seccomp); see the log line.
-    pub ring: Option<RefCell<io_uring::IoUring>>,
+    pub ring: RefCell<Option<Uring>>,
+    /// The shard's write-ahead log, once recovery has finished.
+    pub wal: RefCell<Option<Rc<Wal>>>,
+    /// Rows of multi-shard transactions that are durable here but not yet
+    /// committed: published into `storage` by the commit, dropped by an abort.
+    pub prepared: RefCell<HashMap<u64, Vec<(TableId, Vec<DataType>, Batch)>>>,
+}
+
+impl ShardContext {
+    /// The WAL, or the error a write gets before recovery finished.
+    pub fn wal(&self) -> Result<Rc<Wal>, crate::error::DbError> {
+        self.wal.borrow().clone().ok_or_else(|| DbError::new(crate::error::sqlstate::ADMIN_SHUTDOWN, "the shard's WAL is not running"))
+    }
 }
 
 enum ShardMessage {
@@ -47,6 +71,23 @@ impl ShardHandle {
         let (tx, rx) = oneshot::channel();
         self.send_job(Box::new(move |ctx| {
             let _ = tx.send(job(ctx));
+        }))
+        .await?;
+        rx.await.map_err(|_| DbError::internal("shard dropped a request"))
+    }
+
+    /// Runs the future `job` makes on the shard (it may await the shard's WAL) and returns its output.
+    pub async fn run_local<T, Fut>(&self, job: impl FnOnce(Rc<ShardContext>) -> Fut + Send + 'static) -> DbResult<T>
+    where
+        T: Send + 'static,
+        Fut: Future<Output = T> + 'static,
+    {
+        let (tx, rx) = oneshot::channel();
+        self.send_job(Box::new(move |ctx| {
+            let fut = job(ctx.clone());
+            tokio::task::spawn_local(async move {
+                let _ = tx.send(fut.await);
+            });
         }))
         .await?;
         rx.await.map_err(|_| DbError::internal("shard dropped a request"))
@@ -80,6 +121,7 @@ pub fn start_shards(count: usize, spawn_session: SessionSpawner) -> std::io::Res
         let core = cores.get(id % cores.len().max(1)).copied();
         std::thread::Builder::new()
             .name(format!("shard-{id}"))
+            .stack_size(SHARD_STACK_BYTES)
             .spawn(move || run_shard(id, core, rx, spawner))?;
         handles.push(ShardHandle { id, tx });
     }
@@ -97,14 +139,21 @@ fn run_shard(id: usize, core: Option<usize>, mut rx: mpsc::Receiver<ShardMessage
             return;
         }
     };
-    let ring = match io_uring::IoUring::new(256) {
-        Ok(r) => Some(RefCell::new(r)),
+    // The ring registers its eventfd with this runtime's reactor: create it inside.
+    let ring = match runtime.block_on(async { Uring::new(256) }) {
+        Ok(r) => Some(r),
         Err(e) => {
             eprintln!("brewricd: shard {id}: io_uring unavailable ({e}); I/O falls back to blocking calls");
             None
         }
     };
-    let ctx = Rc::new(ShardContext { id, storage: RefCell::new(ShardStorage::default()), ring });
+    let ctx = Rc::new(ShardContext {
+        id,
+        storage: RefCell::new(ShardStorage::default()),
+        ring: RefCell::new(ring),
+        wal: RefCell::new(None),
+        prepared: RefCell::new(HashMap::new()),
+    });
     let local = tokio::task::LocalSet::new();
     local.block_on(&runtime, async move {
         while let Some(msg) = rx.recv().await {

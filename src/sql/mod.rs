@@ -18,8 +18,17 @@ use crate::error::{DbError, DbResult};
 
 /// Parses a query string into statements, with PostgreSQL's syntax-error shape.
 pub fn parse(sql: &str) -> DbResult<Vec<sqlparser::ast::Statement>> {
-    Parser::parse_sql(&PostgreSqlDialect {}, sql).map_err(|e| syntax_error(sql, &e.to_string()))
+    Parser::new(&PostgreSqlDialect {})
+        .with_recursion_limit(PARSER_RECURSION_LIMIT)
+        .try_with_sql(sql)
+        .and_then(|mut p| p.parse_statements())
+        .map_err(|e| syntax_error(sql, &e.to_string()))
 }
+
+/// How deeply expressions may nest (sqlparser's default of 50 refuses nesting
+/// PostgreSQL accepts). Binding and evaluation recurse as deep; the shard
+/// threads' stacks (`SHARD_STACK_BYTES`) are sized for it.
+pub const PARSER_RECURSION_LIMIT: usize = 1000;
 
 /// Turns a sqlparser message ("... at Line: 1, Column: 8") into 42601 with a caret position.
 fn syntax_error(sql: &str, message: &str) -> DbError {

@@ -20,6 +20,7 @@ use crate::server::Server;
 use crate::sql::bind::{ident_name, object_name_parts, Binder, Scope};
 use crate::sql::plan::{Expr, Field, Plan};
 use crate::types::{DataType, Datum, FormatContext};
+use crate::wal::record::{RecordType, FLAG_SELF_COMMITTED};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TxnState {
@@ -41,6 +42,9 @@ pub enum StatementResult {
 
 pub struct Session {
     pub server: Arc<Server>,
+    /// The shard this session runs on: it coordinates the session's statements
+    /// and holds the Commit records of its multi-shard writes.
+    pub shard: usize,
     pub database: String,
     pub user: String,
     pub settings: BTreeMap<String, String>,
@@ -98,9 +102,10 @@ pub fn default_settings() -> BTreeMap<String, String> {
 }
 
 impl Session {
-    pub fn new(server: Arc<Server>, database: String, user: String) -> Session {
+    pub fn new(server: Arc<Server>, database: String, user: String, shard: usize) -> Session {
         Session {
             server,
+            shard,
             database,
             user,
             settings: default_settings(),
@@ -271,9 +276,20 @@ impl Session {
             Statement::Truncate(t) => {
                 for target in &t.table_names {
                     let table = self.lookup_table(&target.name)?;
+                    let txn = self.server.next_txn();
                     for shard in &self.server.shards {
                         let oid = table.oid;
-                        shard.run(move |ctx| ctx.storage.borrow_mut().truncate(oid)).await?;
+                        // Logged on every shard before the rows disappear, so recovery truncates too.
+                        shard
+                            .run_local(move |ctx| async move {
+                                let mut payload = txn.to_le_bytes().to_vec();
+                                payload.extend_from_slice(&oid.to_le_bytes());
+                                let rx = ctx.wal()?.append(RecordType::Truncate, FLAG_SELF_COMMITTED, &payload).await;
+                                wait_durable(rx).await?;
+                                ctx.storage.borrow_mut().truncate(oid);
+                                Ok::<(), DbError>(())
+                            })
+                            .await??;
                     }
                     self.pending.borrow_mut().remove(&table.oid);
                 }
@@ -852,7 +868,17 @@ impl Session {
         }
     }
 
-    /// Sends committed rows to their shards and waits until every shard has them.
+    /// Makes committed rows durable and visible on their shards.
+    ///
+    /// Rows are split across shards (large batches evenly, small ones to the
+    /// next shard in turn) and logged there. One shard: its record is
+    /// self-committed and the rows are published once it is durable. Several:
+    /// every shard logs and holds its rows (prepared); once all are durable the
+    /// session's shard logs the transaction's Commit record, and only then are
+    /// the rows published everywhere. With `synchronous_commit = off` nothing
+    /// waits for the disk: the statement is acknowledged once its records are
+    /// queued, and a crash can lose the last moments of such writes (as in
+    /// PostgreSQL), never part of one.
     async fn append_to_shards(&self, table: TableId, batches: Vec<Batch>) -> DbResult<()> {
         let catalog = self.server.catalog.snapshot();
         let types = match catalog.database(&self.database)?.table_by_oid(table) {
@@ -865,7 +891,6 @@ impl Session {
             if b.len == 0 {
                 continue;
             }
-            // Large batches are split evenly; small ones go whole to the next shard in turn.
             if b.len >= 1024 && shards.len() > 1 {
                 let chunk = b.len.div_ceil(shards.len());
                 for (s, part) in per_shard.iter_mut().enumerate() {
@@ -878,24 +903,107 @@ impl Session {
                 per_shard[self.server.next_shard()].push(b);
             }
         }
+        let participants: Vec<(usize, Vec<Batch>)> = per_shard.into_iter().enumerate().filter(|(_, p)| !p.is_empty()).collect();
+        if participants.is_empty() {
+            return Ok(());
+        }
+        let synchronous = self.settings.get("synchronous_commit").is_none_or(|v| v != "off");
+        let txn = self.server.next_txn();
+        let single = participants.len() == 1;
         let mut waits = Vec::new();
-        for (shard, part) in shards.iter().zip(per_shard) {
-            if part.is_empty() {
-                continue;
-            }
+        for (shard, part) in participants.iter().cloned() {
             let types = types.clone();
-            waits.push(shard.run(move |ctx| {
-                let mut storage = ctx.storage.borrow_mut();
-                for b in &part {
-                    storage.append(table, &types, b);
-                }
-            }));
+            waits.push((shard, shards[shard].run_local(move |ctx| log_rows(ctx, txn, table, types, part, single, synchronous))));
         }
-        for w in waits {
-            w.await?;
+        let mut failure = None;
+        for (_, w) in waits {
+            if let Err(e) = w.await.and_then(|r| r) {
+                failure.get_or_insert(e);
+            }
         }
-        Ok(())
+        if single {
+            return failure.map_or(Ok(()), Err);
+        }
+        if failure.is_none() {
+            let commit = shards[self.shard % shards.len()]
+                .run_local(move |ctx| async move {
+                    let rx = ctx.wal()?.append(RecordType::Commit, 0, &txn.to_le_bytes()).await;
+                    if synchronous {
+                        wait_durable(rx).await?;
+                    }
+                    Ok::<(), DbError>(())
+                })
+                .await
+                .and_then(|r| r);
+            if let Err(e) = commit {
+                failure = Some(e);
+            }
+        }
+        // Publish everywhere after the commit is durable; on failure drop the prepared rows.
+        let publish = failure.is_none();
+        for (shard, _) in &participants {
+            shards[*shard]
+                .run(move |ctx| {
+                    if let Some(rows) = ctx.prepared.borrow_mut().remove(&txn) {
+                        if publish {
+                            let mut storage = ctx.storage.borrow_mut();
+                            for (table, types, batch) in &rows {
+                                storage.append(*table, types, batch);
+                            }
+                        }
+                    }
+                })
+                .await?;
+        }
+        failure.map_or(Ok(()), Err)
     }
+}
+
+/// Waits for a WAL group to be durable.
+async fn wait_durable(rx: tokio::sync::oneshot::Receiver<DbResult<()>>) -> DbResult<()> {
+    rx.await.map_err(|_| DbError::internal("the WAL writer stopped"))?
+}
+
+/// A shard's part of a write: log its rows, then publish them (one shard) or
+/// hold them prepared for the commit (several shards).
+async fn log_rows(
+    ctx: Rc<crate::runtime::ShardContext>,
+    txn: u64,
+    table: TableId,
+    types: Vec<DataType>,
+    batches: Vec<Batch>,
+    self_committed: bool,
+    synchronous: bool,
+) -> DbResult<()> {
+    let wal = ctx.wal()?;
+    let flags = if self_committed { FLAG_SELF_COMMITTED } else { 0 };
+    let mut receivers = Vec::with_capacity(batches.len());
+    let mut payload = Vec::new();
+    for b in &batches {
+        payload.clear();
+        payload.extend_from_slice(&txn.to_le_bytes());
+        payload.extend_from_slice(&table.to_le_bytes());
+        crate::wal::codec::encode_batch(b, &mut payload);
+        receivers.push(wal.append(RecordType::Rows, flags, &payload).await);
+    }
+    if synchronous {
+        for rx in receivers {
+            wait_durable(rx).await?;
+        }
+    }
+    if self_committed {
+        let mut storage = ctx.storage.borrow_mut();
+        for b in &batches {
+            storage.append(table, &types, b);
+        }
+    } else {
+        let mut prepared = ctx.prepared.borrow_mut();
+        let entry = prepared.entry(txn).or_default();
+        for b in batches {
+            entry.push((table, types.clone(), b));
+        }
+    }
+    Ok(())
 }
 
 /// NOT NULL and varchar(n)/char(n) length checks on rows about to be written.

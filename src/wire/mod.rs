@@ -126,9 +126,9 @@ fn io_error(e: std::io::Error) -> DbError {
 }
 
 /// Serves one client connection until it closes.
-pub async fn serve(stream: TcpStream, server: Arc<Server>) {
+pub async fn serve(stream: TcpStream, server: Arc<Server>, shard: usize) {
     let mut conn = Connection { stream, inbuf: BytesMut::with_capacity(8192), out: BytesMut::with_capacity(FLUSH_BYTES), decode: DecodeContext::default() };
-    let session = match startup(&mut conn, &server).await {
+    let session = match startup(&mut conn, &server, shard).await {
         Ok(Some(s)) => s,
         Ok(None) => return,
         Err(e) => {
@@ -148,7 +148,7 @@ pub async fn serve(stream: TcpStream, server: Arc<Server>) {
     let _ = conn.flush().await;
 }
 
-async fn startup(conn: &mut Connection, server: &Arc<Server>) -> DbResult<Option<(Session, (i32, i32))>> {
+async fn startup(conn: &mut Connection, server: &Arc<Server>, shard: usize) -> DbResult<Option<(Session, (i32, i32))>> {
     loop {
         let Some(msg) = conn.read_message().await? else { return Ok(None) };
         match msg {
@@ -176,7 +176,7 @@ async fn startup(conn: &mut Connection, server: &Arc<Server>) -> DbResult<Option
                 if server.catalog.snapshot().database(&database).is_err() {
                     return Err(DbError::new(sqlstate::INVALID_CATALOG_NAME, format!("database \"{database}\" does not exist")).fatal());
                 }
-                let mut session = Session::new(server.clone(), database, user.clone());
+                let mut session = Session::new(server.clone(), database, user.clone(), shard);
                 for (k, v) in &s.parameters {
                     if !matches!(k.as_str(), "user" | "database" | "options" | "replication") {
                         let _ = session.set_variable(k, v);

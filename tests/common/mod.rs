@@ -77,6 +77,12 @@ pub fn start_with_shards(shards: usize) -> Server {
         n,
         nanos
     ));
+    start_in(data_dir, shards)
+}
+
+/// Starts brewricd on an existing (or new) data directory — a restart after a
+/// crash reuses the directory of the server that was killed.
+pub fn start_in(data_dir: PathBuf, shards: usize) -> Server {
     std::fs::create_dir_all(&data_dir).expect("create temp data dir");
     // The server's stderr goes to a file next to (not inside) its data dir, so
     // that it can be shown when a test fails.
@@ -186,6 +192,16 @@ pub fn start_with_shards(shards: usize) -> Server {
 }
 
 impl Server {
+    /// SIGKILLs the server (no shutdown of any kind) and keeps its data
+    /// directory, which is returned for a restart.
+    pub fn kill9(mut self) -> PathBuf {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill(); // std's kill sends SIGKILL
+            let _ = child.wait();
+        }
+        self.data_dir.take().expect("a server started by the tests has a data dir")
+    }
+
     /// True when the tests run against an external server (BREWRIC_TEST_SERVER),
     /// e.g. real PostgreSQL while validating the expected results.
     pub fn is_external(&self) -> bool {

@@ -1,0 +1,245 @@
+//! The catalog on disk: `catalog.json` in the data directory, rewritten as a
+//! whole on every DDL (write a temporary file, fsync it, rename it over the
+//! old one, fsync the directory), before the DDL is acknowledged. DDL is rare
+//! and the catalog small, so a snapshot beats a log here.
+//! Must not: hold table data (the WAL does) or be read after startup.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use super::{Catalog, ColumnDef, Database, Schema, Sequence, TableDef};
+use crate::types::DataType;
+
+pub const FILE_NAME: &str = "catalog.json";
+const FORMAT: u64 = 1;
+
+/// A stable spelling of a type for the catalog file.
+pub fn type_tag(t: DataType) -> String {
+    match t {
+        DataType::Bool => "bool".into(),
+        DataType::Int16 => "int2".into(),
+        DataType::Int32 => "int4".into(),
+        DataType::Int64 => "int8".into(),
+        DataType::Float32 => "float4".into(),
+        DataType::Float64 => "float8".into(),
+        DataType::Numeric => "numeric".into(),
+        DataType::Text => "text".into(),
+        DataType::Varchar(None) => "varchar".into(),
+        DataType::Varchar(Some(n)) => format!("varchar({n})"),
+        DataType::Bpchar(None) => "bpchar".into(),
+        DataType::Bpchar(Some(n)) => format!("bpchar({n})"),
+        DataType::Bytea => "bytea".into(),
+        DataType::Date => "date".into(),
+        DataType::Timestamp => "timestamp".into(),
+        DataType::TimestampTz => "timestamptz".into(),
+        DataType::Interval => "interval".into(),
+        DataType::Jsonb => "jsonb".into(),
+        DataType::Unknown => "unknown".into(),
+    }
+}
+
+pub fn parse_type_tag(s: &str) -> Option<DataType> {
+    let with_len = |prefix: &str| s.strip_prefix(prefix).and_then(|r| r.strip_prefix('(')).and_then(|r| r.strip_suffix(')')).and_then(|n| n.parse().ok());
+    Some(match s {
+        "bool" => DataType::Bool,
+        "int2" => DataType::Int16,
+        "int4" => DataType::Int32,
+        "int8" => DataType::Int64,
+        "float4" => DataType::Float32,
+        "float8" => DataType::Float64,
+        "numeric" => DataType::Numeric,
+        "text" => DataType::Text,
+        "varchar" => DataType::Varchar(None),
+        "bpchar" => DataType::Bpchar(None),
+        "bytea" => DataType::Bytea,
+        "date" => DataType::Date,
+        "timestamp" => DataType::Timestamp,
+        "timestamptz" => DataType::TimestampTz,
+        "interval" => DataType::Interval,
+        "jsonb" => DataType::Jsonb,
+        _ if s.starts_with("varchar(") => DataType::Varchar(Some(with_len("varchar")?)),
+        _ if s.starts_with("bpchar(") => DataType::Bpchar(Some(with_len("bpchar")?)),
+        _ => return None,
+    })
+}
+
+fn table_json(t: &TableDef) -> Value {
+    json!({
+        "oid": t.oid,
+        "name": t.name,
+        "time_column": t.time_column,
+        "columns": t.columns.iter().map(|c| json!({
+            "name": c.name,
+            "type": type_tag(c.data_type),
+            "not_null": c.not_null,
+            "default": c.default.as_ref().map(|d| d.to_string()),
+            "numeric_typmod": c.numeric_typmod.map(|(p, s)| vec![p, s]),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+pub fn to_json(catalog: &Catalog, next_oid: u32) -> Value {
+    let dbs: Vec<Value> = catalog
+        .databases
+        .values()
+        .map(|d| {
+            json!({
+                "name": d.name,
+                "oid": d.oid,
+                "schemas": d.schemas.values().map(|s| json!({
+                    "name": s.name,
+                    "oid": s.oid,
+                    "tables": s.tables.values().map(|t| table_json(t)).collect::<Vec<_>>(),
+                    "sequences": s.sequences.values().map(|q| json!({"oid": q.oid, "name": q.name, "next": q.peek_next()})).collect::<Vec<_>>(),
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json!({ "format": FORMAT, "next_oid": next_oid, "databases": dbs })
+}
+
+/// Writes the catalog durably into `dir`.
+pub fn save(dir: &Path, catalog: &Catalog, next_oid: u32) -> std::io::Result<()> {
+    let tmp = dir.join(format!("{FILE_NAME}.tmp"));
+    let text = serde_json::to_vec_pretty(&to_json(catalog, next_oid))?;
+    let mut f = std::fs::File::create(&tmp)?;
+    f.write_all(&text)?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, dir.join(FILE_NAME))?;
+    crate::wal::sync_dir(dir)
+}
+
+fn field<'a>(v: &'a Value, name: &str) -> Result<&'a Value, String> {
+    v.get(name).ok_or_else(|| format!("catalog.json: missing \"{name}\""))
+}
+fn text(v: &Value, name: &str) -> Result<String, String> {
+    field(v, name)?.as_str().map(str::to_string).ok_or_else(|| format!("catalog.json: \"{name}\" is not a string"))
+}
+fn number(v: &Value, name: &str) -> Result<u64, String> {
+    field(v, name)?.as_u64().ok_or_else(|| format!("catalog.json: \"{name}\" is not a number"))
+}
+fn list<'a>(v: &'a Value, name: &str) -> Result<&'a Vec<Value>, String> {
+    field(v, name)?.as_array().ok_or_else(|| format!("catalog.json: \"{name}\" is not a list"))
+}
+
+fn parse_default(sql: &str) -> Result<sqlparser::ast::Expr, String> {
+    let stmts = crate::sql::parse(&format!("SELECT {sql}")).map_err(|e| format!("catalog.json: default {sql:?}: {}", e.message))?;
+    if let Some(sqlparser::ast::Statement::Query(q)) = stmts.into_iter().next() {
+        if let sqlparser::ast::SetExpr::Select(s) = *q.body {
+            if let Some(sqlparser::ast::SelectItem::UnnamedExpr(e)) = s.projection.into_iter().next() {
+                return Ok(e);
+            }
+        }
+    }
+    Err(format!("catalog.json: default {sql:?} is not an expression"))
+}
+
+fn table_from(v: &Value, schema: &str) -> Result<TableDef, String> {
+    let mut columns = Vec::new();
+    for c in list(v, "columns")? {
+        let t = text(c, "type")?;
+        columns.push(ColumnDef {
+            name: text(c, "name")?,
+            data_type: parse_type_tag(&t).ok_or_else(|| format!("catalog.json: unknown type {t:?}"))?,
+            not_null: field(c, "not_null")?.as_bool().unwrap_or(false),
+            default: match c.get("default").and_then(|d| d.as_str()) {
+                Some(sql) => Some(parse_default(sql)?),
+                None => None,
+            },
+            numeric_typmod: c.get("numeric_typmod").and_then(|m| m.as_array()).and_then(|m| {
+                Some((m.first()?.as_u64()? as u32, m.get(1)?.as_u64()? as u32))
+            }),
+        });
+    }
+    Ok(TableDef {
+        oid: number(v, "oid")? as u32,
+        name: text(v, "name")?,
+        schema: schema.to_string(),
+        columns,
+        time_column: v.get("time_column").and_then(|t| t.as_u64()).map(|t| t as usize),
+    })
+}
+
+/// Reads `catalog.json` from `dir`: `Ok(None)` when there is none (a new data directory).
+pub fn load(dir: &Path) -> Result<Option<(Catalog, u32)>, String> {
+    let path = dir.join(FILE_NAME);
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    let v: Value = serde_json::from_slice(&bytes).map_err(|e| format!("{} is not valid JSON: {e}", path.display()))?;
+    if number(&v, "format")? != FORMAT {
+        return Err(format!("{} has an unknown format version", path.display()));
+    }
+    let mut databases = BTreeMap::new();
+    for d in list(&v, "databases")? {
+        let mut schemas = BTreeMap::new();
+        for s in list(d, "schemas")? {
+            let name = text(s, "name")?;
+            let mut schema = Schema { oid: number(s, "oid")? as u32, name: name.clone(), ..Default::default() };
+            for t in list(s, "tables")? {
+                let table = table_from(t, &name)?;
+                schema.tables.insert(table.name.clone(), Arc::new(table));
+            }
+            for q in list(s, "sequences")? {
+                let seq = Sequence::new(number(q, "oid")? as u32, text(q, "name")?);
+                seq.set_next(number(q, "next")? as i64);
+                schema.sequences.insert(seq.name.clone(), Arc::new(seq));
+            }
+            schemas.insert(name, schema);
+        }
+        let name = text(d, "name")?;
+        databases.insert(name.clone(), Arc::new(Database { oid: number(d, "oid")? as u32, name, schemas }));
+    }
+    Ok(Some((Catalog { databases }, number(&v, "next_oid")? as u32)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::CatalogStore;
+
+    #[test]
+    fn catalogs_round_trip_through_the_file() {
+        let dir = std::env::temp_dir().join(format!("brewric-catalog-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let store = CatalogStore::new();
+        store
+            .update_database("brewric", |db| {
+                let s = db.schemas.get_mut("public").unwrap();
+                let col = |n: &str, t, d: Option<&str>| ColumnDef {
+                    name: n.into(),
+                    data_type: t,
+                    not_null: d.is_some(),
+                    default: d.map(|d| parse_default(d).unwrap()),
+                    numeric_typmod: None,
+                };
+                s.tables.insert(
+                    "t".into(),
+                    Arc::new(TableDef {
+                        oid: 99,
+                        name: "t".into(),
+                        schema: "public".into(),
+                        columns: vec![col("id", DataType::Int32, Some("nextval('public.t_id_seq')")), col("v", DataType::Varchar(Some(8)), None)],
+                        time_column: Some(0),
+                    }),
+                );
+                s.sequences.insert("t_id_seq".into(), Arc::new(Sequence::new(100, "t_id_seq".into())));
+                Ok(())
+            })
+            .unwrap();
+        let snap = store.snapshot();
+        save(&dir, &snap, 123).unwrap();
+        let (back, next) = load(&dir).unwrap().unwrap();
+        assert_eq!(next, 123);
+        let t = back.database("brewric").unwrap().table("public", "t").unwrap().clone();
+        assert_eq!(*t, **snap.database("brewric").unwrap().table("public", "t").unwrap());
+        assert!(back.databases.contains_key("postgres"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,198 @@
+//! The per-shard write-ahead log. Writers queue framed records; one writer
+//! task per shard takes everything queued, writes it with one linked
+//! write + fdatasync through the shard's io_uring ring (group commit), and
+//! then completes every waiter of that group. A full queue makes appenders
+//! wait (back-pressure). After a failed write or sync the WAL refuses all
+//! further writes until restart: PostgreSQL's lesson is that a failed fsync
+//! cannot be retried (the kernel may have dropped the dirty pages), so the
+//! only safe answers are re-writing from a known state or stopping.
+//! Must not: decide visibility (the caller publishes rows after durability)
+//! or truncate segments (the WAL is the store until segments land; see
+//! `recovery` for the checkpoint protocol).
+
+pub mod codec;
+pub mod record;
+pub mod recovery;
+
+use std::cell::{Cell, RefCell};
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::Arc;
+
+use tokio::sync::{oneshot, Notify};
+
+use crate::error::{DbError, DbResult};
+use crate::runtime::uring::Uring;
+use record::{encode_record, encode_segment_header, RecordType, SegmentHeader, SEGMENT_HEADER_BYTES};
+
+/// A segment is closed and a new one started once it holds this much.
+pub const SEGMENT_TARGET_BYTES: u64 = 64 << 20;
+/// Queued-but-unwritten bytes beyond which appenders wait.
+pub const QUEUE_LIMIT_BYTES: usize = 64 << 20;
+
+/// SQLSTATE for a write refused because the disk is full / any other I/O error.
+pub const DISK_FULL: &str = "53100";
+pub const IO_ERROR: &str = "58030";
+
+pub fn io_error(what: &str, e: &io::Error) -> DbError {
+    let code = match e.raw_os_error() {
+        Some(libc::ENOSPC) | Some(libc::EDQUOT) => DISK_FULL,
+        _ => IO_ERROR,
+    };
+    DbError::new(code, format!("could not {what}: {e}"))
+}
+
+/// The directory of one shard's WAL segments.
+pub fn shard_dir(data_dir: &Path, shard: u32) -> PathBuf {
+    data_dir.join("wal").join(format!("shard-{shard:03}"))
+}
+
+pub fn segment_path(dir: &Path, segment: u64) -> PathBuf {
+    dir.join(format!("{segment:016x}.wal"))
+}
+
+/// fsync a directory, so that a file created or renamed in it survives a crash.
+pub fn sync_dir(dir: &Path) -> io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+#[derive(Default)]
+struct Queue {
+    bytes: Vec<u8>,
+    waiters: Vec<oneshot::Sender<DbResult<()>>>,
+}
+
+/// How the writer reaches the disk.
+enum Io {
+    Uring(Uring),
+    /// Where the kernel refuses io_uring: pwrite + fdatasync on the blocking pool.
+    Blocking,
+}
+
+struct Segment {
+    file: Arc<File>,
+    dir: PathBuf,
+    shard: u32,
+    number: u64,
+    offset: u64,
+}
+
+impl Segment {
+    /// Creates segment `number` with its header, durably (file and directory).
+    fn create(dir: &Path, shard: u32, number: u64) -> io::Result<Segment> {
+        std::fs::create_dir_all(dir)?;
+        let path = segment_path(dir, number);
+        let file = OpenOptions::new().create_new(true).read(true).write(true).open(&path)?;
+        file.write_all_at(&encode_segment_header(&SegmentHeader { shard, segment: number }), 0)?;
+        file.sync_all()?;
+        sync_dir(dir)?;
+        Ok(Segment { file: Arc::new(file), dir: dir.to_path_buf(), shard, number, offset: SEGMENT_HEADER_BYTES as u64 })
+    }
+}
+
+/// One shard's WAL: the queue shared by appenders and the writer task.
+pub struct Wal {
+    queue: RefCell<Queue>,
+    wake: Notify,
+    drained: Notify,
+    next_lsn: Cell<u64>,
+    /// Set after a failed write or sync: every later append is refused with it.
+    broken: RefCell<Option<DbError>>,
+}
+
+impl Wal {
+    /// Starts the WAL of `shard` in `dir`, continuing after segment `last_segment`
+    /// and LSN `next_lsn` (both from recovery), with its writer task on this thread.
+    pub fn start(dir: &Path, shard: u32, last_segment: Option<u64>, next_lsn: u64, ring: Option<Uring>) -> io::Result<Rc<Wal>> {
+        let number = last_segment.map_or(0, |n| n + 1);
+        let segment = Segment::create(dir, shard, number)?;
+        let wal = Rc::new(Wal {
+            queue: RefCell::new(Queue::default()),
+            wake: Notify::new(),
+            drained: Notify::new(),
+            next_lsn: Cell::new(next_lsn),
+            broken: RefCell::new(None),
+        });
+        let io = match ring {
+            Some(r) => Io::Uring(r),
+            None => Io::Blocking,
+        };
+        tokio::task::spawn_local(writer_task(wal.clone(), segment, io));
+        Ok(wal)
+    }
+
+    /// Queues one record; the receiver completes when it is durable (or failed).
+    pub async fn append(&self, record_type: RecordType, flags: u8, payload: &[u8]) -> oneshot::Receiver<DbResult<()>> {
+        while self.queue.borrow().bytes.len() > QUEUE_LIMIT_BYTES && self.broken.borrow().is_none() {
+            self.drained.notified().await;
+        }
+        self.append_now(record_type, flags, payload)
+    }
+
+    /// Queues one record without waiting for queue space (shard jobs, which cannot await).
+    pub fn append_now(&self, record_type: RecordType, flags: u8, payload: &[u8]) -> oneshot::Receiver<DbResult<()>> {
+        let (tx, rx) = oneshot::channel();
+        if let Some(e) = self.broken.borrow().clone() {
+            let _ = tx.send(Err(e));
+            return rx;
+        }
+        let lsn = self.next_lsn.get();
+        self.next_lsn.set(lsn + 1);
+        let mut q = self.queue.borrow_mut();
+        encode_record(record_type, flags, lsn, payload, &mut q.bytes);
+        q.waiters.push(tx);
+        drop(q);
+        self.wake.notify_one();
+        rx
+    }
+}
+
+async fn writer_task(wal: Rc<Wal>, mut segment: Segment, mut io: Io) {
+    loop {
+        let (bytes, waiters) = {
+            let mut q = wal.queue.borrow_mut();
+            (std::mem::take(&mut q.bytes), std::mem::take(&mut q.waiters))
+        };
+        if waiters.is_empty() {
+            wal.drained.notify_waiters();
+            wal.wake.notified().await;
+            continue;
+        }
+        let result = write_group(&mut segment, &mut io, &bytes).await;
+        if let Err(e) = &result {
+            eprintln!("brewricd: shard {} WAL: {} — refusing further writes until restart", segment.shard, e.message);
+            *wal.broken.borrow_mut() = Some(e.clone());
+        }
+        for w in waiters {
+            let _ = w.send(result.clone());
+        }
+        wal.drained.notify_waiters();
+    }
+}
+
+async fn write_group(segment: &mut Segment, io: &mut Io, bytes: &[u8]) -> DbResult<()> {
+    if segment.offset + bytes.len() as u64 > SEGMENT_TARGET_BYTES && segment.offset > SEGMENT_HEADER_BYTES as u64 {
+        *segment = Segment::create(&segment.dir, segment.shard, segment.number + 1).map_err(|e| io_error("create a WAL segment", &e))?;
+    }
+    let offset = segment.offset;
+    match io {
+        Io::Uring(ring) => ring.write_and_sync(segment.file.as_raw_fd(), bytes, offset).await,
+        Io::Blocking => {
+            let file = segment.file.clone();
+            let data = bytes.to_vec();
+            tokio::task::spawn_blocking(move || {
+                file.write_all_at(&data, offset)?;
+                file.sync_data()
+            })
+            .await
+            .unwrap_or_else(|e| Err(io::Error::other(e.to_string())))
+        }
+    }
+    .map_err(|e| io_error("write and sync the WAL", &e))?;
+    segment.offset += bytes.len() as u64;
+    Ok(())
+}

@@ -1,0 +1,189 @@
+//! Recovery at start: read every shard's WAL segments, cut a torn tail (a
+//! write that never completed), refuse to start on damage in the middle of
+//! a log, and turn the committed records into operations to replay into
+//! the shards' memtables.
+//!
+//! Commit protocol (what recovery relies on): a statement or transaction
+//! writes its rows as `Rows` records on each shard it touches. If it touched
+//! one shard, that record carries `FLAG_SELF_COMMITTED` and is the commit. If
+//! it touched several, the coordinator writes a `Commit` record for the txn
+//! on its own shard after every `Rows` record is durable, and acknowledges
+//! only after that. So a `Rows` record applies iff it is self-committed or
+//! some shard's log holds the `Commit` of its txn.
+//!
+//! Checkpoints: none yet. Until compressed segments exist the WAL is the only
+//! store, so no segment is ever deleted. When segments land, a checkpoint
+//! records, per shard, the LSN below which every applied row is in a durable
+//! segment; only segments entirely below it may be removed.
+//! Must not: start serving or write new records.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use super::codec::{decode_batch, Reader};
+use super::record::{decode_segment_header, read_all, Damage, RecordType, FLAG_SELF_COMMITTED, SEGMENT_HEADER_BYTES};
+use crate::catalog::{Catalog, TableId};
+use crate::exec::vector::Batch;
+use crate::types::DataType;
+
+/// A record read back, owning its payload.
+#[derive(Debug, Clone)]
+pub struct LoggedRecord {
+    pub record_type: RecordType,
+    pub flags: u8,
+    pub lsn: u64,
+    pub payload: Vec<u8>,
+}
+
+/// Everything one shard directory holds.
+#[derive(Debug, Default)]
+pub struct ShardLog {
+    pub shard: u32,
+    pub last_segment: Option<u64>,
+    pub next_lsn: u64,
+    pub records: Vec<LoggedRecord>,
+    pub bytes: u64,
+}
+
+/// One replay step for a shard's storage.
+pub enum ReplayOp {
+    Append { table: TableId, batch: Batch },
+    Truncate { table: TableId },
+}
+
+/// What recovery found, for the log and for the shards.
+pub struct Recovered {
+    pub logs: Vec<ShardLog>,
+    /// Replay steps by shard directory number, in log order.
+    pub ops: HashMap<u32, Vec<ReplayOp>>,
+    pub next_txn: u64,
+    pub rows: usize,
+}
+
+/// Reads the WAL of every shard under `data_dir/wal`. Errors are messages for the operator.
+pub fn read_logs(data_dir: &Path) -> Result<Vec<ShardLog>, String> {
+    let wal_dir = data_dir.join("wal");
+    let mut logs = Vec::new();
+    let Ok(entries) = std::fs::read_dir(&wal_dir) else { return Ok(logs) };
+    let mut shard_dirs: Vec<(u32, std::path::PathBuf)> = entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().to_string();
+            name.strip_prefix("shard-").and_then(|n| n.parse().ok()).map(|n| (n, e.path()))
+        })
+        .collect();
+    shard_dirs.sort();
+    for (shard, dir) in shard_dirs {
+        logs.push(read_shard(shard, &dir)?);
+    }
+    Ok(logs)
+}
+
+fn read_shard(shard: u32, dir: &Path) -> Result<ShardLog, String> {
+    let mut segments: Vec<(u64, std::path::PathBuf)> = std::fs::read_dir(dir)
+        .map_err(|e| format!("cannot read WAL directory {}: {e}", dir.display()))?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().to_string();
+            name.strip_suffix(".wal").and_then(|n| u64::from_str_radix(n, 16).ok()).map(|n| (n, e.path()))
+        })
+        .collect();
+    segments.sort();
+    let mut log = ShardLog { shard, ..Default::default() };
+    let count = segments.len();
+    for (i, (number, path)) in segments.into_iter().enumerate() {
+        let last = i + 1 == count;
+        let bytes = std::fs::read(&path).map_err(|e| format!("cannot read WAL segment {}: {e}", path.display()))?;
+        log.bytes += bytes.len() as u64;
+        log.last_segment = Some(number);
+        if bytes.len() < SEGMENT_HEADER_BYTES {
+            // A crash while creating the segment: nothing in it was ever acknowledged.
+            if last {
+                eprintln!("brewricd: recovery: {} has no complete header; ignoring it", path.display());
+                continue;
+            }
+            return Err(format!("WAL segment {} is truncated inside its header", path.display()));
+        }
+        let header = decode_segment_header(&bytes).map_err(|e| format!("WAL segment {}: {e}", path.display()))?;
+        if header.segment != number {
+            return Err(format!("WAL segment {} says it is segment {}", path.display(), header.segment));
+        }
+        let body = &bytes[SEGMENT_HEADER_BYTES..];
+        let (records, end, damage) = read_all(body);
+        for r in records {
+            log.next_lsn = log.next_lsn.max(r.lsn + 1);
+            log.records.push(LoggedRecord { record_type: r.record_type, flags: r.flags, lsn: r.lsn, payload: r.payload.to_vec() });
+        }
+        match damage {
+            None => {}
+            Some(Damage::TornTail { offset, reason }) if last => {
+                let at = SEGMENT_HEADER_BYTES + offset;
+                eprintln!(
+                    "brewricd: recovery: {}: torn record at byte {at} ({reason}); the unfinished write is cut off (it was never acknowledged)",
+                    path.display()
+                );
+                let f = std::fs::OpenOptions::new().write(true).open(&path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+                f.set_len(at as u64).and_then(|_| f.sync_all()).map_err(|e| format!("cannot truncate {}: {e}", path.display()))?;
+                let _ = end;
+            }
+            Some(Damage::TornTail { offset, reason }) | Some(Damage::Corrupt { offset, reason }) => {
+                return Err(format!(
+                    "WAL segment {} is damaged at byte {} ({reason}) and valid data follows it. Brewric will not start: skipping the damage would lose acknowledged writes. Restore the file from a backup, or move the shard's WAL directory away to start without its data.",
+                    path.display(),
+                    SEGMENT_HEADER_BYTES + offset
+                ));
+            }
+        }
+    }
+    Ok(log)
+}
+
+/// Which records apply, decoded against the catalog's table types; rows of
+/// tables that no longer exist are skipped. `shards` is the current shard count.
+pub fn plan_replay(logs: Vec<ShardLog>, catalog: &Catalog) -> Result<Recovered, String> {
+    let types: HashMap<TableId, Vec<DataType>> = catalog
+        .databases
+        .values()
+        .flat_map(|d| d.schemas.values())
+        .flat_map(|s| s.tables.values())
+        .map(|t| (t.oid, t.column_types()))
+        .collect();
+    let mut committed = HashSet::new();
+    let mut next_txn = 1;
+    for log in &logs {
+        for r in &log.records {
+            let txn = Reader::new(&r.payload).u64().map_err(|e| format!("shard {} LSN {}: {e}", log.shard, r.lsn))?;
+            next_txn = next_txn.max(txn + 1);
+            if r.record_type == RecordType::Commit {
+                committed.insert(txn);
+            }
+        }
+    }
+    let mut ops: HashMap<u32, Vec<ReplayOp>> = HashMap::new();
+    let mut rows = 0;
+    for log in &logs {
+        let out = ops.entry(log.shard).or_default();
+        for r in &log.records {
+            let fail = |e: super::codec::CodecError| format!("shard {} LSN {}: {e}", log.shard, r.lsn);
+            let mut rd = Reader::new(&r.payload);
+            let txn = rd.u64().map_err(fail)?;
+            let applies = r.flags & FLAG_SELF_COMMITTED != 0 || committed.contains(&txn);
+            match r.record_type {
+                RecordType::Commit => {}
+                RecordType::Rows | RecordType::Truncate if !applies => {}
+                RecordType::Rows => {
+                    let table = rd.u32().map_err(fail)?;
+                    let Some(t) = types.get(&table) else { continue };
+                    let batch = decode_batch(&mut rd, t).map_err(fail)?;
+                    rows += batch.len;
+                    out.push(ReplayOp::Append { table, batch });
+                }
+                RecordType::Truncate => {
+                    let table = rd.u32().map_err(fail)?;
+                    out.push(ReplayOp::Truncate { table });
+                }
+            }
+        }
+    }
+    Ok(Recovered { logs, ops, next_txn, rows })
+}
