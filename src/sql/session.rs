@@ -976,10 +976,11 @@ async fn log_rows(
     synchronous: bool,
 ) -> DbResult<()> {
     let wal = ctx.wal()?;
-    let flags = if self_committed { FLAG_SELF_COMMITTED } else { 0 };
     let mut receivers = Vec::with_capacity(batches.len());
     let mut payload = Vec::new();
-    for b in &batches {
+    for (i, b) in batches.iter().enumerate() {
+        // Only the last record commits: a crash between records applies none of them.
+        let flags = if self_committed && i + 1 == batches.len() { FLAG_SELF_COMMITTED } else { 0 };
         payload.clear();
         payload.extend_from_slice(&txn.to_le_bytes());
         payload.extend_from_slice(&table.to_le_bytes());

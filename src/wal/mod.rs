@@ -153,7 +153,7 @@ impl Wal {
 
 async fn writer_task(wal: Rc<Wal>, mut segment: Segment, mut io: Io) {
     loop {
-        let (bytes, waiters) = {
+        let (mut bytes, waiters) = {
             let mut q = wal.queue.borrow_mut();
             (std::mem::take(&mut q.bytes), std::mem::take(&mut q.waiters))
         };
@@ -162,6 +162,9 @@ async fn writer_task(wal: Rc<Wal>, mut segment: Segment, mut io: Io) {
             wal.wake.notified().await;
             continue;
         }
+        let lsn = wal.next_lsn.get();
+        wal.next_lsn.set(lsn + 1);
+        encode_record(RecordType::GroupEnd, 0, lsn, &[0u8; 8], &mut bytes);
         let result = write_group(&mut segment, &mut io, &bytes).await;
         if let Err(e) = &result {
             eprintln!("brewricd: shard {} WAL: {} — refusing further writes until restart", segment.shard, e.message);
@@ -195,4 +198,45 @@ async fn write_group(segment: &mut Segment, io: &mut Io, bytes: &[u8]) -> DbResu
     .map_err(|e| io_error("write and sync the WAL", &e))?;
     segment.offset += bytes.len() as u64;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A WAL whose disk is /dev/full: the write fails with ENOSPC.
+    async fn wal_on_dev_full(io: Io) -> Rc<Wal> {
+        let file = OpenOptions::new().write(true).open("/dev/full").expect("/dev/full");
+        let segment = Segment { file: Arc::new(file), dir: std::env::temp_dir(), shard: 0, number: 0, offset: 0 };
+        let wal = Rc::new(Wal {
+            queue: RefCell::new(Queue::default()),
+            wake: Notify::new(),
+            drained: Notify::new(),
+            next_lsn: Cell::new(0),
+            broken: RefCell::new(None),
+        });
+        tokio::task::spawn_local(writer_task(wal.clone(), segment, io));
+        wal
+    }
+
+    #[test]
+    fn a_failed_write_is_refused_and_the_wal_takes_no_more() {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let local = tokio::task::LocalSet::new();
+        local.block_on(&rt, async {
+            let mut kinds = vec![Io::Blocking];
+            if let Ok(ring) = Uring::new(8) {
+                kinds.push(Io::Uring(ring));
+            }
+            for io in kinds {
+                let wal = wal_on_dev_full(io).await;
+                let first = wal.append(RecordType::Commit, 0, &1u64.to_le_bytes()).await.await.unwrap();
+                let e = first.unwrap_err();
+                assert_eq!(e.code, DISK_FULL, "{e:?}");
+                // No retry after a failed write/sync: every later append is refused at once.
+                let second = wal.append(RecordType::Commit, 0, &2u64.to_le_bytes()).await.await.unwrap();
+                assert_eq!(second.unwrap_err().code, DISK_FULL);
+            }
+        });
+    }
 }

@@ -28,6 +28,10 @@ pub enum RecordType {
     Commit = 2,
     /// TRUNCATE of table oid (u32) by txn (u64).
     Truncate = 3,
+    /// Ends a group of records written and synced together (payload: 8 zero
+    /// bytes). Everything before a durable GroupEnd was acknowledged; damage
+    /// with no GroupEnd after it can only be an unacknowledged, torn write.
+    GroupEnd = 4,
 }
 
 impl RecordType {
@@ -36,12 +40,14 @@ impl RecordType {
             1 => Some(RecordType::Rows),
             2 => Some(RecordType::Commit),
             3 => Some(RecordType::Truncate),
+            4 => Some(RecordType::GroupEnd),
             _ => None,
         }
     }
 }
 
-/// Flag bit: the record's transaction needs no Commit record (it touched one shard).
+/// Flag bit: this record commits its transaction (a write that touched one
+/// shard; on its last record only, so a torn multi-record write never applies in part).
 pub const FLAG_SELF_COMMITTED: u8 = 1;
 
 /// Identity of a segment file, written in its header.
@@ -170,7 +176,7 @@ pub fn read_all(bytes: &[u8]) -> (Vec<Record<'_>>, usize, Option<Damage>) {
             }
             Ok(None) => return (records, offset, None),
             Err(reason) => {
-                let damage = if valid_record_after(bytes, offset + 1) {
+                let damage = if group_end_after(bytes, offset + 1) {
                     Damage::Corrupt { offset, reason }
                 } else {
                     Damage::TornTail { offset, reason }
@@ -181,20 +187,28 @@ pub fn read_all(bytes: &[u8]) -> (Vec<Record<'_>>, usize, Option<Damage>) {
     }
 }
 
-/// Whether any complete, checksummed record starts at or after `from`.
-fn valid_record_after(bytes: &[u8], from: usize) -> bool {
-    (from..bytes.len().saturating_sub(RECORD_HEADER_BYTES - 1))
-        .any(|o| matches!(read_record(bytes, o), Ok(Some(_))))
+/// Whether, at or after `from`, a valid GroupEnd is directly followed by
+/// another valid record. The writer starts a group only after the previous
+/// one was synced, so that proves the damaged group was durable and
+/// acknowledged. (A valid GroupEnd alone proves nothing: a crash before the
+/// sync completed can leave a group's last page on disk and an earlier one not.)
+fn group_end_after(bytes: &[u8], from: usize) -> bool {
+    (from..bytes.len().saturating_sub(RECORD_HEADER_BYTES - 1)).any(|o| match read_record(bytes, o) {
+        Ok(Some((r, next))) if r.record_type == RecordType::GroupEnd => matches!(read_record(bytes, next), Ok(Some(_))),
+        _ => false,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// `n` records, each its own acknowledged group (record + GroupEnd, 28 + 28 bytes).
     fn log(n: usize) -> Vec<u8> {
         let mut out = Vec::new();
         for i in 0..n {
             encode_record(RecordType::Commit, 0, i as u64, &(i as u64).to_le_bytes(), &mut out);
+            encode_record(RecordType::GroupEnd, 0, i as u64, &[0u8; 8], &mut out);
         }
         out
     }
@@ -204,10 +218,10 @@ mod tests {
         let mut bytes = log(5);
         bytes.extend_from_slice(&[0u8; 100]);
         let (recs, end, damage) = read_all(&bytes);
-        assert_eq!(recs.len(), 5);
-        assert_eq!(end, 5 * (RECORD_HEADER_BYTES + 8));
+        assert_eq!(recs.len(), 10);
+        assert_eq!(end, 10 * (RECORD_HEADER_BYTES + 8));
         assert_eq!(damage, None);
-        assert_eq!(recs[3].lsn, 3);
+        assert_eq!(recs[6].lsn, 3);
         let h = SegmentHeader { shard: 3, segment: 42 };
         assert_eq!(decode_segment_header(&encode_segment_header(&h)).unwrap(), h);
     }
@@ -215,25 +229,26 @@ mod tests {
     #[test]
     fn a_torn_tail_is_found_and_cut() {
         let bytes = log(5);
-        for cut in (4 * 28 + 1)..bytes.len() {
+        for cut in (8 * 28 + 1)..(9 * 28) {
             let (recs, end, damage) = read_all(&bytes[..cut]);
-            assert_eq!(recs.len(), 4, "cut {cut}");
-            assert_eq!(end, 4 * 28);
-            assert!(matches!(damage, Some(Damage::TornTail { offset: 112, .. })), "cut {cut}: {damage:?}");
+            assert_eq!(recs.len(), 8, "cut {cut}");
+            assert_eq!(end, 8 * 28);
+            assert!(matches!(damage, Some(Damage::TornTail { offset: 224, .. })), "cut {cut}: {damage:?}");
         }
     }
 
     #[test]
     fn damage_before_valid_records_is_corruption() {
         let mut bytes = log(5);
-        bytes[28 + 22] ^= 0xff; // a payload byte of record 1
+        bytes[2 * 28 + 22] ^= 0xff; // a payload byte of the second group's record
         let (recs, end, damage) = read_all(&bytes);
-        assert_eq!((recs.len(), end), (1, 28));
-        assert!(matches!(damage, Some(Damage::Corrupt { offset: 28, .. })), "{damage:?}");
-        // the same damage in the last record is only a torn tail
-        let mut bytes = log(5);
-        let last = bytes.len() - 1;
-        bytes[last] ^= 0xff;
-        assert!(matches!(read_all(&bytes).2, Some(Damage::TornTail { offset: 112, .. })));
+        assert_eq!((recs.len(), end), (2, 56));
+        assert!(matches!(damage, Some(Damage::Corrupt { offset: 56, .. })), "{damage:?}");
+        // damage in a group without a GroupEnd after it is a torn (unacknowledged) write
+        let mut bytes = log(4);
+        encode_record(RecordType::Commit, 0, 9, &9u64.to_le_bytes(), &mut bytes);
+        encode_record(RecordType::Commit, 0, 10, &10u64.to_le_bytes(), &mut bytes);
+        bytes[8 * 28 + 22] ^= 0xff;
+        assert!(matches!(read_all(&bytes).2, Some(Damage::TornTail { offset: 224, .. })));
     }
 }

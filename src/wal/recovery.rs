@@ -5,11 +5,13 @@
 //!
 //! Commit protocol (what recovery relies on): a statement or transaction
 //! writes its rows as `Rows` records on each shard it touches. If it touched
-//! one shard, that record carries `FLAG_SELF_COMMITTED` and is the commit. If
+//! one shard, its last record carries `FLAG_SELF_COMMITTED` and is the commit. If
 //! it touched several, the coordinator writes a `Commit` record for the txn
 //! on its own shard after every `Rows` record is durable, and acknowledges
 //! only after that. So a `Rows` record applies iff it is self-committed or
-//! some shard's log holds the `Commit` of its txn.
+//! some record commits its txn (a `Commit` record, or a self-committed one).
+//! The writer ends every group it writes and syncs with a `GroupEnd` record:
+//! damage followed by a valid `GroupEnd` is damage to acknowledged data.
 //!
 //! Checkpoints: none yet. Until compressed segments exist the WAL is the only
 //! store, so no segment is ever deleted. When segments land, a checkpoint
@@ -154,7 +156,7 @@ pub fn plan_replay(logs: Vec<ShardLog>, catalog: &Catalog) -> Result<Recovered, 
         for r in &log.records {
             let txn = Reader::new(&r.payload).u64().map_err(|e| format!("shard {} LSN {}: {e}", log.shard, r.lsn))?;
             next_txn = next_txn.max(txn + 1);
-            if r.record_type == RecordType::Commit {
+            if r.record_type == RecordType::Commit || r.flags & FLAG_SELF_COMMITTED != 0 {
                 committed.insert(txn);
             }
         }
@@ -167,9 +169,9 @@ pub fn plan_replay(logs: Vec<ShardLog>, catalog: &Catalog) -> Result<Recovered, 
             let fail = |e: super::codec::CodecError| format!("shard {} LSN {}: {e}", log.shard, r.lsn);
             let mut rd = Reader::new(&r.payload);
             let txn = rd.u64().map_err(fail)?;
-            let applies = r.flags & FLAG_SELF_COMMITTED != 0 || committed.contains(&txn);
+            let applies = committed.contains(&txn);
             match r.record_type {
-                RecordType::Commit => {}
+                RecordType::Commit | RecordType::GroupEnd => {}
                 RecordType::Rows | RecordType::Truncate if !applies => {}
                 RecordType::Rows => {
                     let table = rd.u32().map_err(fail)?;
