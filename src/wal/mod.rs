@@ -30,7 +30,7 @@ use crate::runtime::uring::Uring;
 use record::{encode_record, encode_segment_header, RecordType, SegmentHeader, SEGMENT_HEADER_BYTES};
 
 /// A segment is closed and a new one started once it holds this much.
-pub const SEGMENT_TARGET_BYTES: u64 = 64 << 20;
+pub const SEGMENT_TARGET_BYTES: u64 = 16 << 20;
 /// Queued-but-unwritten bytes beyond which appenders wait.
 pub const QUEUE_LIMIT_BYTES: usize = 64 << 20;
 
@@ -87,6 +87,12 @@ impl Segment {
         std::fs::create_dir_all(dir)?;
         let path = segment_path(dir, number);
         let file = OpenOptions::new().create_new(true).read(true).write(true).open(&path)?;
+        // Preallocate the segment (zeros read back as "end of log"), so that a
+        // group's fdatasync need not also persist a new file size each time.
+        // SAFETY: fallocate on a descriptor we own; failure is only a lost optimisation.
+        unsafe {
+            libc::fallocate(file.as_raw_fd(), 0, 0, SEGMENT_TARGET_BYTES as libc::off_t);
+        }
         file.write_all_at(&encode_segment_header(&SegmentHeader { shard, segment: number }), 0)?;
         file.sync_all()?;
         sync_dir(dir)?;
