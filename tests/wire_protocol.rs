@@ -1123,3 +1123,24 @@ fn listening_line_names_the_bound_address() {
     );
     assert_ne!(server.port, 0);
 }
+
+/// A message may arrive in pieces: here the first 4 bytes of a Query, a
+/// pause, then the rest. (A length check once mistook such a 4-byte prefix
+/// for a startup packet and closed the connection.)
+#[test]
+fn a_message_split_after_four_bytes_is_read_whole() {
+    let server = common::start();
+    let mut c = RawConn::connect(&server);
+    c.startup(common::USER, common::DEFAULT_DB);
+    let body = cstr("SELECT 42");
+    let mut msg = vec![b'Q'];
+    msg.extend_from_slice(&((body.len() + 4) as i32).to_be_bytes());
+    msg.extend_from_slice(&body);
+    for cut in [1usize, 4, 5] {
+        c.s.write_all(&msg[..cut]).unwrap();
+        c.s.flush().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        c.s.write_all(&msg[cut..]).unwrap();
+        assert_eq!(tags(&c.until_ready()), "TDCZ", "split after {cut} bytes");
+    }
+}

@@ -62,12 +62,13 @@ struct Connection {
 impl Connection {
     async fn read_message(&mut self) -> DbResult<Option<F>> {
         loop {
-            if !self.decode.awaiting_frontend_ssl && !self.decode.awaiting_frontend_startup && self.inbuf.len() >= 5 {
+            let in_startup = self.decode.awaiting_frontend_ssl || self.decode.awaiting_frontend_startup;
+            if !in_startup && self.inbuf.len() >= 5 {
                 let len = u32::from_be_bytes([self.inbuf[1], self.inbuf[2], self.inbuf[3], self.inbuf[4]]) as usize;
                 if len > MAX_MESSAGE_BYTES || len < 4 {
                     return Err(DbError::protocol(format!("invalid message length {len}")).fatal());
                 }
-            } else if self.inbuf.len() >= 4 {
+            } else if in_startup && self.inbuf.len() >= 4 {
                 let len = u32::from_be_bytes([self.inbuf[0], self.inbuf[1], self.inbuf[2], self.inbuf[3]]) as usize;
                 if !(8..=10_000).contains(&len) {
                     return Err(DbError::protocol(format!("invalid length of startup packet {len}")).fatal());
