@@ -36,25 +36,26 @@ impl Uring {
     }
 
     /// Writes all of `buf` at `offset` of `fd` and then fdatasyncs it, as one
-    /// linked pair of operations. Returns after both completed.
-    pub async fn write_and_sync(&mut self, fd: RawFd, buf: &[u8], offset: u64) -> io::Result<()> {
+    /// linked pair of operations (or, with `sync` false — a file opened with
+    /// O_DSYNC, where the write itself is durable — the write alone).
+    /// Returns after the operations completed.
+    pub async fn write_and_sync(&mut self, fd: RawFd, buf: &[u8], offset: u64, sync: bool) -> io::Result<()> {
         let len = u32::try_from(buf.len()).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "write too large"))?;
-        let write = opcode::Write::new(types::Fd(fd), buf.as_ptr(), len)
-            .offset(offset)
-            .build()
-            .flags(squeue::Flags::IO_LINK)
-            .user_data(1);
-        let sync = opcode::Fsync::new(types::Fd(fd)).flags(types::FsyncFlags::DATASYNC).build().user_data(2);
+        let link = if sync { squeue::Flags::IO_LINK } else { squeue::Flags::empty() };
+        let write = opcode::Write::new(types::Fd(fd), buf.as_ptr(), len).offset(offset).build().flags(link).user_data(1);
+        let fsync = opcode::Fsync::new(types::Fd(fd)).flags(types::FsyncFlags::DATASYNC).build().user_data(2);
         // SAFETY: `buf` stays borrowed (alive and unmoved) until both completions
         // are reaped below — this future does not return before that, and the
         // WAL writer never drops it early (it runs to completion in its own task).
         unsafe {
             let mut sq = self.ring.submission();
             sq.push(&write).map_err(|_| io::Error::other("io_uring submission queue full"))?;
-            sq.push(&sync).map_err(|_| io::Error::other("io_uring submission queue full"))?;
+            if sync {
+                sq.push(&fsync).map_err(|_| io::Error::other("io_uring submission queue full"))?;
+            }
         }
         self.ring.submit()?;
-        let mut results: [Option<i32>; 2] = [None, None];
+        let mut results: [Option<i32>; 2] = [None, if sync { None } else { Some(0) }];
         while results.iter().any(|r| r.is_none()) {
             for cqe in self.ring.completion() {
                 if let Some(slot) = results.get_mut(cqe.user_data().wrapping_sub(1) as usize) {
@@ -105,8 +106,8 @@ mod tests {
             };
             let path = std::env::temp_dir().join(format!("brewric-uring-{}", std::process::id()));
             let file = std::fs::OpenOptions::new().create(true).truncate(true).read(true).write(true).open(&path).unwrap();
-            ring.write_and_sync(file.as_raw_fd(), b"hello ", 0).await.unwrap();
-            ring.write_and_sync(file.as_raw_fd(), b"ring", 6).await.unwrap();
+            ring.write_and_sync(file.as_raw_fd(), b"hello ", 0, true).await.unwrap();
+            ring.write_and_sync(file.as_raw_fd(), b"ring", 6, false).await.unwrap();
             let mut buf = [0u8; 10];
             file.read_exact_at(&mut buf, 0).unwrap();
             assert_eq!(&buf, b"hello ring");

@@ -34,6 +34,26 @@ pub const SEGMENT_TARGET_BYTES: u64 = 16 << 20;
 /// Queued-but-unwritten bytes beyond which appenders wait.
 pub const QUEUE_LIMIT_BYTES: usize = 64 << 20;
 
+/// How a group is made durable. `Fdatasync` (the default): a write, then
+/// fdatasync, linked in one io_uring submission. `ODsync`: segments opened
+/// with O_DSYNC, so the write alone is durable. Chosen by BREWRIC_WAL_SYNC
+/// (`fdatasync` | `odsync`) so that both can be measured
+/// (tools/bench_durability.py); the default is the one that measured faster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyncMethod {
+    Fdatasync,
+    ODsync,
+}
+
+impl SyncMethod {
+    pub fn from_env() -> SyncMethod {
+        match std::env::var("BREWRIC_WAL_SYNC").as_deref() {
+            Ok("odsync") => SyncMethod::ODsync,
+            _ => SyncMethod::Fdatasync,
+        }
+    }
+}
+
 /// SQLSTATE for a write refused because the disk is full / any other I/O error.
 pub const DISK_FULL: &str = "53100";
 pub const IO_ERROR: &str = "58030";
@@ -75,6 +95,7 @@ enum Io {
 
 struct Segment {
     file: Arc<File>,
+    method: SyncMethod,
     dir: PathBuf,
     shard: u32,
     number: u64,
@@ -83,10 +104,12 @@ struct Segment {
 
 impl Segment {
     /// Creates segment `number` with its header, durably (file and directory).
-    fn create(dir: &Path, shard: u32, number: u64) -> io::Result<Segment> {
+    fn create(dir: &Path, shard: u32, number: u64, method: SyncMethod) -> io::Result<Segment> {
+        use std::os::unix::fs::OpenOptionsExt;
         std::fs::create_dir_all(dir)?;
         let path = segment_path(dir, number);
-        let file = OpenOptions::new().create_new(true).read(true).write(true).open(&path)?;
+        let flags = if method == SyncMethod::ODsync { libc::O_DSYNC } else { 0 };
+        let file = OpenOptions::new().create_new(true).read(true).write(true).custom_flags(flags).open(&path)?;
         // Preallocate the segment (zeros read back as "end of log"), so that a
         // group's fdatasync need not also persist a new file size each time.
         // SAFETY: fallocate on a descriptor we own; failure is only a lost optimisation.
@@ -96,7 +119,7 @@ impl Segment {
         file.write_all_at(&encode_segment_header(&SegmentHeader { shard, segment: number }), 0)?;
         file.sync_all()?;
         sync_dir(dir)?;
-        Ok(Segment { file: Arc::new(file), dir: dir.to_path_buf(), shard, number, offset: SEGMENT_HEADER_BYTES as u64 })
+        Ok(Segment { file: Arc::new(file), method, dir: dir.to_path_buf(), shard, number, offset: SEGMENT_HEADER_BYTES as u64 })
     }
 }
 
@@ -115,7 +138,7 @@ impl Wal {
     /// and LSN `next_lsn` (both from recovery), with its writer task on this thread.
     pub fn start(dir: &Path, shard: u32, last_segment: Option<u64>, next_lsn: u64, ring: Option<Uring>) -> io::Result<Rc<Wal>> {
         let number = last_segment.map_or(0, |n| n + 1);
-        let segment = Segment::create(dir, shard, number)?;
+        let segment = Segment::create(dir, shard, number, SyncMethod::from_env())?;
         let wal = Rc::new(Wal {
             queue: RefCell::new(Queue::default()),
             wake: Notify::new(),
@@ -185,17 +208,22 @@ async fn writer_task(wal: Rc<Wal>, mut segment: Segment, mut io: Io) {
 
 async fn write_group(segment: &mut Segment, io: &mut Io, bytes: &[u8]) -> DbResult<()> {
     if segment.offset + bytes.len() as u64 > SEGMENT_TARGET_BYTES && segment.offset > SEGMENT_HEADER_BYTES as u64 {
-        *segment = Segment::create(&segment.dir, segment.shard, segment.number + 1).map_err(|e| io_error("create a WAL segment", &e))?;
+        *segment = Segment::create(&segment.dir, segment.shard, segment.number + 1, segment.method)
+            .map_err(|e| io_error("create a WAL segment", &e))?;
     }
     let offset = segment.offset;
     match io {
-        Io::Uring(ring) => ring.write_and_sync(segment.file.as_raw_fd(), bytes, offset).await,
+        Io::Uring(ring) => ring.write_and_sync(segment.file.as_raw_fd(), bytes, offset, segment.method == SyncMethod::Fdatasync).await,
         Io::Blocking => {
             let file = segment.file.clone();
             let data = bytes.to_vec();
+            let sync = segment.method == SyncMethod::Fdatasync;
             tokio::task::spawn_blocking(move || {
                 file.write_all_at(&data, offset)?;
-                file.sync_data()
+                if sync {
+                    file.sync_data()?;
+                }
+                Ok(())
             })
             .await
             .unwrap_or_else(|e| Err(io::Error::other(e.to_string())))
@@ -213,7 +241,7 @@ mod tests {
     /// A WAL whose disk is /dev/full: the write fails with ENOSPC.
     async fn wal_on_dev_full(io: Io) -> Rc<Wal> {
         let file = OpenOptions::new().write(true).open("/dev/full").expect("/dev/full");
-        let segment = Segment { file: Arc::new(file), dir: std::env::temp_dir(), shard: 0, number: 0, offset: 0 };
+        let segment = Segment { file: Arc::new(file), method: SyncMethod::Fdatasync, dir: std::env::temp_dir(), shard: 0, number: 0, offset: 0 };
         let wal = Rc::new(Wal {
             queue: RefCell::new(Queue::default()),
             wake: Notify::new(),
