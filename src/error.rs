@@ -22,6 +22,8 @@ pub mod sqlstate {
     pub const INVALID_ROW_COUNT_IN_LIMIT: &str = "2201W";
     pub const INVALID_ESCAPE_SEQUENCE: &str = "22025";
     pub const INVALID_TEXT_REPRESENTATION: &str = "22P02";
+    pub const BAD_COPY_FILE_FORMAT: &str = "22P04";
+    pub const CHARACTER_NOT_IN_REPERTOIRE: &str = "22021";
     pub const INVALID_BINARY_REPRESENTATION: &str = "22P03";
     pub const NOT_NULL_VIOLATION: &str = "23502";
     pub const UNIQUE_VIOLATION: &str = "23505";
@@ -72,6 +74,8 @@ pub struct DbError {
     pub hint: Option<String>,
     /// 1-based character position in the query text (the caret psql prints).
     pub position: Option<u32>,
+    /// Where it happened (ErrorResponse field W), e.g. `COPY t, line 3, column a: "x"`.
+    pub where_: Option<String>,
     /// "ERROR" or "FATAL".
     pub severity: &'static str,
 }
@@ -80,7 +84,7 @@ pub type DbResult<T> = Result<T, DbError>;
 
 impl DbError {
     pub fn new(code: &'static str, message: impl Into<String>) -> Self {
-        DbError { code, message: message.into(), detail: None, hint: None, position: None, severity: "ERROR" }
+        DbError { code, message: message.into(), detail: None, hint: None, position: None, where_: None, severity: "ERROR" }
     }
     pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
         self.detail = Some(detail.into());
@@ -88,6 +92,10 @@ impl DbError {
     }
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
+        self
+    }
+    pub fn with_where(mut self, context: impl Into<String>) -> Self {
+        self.where_ = Some(context.into());
         self
     }
     pub fn with_position(mut self, position: u32) -> Self {

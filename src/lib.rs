@@ -10,6 +10,7 @@ pub mod catalog;
 pub mod config;
 pub mod error;
 pub mod exec;
+pub mod ingest;
 pub mod runtime;
 pub mod server;
 pub mod sql;

@@ -1,6 +1,6 @@
 //! Crash test for durability: writers insert acknowledged rows over several
-//! connections (single statements spread over both shards, and explicit
-//! multi-statement transactions), the server is killed with SIGKILL at a
+//! connections (single statements spread over both shards, explicit
+//! multi-statement transactions, and COPY FROM STDIN), the server is killed with SIGKILL at a
 //! random moment, restarted on the same data directory, and then:
 //! - every acknowledged statement / transaction is there, whole;
 //! - no statement or transaction is there in part (a statement's rows are all
@@ -44,7 +44,23 @@ async fn writer(client: tokio_postgres::Client, writer: i32, seed: u64, attempte
         // Mostly single statements (large ones are split across the shards),
         // sometimes a transaction of two statements committed together.
         let rows = 1 + rng.below(3000) as i64;
-        if rng.below(4) == 0 {
+        let kind = rng.below(4);
+        if kind == 1 {
+            // COPY FROM STDIN, sometimes large enough to span both shards
+            let rows = rows * (1 + rng.below(20) as i64);
+            attempted.lock().unwrap().insert((writer, stmt), rows);
+            let data: String = (0..rows).map(|k| format!("{writer}\t{stmt}\t{k}\tpayload-{writer}-{stmt}-{k}\n")).collect();
+            let sent = async {
+                let sink = client.copy_in::<_, bytes::Bytes>("COPY acks FROM STDIN").await?;
+                futures::pin_mut!(sink);
+                futures::SinkExt::send(&mut sink, bytes::Bytes::from(data)).await?;
+                sink.finish().await
+            };
+            if sent.await.is_err() {
+                return;
+            }
+            acked.lock().unwrap().insert((writer, stmt), rows);
+        } else if kind == 0 {
             let second = 1 + rng.below(50) as i64;
             attempted.lock().unwrap().insert((writer, stmt), rows + second);
             let batch = format!("BEGIN; {}; {}; COMMIT", insert_sql(writer, stmt, 0, rows), insert_sql(writer, stmt, rows, second));

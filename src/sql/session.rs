@@ -19,6 +19,7 @@ use crate::exec::EvalContext;
 use crate::server::Server;
 use crate::sql::bind::{ident_name, object_name_parts, Binder, Scope};
 use crate::sql::plan::{Expr, Field, Plan};
+use crate::ingest::copy::{CopyFormat, CopyOptions, CopyReader};
 use crate::types::{DataType, Datum, FormatContext};
 use crate::wal::record::{RecordType, FLAG_SELF_COMMITTED};
 
@@ -38,6 +39,23 @@ pub enum StatementResult {
     Batches { fields: Vec<Field>, batches: Vec<Batch>, tag: String },
     Command(String),
     Empty,
+    /// COPY … FROM STDIN: the client now sends CopyData (see `Session::copy_data`).
+    CopyIn(Box<CopyIn>),
+}
+
+/// Rows of a COPY buffered before they are prepared on the shards.
+const COPY_FLUSH_ROWS: usize = 65_536;
+
+/// A COPY FROM STDIN in progress.
+pub struct CopyIn {
+    reader: CopyReader,
+    table: Arc<TableDef>,
+    write: Option<ShardWrite>,
+    buffered: Vec<Batch>,
+    buffered_rows: usize,
+    /// Binary (1) or text/CSV (0), and the number of columns, for CopyInResponse.
+    pub binary: bool,
+    pub columns: usize,
 }
 
 pub struct Session {
@@ -353,6 +371,33 @@ impl Session {
                     }
                 }
                 Ok(StatementResult::Command("RESET".into()))
+            }
+            Statement::Copy { source, to, target, options, legacy_options, .. } => {
+                let (table_name, columns) = match source {
+                    ast::CopySource::Table { table_name, columns } => (table_name, columns),
+                    ast::CopySource::Query(_) => return Err(DbError::unsupported("COPY (query) TO is not supported yet")),
+                };
+                if *to {
+                    return Err(DbError::unsupported("COPY … TO is not supported yet"));
+                }
+                if !matches!(target, ast::CopyTarget::Stdin) {
+                    return Err(DbError::unsupported("COPY FROM a file or program is not supported yet; use FROM STDIN (psql's \\copy)"));
+                }
+                let table = self.lookup_table(table_name)?;
+                let opts = copy_options(options, legacy_options)?;
+                let cols: Vec<String> = columns.iter().map(ident_name).collect();
+                let binary = opts.format == CopyFormat::Binary;
+                let count = if cols.is_empty() { table.columns.len() } else { cols.len() };
+                let reader = CopyReader::new(&table, &cols, opts, self.eval_context().format)?;
+                Ok(StatementResult::CopyIn(Box::new(CopyIn {
+                    reader,
+                    table,
+                    write: None,
+                    buffered: Vec::new(),
+                    buffered_rows: 0,
+                    binary,
+                    columns: count,
+                })))
             }
             Statement::Discard { .. } => Ok(StatementResult::Command("DISCARD ALL".into())),
             other => Err(DbError::unsupported(format!("statement not supported yet: {}", first_words(&other.to_string())))),
@@ -839,7 +884,18 @@ impl Session {
         Some(result)
     }
 
-    async fn insert_columns(&mut self, table: &TableDef, mut columns: Vec<Column>) -> DbResult<StatementResult> {
+    async fn insert_columns(&mut self, table: &TableDef, columns: Vec<Column>) -> DbResult<StatementResult> {
+        let columns = self.apply_numeric_typmods(table, columns)?;
+        let batch = Batch::from_columns(columns);
+        let count = batch.len;
+        let batches = vec![batch];
+        check_constraints(table, &batches)?;
+        self.write_rows(table.oid, batches).await?;
+        Ok(StatementResult::Command(format!("INSERT 0 {count}")))
+    }
+
+    /// Rounds numeric(p, s) columns to their scale (22003 when a value does not fit).
+    fn apply_numeric_typmods(&self, table: &TableDef, mut columns: Vec<Column>) -> DbResult<Vec<Column>> {
         for (col, def) in columns.iter_mut().zip(&table.columns) {
             if let Some((precision, scale)) = def.numeric_typmod {
                 let typed = Expr::NumericTypmod { expr: Box::new(Expr::Column(0, DataType::Numeric)), precision, scale };
@@ -850,12 +906,73 @@ impl Session {
                 *col = (*eval(&typed, &one, &cx)?.into_column(one.len)).clone();
             }
         }
-        let batch = Batch::from_columns(columns);
-        let count = batch.len;
-        let batches = vec![batch];
-        check_constraints(table, &batches)?;
-        self.write_rows(table.oid, batches).await?;
-        Ok(StatementResult::Command(format!("INSERT 0 {count}")))
+        Ok(columns)
+    }
+
+    /// Feeds one CopyData chunk of a COPY FROM STDIN.
+    pub async fn copy_data(&mut self, copy: &mut CopyIn, chunk: &[u8]) -> DbResult<()> {
+        let mut batches = Vec::new();
+        copy.reader.feed(chunk, &mut |b| {
+            batches.push(b);
+            Ok(())
+        })?;
+        self.copy_absorb(copy, batches).await
+    }
+
+    /// Ends a COPY (CopyDone): the last rows, then the commit. Returns the row count.
+    pub async fn copy_done(&mut self, copy: &mut CopyIn) -> DbResult<u64> {
+        let mut batches = Vec::new();
+        copy.reader.finish(&mut |b| {
+            batches.push(b);
+            Ok(())
+        })?;
+        self.copy_absorb(copy, batches).await?;
+        self.copy_flush(copy).await?;
+        if let Some(write) = copy.write.take() {
+            self.commit_write(write).await?;
+        }
+        Ok(copy.reader.rows)
+    }
+
+    /// Abandons a COPY (CopyFail or an error): nothing of it becomes visible.
+    pub async fn copy_abort(&mut self, copy: &mut CopyIn) {
+        if let Some(write) = copy.write.take() {
+            self.abort_write(write).await;
+        }
+        if self.txn == TxnState::InBlock {
+            self.txn = TxnState::Failed;
+        }
+    }
+
+    async fn copy_absorb(&mut self, copy: &mut CopyIn, batches: Vec<Batch>) -> DbResult<()> {
+        for b in batches {
+            let columns = b.columns.iter().map(|c| (**c).clone()).collect();
+            let b = Batch::from_columns(self.apply_numeric_typmods(&copy.table, columns)?);
+            check_constraints(&copy.table, std::slice::from_ref(&b))?;
+            copy.buffered_rows += b.len;
+            copy.buffered.push(b);
+        }
+        if copy.buffered_rows >= COPY_FLUSH_ROWS {
+            self.copy_flush(copy).await?;
+        }
+        Ok(())
+    }
+
+    /// Hands buffered COPY rows on: prepared on the shards (committed at the end),
+    /// or, inside a transaction block, kept with the transaction's rows.
+    async fn copy_flush(&mut self, copy: &mut CopyIn) -> DbResult<()> {
+        let batches = std::mem::take(&mut copy.buffered);
+        copy.buffered_rows = 0;
+        if batches.is_empty() {
+            return Ok(());
+        }
+        if self.txn != TxnState::Idle {
+            self.pending.borrow_mut().entry(copy.table.oid).or_default().extend(batches);
+            return Ok(());
+        }
+        let types = copy.table.column_types();
+        let write = copy.write.get_or_insert_with(|| self.begin_write());
+        self.prepare_rows(write, copy.table.oid, &types, batches).await
     }
 
     /// Appends rows now (autocommit) or keeps them for COMMIT.
@@ -904,45 +1021,104 @@ impl Session {
             }
         }
         let participants: Vec<(usize, Vec<Batch>)> = per_shard.into_iter().enumerate().filter(|(_, p)| !p.is_empty()).collect();
-        if participants.is_empty() {
-            return Ok(());
+        match participants.len() {
+            0 => Ok(()),
+            1 => {
+                // One shard: its last record commits the write.
+                let (shard, part) = participants.into_iter().next().unwrap_or_default();
+                let (txn, synchronous) = (self.server.next_txn(), self.synchronous());
+                shards[shard].run_local(move |ctx| log_rows(ctx, txn, table, types, part, true, synchronous)).await?
+            }
+            _ => {
+                let mut write = self.begin_write();
+                let result = self.prepare_parts(&mut write, table, &types, participants).await;
+                match result {
+                    Ok(()) => self.commit_write(write).await,
+                    Err(e) => {
+                        self.abort_write(write).await;
+                        Err(e)
+                    }
+                }
+            }
         }
-        let synchronous = self.settings.get("synchronous_commit").is_none_or(|v| v != "off");
-        let txn = self.server.next_txn();
-        let single = participants.len() == 1;
+    }
+
+    fn synchronous(&self) -> bool {
+        self.settings.get("synchronous_commit").is_none_or(|v| v != "off")
+    }
+
+    /// Starts a write that may span shards and statements' worth of rows (COPY):
+    /// rows are prepared on shards as they come and committed together.
+    pub fn begin_write(&self) -> ShardWrite {
+        ShardWrite { txn: self.server.next_txn(), participants: Vec::new(), synchronous: self.synchronous() }
+    }
+
+    /// Logs rows (not yet committed) on the shards they go to and holds them there.
+    pub async fn prepare_rows(&self, write: &mut ShardWrite, table: TableId, types: &[DataType], batches: Vec<Batch>) -> DbResult<()> {
+        let shards = &self.server.shards;
+        let mut per_shard: Vec<Vec<Batch>> = vec![Vec::new(); shards.len()];
+        for b in batches {
+            let chunk = b.len.div_ceil(shards.len()).max(1);
+            for (s, part) in per_shard.iter_mut().enumerate() {
+                let start = s * chunk;
+                if start < b.len {
+                    part.push(if chunk >= b.len { b.clone() } else { b.slice(start, chunk.min(b.len - start)) });
+                }
+            }
+        }
+        let participants = per_shard.into_iter().enumerate().filter(|(_, p)| !p.is_empty()).collect();
+        self.prepare_parts(write, table, types, participants).await
+    }
+
+    async fn prepare_parts(&self, write: &mut ShardWrite, table: TableId, types: &[DataType], parts: Vec<(usize, Vec<Batch>)>) -> DbResult<()> {
         let mut waits = Vec::new();
-        for (shard, part) in participants.iter().cloned() {
-            let types = types.clone();
-            waits.push((shard, shards[shard].run_local(move |ctx| log_rows(ctx, txn, table, types, part, single, synchronous))));
+        for (shard, part) in parts {
+            if !write.participants.contains(&shard) {
+                write.participants.push(shard);
+            }
+            let (txn, synchronous, types) = (write.txn, write.synchronous, types.to_vec());
+            waits.push(self.server.shards[shard].run_local(move |ctx| log_rows(ctx, txn, table, types, part, false, synchronous)));
         }
         let mut failure = None;
-        for (_, w) in waits {
+        for w in waits {
             if let Err(e) = w.await.and_then(|r| r) {
                 failure.get_or_insert(e);
             }
         }
-        if single {
-            return failure.map_or(Ok(()), Err);
+        failure.map_or(Ok(()), Err)
+    }
+
+    /// Logs the write's Commit record on this session's shard, then publishes
+    /// the prepared rows on every participant.
+    pub async fn commit_write(&self, write: ShardWrite) -> DbResult<()> {
+        let shards = &self.server.shards;
+        let (txn, synchronous) = (write.txn, write.synchronous);
+        let commit = shards[self.shard % shards.len()]
+            .run_local(move |ctx| async move {
+                let rx = ctx.wal()?.append(RecordType::Commit, 0, &txn.to_le_bytes()).await;
+                if synchronous {
+                    wait_durable(rx).await?;
+                }
+                Ok::<(), DbError>(())
+            })
+            .await
+            .and_then(|r| r);
+        if let Err(e) = commit {
+            self.abort_write(write).await;
+            return Err(e);
         }
-        if failure.is_none() {
-            let commit = shards[self.shard % shards.len()]
-                .run_local(move |ctx| async move {
-                    let rx = ctx.wal()?.append(RecordType::Commit, 0, &txn.to_le_bytes()).await;
-                    if synchronous {
-                        wait_durable(rx).await?;
-                    }
-                    Ok::<(), DbError>(())
-                })
-                .await
-                .and_then(|r| r);
-            if let Err(e) = commit {
-                failure = Some(e);
-            }
-        }
-        // Publish everywhere after the commit is durable; on failure drop the prepared rows.
-        let publish = failure.is_none();
-        for (shard, _) in &participants {
-            shards[*shard]
+        self.finish_write(&write, true).await
+    }
+
+    /// Drops the write's prepared rows (nothing was committed; recovery ignores them too).
+    pub async fn abort_write(&self, write: ShardWrite) {
+        let _ = self.finish_write(&write, false).await;
+    }
+
+    async fn finish_write(&self, write: &ShardWrite, publish: bool) -> DbResult<()> {
+        let txn = write.txn;
+        for shard in &write.participants {
+            self.server.shards[*shard]
                 .run(move |ctx| {
                     if let Some(rows) = ctx.prepared.borrow_mut().remove(&txn) {
                         if publish {
@@ -955,8 +1131,15 @@ impl Session {
                 })
                 .await?;
         }
-        failure.map_or(Ok(()), Err)
+        Ok(())
     }
+}
+
+/// A write in progress across shards (see `Session::begin_write`).
+pub struct ShardWrite {
+    txn: u64,
+    participants: Vec<usize>,
+    synchronous: bool,
 }
 
 /// Waits for a WAL group to be durable.
@@ -1005,6 +1188,68 @@ async fn log_rows(
         }
     }
     Ok(())
+}
+
+/// COPY options, new style (`WITH (FORMAT csv, HEADER, …)`) and old (`CSV HEADER`, `BINARY`).
+fn copy_options(options: &[ast::CopyOption], legacy: &[ast::CopyLegacyOption]) -> DbResult<CopyOptions> {
+    let mut format = CopyFormat::Text;
+    for o in options {
+        if let ast::CopyOption::Format(f) = o {
+            format = match f.value.to_lowercase().as_str() {
+                "text" => CopyFormat::Text,
+                "csv" => CopyFormat::Csv,
+                "binary" => CopyFormat::Binary,
+                other => return Err(DbError::new(sqlstate::INVALID_PARAMETER_VALUE, format!("COPY format \"{other}\" not recognized"))),
+            };
+        }
+    }
+    for o in legacy {
+        match o {
+            ast::CopyLegacyOption::Binary => format = CopyFormat::Binary,
+            ast::CopyLegacyOption::Csv(_) => format = CopyFormat::Csv,
+            _ => {}
+        }
+    }
+    let mut out = CopyOptions::new(format);
+    let one_byte = |c: char, what: &str| -> DbResult<u8> {
+        u8::try_from(c).ok().filter(|b| b.is_ascii()).ok_or_else(|| DbError::unsupported(format!("COPY {what} must be a single one-byte character")))
+    };
+    for o in options {
+        match o {
+            ast::CopyOption::Format(_) => {}
+            ast::CopyOption::Delimiter(c) => out.delimiter = one_byte(*c, "delimiter")?,
+            ast::CopyOption::Null(n) => out.null = n.clone(),
+            ast::CopyOption::Header(h) => out.header = *h,
+            ast::CopyOption::Quote(c) => out.quote = one_byte(*c, "quote")?,
+            ast::CopyOption::Escape(c) => out.escape = one_byte(*c, "escape")?,
+            ast::CopyOption::ForceNull(cols) => out.force_null = cols.iter().map(ident_name).collect(),
+            ast::CopyOption::Encoding(e) if e.eq_ignore_ascii_case("utf8") || e.eq_ignore_ascii_case("utf-8") => {}
+            ast::CopyOption::Freeze(_) => {}
+            other => return Err(DbError::unsupported(format!("COPY option {other} is not supported yet"))),
+        }
+    }
+    for o in legacy {
+        match o {
+            ast::CopyLegacyOption::Binary => {}
+            ast::CopyLegacyOption::Delimiter(c) => out.delimiter = one_byte(*c, "delimiter")?,
+            ast::CopyLegacyOption::Null(n) => out.null = n.clone(),
+            ast::CopyLegacyOption::Csv(csv) => {
+                for c in csv {
+                    match c {
+                        ast::CopyLegacyCsvOption::Header => out.header = true,
+                        ast::CopyLegacyCsvOption::Quote(q) => out.quote = one_byte(*q, "quote")?,
+                        ast::CopyLegacyCsvOption::Escape(e) => out.escape = one_byte(*e, "escape")?,
+                        other => return Err(DbError::unsupported(format!("COPY option {other} is not supported yet"))),
+                    }
+                }
+            }
+            other => return Err(DbError::unsupported(format!("COPY option {other} is not supported yet"))),
+        }
+    }
+    if out.format == CopyFormat::Binary && (out.header || out.delimiter != b'\t') {
+        return Err(DbError::syntax("cannot specify DELIMITER or HEADER in BINARY mode"));
+    }
+    Ok(out)
 }
 
 /// NOT NULL and varchar(n)/char(n) length checks on rows about to be written.

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use bytes::BytesMut;
 use pgwire::messages::data::{DataRow, FieldDescription, NoData, ParameterDescription, RowDescription};
 use pgwire::messages::extendedquery::{BindComplete, CloseComplete, ParseComplete, PortalSuspended};
+use pgwire::messages::copy::CopyInResponse;
 use pgwire::messages::response::{CommandComplete, EmptyQueryResponse, ErrorResponse, ReadyForQuery, SslResponse, TransactionStatus};
 use pgwire::messages::startup::{Authentication, BackendKeyData, ParameterStatus, SecretKey};
 use pgwire::messages::{DecodeContext, PgWireBackendMessage as B, PgWireFrontendMessage as F, SslNegotiationMetaMessage};
@@ -117,6 +118,9 @@ impl Connection {
         }
         if let Some(p) = e.position {
             fields.push((b'P', p.to_string()));
+        }
+        if let Some(w) = &e.where_ {
+            fields.push((b'W', w.clone()));
         }
         self.send(B::ErrorResponse(ErrorResponse::new(fields)));
     }
@@ -333,6 +337,14 @@ async fn simple_query(conn: &mut Connection, session: &mut Session, sql: &str) {
     }
     for stmt in &stmts {
         let result = match session.execute(stmt, vec![], &[]).await {
+            Ok(StatementResult::CopyIn(copy)) => match copy_in(conn, session, copy).await {
+                Ok(tag) => {
+                    conn.send(B::CommandComplete(CommandComplete::new(tag)));
+                    Ok(())
+                }
+                Err(e) if e.code == sqlstate::CONNECTION_EXCEPTION => return,
+                Err(e) => Err(e),
+            },
             Ok(r) => {
                 let fmt = session.eval_context().format;
                 stream_result(conn, r, &[], &fmt, true).await.map(|_| ())
@@ -489,6 +501,12 @@ async fn execute_portal(conn: &mut Connection, session: &mut Session, portal: &m
         let result = session.execute(&stmt, params, &portal.statement.param_types).await?;
         portal.state = match result {
             StatementResult::Rows { op, tag, .. } => PortalState::Streaming { op, rows: 0, tag, buffered: None },
+            StatementResult::CopyIn(copy) => {
+                let tag = copy_in(conn, session, copy).await?;
+                conn.send(B::CommandComplete(CommandComplete::new(tag)));
+                portal.state = PortalState::Done { tag: None };
+                return Ok(());
+            }
             other => {
                 stream_result(conn, other, &portal.result_formats, &session.eval_context().format, false).await?;
                 portal.state = PortalState::Done { tag: None };
@@ -590,6 +608,61 @@ async fn stream_result(conn: &mut Connection, result: StatementResult, formats: 
         StatementResult::Empty => {
             conn.send(B::EmptyQueryResponse(EmptyQueryResponse::new()));
             Ok(0)
+        }
+        StatementResult::CopyIn(_) => Err(DbError::internal("COPY result reached the row encoder")),
+    }
+}
+
+/// COPY … FROM STDIN: CopyInResponse, then CopyData until CopyDone (commit)
+/// or CopyFail (nothing is kept). Flush and Sync are ignored meanwhile, as
+/// PostgreSQL does. After an error the remaining CopyData is read and dropped
+/// until the client ends the copy; then the error is reported.
+async fn copy_in(conn: &mut Connection, session: &mut Session, mut copy: Box<crate::sql::session::CopyIn>) -> DbResult<String> {
+    let format = if copy.binary { 1 } else { 0 };
+    conn.send(B::CopyInResponse(CopyInResponse::new(format, copy.columns as i16, vec![format as i16; copy.columns])));
+    conn.flush().await?;
+    let mut failed: Option<DbError> = None;
+    loop {
+        let Some(msg) = conn.read_message().await? else {
+            session.copy_abort(&mut copy).await;
+            return Err(DbError::new(sqlstate::CONNECTION_EXCEPTION, "connection closed during COPY"));
+        };
+        match msg {
+            F::CopyData(d) => {
+                if failed.is_none() {
+                    if let Err(e) = session.copy_data(&mut copy, &d.data).await {
+                        session.copy_abort(&mut copy).await;
+                        failed = Some(e);
+                    }
+                }
+            }
+            F::CopyDone(_) => {
+                if let Some(e) = failed {
+                    return Err(e);
+                }
+                return match session.copy_done(&mut copy).await {
+                    Ok(rows) => Ok(format!("COPY {rows}")),
+                    Err(e) => {
+                        session.copy_abort(&mut copy).await;
+                        Err(e)
+                    }
+                };
+            }
+            F::CopyFail(f) => {
+                session.copy_abort(&mut copy).await;
+                return Err(failed.unwrap_or_else(|| {
+                    DbError::new(sqlstate::QUERY_CANCELED, format!("COPY from stdin failed: {}", f.message))
+                }));
+            }
+            F::Flush(_) | F::Sync(_) => {}
+            F::Terminate(_) => {
+                session.copy_abort(&mut copy).await;
+                return Err(DbError::new(sqlstate::CONNECTION_EXCEPTION, "connection closed during COPY"));
+            }
+            _ => {
+                session.copy_abort(&mut copy).await;
+                return Err(DbError::protocol("unexpected message type during COPY from stdin"));
+            }
         }
     }
 }

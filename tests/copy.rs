@@ -1,0 +1,127 @@
+//! COPY … FROM STDIN through tokio-postgres (extended protocol) and psql
+//! (simple protocol): text, CSV and binary formats, column lists, the old
+//! option syntax, errors that name the line and column, and atomicity (a
+//! failed COPY leaves nothing behind; a large one spans both shards).
+
+mod common;
+
+use bytes::Bytes;
+use futures::SinkExt;
+
+async fn copy(client: &tokio_postgres::Client, sql: &str, chunks: &[&[u8]]) -> Result<u64, tokio_postgres::Error> {
+    let sink = client.copy_in::<_, Bytes>(sql).await?;
+    futures::pin_mut!(sink);
+    for c in chunks {
+        sink.send(Bytes::copy_from_slice(c)).await?;
+    }
+    sink.finish().await
+}
+
+async fn rows(client: &tokio_postgres::Client, sql: &str) -> Vec<String> {
+    client
+        .simple_query(sql)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter_map(|m| match m {
+            tokio_postgres::SimpleQueryMessage::Row(r) => {
+                Some((0..r.len()).map(|i| r.get(i).unwrap_or("NULL").to_string()).collect::<Vec<_>>().join("|"))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn copy_text_csv_and_binary_from_stdin() {
+    let server = common::start();
+    let client = server.fresh_database("copy_formats").await;
+    client
+        .batch_execute("CREATE TABLE r (id integer NOT NULL, robot text, battery double precision, ts timestamptz, n numeric(6, 2))")
+        .await
+        .unwrap();
+
+    // text, split mid-row across CopyData messages
+    let n = copy(&client, "COPY r FROM STDIN", &[b"1\tr1\t97.5\t2026-01-01 00:00:00+00\t1.005\n2\t\\N\t50", b"\t\\N\t\\N\n"]).await.unwrap();
+    assert_eq!(n, 2);
+    // CSV with a header, quotes and a column list
+    let n = copy(&client, "COPY r (id, robot) FROM STDIN WITH (FORMAT csv, HEADER true)", &[b"id,robot\n3,\"a,\"\"b\"\"\"\n4,\n"])
+        .await
+        .unwrap();
+    assert_eq!(n, 2);
+    // binary, as pgx sends it: old option syntax, no trailer
+    let mut bin = b"PGCOPY\n\xff\r\n\0".to_vec();
+    bin.extend_from_slice(&[0; 8]);
+    bin.extend_from_slice(&2i16.to_be_bytes());
+    bin.extend_from_slice(&4i32.to_be_bytes());
+    bin.extend_from_slice(&5i32.to_be_bytes());
+    bin.extend_from_slice(&8i32.to_be_bytes());
+    bin.extend_from_slice(&12.25f64.to_be_bytes());
+    let n = copy(&client, "copy \"r\" ( \"id\", \"battery\" ) from stdin binary;", &[&bin]).await.unwrap();
+    assert_eq!(n, 1);
+
+    assert_eq!(
+        rows(&client, "SELECT * FROM r ORDER BY id").await,
+        vec![
+            "1|r1|97.5|2026-01-01 00:00:00+00|1.01",
+            "2|NULL|50|NULL|NULL",
+            "3|a,\"b\"|NULL|NULL|NULL",
+            "4|NULL|NULL|NULL|NULL",
+            "5|NULL|12.25|NULL|NULL",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_failed_copy_leaves_nothing_and_names_the_line() {
+    let server = common::start();
+    let client = server.fresh_database("copy_errors").await;
+    client.batch_execute("CREATE TABLE r (id integer NOT NULL, v double precision)").await.unwrap();
+    // 100,000 good rows (prepared on both shards), then a bad one
+    let mut data = String::new();
+    for i in 0..100_000 {
+        data.push_str(&format!("{i}\t{i}.5\n"));
+    }
+    data.push_str("100000\tnot-a-number\n");
+    let e = copy(&client, "COPY r FROM STDIN", &[data.as_bytes()]).await.unwrap_err();
+    let db = e.as_db_error().expect("a server error");
+    assert_eq!(db.code().code(), "22P02");
+    assert_eq!(db.message(), "invalid input syntax for type double precision: \"not-a-number\"");
+    assert_eq!(db.where_(), Some("COPY r, line 100001, column v: \"not-a-number\""));
+    assert_eq!(rows(&client, "SELECT count(*) FROM r").await, vec!["0"]);
+
+    // NOT NULL, and the connection goes on
+    let e = copy(&client, "COPY r FROM STDIN", &[b"\\N\t1\n"]).await.unwrap_err();
+    assert_eq!(e.as_db_error().unwrap().code().code(), "23502");
+    // a large good COPY spans both shards and is all visible
+    let good: String = (0..50_000).map(|i| format!("{i},{i}\n")).collect();
+    assert_eq!(copy(&client, "COPY r FROM STDIN (FORMAT csv)", &[good.as_bytes()]).await.unwrap(), 50_000);
+    assert_eq!(rows(&client, "SELECT count(*), sum(id) FROM r").await, vec!["50000|1249975000"]);
+}
+
+#[test]
+fn psql_copy_from_stdin_in_a_script() {
+    let server = common::start();
+    if std::process::Command::new("psql").arg("--version").output().is_err() {
+        assert!(std::env::var("CI").is_err(), "psql is required in CI");
+        eprintln!("skipped: psql not installed");
+        return;
+    }
+    let script = "CREATE TABLE c (id int, name text);\nCOPY c FROM STDIN;\n1\tone\n2\ttwo\n\\.\nSELECT count(*) FROM c;\n";
+    let out = std::process::Command::new("psql")
+        .args(["-h", &server.host, "-p", &server.port.to_string(), "-U", common::USER, "-d", common::DEFAULT_DB, "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(script.as_bytes())?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "psql failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("COPY 2") || stdout.lines().any(|l| l == "2"), "{stdout}");
+    assert_eq!(stdout.lines().last(), Some("2"), "{stdout}");
+}
