@@ -125,3 +125,33 @@ fn psql_copy_from_stdin_in_a_script() {
     assert!(stdout.contains("COPY 2") || stdout.lines().any(|l| l == "2"), "{stdout}");
     assert_eq!(stdout.lines().last(), Some("2"), "{stdout}");
 }
+
+async fn copy_out(client: &tokio_postgres::Client, sql: &str) -> Vec<u8> {
+    use futures::TryStreamExt;
+    let stream = client.copy_out(sql).await.unwrap_or_else(|e| panic!("{sql}: {}", common::describe_error(&e)));
+    let chunks: Vec<Bytes> = stream.try_collect().await.unwrap();
+    chunks.concat()
+}
+
+#[tokio::test]
+async fn copy_to_stdout_in_text_csv_and_binary() {
+    let server = common::start();
+    let client = server.fresh_database("copy_out").await;
+    client.batch_execute("CREATE TABLE r (id integer, note text, v double precision)").await.unwrap();
+    client
+        .batch_execute("INSERT INTO r VALUES (1, E'tab\\there', 1.5), (2, NULL, NULL), (3, 'say \"hi\", ok', -2)")
+        .await
+        .unwrap();
+    let text = copy_out(&client, "COPY (SELECT * FROM r ORDER BY id) TO STDOUT").await;
+    assert_eq!(String::from_utf8(text).unwrap(), "1\ttab\\there\t1.5\n2\t\\N\t\\N\n3\tsay \"hi\", ok\t-2\n");
+    let csv = copy_out(&client, "COPY (SELECT id, note FROM r ORDER BY id) TO STDOUT WITH (FORMAT csv, HEADER)").await;
+    assert_eq!(String::from_utf8(csv).unwrap(), "id,note\n1,tab\there\n2,\n3,\"say \"\"hi\"\", ok\"\n");
+    let bin = copy_out(&client, "COPY r (id) TO STDOUT (FORMAT binary)").await;
+    assert!(bin.starts_with(b"PGCOPY\n\xff\r\n\0") && bin.ends_with(&[0xff, 0xff]), "{bin:?}");
+    assert_eq!(bin.len(), 19 + 3 * (2 + 4 + 4) + 2);
+    // what COPY TO writes, COPY FROM reads back
+    client.batch_execute("CREATE TABLE r2 (id integer, note text, v double precision)").await.unwrap();
+    let all = copy_out(&client, "COPY r TO STDOUT (FORMAT binary)").await;
+    assert_eq!(copy(&client, "COPY r2 FROM STDIN (FORMAT binary)", &[&all]).await.unwrap(), 3);
+    assert_eq!(rows(&client, "SELECT count(*) FROM r2 JOIN r USING (id) WHERE r2.note IS NOT DISTINCT FROM r.note").await, vec!["3"]);
+}

@@ -41,6 +41,8 @@ pub enum StatementResult {
     Empty,
     /// COPY … FROM STDIN: the client now sends CopyData (see `Session::copy_data`).
     CopyIn(Box<CopyIn>),
+    /// COPY … TO STDOUT: these rows, in this COPY format.
+    CopyOut { fields: Vec<Field>, op: BoxedOperator, options: CopyOptions },
 }
 
 /// Rows of a COPY buffered before they are prepared on the shards.
@@ -373,13 +375,13 @@ impl Session {
                 Ok(StatementResult::Command("RESET".into()))
             }
             Statement::Copy { source, to, target, options, legacy_options, .. } => {
+                if *to {
+                    return self.copy_to(source, target, options, legacy_options);
+                }
                 let (table_name, columns) = match source {
                     ast::CopySource::Table { table_name, columns } => (table_name, columns),
-                    ast::CopySource::Query(_) => return Err(DbError::unsupported("COPY (query) TO is not supported yet")),
+                    ast::CopySource::Query(_) => return Err(DbError::syntax("COPY FROM needs a table, not a query")),
                 };
-                if *to {
-                    return Err(DbError::unsupported("COPY … TO is not supported yet"));
-                }
                 if !matches!(target, ast::CopyTarget::Stdin) {
                     return Err(DbError::unsupported("COPY FROM a file or program is not supported yet; use FROM STDIN (psql's \\copy)"));
                 }
@@ -907,6 +909,50 @@ impl Session {
             }
         }
         Ok(columns)
+    }
+
+    /// COPY table [(cols)] | (query) TO STDOUT: the rows as an operator stream.
+    fn copy_to(
+        &mut self,
+        source: &ast::CopySource,
+        target: &ast::CopyTarget,
+        options: &[ast::CopyOption],
+        legacy: &[ast::CopyLegacyOption],
+    ) -> DbResult<StatementResult> {
+        if !matches!(target, ast::CopyTarget::Stdout) {
+            return Err(DbError::unsupported("COPY TO a file or program is not supported yet; use TO STDOUT (psql's \\copy)"));
+        }
+        let opts = copy_options(options, legacy)?;
+        let eval = self.eval_context();
+        let plan = {
+            let catalog = self.server.catalog.snapshot();
+            let db = catalog.database(&self.database)?;
+            let mut binder = self.binder(&catalog, db, &eval, vec![]);
+            match source {
+                ast::CopySource::Query(q) => binder.bind_query(q)?,
+                ast::CopySource::Table { table_name, columns } => {
+                    let table = binder.resolve_table(table_name)?;
+                    let mut projection = Vec::new();
+                    for c in columns {
+                        let name = ident_name(c);
+                        projection.push(table.column_index(&name).ok_or_else(|| {
+                            DbError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{name}\" of relation \"{}\" does not exist", table.name))
+                        })?);
+                    }
+                    let plan = crate::sql::bind::scan_all(&table, None);
+                    if projection.is_empty() {
+                        plan
+                    } else {
+                        let fields: Vec<Field> = projection.iter().map(|&i| plan.fields()[i].clone()).collect();
+                        let exprs = projection.iter().map(|&i| Expr::Column(i, table.columns[i].data_type)).collect();
+                        Plan::Project { input: Box::new(plan), exprs, fields }
+                    }
+                }
+            }
+        };
+        let ctx = self.query_context(vec![], eval);
+        let op = operators::build(&plan, &ctx)?;
+        Ok(StatementResult::CopyOut { fields: plan.fields().to_vec(), op, options: opts })
     }
 
     /// Feeds one CopyData chunk of a COPY FROM STDIN.

@@ -4,6 +4,7 @@
 //! crate's codecs; this module owns the protocol state machine.
 //! Must not: plan or execute SQL itself (it calls `sql::Session`).
 
+pub mod copy_out;
 pub mod encode;
 
 use std::collections::HashMap;
@@ -12,7 +13,7 @@ use std::sync::Arc;
 use bytes::BytesMut;
 use pgwire::messages::data::{DataRow, FieldDescription, NoData, ParameterDescription, RowDescription};
 use pgwire::messages::extendedquery::{BindComplete, CloseComplete, ParseComplete, PortalSuspended};
-use pgwire::messages::copy::CopyInResponse;
+use pgwire::messages::copy::{CopyData, CopyDone, CopyInResponse, CopyOutResponse};
 use pgwire::messages::response::{CommandComplete, EmptyQueryResponse, ErrorResponse, ReadyForQuery, SslResponse, TransactionStatus};
 use pgwire::messages::startup::{Authentication, BackendKeyData, ParameterStatus, SecretKey};
 use pgwire::messages::{DecodeContext, PgWireBackendMessage as B, PgWireFrontendMessage as F, SslNegotiationMetaMessage};
@@ -610,6 +611,34 @@ async fn stream_result(conn: &mut Connection, result: StatementResult, formats: 
             Ok(0)
         }
         StatementResult::CopyIn(_) => Err(DbError::internal("COPY result reached the row encoder")),
+        StatementResult::CopyOut { fields, mut op, options } => {
+            let format = if options.format == crate::ingest::copy::CopyFormat::Binary { 1 } else { 0 };
+            conn.send(B::CopyOutResponse(CopyOutResponse::new(format, fields.len() as i16, vec![format as i16; fields.len()])));
+            let mut buf = Vec::with_capacity(FLUSH_BYTES);
+            if format == 1 {
+                copy_out::binary_header(&mut buf);
+            } else if options.header {
+                copy_out::csv_header(&fields.iter().map(|f| f.name.clone()).collect::<Vec<_>>(), &options, &mut buf);
+            }
+            let mut rows = 0u64;
+            while let Some(batch) = op.next().await? {
+                copy_out::encode_rows(&batch, &options, fmt, &mut buf);
+                rows += batch.len as u64;
+                if buf.len() >= FLUSH_BYTES {
+                    conn.send(B::CopyData(CopyData::new(bytes::Bytes::from(std::mem::take(&mut buf)))));
+                    conn.maybe_flush().await?;
+                }
+            }
+            if format == 1 {
+                copy_out::binary_trailer(&mut buf);
+            }
+            if !buf.is_empty() {
+                conn.send(B::CopyData(CopyData::new(bytes::Bytes::from(buf))));
+            }
+            conn.send(B::CopyDone(CopyDone::new()));
+            conn.send(B::CommandComplete(CommandComplete::new(format!("COPY {rows}"))));
+            Ok(rows)
+        }
     }
 }
 
