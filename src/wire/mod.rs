@@ -36,6 +36,8 @@ const FLUSH_BYTES: usize = 64 << 10;
 struct Prepared {
     /// `None` for an empty query string.
     stmt: Option<Statement>,
+    /// The query text (a literal multi-row INSERT runs through the fast path).
+    sql: String,
     param_types: Vec<DataType>,
     fields: Option<Vec<Field>>,
 }
@@ -395,7 +397,7 @@ fn parse_message(session: &Session, name: String, sql: &str, type_oids: &[u32]) 
             }
         }
     }
-    Ok((name, Prepared { stmt, param_types, fields }))
+    Ok((name, Prepared { stmt, sql: sql.to_string(), param_types, fields }))
 }
 
 fn bind_message(statements: &HashMap<String, Arc<Prepared>>, b: &pgwire::messages::extendedquery::Bind) -> DbResult<Portal> {
@@ -499,7 +501,15 @@ async fn execute_portal(conn: &mut Connection, session: &mut Session, portal: &m
             return Ok(());
         };
         let params = std::mem::take(&mut portal.params);
-        let result = session.execute(&stmt, params, &portal.statement.param_types).await?;
+        let fast = if params.is_empty() && matches!(stmt, Statement::Insert(_)) {
+            session.try_fast_insert(&portal.statement.sql).await
+        } else {
+            None
+        };
+        let result = match fast {
+            Some(r) => r?,
+            None => session.execute(&stmt, params, &portal.statement.param_types).await?,
+        };
         portal.state = match result {
             StatementResult::Rows { op, tag, .. } => PortalState::Streaming { op, rows: 0, tag, buffered: None },
             StatementResult::CopyIn(copy) => {
