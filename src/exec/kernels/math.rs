@@ -163,7 +163,7 @@ fn numeric_log(base: Decimal, x: Decimal) -> DbResult<Decimal> {
 
 fn numeric_exp(d: Decimal) -> DbResult<Decimal> {
     let r = d.checked_exp().ok_or_else(numeric_overflow)?;
-    let w = (d.to_f64().unwrap_or(0.0) * 0.434294481903252) as i32;
+    let w = (d.to_f64().unwrap_or(0.0) * std::f64::consts::LOG10_E) as i32;
     Ok(final_scale(r, 16 - w, &[d.scale()]))
 }
 
@@ -195,7 +195,7 @@ fn numeric_power(x: Decimal, y: Decimal) -> DbResult<Decimal> {
         return Ok(final_scale(r, 16, &[x.scale(), y.scale()]));
     }
     let r = x.checked_powd(y).ok_or_else(numeric_overflow)?;
-    let est = x.to_f64().unwrap_or(1.0).ln() * y.to_f64().unwrap_or(0.0) * 0.434294481903252;
+    let est = x.to_f64().unwrap_or(1.0).ln() * y.to_f64().unwrap_or(0.0) * std::f64::consts::LOG10_E;
     Ok(final_scale(r, 16 - est as i32, &[x.scale(), y.scale()]))
 }
 

@@ -75,6 +75,17 @@ pub(crate) fn count_u32(n: usize) -> u32 {
     n as u32
 }
 
+/// Sampling for scheme choice (BtrBlocks style): up to `SAMPLE_RUNS` runs of
+/// `run` consecutive positions spread evenly over `0..n`, as `(start, len)`;
+/// one run covering everything when `n` is small.
+pub(crate) const SAMPLE_RUNS: usize = 10;
+
+pub(crate) fn sample_runs(n: usize, run: usize) -> impl Iterator<Item = (usize, usize)> {
+    let whole = n <= SAMPLE_RUNS * run;
+    let runs = if whole { usize::from(n > 0) } else { SAMPLE_RUNS };
+    (0..runs).map(move |k| if whole { (0, n) } else { (k * (n - run) / (SAMPLE_RUNS - 1), run) })
+}
+
 /// A bounds-checked little-endian cursor over encoded bytes.
 pub(crate) struct Reader<'a> {
     buf: &'a [u8],

@@ -1,0 +1,436 @@
+//! i64 column blocks: constant, frame-of-reference (FOR) + bit-packing,
+//! delta + FOR, and run-length encoding, the smallest picked per block.
+//!
+//! Every encoding starts with `tag: u8, count: u32` (little-endian), then:
+//!
+//! | tag | scheme | body after the header |
+//! |---|---|---|
+//! | 0 | constant | `value: i64` |
+//! | 1 | FOR | `min: i64, width: u8, bits[count]` of `value - min` |
+//! | 2 | delta + FOR | `first: i64, min_delta: i64, width: u8, bits[count - 1]` of `(v[i] - v[i-1]) - min_delta` for i in 1..count |
+//! | 3 | RLE | `runs: u32, min: i64, value_width: u8, length_width: u8, bits[runs]` of `run value - min`, `bits[runs]` of `run length - 1` |
+//!
+//! `bits[n]` is `bitpack` layout at the preceding width (`bitpack::packed_len`
+//! bytes). Subtractions are wrapping (mod 2^64) and the results read as u64,
+//! so every i64 input, `i64::MIN`/`MAX` included, round-trips exactly; the
+//! decoder adds back with wrapping arithmetic. An encoding must be decoded
+//! whole: trailing bytes are an error.
+//!
+//! Choice: min/max over the whole block gives constant and the exact FOR size;
+//! delta and RLE sizes are estimated on a sample (10 runs of 64 values); the
+//! best estimate is then encoded only if its exact size beats FOR.
+
+use super::bitpack::{self, bits_needed, packed_len};
+use super::{count_u32, put_i64, put_u32, put_u8, sample_runs, CodecError, Reader};
+
+const CODEC: &str = "integer";
+const SAMPLE_LEN: usize = 64;
+const HEADER: usize = 5;
+const FOR_HEADER: usize = HEADER + 9;
+const DELTA_HEADER: usize = HEADER + 17;
+const RLE_HEADER: usize = HEADER + 14;
+
+/// The scheme of an integer encoding (its first byte).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scheme {
+    Constant = 0,
+    For = 1,
+    DeltaFor = 2,
+    Rle = 3,
+}
+
+impl Scheme {
+    pub fn from_tag(tag: u8) -> Option<Scheme> {
+        Some(match tag {
+            0 => Scheme::Constant,
+            1 => Scheme::For,
+            2 => Scheme::DeltaFor,
+            3 => Scheme::Rle,
+            _ => return None,
+        })
+    }
+}
+
+/// The scheme an encoding uses, if its tag is known.
+pub fn scheme(bytes: &[u8]) -> Option<Scheme> {
+    bytes.first().and_then(|t| Scheme::from_tag(*t))
+}
+
+/// Encodes `values` with the smallest of constant, FOR, delta + FOR and RLE.
+///
+/// # Panics
+/// If `values.len() > MAX_VALUES`.
+pub fn encode_i64(values: &[i64]) -> Vec<u8> {
+    let n = values.len();
+    let count = count_u32(n);
+    let Some((min, max)) = min_max(values) else {
+        return constant(0, 0);
+    };
+    if min == max {
+        return constant(count, min);
+    }
+    let for_width = bits_needed(max.wrapping_sub(min) as u64);
+    let for_size = FOR_HEADER + packed_len(n, for_width);
+
+    // Estimates from the sample.
+    let (mut dmin, mut dmax, mut changes, mut sampled) = (i64::MAX, i64::MIN, 0usize, 0usize);
+    for (s, len) in sample_runs(n, SAMPLE_LEN) {
+        let run = &values[s..s + len];
+        sampled += len;
+        changes += 1;
+        for w in run.windows(2) {
+            let d = w[1].wrapping_sub(w[0]);
+            dmin = dmin.min(d);
+            dmax = dmax.max(d);
+            changes += usize::from(w[1] != w[0]);
+        }
+    }
+    let delta_est = if dmin <= dmax { DELTA_HEADER + packed_len(n - 1, bits_needed(dmax.wrapping_sub(dmin) as u64)) } else { usize::MAX };
+    let runs_est = (changes * n).div_ceil(sampled.max(1)).max(1);
+    let rle_est = RLE_HEADER + packed_len(runs_est, for_width) + packed_len(runs_est, bits_needed((2 * n / runs_est) as u64));
+
+    if delta_est < for_size && delta_est <= rle_est {
+        let (dmin, dmax) = delta_min_max(values);
+        let width = bits_needed(dmax.wrapping_sub(dmin) as u64);
+        if DELTA_HEADER + packed_len(n - 1, width) < for_size {
+            return delta_for(values, count, dmin, width);
+        }
+    } else if rle_est < for_size {
+        if let Some(enc) = rle(values, count, min, for_width, for_size) {
+            return enc;
+        }
+    }
+    frame_of_reference(values, count, min, for_width)
+}
+
+/// Decodes an encoding made by `encode_i64`, appending the values to `out`.
+/// On error `out` is left as it was.
+pub fn decode_i64(bytes: &[u8], out: &mut Vec<i64>) -> Result<(), CodecError> {
+    let old = out.len();
+    let r = decode_inner(bytes, out, old);
+    if r.is_err() {
+        out.truncate(old);
+    }
+    r
+}
+
+fn decode_inner(bytes: &[u8], out: &mut Vec<i64>, old: usize) -> Result<(), CodecError> {
+    let mut r = Reader::new(bytes, CODEC);
+    let tag = r.u8("scheme tag")?;
+    let Some(scheme) = Scheme::from_tag(tag) else {
+        return Err(CodecError::new(CODEC, 0, format!("unknown scheme tag {tag}")));
+    };
+    let n = r.count()?;
+    match scheme {
+        Scheme::Constant => {
+            let v = r.i64("constant value")?;
+            r.finish()?;
+            out.resize(old + n, v);
+        }
+        Scheme::For => {
+            let min = r.i64("FOR reference")?;
+            let width = r.width("FOR bit width")?;
+            out.resize(old + n, 0);
+            r.unpack_into(width, min as u64, &mut out[old..])?;
+            r.finish()?;
+        }
+        Scheme::DeltaFor => {
+            let first = r.i64("first value")?;
+            let dmin = r.i64("delta reference")?;
+            let width = r.width("delta bit width")?;
+            if n == 0 {
+                r.finish()?;
+                return Ok(());
+            }
+            out.resize(old + n, 0);
+            r.unpack_into(width, dmin as u64, &mut out[old + 1..])?;
+            r.finish()?;
+            out[old] = first;
+            prefix_sum(first, &mut out[old + 1..]);
+        }
+        Scheme::Rle => {
+            let runs = r.u32("run count")? as usize;
+            if runs > n || (runs == 0 && n > 0) {
+                return Err(CodecError::new(CODEC, r.pos() - 4, format!("{runs} runs for {n} values")));
+            }
+            let min = r.i64("RLE reference")?;
+            let vwidth = r.width("RLE value bit width")?;
+            let lwidth = r.width("RLE length bit width")?;
+            let mut vals = vec![0i64; runs];
+            r.unpack_into(vwidth, min as u64, &mut vals)?;
+            let lens_at = r.pos();
+            let mut lens = vec![0u64; runs];
+            r.unpack_into(lwidth, 1, &mut lens)?;
+            r.finish()?;
+            let total = lens.iter().try_fold(0u64, |a, &l| a.checked_add(l));
+            if total != Some(n as u64) {
+                return Err(CodecError::new(CODEC, lens_at, format!("run lengths do not add up to {n} values")));
+            }
+            out.reserve(n);
+            for (&v, &l) in vals.iter().zip(&lens) {
+                out.extend(std::iter::repeat_n(v, l as usize));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `xs[i] = base + xs[0] + … + xs[i]`, wrapping.
+fn prefix_sum(base: i64, xs: &mut [i64]) {
+    let mut acc = base;
+    for x in xs {
+        acc = acc.wrapping_add(*x);
+        *x = acc;
+    }
+}
+
+fn min_max(values: &[i64]) -> Option<(i64, i64)> {
+    if values.is_empty() {
+        return None;
+    }
+    let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+    for &v in values {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    Some((lo, hi))
+}
+
+fn delta_min_max(values: &[i64]) -> (i64, i64) {
+    let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+    for w in values.windows(2) {
+        let d = w[1].wrapping_sub(w[0]);
+        lo = lo.min(d);
+        hi = hi.max(d);
+    }
+    (lo, hi)
+}
+
+fn header(scheme: Scheme, count: u32, body: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER + body);
+    put_u8(&mut out, scheme as u8);
+    put_u32(&mut out, count);
+    out
+}
+
+fn constant(count: u32, v: i64) -> Vec<u8> {
+    let mut out = header(Scheme::Constant, count, 8);
+    put_i64(&mut out, v);
+    out
+}
+
+fn frame_of_reference(values: &[i64], count: u32, min: i64, width: u32) -> Vec<u8> {
+    let mut out = header(Scheme::For, count, 9 + packed_len(values.len(), width));
+    put_i64(&mut out, min);
+    put_u8(&mut out, width as u8);
+    bitpack::pack_with(values.len(), width, &mut out, |s, buf| {
+        for (b, v) in buf.iter_mut().zip(&values[s..]) {
+            *b = v.wrapping_sub(min) as u64;
+        }
+    });
+    out
+}
+
+fn delta_for(values: &[i64], count: u32, dmin: i64, width: u32) -> Vec<u8> {
+    let m = values.len() - 1;
+    let mut out = header(Scheme::DeltaFor, count, 17 + packed_len(m, width));
+    put_i64(&mut out, values[0]);
+    put_i64(&mut out, dmin);
+    put_u8(&mut out, width as u8);
+    bitpack::pack_with(m, width, &mut out, |s, buf| {
+        for (b, w) in buf.iter_mut().zip(values[s..].windows(2)) {
+            *b = w[1].wrapping_sub(w[0]).wrapping_sub(dmin) as u64;
+        }
+    });
+    out
+}
+
+/// RLE, if its exact size is below `limit`.
+fn rle(values: &[i64], count: u32, min: i64, vwidth: u32, limit: usize) -> Option<Vec<u8>> {
+    let mut vals = Vec::new();
+    let mut lens = Vec::new();
+    let mut i = 0;
+    while i < values.len() {
+        let v = values[i];
+        let start = i;
+        while i < values.len() && values[i] == v {
+            i += 1;
+        }
+        vals.push(v.wrapping_sub(min) as u64);
+        lens.push((i - start - 1) as u64);
+        if RLE_HEADER + packed_len(vals.len(), vwidth) + packed_len(vals.len(), 1) >= limit {
+            return None;
+        }
+    }
+    let lwidth = bits_needed(lens.iter().copied().max().unwrap_or(0));
+    let size = packed_len(vals.len(), vwidth) + packed_len(lens.len(), lwidth);
+    if RLE_HEADER + size >= limit {
+        return None;
+    }
+    let mut out = header(Scheme::Rle, count, 14 + size);
+    put_u32(&mut out, vals.len() as u32);
+    put_i64(&mut out, min);
+    put_u8(&mut out, vwidth as u8);
+    put_u8(&mut out, lwidth as u8);
+    bitpack::pack(&vals, vwidth, &mut out);
+    bitpack::pack(&lens, lwidth, &mut out);
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::{never_panics, Rng, LENGTHS};
+    use super::super::MAX_VALUES;
+    use super::*;
+
+    /// Named generators of many shapes, each given a length and a generator.
+    #[allow(clippy::type_complexity)]
+    fn shapes() -> Vec<(&'static str, fn(usize, &mut Rng) -> Vec<i64>)> {
+        vec![
+            ("zeros", |n, _| vec![0; n]),
+            ("constant_min", |n, _| vec![i64::MIN; n]),
+            ("constant_max", |n, _| vec![i64::MAX; n]),
+            ("ascending", |n, _| (0..n as i64).collect()),
+            ("descending_from_max", |n, _| (0..n as i64).map(|i| i64::MAX - 3 * i).collect()),
+            ("sorted_random_steps", |n, r| {
+                let mut v = r.next() as i64;
+                (0..n).map(|_| { v = v.wrapping_add(r.below(1000) as i64); v }).collect()
+            }),
+            ("random_full_range", |n, r| (0..n).map(|_| r.next() as i64).collect()),
+            ("extremes", |n, r| (0..n).map(|_| [i64::MIN, i64::MAX, 0, -1, 1][r.below(5) as usize]).collect()),
+            ("alternating_min_max", |n, _| (0..n).map(|i| if i % 2 == 0 { i64::MIN } else { i64::MAX }).collect()),
+            ("small_0_100", |n, r| (0..n).map(|_| r.below(100) as i64).collect()),
+            ("negative_small", |n, r| (0..n).map(|_| r.range(-5000, -4990)).collect()),
+            ("random_walk_0_100", |n, r| random_walk(n, r)),
+            ("long_runs", |n, r| {
+                let mut v = 0;
+                (0..n).map(|i| { if i % 300 == 0 { v = r.next() as i64 } v }).collect()
+            }),
+            ("short_runs", |n, r| {
+                let mut v = 0;
+                (0..n).map(|_| { if r.below(8) == 0 { v = r.range(-3, 3) } v }).collect()
+            }),
+            ("one_outlier", |n, r| (0..n).map(|i| if i == n / 2 { i64::MIN } else { r.below(4) as i64 }).collect()),
+        ]
+    }
+
+    fn random_walk(n: usize, r: &mut Rng) -> Vec<i64> {
+        let mut x = r.below(100) as i64;
+        (0..n).map(|_| { x = (x + r.range(-3, 3)).clamp(0, 100); x }).collect()
+    }
+
+    fn round_trip(values: &[i64]) -> Vec<u8> {
+        let enc = encode_i64(values);
+        let mut out = vec![42];
+        decode_i64(&enc, &mut out).unwrap_or_else(|e| panic!("{e}: {:?}", scheme(&enc)));
+        assert_eq!(out[0], 42);
+        assert!(out[1..] == *values, "{:?} of {} values", scheme(&enc), values.len());
+        enc
+    }
+
+    #[test]
+    fn round_trips_every_shape_and_length() {
+        for seed in 0..3 {
+            let mut rng = Rng(100 + seed);
+            for (name, gen) in shapes() {
+                for &n in LENGTHS {
+                    let v = gen(n, &mut rng);
+                    let enc = round_trip(&v);
+                    // never much worse than raw: header + 64 bits/value at most
+                    assert!(enc.len() <= RLE_HEADER + 8 * n + 8, "{name}/{n}: {} bytes", enc.len());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_scheme_round_trips_when_forced() {
+        let mut rng = Rng(7);
+        for (_, gen) in shapes() {
+            for n in [1usize, 2, 1025, 3000] {
+                let v = gen(n, &mut rng);
+                let (min, max) = min_max(&v).unwrap();
+                let fw = bits_needed(max.wrapping_sub(min) as u64);
+                let (dmin, dmax) = delta_min_max(&v);
+                let dw = if n > 1 { bits_needed(dmax.wrapping_sub(dmin) as u64) } else { 0 };
+                let mut encs = vec![frame_of_reference(&v, n as u32, min, fw), delta_for(&v, n as u32, dmin, dw)];
+                encs.extend(rle(&v, n as u32, min, fw, usize::MAX));
+                for enc in encs {
+                    let mut out = Vec::new();
+                    decode_i64(&enc, &mut out).unwrap();
+                    assert_eq!(out, v, "{:?}", scheme(&enc));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn picks_the_expected_scheme() {
+        let mut rng = Rng(8);
+        let pick = |v: &[i64]| scheme(&round_trip(v)).unwrap();
+        assert_eq!(pick(&[]), Scheme::Constant);
+        assert_eq!(pick(&vec![-7; 5000]), Scheme::Constant);
+        assert_eq!(pick(&(0..5000).map(|i| 1_000_000 + 3 * i).collect::<Vec<_>>()), Scheme::DeltaFor);
+        assert_eq!(pick(&(0..5000).map(|_| rng.below(100) as i64).collect::<Vec<_>>()), Scheme::For);
+        assert_eq!(pick(&(0..5000).map(|i| i / 500).collect::<Vec<_>>()), Scheme::Rle);
+        let walk = random_walk(8192, &mut rng);
+        assert_eq!(pick(&walk), Scheme::DeltaFor);
+    }
+
+    #[test]
+    fn values_in_0_100_take_at_most_7_bits() {
+        let mut rng = Rng(9);
+        let n = 8192;
+        let uniform: Vec<i64> = (0..n).map(|_| rng.below(100) as i64).collect();
+        let enc = round_trip(&uniform);
+        // FOR at 7 bits plus a 14-byte header
+        assert!(enc.len() <= FOR_HEADER + n * 7 / 8, "{} bytes", enc.len());
+        assert!((enc.len() - FOR_HEADER) * 8 <= 7 * n);
+        let walk = random_walk(n, &mut rng);
+        let enc = round_trip(&walk);
+        let bits = enc.len() as f64 * 8.0 / n as f64;
+        assert!(bits <= 7.0, "random walk: {bits} bits/value");
+    }
+
+    #[test]
+    fn decode_appends_and_restores_on_error() {
+        let enc = encode_i64(&[5, 6, 7]);
+        let mut out = vec![1, 2];
+        decode_i64(&enc, &mut out).unwrap();
+        assert_eq!(out, vec![1, 2, 5, 6, 7]);
+        assert!(decode_i64(&enc[..enc.len() - 1], &mut out).is_err());
+        assert_eq!(out, vec![1, 2, 5, 6, 7]);
+    }
+
+    #[test]
+    fn malformed_headers_are_errors() {
+        let mut out = Vec::new();
+        assert!(decode_i64(&[], &mut out).is_err());
+        assert!(decode_i64(&[9, 0, 0, 0, 0], &mut out).is_err());
+        let mut big = constant(1, 3);
+        big[1..5].copy_from_slice(&((MAX_VALUES + 1) as u32).to_le_bytes());
+        let e = decode_i64(&big, &mut out).unwrap_err();
+        assert_eq!(e.offset, 1, "{e}");
+        let mut wide = frame_of_reference(&[1, 2, 3], 3, 1, 2);
+        wide[13] = 65;
+        assert!(decode_i64(&wide, &mut out).unwrap_err().to_string().contains("above 64"));
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn truncations_and_bit_flips_never_panic() {
+        let mut rng = Rng(10);
+        let inputs: Vec<Vec<i64>> = vec![
+            vec![],
+            vec![3; 100],
+            (0..1100).map(|_| rng.below(100) as i64).collect(),
+            (0..300).map(|_| rng.next() as i64).collect(),
+            (0..1500).map(|i| 10 * i + rng.below(3) as i64).collect(),
+            (0..2000).map(|i| i / 97).collect(),
+        ];
+        for v in inputs {
+            let enc = round_trip(&v);
+            never_panics(&enc, |b| decode_i64(b, &mut Vec::new()).is_ok());
+        }
+    }
+}
