@@ -33,6 +33,7 @@ fn main() {
 
 fn run(cfg: Config) -> Result<(), String> {
     std::fs::create_dir_all(&cfg.data_dir).map_err(|e| format!("cannot create {}: {e}", cfg.data_dir.display()))?;
+    let _lock = lock_data_dir(&cfg.data_dir)?;
     let listener = std::net::TcpListener::bind(&cfg.listen).map_err(|e| format!("cannot listen on {}: {e}", cfg.listen))?;
 
     // Recovery: the catalog, then every shard's WAL, before any client is served.
@@ -171,4 +172,28 @@ fn advance_sequences(server: &Server, recovered: &recovery::Recovered) {
             }
         }
     }
+}
+
+/// Takes an exclusive lock on `<data-dir>/LOCK` for the life of the process:
+/// two servers appending to the same WAL would corrupt it. The lock is an
+/// flock, so it goes away with the process however it ends (kill -9 included).
+fn lock_data_dir(dir: &std::path::Path) -> Result<std::fs::File, String> {
+    use std::os::fd::AsRawFd;
+    let path = dir.join("LOCK");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    // SAFETY: flock on a descriptor we own; the result is checked.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if rc != 0 {
+        return Err(format!(
+            "the data directory {} is in use by another brewricd (lock {} is held); stop it first or use another --data-dir",
+            dir.display(),
+            path.display()
+        ));
+    }
+    Ok(file)
 }

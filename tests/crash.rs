@@ -129,3 +129,18 @@ async fn acknowledged_rows_survive_kill_9_and_partial_writes_do_not_appear() {
         assert!(acked_count > 0, "round {round}: no write was acknowledged before the kill");
     }
 }
+
+/// Two servers appending to one WAL would corrupt it: the second refuses to start.
+#[test]
+fn a_second_server_on_the_same_data_directory_refuses_to_start() {
+    let server = common::start();
+    let Some(dir) = server.data_dir() else { return };
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_brewricd"))
+        .args(["--listen", "127.0.0.1:0", "--shards", "1", "--data-dir"])
+        .arg(dir)
+        .output()
+        .expect("run a second brewricd");
+    assert!(!out.status.success(), "the second server started");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("is in use by another brewricd"), "{stderr}");
+}

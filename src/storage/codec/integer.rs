@@ -18,7 +18,8 @@
 //!
 //! Choice: min/max over the whole block gives constant and the exact FOR size;
 //! delta and RLE sizes are estimated on a sample (10 runs of 64 values); the
-//! best estimate is then encoded only if its exact size beats FOR.
+//! candidates whose estimate beats FOR are sized exactly, and the smallest
+//! exact size wins (ties go to FOR, the fastest to decode).
 
 use super::bitpack::{self, bits_needed, packed_len};
 use super::{count_u32, put_i64, put_u32, put_u8, sample_runs, CodecError, Reader};
@@ -89,16 +90,23 @@ pub fn encode_i64(values: &[i64]) -> Vec<u8> {
     let runs_est = (changes * n).div_ceil(sampled.max(1)).max(1);
     let rle_est = RLE_HEADER + packed_len(runs_est, for_width) + packed_len(runs_est, bits_needed((2 * n / runs_est) as u64));
 
-    if delta_est < for_size && delta_est <= rle_est {
+    // Exact sizes for the candidates the sample favours; FOR is the fallback.
+    let mut best = (for_size, None);
+    if delta_est < for_size {
         let (dmin, dmax) = delta_min_max(values);
         let width = bits_needed(dmax.wrapping_sub(dmin) as u64);
-        if DELTA_HEADER + packed_len(n - 1, width) < for_size {
-            return delta_for(values, count, dmin, width);
+        let size = DELTA_HEADER + packed_len(n - 1, width);
+        if size < best.0 {
+            best = (size, Some((dmin, width)));
         }
-    } else if rle_est < for_size {
-        if let Some(enc) = rle(values, count, min, for_width, for_size) {
+    }
+    if rle_est < for_size {
+        if let Some(enc) = rle(values, count, min, for_width, best.0) {
             return enc;
         }
+    }
+    if let (_, Some((dmin, width))) = best {
+        return delta_for(values, count, dmin, width);
     }
     frame_of_reference(values, count, min, for_width)
 }
