@@ -13,7 +13,9 @@
 //!   value `j` is bits `j*width .. (j+1)*width` (bit `b` is bit `b % 8` of byte
 //!   `b / 8`), padded with zero bits to a whole byte.
 //!
-//! Width 0 takes no bytes (every value is 0, or the caller's base).
+//! Width 0 takes no bytes (every value is 0, or the caller's base). This is
+//! FastLanes' interleaving of 16 lanes but not its transposed value order, so
+//! delta decoding over the result is a scalar prefix sum.
 //! Must not: panic on short or garbage input when unpacking.
 
 use super::{CodecError, MAX_VALUES};
@@ -72,14 +74,7 @@ pub fn unpack(bytes: &[u8], width: u32, count: usize, out: &mut Vec<u64>) -> Res
     if count > MAX_VALUES {
         return Err(CodecError::new("bitpack", 0, format!("value count {count} above the limit of {MAX_VALUES}")));
     }
-    check(bytes, width, count)?;
-    let old = out.len();
-    out.resize(old + count, 0);
-    let r = unpack_into(bytes, width, 0, &mut out[old..]);
-    if r.is_err() {
-        out.truncate(old);
-    }
-    r
+    unpack_append(bytes, width, count, 0, out)
 }
 
 fn check(bytes: &[u8], width: u32, count: usize) -> Result<usize, CodecError> {
@@ -94,7 +89,8 @@ fn check(bytes: &[u8], width: u32, count: usize) -> Result<usize, CodecError> {
 }
 
 /// Packs `count` values at `width`; `fill(start, buf)` writes values
-/// `start .. start + buf.len()` (at most one block at a time) into `buf`.
+/// `start .. start + buf.len()` (at most one block at a time) into `buf`; it
+/// is not called at all when `width` or `count` is 0.
 pub(crate) fn pack_with(count: usize, width: u32, out: &mut Vec<u8>, mut fill: impl FnMut(usize, &mut [u64])) {
     assert!(width <= 64, "bit width {width} above 64");
     if width == 0 || count == 0 {
@@ -121,26 +117,28 @@ pub(crate) fn pack_with(count: usize, width: u32, out: &mut Vec<u8>, mut fill: i
     }
 }
 
-/// Unpacks `out.len()` values at `width` from the front of `bytes`, adding
+/// Unpacks `count` values at `width` from the front of `bytes`, adding
 /// `base` to each (wrapping: frame-of-reference decoding fused into the
-/// unpack); returns the bytes read.
-pub(crate) fn unpack_into<T: Lane>(bytes: &[u8], width: u32, base: u64, out: &mut [T]) -> Result<usize, CodecError> {
-    let need = check(bytes, width, out.len())?;
+/// unpack), and appends them to `out`; returns the bytes read. Appends nothing
+/// on error. (Appending row by row, rather than resizing and then
+/// overwriting, spares a memset of the output.)
+pub(crate) fn unpack_append<T: Lane>(bytes: &[u8], width: u32, count: usize, base: u64, out: &mut Vec<T>) -> Result<usize, CodecError> {
+    let need = check(bytes, width, count)?;
+    out.reserve(count);
     let nwords = width as usize * LANES;
     let mut words = [0u64; BLOCK];
     let mut pos = 0;
-    let mut blocks = out.chunks_exact_mut(BLOCK);
-    for dst in &mut blocks {
+    for _ in 0..count / BLOCK {
         let src = &bytes[pos..pos + nwords * 8];
         for (w, c) in words[..nwords].iter_mut().zip(src.chunks_exact(8)) {
             let mut a = [0u8; 8];
             a.copy_from_slice(c);
             *w = u64::from_le_bytes(a);
         }
-        unpack_block_dyn(width, &words[..nwords], base, dst);
+        unpack_block_dyn(width, &words[..nwords], base, out);
         pos += nwords * 8;
     }
-    unpack_tail(&bytes[pos..need], width, base, blocks.into_remainder());
+    unpack_tail(&bytes[pos..need], width, count % BLOCK, base, out);
     Ok(need)
 }
 
@@ -177,29 +175,30 @@ fn pack_block<const W: usize>(inp: &[u64; BLOCK], out: &mut [u64]) {
     }
 }
 
-/// Unpacks one block from `W * 16` words into 1024 values (`out.len()`), adding `base`.
-fn unpack_block<const W: usize, T: Lane>(inp: &[u64], base: u64, out: &mut [T]) {
-    let out = &mut out[..BLOCK];
+/// Unpacks one block from `W * 16` words, appending its 1024 values (plus
+/// `base`) to `out`.
+fn unpack_block<const W: usize, T: Lane>(inp: &[u64], base: u64, out: &mut Vec<T>) {
     if W == 0 {
-        out.fill(T::from_u64(base));
+        out.resize(out.len() + BLOCK, T::from_u64(base));
         return;
     }
     let inp = &inp[..W * LANES];
     let mask = mask_of(W);
     for r in 0..ROWS {
         let (word, shift) = ((r * W) / 64, (r * W) % 64);
-        let dst = &mut out[r * LANES..r * LANES + LANES];
+        let mut row = [T::default(); LANES];
         let a = &inp[word * LANES..word * LANES + LANES];
         if shift + W > 64 {
             let b = &inp[(word + 1) * LANES..(word + 2) * LANES];
-            for ((d, x), y) in dst.iter_mut().zip(a).zip(b) {
+            for ((d, x), y) in row.iter_mut().zip(a).zip(b) {
                 *d = T::from_u64((((x >> shift) | (y << (64 - shift))) & mask).wrapping_add(base));
             }
         } else {
-            for (d, x) in dst.iter_mut().zip(a) {
+            for (d, x) in row.iter_mut().zip(a) {
                 *d = T::from_u64(((x >> shift) & mask).wrapping_add(base));
             }
         }
+        out.extend_from_slice(&row);
     }
 }
 
@@ -225,7 +224,7 @@ fn pack_block_dyn(width: u32, inp: &[u64; BLOCK], out: &mut [u64]) {
     with_width!(width, W => pack_block::<W>(inp, out))
 }
 
-fn unpack_block_dyn<T: Lane>(width: u32, inp: &[u64], base: u64, out: &mut [T]) {
+fn unpack_block_dyn<T: Lane>(width: u32, inp: &[u64], base: u64, out: &mut Vec<T>) {
     with_width!(width, W => unpack_block::<W, T>(inp, base, out))
 }
 
@@ -246,12 +245,12 @@ fn pack_tail(vals: &[u64], width: u32, out: &mut Vec<u8>) {
 }
 
 /// `bytes` holds exactly the tail's bit stream (length checked by the caller).
-fn unpack_tail<T: Lane>(bytes: &[u8], width: u32, base: u64, out: &mut [T]) {
+fn unpack_tail<T: Lane>(bytes: &[u8], width: u32, count: usize, base: u64, out: &mut Vec<T>) {
     let mask = mask_of(width as usize);
     let mut acc: u128 = 0;
     let mut n = 0u32;
     let mut pos = 0;
-    for o in out {
+    for _ in 0..count {
         if n < width {
             let k = (bytes.len() - pos).min(8);
             let mut a = [0u8; 8];
@@ -260,7 +259,7 @@ fn unpack_tail<T: Lane>(bytes: &[u8], width: u32, base: u64, out: &mut [T]) {
             acc |= (u64::from_le_bytes(a) as u128) << n;
             n += 8 * k as u32;
         }
-        *o = T::from_u64(((acc as u64) & mask).wrapping_add(base));
+        out.push(T::from_u64(((acc as u64) & mask).wrapping_add(base)));
         acc >>= width;
         n = n.saturating_sub(width);
     }
@@ -339,7 +338,8 @@ mod tests {
         // the tail is a plain LSB-first bit stream
         let mut t = Vec::new();
         pack(&[1, 2, 3, 4, 5], 3, &mut t);
-        assert_eq!(t, vec![0b11_010_001, 0b0_101_100_0]);
+        // bits, low first: 100 010 110 001 101 0 -> bytes 0b1101_0001, 0b0101_1000
+        assert_eq!(t, vec![0b1101_0001, 0b0101_1000]);
     }
 
     #[test]

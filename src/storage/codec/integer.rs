@@ -7,19 +7,21 @@
 //! |---|---|---|
 //! | 0 | constant | `value: i64` |
 //! | 1 | FOR | `min: i64, width: u8, bits[count]` of `value - min` |
-//! | 2 | delta + FOR | `first: i64, min_delta: i64, width: u8, bits[count - 1]` of `(v[i] - v[i-1]) - min_delta` for i in 1..count |
+//! | 2 | delta + FOR | `first: i64, min_delta: i64, width: u8, bits[count]`: slot 0 is 0 (ignored), slot i ≥ 1 is `(v[i] - v[i-1]) - min_delta` |
 //! | 3 | RLE | `runs: u32, min: i64, value_width: u8, length_width: u8, bits[runs]` of `run value - min`, `bits[runs]` of `run length - 1` |
 //!
 //! `bits[n]` is `bitpack` layout at the preceding width (`bitpack::packed_len`
-//! bytes). Subtractions are wrapping (mod 2^64) and the results read as u64,
-//! so every i64 input, `i64::MIN`/`MAX` included, round-trips exactly; the
+//! bytes; slot 0 of delta + FOR only keeps its 1024-value blocks aligned with
+//! the column's). Subtractions are wrapping (mod 2^64) and the results read as
+//! u64, so every i64 input, `i64::MIN`/`MAX` included, round-trips exactly; the
 //! decoder adds back with wrapping arithmetic. An encoding must be decoded
 //! whole: trailing bytes are an error.
 //!
 //! Choice: min/max over the whole block gives constant and the exact FOR size;
-//! delta and RLE sizes are estimated on a sample (10 runs of 64 values); the
-//! candidates whose estimate beats FOR are sized exactly, and the smallest
-//! exact size wins (ties go to FOR, the fastest to decode).
+//! delta and RLE sizes are estimated on a sample (10 runs of 64 values, the
+//! whole block when it is small). Delta is sized exactly when its estimate
+//! beats FOR, then RLE when its estimate beats the best exact size so far; the
+//! smallest exact size wins (ties go to FOR, the fastest to decode).
 
 use super::bitpack::{self, bits_needed, packed_len};
 use super::{count_u32, put_i64, put_u32, put_u8, sample_runs, CodecError, Reader};
@@ -86,7 +88,7 @@ pub fn encode_i64(values: &[i64]) -> Vec<u8> {
             changes += usize::from(w[1] != w[0]);
         }
     }
-    let delta_est = if dmin <= dmax { DELTA_HEADER + packed_len(n - 1, bits_needed(dmax.wrapping_sub(dmin) as u64)) } else { usize::MAX };
+    let delta_est = if dmin <= dmax { DELTA_HEADER + packed_len(n, bits_needed(dmax.wrapping_sub(dmin) as u64)) } else { usize::MAX };
     let runs_est = (changes * n).div_ceil(sampled.max(1)).max(1);
     let rle_est = RLE_HEADER + packed_len(runs_est, for_width) + packed_len(runs_est, bits_needed((2 * n / runs_est) as u64));
 
@@ -95,12 +97,12 @@ pub fn encode_i64(values: &[i64]) -> Vec<u8> {
     if delta_est < for_size {
         let (dmin, dmax) = delta_min_max(values);
         let width = bits_needed(dmax.wrapping_sub(dmin) as u64);
-        let size = DELTA_HEADER + packed_len(n - 1, width);
+        let size = DELTA_HEADER + packed_len(n, width);
         if size < best.0 {
             best = (size, Some((dmin, width)));
         }
     }
-    if rle_est < for_size {
+    if rle_est < best.0 {
         if let Some(enc) = rle(values, count, min, for_width, best.0) {
             return enc;
         }
@@ -138,8 +140,7 @@ fn decode_inner(bytes: &[u8], out: &mut Vec<i64>, old: usize) -> Result<(), Code
         Scheme::For => {
             let min = r.i64("FOR reference")?;
             let width = r.width("FOR bit width")?;
-            out.resize(old + n, 0);
-            r.unpack_into(width, min as u64, &mut out[old..])?;
+            r.unpack(width, n, min as u64, out)?;
             r.finish()?;
         }
         Scheme::DeltaFor => {
@@ -150,8 +151,7 @@ fn decode_inner(bytes: &[u8], out: &mut Vec<i64>, old: usize) -> Result<(), Code
                 r.finish()?;
                 return Ok(());
             }
-            out.resize(old + n, 0);
-            r.unpack_into(width, dmin as u64, &mut out[old + 1..])?;
+            r.unpack(width, n, dmin as u64, out)?;
             r.finish()?;
             out[old] = first;
             prefix_sum(first, &mut out[old + 1..]);
@@ -164,11 +164,11 @@ fn decode_inner(bytes: &[u8], out: &mut Vec<i64>, old: usize) -> Result<(), Code
             let min = r.i64("RLE reference")?;
             let vwidth = r.width("RLE value bit width")?;
             let lwidth = r.width("RLE length bit width")?;
-            let mut vals = vec![0i64; runs];
-            r.unpack_into(vwidth, min as u64, &mut vals)?;
+            let mut vals: Vec<i64> = Vec::new();
+            r.unpack(vwidth, runs, min as u64, &mut vals)?;
             let lens_at = r.pos();
-            let mut lens = vec![0u64; runs];
-            r.unpack_into(lwidth, 1, &mut lens)?;
+            let mut lens: Vec<u64> = Vec::new();
+            r.unpack(lwidth, runs, 1, &mut lens)?;
             r.finish()?;
             let total = lens.iter().try_fold(0u64, |a, &l| a.checked_add(l));
             if total != Some(n as u64) {
@@ -206,8 +206,8 @@ fn min_max(values: &[i64]) -> Option<(i64, i64)> {
 
 fn delta_min_max(values: &[i64]) -> (i64, i64) {
     let (mut lo, mut hi) = (i64::MAX, i64::MIN);
-    for w in values.windows(2) {
-        let d = w[1].wrapping_sub(w[0]);
+    for (x, y) in values.iter().zip(values.iter().skip(1)) {
+        let d = y.wrapping_sub(*x);
         lo = lo.min(d);
         hi = hi.max(d);
     }
@@ -240,14 +240,17 @@ fn frame_of_reference(values: &[i64], count: u32, min: i64, width: u32) -> Vec<u
 }
 
 fn delta_for(values: &[i64], count: u32, dmin: i64, width: u32) -> Vec<u8> {
-    let m = values.len() - 1;
-    let mut out = header(Scheme::DeltaFor, count, 17 + packed_len(m, width));
+    let n = values.len();
+    let mut out = header(Scheme::DeltaFor, count, 17 + packed_len(n, width));
     put_i64(&mut out, values[0]);
     put_i64(&mut out, dmin);
     put_u8(&mut out, width as u8);
-    bitpack::pack_with(m, width, &mut out, |s, buf| {
-        for (b, w) in buf.iter_mut().zip(values[s..].windows(2)) {
-            *b = w[1].wrapping_sub(w[0]).wrapping_sub(dmin) as u64;
+    bitpack::pack_with(n, width, &mut out, |s, buf| {
+        let skip = usize::from(s == 0);
+        buf[0] = 0;
+        let prev = &values[s + skip - 1..];
+        for (b, (x, y)) in buf[skip..].iter_mut().zip(prev.iter().zip(&prev[1..])) {
+            *b = y.wrapping_sub(*x).wrapping_sub(dmin) as u64;
         }
     });
     out

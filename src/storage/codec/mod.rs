@@ -3,9 +3,10 @@
 //! of u64 in 1024-value blocks), `integer` (i64: constant, frame-of-reference,
 //! delta + FOR, run-length; the scheme picked per block by sampling) and
 //! `timestamp` (i64 nanoseconds: constant stride with exceptions, else
-//! delta-of-delta with patched bit-packing). Byte layouts are in
-//! storage-format/SPEC.md; every encoding is little-endian and starts with a
-//! one-byte scheme tag and a u32 value count.
+//! delta-of-delta with patched bit-packing). Each file's module doc gives its
+//! byte layout (for storage-format/SPEC.md): little-endian throughout; integer
+//! and timestamp encodings start with a one-byte scheme tag and a u32 value
+//! count, and are self-contained (a decoder needs nothing else).
 //!
 //! Must not: do I/O, checksum or frame blocks (the segment writer does), or
 //! know SQL types beyond the physical ones (u64, i64). Must not trust the bytes
@@ -121,10 +122,6 @@ impl<'a> Reader<'a> {
         }
     }
 
-    pub(crate) fn skip(&mut self, n: usize) {
-        self.pos = (self.pos + n).min(self.buf.len());
-    }
-
     pub(crate) fn u8(&mut self, what: &str) -> Result<u8, CodecError> {
         Ok(self.take(1, what)?[0])
     }
@@ -161,10 +158,11 @@ impl<'a> Reader<'a> {
         Ok(n)
     }
 
-    /// Bit-unpacks `out.len()` values at `width`, adding `base` (wrapping).
-    pub(crate) fn unpack_into<T: bitpack::Lane>(&mut self, width: u32, base: u64, out: &mut [T]) -> Result<(), CodecError> {
+    /// Bit-unpacks `count` values at `width`, adding `base` (wrapping), and
+    /// appends them to `out`.
+    pub(crate) fn unpack<T: bitpack::Lane>(&mut self, width: u32, count: usize, base: u64, out: &mut Vec<T>) -> Result<(), CodecError> {
         let start = self.pos;
-        let n = bitpack::unpack_into(self.rest(), width, base, out).map_err(|e| e.at(self.codec, start))?;
+        let n = bitpack::unpack_append(self.rest(), width, count, base, out).map_err(|e| e.at(self.codec, start))?;
         self.pos += n;
         Ok(())
     }
