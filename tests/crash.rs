@@ -17,18 +17,7 @@ use std::time::Duration;
 /// (writer, statement) → rows the statement or transaction inserts.
 type Ledger = Arc<Mutex<HashMap<(i32, i32), i64>>>;
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+use common::rng::Rng;
 
 fn insert_sql(writer: i32, stmt: i32, first_k: i64, rows: i64) -> String {
     let values: Vec<String> =

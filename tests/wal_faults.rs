@@ -16,18 +16,9 @@ use std::path::Path;
 use brewric::wal::record::{encode_record, encode_segment_header, RecordType, SegmentHeader, FLAG_SELF_COMMITTED};
 use brewric::wal::recovery::read_logs;
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        if n == 0 { 0 } else { self.next() % n }
-    }
-}
+#[path = "common/rng.rs"]
+mod rng;
+use rng::Rng;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Fault {

@@ -12,6 +12,7 @@
 #![allow(dead_code)]
 
 pub mod pgtext;
+pub mod rng;
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
