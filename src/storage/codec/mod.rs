@@ -14,7 +14,10 @@
 //! never allocates for more than `MAX_VALUES` values.
 
 pub mod bitpack;
+pub mod boolean;
+pub mod float;
 pub mod integer;
+pub mod string;
 pub mod timestamp;
 
 /// The most values one encoding may hold. Encoders panic above it (callers

@@ -1,0 +1,1 @@
+//! Boolean column blocks (placeholder: being written on branch codec-string).

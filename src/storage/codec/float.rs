@@ -1,0 +1,1 @@
+//! Float column blocks (placeholder: being written on branch codec-float).

@@ -1,0 +1,1 @@
+//! Variable-length (text/bytea) column blocks (placeholder: being written on branch codec-string).
