@@ -53,7 +53,11 @@ fn gappy_timestamps(rng: &mut Rng) -> Vec<i64> {
         if rng.next().is_multiple_of(1000) {
             continue;
         }
-        let late = if rng.next().is_multiple_of(1000) { (rng.next() % 1_000_000) as i64 } else { 0 };
+        let late = if rng.next().is_multiple_of(1000) {
+            (rng.next() % 1_000_000) as i64
+        } else {
+            0
+        };
         out.push(T0 + slot * TEN_S + late);
     }
     out
@@ -74,7 +78,12 @@ fn encode_blocks(values: &[i64], encode: fn(&[i64]) -> Vec<u8>) -> Vec<Vec<u8>> 
     values.chunks(BLOCK).map(encode).collect()
 }
 
-fn report<S: std::fmt::Debug>(codec: &str, name: &str, blocks: &[Vec<u8>], scheme: fn(&[u8]) -> Option<S>) {
+fn report<S: std::fmt::Debug>(
+    codec: &str,
+    name: &str,
+    blocks: &[Vec<u8>],
+    scheme: fn(&[u8]) -> Option<S>,
+) {
     let bytes: usize = blocks.iter().map(Vec::len).sum();
     let mut schemes = BTreeMap::new();
     for b in blocks {
@@ -84,7 +93,10 @@ fn report<S: std::fmt::Debug>(codec: &str, name: &str, blocks: &[Vec<u8>], schem
 }
 
 fn bench_bitpack(c: &mut Criterion) {
-    let walk: Vec<u64> = random_walk(&mut Rng(1)).into_iter().map(|v| v as u64).collect();
+    let walk: Vec<u64> = random_walk(&mut Rng(1))
+        .into_iter()
+        .map(|v| v as u64)
+        .collect();
     let width = bitpack::bits_needed(walk.iter().copied().max().unwrap_or(0));
     let pack_blocks = |vals: &[u64]| -> Vec<Vec<u8>> {
         vals.chunks(BLOCK)
@@ -97,11 +109,16 @@ fn bench_bitpack(c: &mut Criterion) {
     };
     let packed = pack_blocks(&walk);
     let bytes: usize = packed.iter().map(Vec::len).sum();
-    eprintln!("bitpack/walk_0_100: {:.3} bits/value (width {width})", bytes as f64 * 8.0 / N as f64);
+    eprintln!(
+        "bitpack/walk_0_100: {:.3} bits/value (width {width})",
+        bytes as f64 * 8.0 / N as f64
+    );
 
     let mut g = c.benchmark_group("bitpack");
     g.throughput(Throughput::Elements(N as u64));
-    g.bench_function(format!("pack width {width}"), |b| b.iter(|| black_box(pack_blocks(black_box(&walk)))));
+    g.bench_function(format!("pack width {width}"), |b| {
+        b.iter(|| black_box(pack_blocks(black_box(&walk))))
+    });
     g.bench_function(format!("unpack width {width}"), |b| {
         let mut out = Vec::with_capacity(BLOCK);
         b.iter(|| {
@@ -136,7 +153,9 @@ fn bench_column<S: std::fmt::Debug>(
             }
         }
         assert!(check == *values, "{codec}/{name} does not round-trip");
-        g.bench_function(format!("encode {name}"), |b| b.iter(|| black_box(encode_blocks(black_box(values), encode))));
+        g.bench_function(format!("encode {name}"), |b| {
+            b.iter(|| black_box(encode_blocks(black_box(values), encode)))
+        });
         g.bench_function(format!("decode {name}"), |b| {
             let mut out = Vec::with_capacity(BLOCK);
             b.iter(|| {
@@ -153,13 +172,33 @@ fn bench_column<S: std::fmt::Debug>(
 
 fn bench_integer(c: &mut Criterion) {
     let mut rng = Rng(2);
-    let datasets = [("walk_0_100", random_walk(&mut rng)), ("random_i64", (0..N).map(|_| rng.next() as i64).collect())];
-    bench_column(c, "integer", &datasets, integer::encode_i64, integer::decode_i64, integer::scheme);
+    let datasets = [
+        ("walk_0_100", random_walk(&mut rng)),
+        ("random_i64", (0..N).map(|_| rng.next() as i64).collect()),
+    ];
+    bench_column(
+        c,
+        "integer",
+        &datasets,
+        integer::encode_i64,
+        integer::decode_i64,
+        integer::scheme,
+    );
 }
 
 fn bench_timestamp(c: &mut Criterion) {
-    let datasets = [("regular_10s", regular_timestamps()), ("gaps_and_late", gappy_timestamps(&mut Rng(3)))];
-    bench_column(c, "timestamp", &datasets, timestamp::encode_timestamps, timestamp::decode_timestamps, timestamp::scheme);
+    let datasets = [
+        ("regular_10s", regular_timestamps()),
+        ("gaps_and_late", gappy_timestamps(&mut Rng(3))),
+    ];
+    bench_column(
+        c,
+        "timestamp",
+        &datasets,
+        timestamp::encode_timestamps,
+        timestamp::decode_timestamps,
+        timestamp::scheme,
+    );
 }
 
 criterion_group!(benches, bench_bitpack, bench_integer, bench_timestamp);

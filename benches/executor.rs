@@ -19,7 +19,9 @@ const ROWS: usize = 1 << 20;
 fn batches_f64() -> Vec<Column> {
     (0..ROWS / BATCH_ROWS)
         .map(|b| {
-            let v: Vec<f64> = (0..BATCH_ROWS).map(|i| ((b * BATCH_ROWS + i) % 1600) as f64 / 16.0).collect();
+            let v: Vec<f64> = (0..BATCH_ROWS)
+                .map(|i| ((b * BATCH_ROWS + i) % 1600) as f64 / 16.0)
+                .collect();
             Column::new(DataType::Float64, ColumnData::Float64(v), None)
         })
         .collect()
@@ -28,7 +30,9 @@ fn batches_f64() -> Vec<Column> {
 fn batches_text() -> Vec<Column> {
     (0..ROWS / BATCH_ROWS)
         .map(|b| {
-            let d: Vec<Datum> = (0..BATCH_ROWS).map(|i| Datum::text(format!("robot-{:03}", (b * BATCH_ROWS + i) % 100))).collect();
+            let d: Vec<Datum> = (0..BATCH_ROWS)
+                .map(|i| Datum::text(format!("robot-{:03}", (b * BATCH_ROWS + i) % 100)))
+                .collect();
             Column::from_datums(DataType::Text, &d)
         })
         .collect()
@@ -48,7 +52,13 @@ fn kernels(c: &mut Criterion) {
         g.bench_function(format!("float8 {op:?} scalar"), |b| {
             b.iter(|| {
                 for col in &cols {
-                    let out = eval_binary(&sig, Operand::Column(col), Operand::Scalar(&k, DataType::Float64), col.len(), &ctx);
+                    let out = eval_binary(
+                        &sig,
+                        Operand::Column(col),
+                        Operand::Scalar(&k, DataType::Float64),
+                        col.len(),
+                        &ctx,
+                    );
                     black_box(out.ok());
                 }
             })
@@ -64,7 +74,12 @@ fn aggregation(c: &mut Criterion) {
     g.throughput(Throughput::Elements(ROWS as u64));
     g.bench_function("count(*)", |b| {
         b.iter(|| {
-            let mut agg = HashAggregation::new(AggMode::Partial, vec![], &[(AggFunc::CountStar, DataType::Int64, DataType::Int64, false)]).ok();
+            let mut agg = HashAggregation::new(
+                AggMode::Partial,
+                vec![],
+                &[(AggFunc::CountStar, DataType::Int64, DataType::Int64, false)],
+            )
+            .ok();
             if let Some(agg) = agg.as_mut() {
                 for _ in &values {
                     black_box(agg.update(&[], BATCH_ROWS, &[(None, None)]).ok());
@@ -74,7 +89,12 @@ fn aggregation(c: &mut Criterion) {
     });
     g.bench_function("sum(float8)", |b| {
         b.iter(|| {
-            let mut agg = HashAggregation::new(AggMode::Partial, vec![], &[(AggFunc::Sum, DataType::Float64, DataType::Float64, false)]).ok();
+            let mut agg = HashAggregation::new(
+                AggMode::Partial,
+                vec![],
+                &[(AggFunc::Sum, DataType::Float64, DataType::Float64, false)],
+            )
+            .ok();
             if let Some(agg) = agg.as_mut() {
                 for v in &values {
                     black_box(agg.update(&[], BATCH_ROWS, &[(Some(v), None)]).ok());
@@ -91,7 +111,10 @@ fn aggregation(c: &mut Criterion) {
             let mut agg = HashAggregation::new(AggMode::Partial, vec![DataType::Text], &aggs).ok();
             if let Some(agg) = agg.as_mut() {
                 for (k, v) in keys.iter().zip(&values) {
-                    black_box(agg.update(&[k], BATCH_ROWS, &[(None, None), (Some(v), None)]).ok());
+                    black_box(
+                        agg.update(&[k], BATCH_ROWS, &[(None, None), (Some(v), None)])
+                            .ok(),
+                    );
                 }
             }
         })

@@ -11,6 +11,12 @@ pub struct Config {
     pub shards: usize,
     /// Most memory one statement's sorts, joins, DISTINCT and aggregates may hold.
     pub query_memory_mb: usize,
+    /// A shard's memtables above this many MiB trigger a checkpoint (flush to segments).
+    pub flush_mb: usize,
+    /// Rows older than this many seconds in a memtable trigger a checkpoint.
+    pub flush_age_s: usize,
+    /// Block cache bound per shard, MiB.
+    pub cache_mb: usize,
 }
 
 pub const USAGE: &str = "usage: brewricd [--listen HOST:PORT] [--data-dir DIR] [--shards N]\n\
@@ -18,14 +24,22 @@ pub const USAGE: &str = "usage: brewricd [--listen HOST:PORT] [--data-dir DIR] [
   --data-dir DIR      where data lives (env BREWRIC_DATA_DIR, default ./brewric-data)\n\
   --shards N          shard threads, one per core (env BREWRIC_SHARDS, default: number of cores)\n\
   --query-memory-mb N memory one statement may hold in sorts, joins, DISTINCT and aggregates
-                      (env BREWRIC_QUERY_MEMORY_MB, default 4096); beyond it the statement fails with 53200";
+                      (env BREWRIC_QUERY_MEMORY_MB, default 4096); beyond it the statement fails with 53200
+  --flush-mb N        a shard's memtables above N MiB are flushed to segment files (env BREWRIC_FLUSH_MB, default 256)
+  --flush-age-s N     rows older than N seconds in memory are flushed (env BREWRIC_FLUSH_AGE_S, default 300)
+  --cache-mb N        block cache per shard, MiB (env BREWRIC_CACHE_MB, default 256)";
 
 impl Config {
     /// Flags win over environment variables, which win over defaults.
-    pub fn from_args(args: &[String], env: impl Fn(&str) -> Option<String>) -> Result<Config, String> {
+    pub fn from_args(
+        args: &[String],
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Config, String> {
         let mut cfg = Config {
             listen: env("BREWRIC_LISTEN").unwrap_or_else(|| "127.0.0.1:5432".into()),
-            data_dir: PathBuf::from(env("BREWRIC_DATA_DIR").unwrap_or_else(|| "./brewric-data".into())),
+            data_dir: PathBuf::from(
+                env("BREWRIC_DATA_DIR").unwrap_or_else(|| "./brewric-data".into()),
+            ),
             shards: match env("BREWRIC_SHARDS") {
                 Some(s) => parse_shards(&s)?,
                 None => crate::runtime::shard::core_count(),
@@ -34,6 +48,18 @@ impl Config {
                 Some(s) => parse_megabytes(&s)?,
                 None => 4096,
             },
+            flush_mb: env("BREWRIC_FLUSH_MB")
+                .map(|s| parse_count("--flush-mb", &s))
+                .transpose()?
+                .unwrap_or(256),
+            flush_age_s: env("BREWRIC_FLUSH_AGE_S")
+                .map(|s| parse_count("--flush-age-s", &s))
+                .transpose()?
+                .unwrap_or(300),
+            cache_mb: env("BREWRIC_CACHE_MB")
+                .map(|s| parse_count("--cache-mb", &s))
+                .transpose()?
+                .unwrap_or(256),
         };
         let mut it = args.iter();
         while let Some(a) = it.next() {
@@ -41,12 +67,20 @@ impl Config {
                 Some((f, v)) => (f, Some(v.to_string())),
                 None => (a.as_str(), None),
             };
-            let mut value = || inline.clone().or_else(|| it.next().cloned()).ok_or(format!("{flag} needs a value\n{USAGE}"));
+            let mut value = || {
+                inline
+                    .clone()
+                    .or_else(|| it.next().cloned())
+                    .ok_or(format!("{flag} needs a value\n{USAGE}"))
+            };
             match flag {
                 "--listen" => cfg.listen = value()?,
                 "--data-dir" => cfg.data_dir = PathBuf::from(value()?),
                 "--shards" => cfg.shards = parse_shards(&value()?)?,
                 "--query-memory-mb" => cfg.query_memory_mb = parse_megabytes(&value()?)?,
+                "--flush-mb" => cfg.flush_mb = parse_count(flag, &value()?)?,
+                "--flush-age-s" => cfg.flush_age_s = parse_count(flag, &value()?)?,
+                "--cache-mb" => cfg.cache_mb = parse_count(flag, &value()?)?,
                 "-h" | "--help" => return Err(USAGE.to_string()),
                 other => return Err(format!("unknown argument {other}\n{USAGE}")),
             }
@@ -58,7 +92,16 @@ impl Config {
 fn parse_megabytes(s: &str) -> Result<usize, String> {
     match s.parse::<usize>() {
         Ok(n) if (1..=1 << 24).contains(&n) => Ok(n),
-        _ => Err(format!("--query-memory-mb must be a number of megabytes (1 or more), got {s:?}")),
+        _ => Err(format!(
+            "--query-memory-mb must be a number of megabytes (1 or more), got {s:?}"
+        )),
+    }
+}
+
+fn parse_count(flag: &str, s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if (1..=1 << 24).contains(&n) => Ok(n),
+        _ => Err(format!("{flag} must be a number (1 or more), got {s:?}")),
     }
 }
 

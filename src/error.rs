@@ -84,7 +84,15 @@ pub type DbResult<T> = Result<T, DbError>;
 
 impl DbError {
     pub fn new(code: &'static str, message: impl Into<String>) -> Self {
-        DbError { code, message: message.into(), detail: None, hint: None, position: None, where_: None, severity: "ERROR" }
+        DbError {
+            code,
+            message: message.into(),
+            detail: None,
+            hint: None,
+            position: None,
+            where_: None,
+            severity: "ERROR",
+        }
     }
     pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
         self.detail = Some(detail.into());
@@ -128,13 +136,19 @@ impl DbError {
         )
     }
     pub fn out_of_range(type_name: &str) -> Self {
-        Self::new(sqlstate::NUMERIC_VALUE_OUT_OF_RANGE, format!("{type_name} out of range"))
+        Self::new(
+            sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+            format!("{type_name} out of range"),
+        )
     }
     pub fn division_by_zero() -> Self {
         Self::new(sqlstate::DIVISION_BY_ZERO, "division by zero")
     }
     pub fn canceled() -> Self {
-        Self::new(sqlstate::QUERY_CANCELED, "canceling statement due to user request")
+        Self::new(
+            sqlstate::QUERY_CANCELED,
+            "canceling statement due to user request",
+        )
     }
 }
 

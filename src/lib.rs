@@ -10,6 +10,7 @@ pub mod catalog;
 pub mod config;
 pub mod error;
 pub mod exec;
+pub mod failpoint;
 pub mod ingest;
 pub mod runtime;
 pub mod server;
@@ -20,6 +21,10 @@ pub mod wal;
 pub mod wire;
 
 /// What `SELECT version()` returns.
-pub const VERSION_STRING: &str = concat!("PostgreSQL 15.0 (Brewric ", env!("CARGO_PKG_VERSION"), ") on x86_64-pc-linux-gnu");
+pub const VERSION_STRING: &str = concat!(
+    "PostgreSQL 15.0 (Brewric ",
+    env!("CARGO_PKG_VERSION"),
+    ") on x86_64-pc-linux-gnu"
+);
 /// The server_version ParameterStatus: PostgreSQL-style number first (psql picks its catalog queries by it).
 pub const SERVER_VERSION: &str = concat!("15.0 (Brewric ", env!("CARGO_PKG_VERSION"), ")");

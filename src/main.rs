@@ -5,6 +5,10 @@ use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use brewric::catalog::CatalogStore;
+use std::collections::HashMap;
+
+use brewric::storage::checkpoint;
+use brewric::storage::files::{self, Manifest};
 use brewric::wal::{recovery, Wal};
 
 use brewric::config::Config;
@@ -32,15 +36,18 @@ fn main() {
 }
 
 fn run(cfg: Config) -> Result<(), String> {
-    std::fs::create_dir_all(&cfg.data_dir).map_err(|e| format!("cannot create {}: {e}", cfg.data_dir.display()))?;
+    std::fs::create_dir_all(&cfg.data_dir)
+        .map_err(|e| format!("cannot create {}: {e}", cfg.data_dir.display()))?;
     let _lock = lock_data_dir(&cfg.data_dir)?;
-    let listener = std::net::TcpListener::bind(&cfg.listen).map_err(|e| format!("cannot listen on {}: {e}", cfg.listen))?;
+    let listener = std::net::TcpListener::bind(&cfg.listen)
+        .map_err(|e| format!("cannot listen on {}: {e}", cfg.listen))?;
 
     // Recovery: the catalog, then every shard's WAL, before any client is served.
     let started = Instant::now();
     let catalog = CatalogStore::open(cfg.data_dir.clone())?;
+    let manifest = Manifest::load(&cfg.data_dir)?;
     let logs = recovery::read_logs(&cfg.data_dir)?;
-    let recovered = recovery::plan_replay(logs, &catalog.snapshot())?;
+    let recovered = recovery::plan_replay(logs, &catalog.snapshot(), &manifest)?;
 
     let server_cell: Arc<OnceLock<Arc<Server>>> = Arc::new(OnceLock::new());
     let cell = server_cell.clone();
@@ -49,14 +56,33 @@ fn run(cfg: Config) -> Result<(), String> {
             tokio::task::spawn_local(brewric::wire::serve(stream, server.clone(), ctx.id));
         }
     });
-    let shards = start_shards(cfg.shards, spawner).map_err(|e| format!("cannot start shards: {e}"))?;
-    let server = Arc::new(Server::new(catalog, shards.clone(), cfg.query_memory_mb << 20, recovered.next_txn));
+    let shards =
+        start_shards(cfg.shards, spawner).map_err(|e| format!("cannot start shards: {e}"))?;
+    let server = Arc::new(Server::new(
+        catalog,
+        shards.clone(),
+        cfg.query_memory_mb << 20,
+        recovered.next_txn,
+    ));
     let _ = server_cell.set(server.clone());
-    replay(&server, &cfg, recovered, started)?;
+    replay(&server, &cfg, &manifest, recovered, started)?;
+
+    let policy = checkpoint::FlushPolicy {
+        memtable_bytes: cfg.flush_mb << 20,
+        max_age: std::time::Duration::from_secs(cfg.flush_age_s as u64),
+    };
+    let flusher_server = server.clone();
+    let _ = shards[0].send_job_blocking(Box::new(move |_| {
+        tokio::task::spawn_local(checkpoint::run_flusher(flusher_server, policy));
+    }));
 
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     println!("brewricd listening on {addr}");
-    eprintln!("brewricd: {} shards, data in {}", cfg.shards, cfg.data_dir.display());
+    eprintln!(
+        "brewricd: {} shards, data in {}",
+        cfg.shards,
+        cfg.data_dir.display()
+    );
     let _ = std::io::stdout().flush();
     // The acceptor hands sockets to shards round-robin; each shard then owns its sessions.
     let mut next = 0usize;
@@ -78,23 +104,28 @@ fn run(cfg: Config) -> Result<(), String> {
 /// Loads the recovered rows into the shards (a directory's rows go to shard
 /// `dir mod shards`, so a changed `--shards` still finds them), moves
 /// sequences past every value a row holds, and starts each shard's WAL.
-fn replay(server: &Arc<Server>, cfg: &Config, recovered: recovery::Recovered, started: Instant) -> Result<(), String> {
-    let rt = tokio::runtime::Builder::new_current_thread().build().map_err(|e| e.to_string())?;
+fn replay(
+    server: &Arc<Server>,
+    cfg: &Config,
+    manifest: &Manifest,
+    recovered: recovery::Recovered,
+    started: Instant,
+) -> Result<(), String> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
     let shards = &server.shards;
     let bytes: u64 = recovered.logs.iter().map(|l| l.bytes).sum();
     let records: usize = recovered.logs.iter().map(|l| l.records.len()).sum();
     advance_sequences(server, &recovered);
+    let catalog = server.catalog.snapshot();
+    let types = catalog.table_types();
+    let segment_rows = load_segments(server, cfg, manifest, &types, &rt)?;
     rt.block_on(async {
         for (dir, ops) in recovered.ops {
             let shard = &shards[dir as usize % shards.len()];
-            let catalog = server.catalog.snapshot();
-            let types: std::collections::HashMap<u32, Vec<brewric::types::DataType>> = catalog
-                .databases
-                .values()
-                .flat_map(|d| d.schemas.values())
-                .flat_map(|s| s.tables.values())
-                .map(|t| (t.oid, t.column_types()))
-                .collect();
+            let types = types.clone();
             shard
                 .run(move |ctx| {
                     let mut storage = ctx.storage.borrow_mut();
@@ -115,12 +146,17 @@ fn replay(server: &Arc<Server>, cfg: &Config, recovered: recovery::Recovered, st
         for shard in shards.iter() {
             let id = shard.id as u32;
             let log = recovered.logs.iter().find(|l| l.shard == id);
-            let (last, next_lsn) = (log.and_then(|l| l.last_segment), log.map_or(0, |l| l.next_lsn));
+            let existing = log.map(|l| l.segments.clone()).unwrap_or_default();
+            // LSNs continue past both the log and the last checkpoint (whose
+            // WAL segments may all have been deleted).
+            let next_lsn = log
+                .map_or(0, |l| l.next_lsn)
+                .max(manifest.shards.get(&id).map_or(0, |c| c.lsn));
             let dir = brewric::wal::shard_dir(&cfg.data_dir, id);
             shard
                 .run(move |ctx| {
                     let ring = ctx.ring.borrow_mut().take();
-                    Wal::start(&dir, id, last, next_lsn, ring).map(|wal| {
+                    Wal::start(&dir, id, existing, next_lsn, ring).map(|wal| {
                         *ctx.wal.borrow_mut() = Some(wal);
                     })
                 })
@@ -130,6 +166,39 @@ fn replay(server: &Arc<Server>, cfg: &Config, recovered: recovery::Recovered, st
         }
         Ok::<(), String>(())
     })?;
+    // WAL directories of shards that no longer exist (fewer --shards than
+    // before): their rows were replayed into the remaining shards; the first
+    // checkpoint writes them to segments and removes those directories.
+    let orphans: HashMap<u32, u64> = recovered
+        .logs
+        .iter()
+        .filter(|l| l.shard as usize >= shards.len())
+        .map(|l| {
+            (
+                l.shard,
+                l.next_lsn
+                    .max(manifest.shards.get(&l.shard).map_or(0, |c| c.lsn)),
+            )
+        })
+        .collect();
+    let has_orphans = !orphans.is_empty();
+    server
+        .checkpoints
+        .init(cfg.data_dir.clone(), manifest, orphans);
+    if has_orphans {
+        let s = server.clone();
+        rt.block_on(shards[0].run_local(move |_| async move { checkpoint::checkpoint(&s).await }))
+            .map_err(|e| e.message)?
+            .map_err(|e| {
+                format!(
+                    "the checkpoint after a change of --shards failed: {}",
+                    e.message
+                )
+            })?;
+    }
+    if segment_rows > 0 {
+        eprintln!("brewricd: {segment_rows} rows in segment files");
+    }
     let secs = started.elapsed().as_secs_f64();
     if records > 0 {
         eprintln!(
@@ -142,6 +211,86 @@ fn replay(server: &Arc<Server>, cfg: &Config, recovered: recovery::Recovered, st
     Ok(())
 }
 
+/// Opens the segment files the manifest lists onto their shards (directory
+/// `d` goes to shard `d mod shards`), deletes segment files it does not list
+/// (a flush that crashed before its manifest), and sets each shard's segment
+/// directory. Returns the rows they hold.
+fn load_segments(
+    server: &Arc<Server>,
+    cfg: &Config,
+    manifest: &Manifest,
+    types: &HashMap<u32, Vec<brewric::types::DataType>>,
+    rt: &tokio::runtime::Runtime,
+) -> Result<u64, String> {
+    let shards = &server.shards;
+    let listed: std::collections::HashSet<&str> =
+        manifest.segments.iter().map(|s| s.as_str()).collect();
+    let mut rows = 0u64;
+    let mut max_id: HashMap<u32, u64> = HashMap::new();
+    for rel in &manifest.segments {
+        let dir: u32 = rel
+            .strip_prefix("segments/shard-")
+            .and_then(|r| r.split('/').next())
+            .and_then(|d| d.parse().ok())
+            .ok_or_else(|| format!("checkpoint.json lists a strange segment path {rel:?}"))?;
+        let seg = files::SegmentFile::open(&cfg.data_dir.join(rel), dir).map_err(|e| {
+            format!("{e}. Brewric will not start: the segment holds acknowledged rows. Restore it from a backup.")
+        })?;
+        let e = max_id.entry(dir).or_default();
+        *e = (*e).max(seg.id + 1);
+        let Some(t) = types.get(&seg.table).cloned() else {
+            continue;
+        }; // a dropped table
+        rows += seg.footer.rows;
+        rt.block_on(shards[dir as usize % shards.len()].run(move |ctx| {
+            ctx.storage
+                .borrow_mut()
+                .add_segment(&t, std::rc::Rc::new(seg))
+        }))
+        .map_err(|e| e.message)?;
+    }
+    if let Ok(dirs) = std::fs::read_dir(cfg.data_dir.join("segments")) {
+        for d in dirs.flatten() {
+            let dname = d.file_name().to_string_lossy().to_string();
+            for f in std::fs::read_dir(d.path()).into_iter().flatten().flatten() {
+                let fname = f.file_name().to_string_lossy().to_string();
+                let rel = format!("segments/{dname}/{fname}");
+                if !listed.contains(rel.as_str()) {
+                    if let (Some(dir), Some((_, id))) = (
+                        dname
+                            .strip_prefix("shard-")
+                            .and_then(|n| n.parse::<u32>().ok()),
+                        files::parse_segment_file_name(&fname),
+                    ) {
+                        let e = max_id.entry(dir).or_default();
+                        *e = (*e).max(id + 1);
+                    }
+                    eprintln!("brewricd: removing {rel}: no checkpoint lists it (a flush that did not finish)");
+                    let _ = std::fs::remove_file(f.path());
+                }
+            }
+        }
+    }
+    for shard in shards.iter() {
+        let id = shard.id as u32;
+        let next = manifest
+            .shards
+            .get(&id)
+            .map_or(0, |c| c.next_segment)
+            .max(max_id.get(&id).copied().unwrap_or(0));
+        let (data_dir, cache) = (cfg.data_dir.clone(), cfg.cache_mb << 20);
+        rt.block_on(shard.run(move |ctx| {
+            let mut s = ctx.storage.borrow_mut();
+            s.data_dir = Some(data_dir);
+            s.dir = id;
+            s.next_segment = next;
+            s.cache = brewric::storage::cache::BlockCache::new(cache);
+        }))
+        .map_err(|e| e.message)?;
+    }
+    Ok(rows)
+}
+
 /// After a crash a sequence may lag values already in rows (it is saved with
 /// the catalog, rows with the WAL): move each past the largest such value.
 fn advance_sequences(server: &Server, recovered: &recovery::Recovered) {
@@ -150,11 +299,20 @@ fn advance_sequences(server: &Server, recovered: &recovery::Recovered) {
         for schema in db.schemas.values() {
             for table in schema.tables.values() {
                 for (ci, col) in table.columns.iter().enumerate() {
-                    let Some(default) = &col.default else { continue };
+                    let Some(default) = &col.default else {
+                        continue;
+                    };
                     let text = default.to_string();
-                    let Some(name) = text.strip_prefix("nextval('").and_then(|r| r.split('\'').next()) else { continue };
+                    let Some(name) = text
+                        .strip_prefix("nextval('")
+                        .and_then(|r| r.split('\'').next())
+                    else {
+                        continue;
+                    };
                     let (sname, seq) = name.split_once('.').unwrap_or(("public", name));
-                    let Some(seq) = db.schemas.get(sname).and_then(|s| s.sequences.get(seq)) else { continue };
+                    let Some(seq) = db.schemas.get(sname).and_then(|s| s.sequences.get(seq)) else {
+                        continue;
+                    };
                     for ops in recovered.ops.values() {
                         for op in ops {
                             if let recovery::ReplayOp::Append { table: oid, batch } = op {

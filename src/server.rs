@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::catalog::CatalogStore;
 use crate::runtime::ShardHandle;
+use crate::storage::checkpoint::Checkpoints;
 
 pub struct Server {
     pub catalog: CatalogStore,
@@ -21,10 +22,17 @@ pub struct Server {
     next_shard: AtomicUsize,
     /// pid → (secret, cancel flag of the session's running statement).
     cancels: Mutex<HashMap<i32, (i32, Arc<AtomicBool>)>>,
+    /// The checkpoint protocol's shared state (commit gate, manifest number).
+    pub checkpoints: Checkpoints,
 }
 
 impl Server {
-    pub fn new(catalog: CatalogStore, shards: Vec<ShardHandle>, query_memory_limit_bytes: usize, next_txn: u64) -> Server {
+    pub fn new(
+        catalog: CatalogStore,
+        shards: Vec<ShardHandle>,
+        query_memory_limit_bytes: usize,
+        next_txn: u64,
+    ) -> Server {
         Server {
             catalog,
             shards,
@@ -33,6 +41,7 @@ impl Server {
             next_pid: AtomicI32::new(1000),
             next_shard: AtomicUsize::new(0),
             cancels: Mutex::new(HashMap::new()),
+            checkpoints: Checkpoints::default(),
         }
     }
 
@@ -40,12 +49,18 @@ impl Server {
     pub fn register_session(&self, cancel: Arc<AtomicBool>) -> (i32, i32) {
         let pid = self.next_pid.fetch_add(1, Ordering::Relaxed);
         let secret = random_secret(pid);
-        self.cancels.lock().unwrap_or_else(|p| p.into_inner()).insert(pid, (secret, cancel));
+        self.cancels
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(pid, (secret, cancel));
         (pid, secret)
     }
 
     pub fn unregister_session(&self, pid: i32) {
-        self.cancels.lock().unwrap_or_else(|p| p.into_inner()).remove(&pid);
+        self.cancels
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&pid);
     }
 
     /// Handles a CancelRequest: sets the flag when pid and secret match.
@@ -62,6 +77,11 @@ impl Server {
         self.next_txn.fetch_add(1, Ordering::Relaxed)
     }
 
+    /// The next transaction id, without taking it (saved by checkpoints).
+    pub fn peek_next_txn(&self) -> u64 {
+        self.next_txn.load(Ordering::Relaxed)
+    }
+
     /// The shard that receives the next rows of a small insert (round-robin).
     pub fn next_shard(&self) -> usize {
         self.next_shard.fetch_add(1, Ordering::Relaxed) % self.shards.len().max(1)
@@ -72,6 +92,11 @@ fn random_secret(pid: i32) -> i32 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_i32(pid);
-    h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0));
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0),
+    );
     h.finish() as i32
 }

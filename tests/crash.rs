@@ -5,6 +5,9 @@
 //! - every acknowledged statement / transaction is there, whole;
 //! - no statement or transaction is there in part (a statement's rows are all
 //!   present or all absent, even when they were split across shards).
+//! Checkpoints run all the while (CHECKPOINT statements at random moments,
+//! and background flushes of memtables above 1 MiB), so kills land before,
+//! inside and after flushes and WAL truncations.
 //! Several rounds, each killing the server once. The seed is printed; set
 //! BREWRIC_CRASH_SEED to replay a run's timing choices.
 
@@ -20,14 +23,21 @@ type Ledger = Arc<Mutex<HashMap<(i32, i32), i64>>>;
 use common::rng::Rng;
 
 fn insert_sql(writer: i32, stmt: i32, first_k: i64, rows: i64) -> String {
-    let values: Vec<String> =
-        (first_k..first_k + rows).map(|k| format!("({writer}, {stmt}, {k}, 'payload-{writer}-{stmt}-{k}')")).collect();
+    let values: Vec<String> = (first_k..first_k + rows)
+        .map(|k| format!("({writer}, {stmt}, {k}, 'payload-{writer}-{stmt}-{k}')"))
+        .collect();
     format!("INSERT INTO acks VALUES {}", values.join(", "))
 }
 
 /// One writer: inserts until its connection dies, recording what it attempted
 /// before sending and what was acknowledged after.
-async fn writer(client: tokio_postgres::Client, writer: i32, seed: u64, attempted: Ledger, acked: Ledger) {
+async fn writer(
+    client: tokio_postgres::Client,
+    writer: i32,
+    seed: u64,
+    attempted: Ledger,
+    acked: Ledger,
+) {
     let mut rng = Rng(seed | 1);
     for stmt in 0.. {
         // Mostly single statements (large ones are split across the shards),
@@ -38,9 +48,13 @@ async fn writer(client: tokio_postgres::Client, writer: i32, seed: u64, attempte
             // COPY FROM STDIN, sometimes large enough to span both shards
             let rows = rows * (1 + rng.below(20) as i64);
             attempted.lock().unwrap().insert((writer, stmt), rows);
-            let data: String = (0..rows).map(|k| format!("{writer}\t{stmt}\t{k}\tpayload-{writer}-{stmt}-{k}\n")).collect();
+            let data: String = (0..rows)
+                .map(|k| format!("{writer}\t{stmt}\t{k}\tpayload-{writer}-{stmt}-{k}\n"))
+                .collect();
             let sent = async {
-                let sink = client.copy_in::<_, bytes::Bytes>("COPY acks FROM STDIN").await?;
+                let sink = client
+                    .copy_in::<_, bytes::Bytes>("COPY acks FROM STDIN")
+                    .await?;
                 futures::pin_mut!(sink);
                 futures::SinkExt::send(&mut sink, bytes::Bytes::from(data)).await?;
                 sink.finish().await
@@ -51,15 +65,26 @@ async fn writer(client: tokio_postgres::Client, writer: i32, seed: u64, attempte
             acked.lock().unwrap().insert((writer, stmt), rows);
         } else if kind == 0 {
             let second = 1 + rng.below(50) as i64;
-            attempted.lock().unwrap().insert((writer, stmt), rows + second);
-            let batch = format!("BEGIN; {}; {}; COMMIT", insert_sql(writer, stmt, 0, rows), insert_sql(writer, stmt, rows, second));
+            attempted
+                .lock()
+                .unwrap()
+                .insert((writer, stmt), rows + second);
+            let batch = format!(
+                "BEGIN; {}; {}; COMMIT",
+                insert_sql(writer, stmt, 0, rows),
+                insert_sql(writer, stmt, rows, second)
+            );
             if client.batch_execute(&batch).await.is_err() {
                 return;
             }
             acked.lock().unwrap().insert((writer, stmt), rows + second);
         } else {
             attempted.lock().unwrap().insert((writer, stmt), rows);
-            if client.batch_execute(&insert_sql(writer, stmt, 0, rows)).await.is_err() {
+            if client
+                .batch_execute(&insert_sql(writer, stmt, 0, rows))
+                .await
+                .is_err()
+            {
                 return;
             }
             acked.lock().unwrap().insert((writer, stmt), rows);
@@ -69,11 +94,18 @@ async fn writer(client: tokio_postgres::Client, writer: i32, seed: u64, attempte
 
 #[tokio::test]
 async fn acknowledged_rows_survive_kill_9_and_partial_writes_do_not_appear() {
-    let seed: u64 = std::env::var("BREWRIC_CRASH_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(7)
-    });
+    let seed: u64 = std::env::var("BREWRIC_CRASH_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(7)
+        });
     eprintln!("crash test seed: {seed} (replay with BREWRIC_CRASH_SEED={seed})");
     let mut rng = Rng(seed | 1);
+    let flush_args = ["--flush-mb", "1"];
     let mut server = common::start();
     if !server.is_brewric() {
         eprintln!("skipped: needs a brewricd started by the test to kill");
@@ -87,35 +119,81 @@ async fn acknowledged_rows_survive_kill_9_and_partial_writes_do_not_appear() {
         .unwrap();
     let attempted: Ledger = Default::default();
     let acked: Ledger = Default::default();
+    let dir = server.kill9();
+    server = common::start_configured(dir, 2, &flush_args, &[]);
     for round in 0..4 {
         let mut tasks = Vec::new();
+        let checkpointer = server.connect(common::DEFAULT_DB).await;
+        let mut ck_rng = Rng(rng.next() | 1);
+        tasks.push(tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(20 + ck_rng.below(150))).await;
+                if checkpointer.batch_execute("CHECKPOINT").await.is_err() {
+                    return;
+                }
+            }
+        }));
         for w in 0..4 {
             let client = server.connect(common::DEFAULT_DB).await;
             let id = round * 100 + w;
-            tasks.push(tokio::spawn(writer(client, id, rng.next(), attempted.clone(), acked.clone())));
+            tasks.push(tokio::spawn(writer(
+                client,
+                id,
+                rng.next(),
+                attempted.clone(),
+                acked.clone(),
+            )));
         }
         tokio::time::sleep(Duration::from_millis(200 + rng.below(600))).await;
         let dir = server.kill9();
         for t in tasks {
             let _ = tokio::time::timeout(Duration::from_secs(10), t).await;
         }
-        server = common::start_in(dir, 2);
+        let segments = std::fs::read_dir(dir.join("segments"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .flat_map(|d| std::fs::read_dir(d.path()).into_iter().flatten())
+            .count();
+        eprintln!("round {round}: killed with {segments} segment files on disk");
+        server = common::start_configured(dir, 2, &flush_args, &[]);
         let client = server.connect(common::DEFAULT_DB).await;
         let rows = client
-            .query("SELECT writer, stmt, count(*) FROM acks GROUP BY writer, stmt", &[])
+            .query(
+                "SELECT writer, stmt, count(*) FROM acks GROUP BY writer, stmt",
+                &[],
+            )
             .await
-            .unwrap_or_else(|e| panic!("round {round}: query after restart: {}", common::describe_error(&e)));
-        let present: HashMap<(i32, i32), i64> = rows.iter().map(|r| ((r.get(0), r.get(1)), r.get(2))).collect();
+            .unwrap_or_else(|e| {
+                panic!(
+                    "round {round}: query after restart: {}",
+                    common::describe_error(&e)
+                )
+            });
+        let present: HashMap<(i32, i32), i64> = rows
+            .iter()
+            .map(|r| ((r.get(0), r.get(1)), r.get(2)))
+            .collect();
         let attempted = attempted.lock().unwrap();
         for (key, n) in acked.lock().unwrap().iter() {
-            assert_eq!(present.get(key), Some(n), "round {round} (seed {seed}): acknowledged writer/stmt {key:?} of {n} rows");
+            assert_eq!(
+                present.get(key),
+                Some(n),
+                "round {round} (seed {seed}): acknowledged writer/stmt {key:?} of {n} rows"
+            );
         }
         for (key, n) in &present {
             assert_eq!(attempted.get(key), Some(n), "round {round} (seed {seed}): writer/stmt {key:?} is present with {n} rows, only part of it");
         }
         let acked_count = acked.lock().unwrap().len();
-        eprintln!("round {round}: {} statements present after restart, {acked_count} acknowledged so far", present.len());
-        assert!(acked_count > 0, "round {round}: no write was acknowledged before the kill");
+        eprintln!(
+            "round {round}: {} statements present after restart, {acked_count} acknowledged so far",
+            present.len()
+        );
+        assert!(
+            acked_count > 0,
+            "round {round}: no write was acknowledged before the kill"
+        );
     }
 }
 

@@ -41,7 +41,9 @@ fn psql_or_skip(test: &str) -> Option<PathBuf> {
         Some(p) => Some(p),
         None => {
             if std::env::var_os("CI").is_some() {
-                panic!("psql is not installed, but CI is set: .ci/run must install postgresql-client");
+                panic!(
+                    "psql is not installed, but CI is set: .ci/run must install postgresql-client"
+                );
             }
             eprintln!("SKIPPED {test}: psql not found (install postgresql-client to run it)");
             None
@@ -102,7 +104,8 @@ fn psql(bin: &PathBuf, server: &common::Server, db: &str, args: &[&str], stdin: 
     ] {
         cmd.env_remove(var);
     }
-    cmd.env("PGCONNECT_TIMEOUT", "10").env("PGAPPNAME", "psql-test");
+    cmd.env("PGCONNECT_TIMEOUT", "10")
+        .env("PGAPPNAME", "psql-test");
     let mut child = cmd.spawn().expect("spawn psql");
     let mut input = child.stdin.take().unwrap();
     let script = stdin.to_string();
@@ -145,10 +148,22 @@ fn psql(bin: &PathBuf, server: &common::Server, db: &str, args: &[&str], stdin: 
 /// running against an external server).
 fn create_db(bin: &PathBuf, server: &common::Server, name: &str) {
     if server.is_external() {
-        let out = psql(bin, server, "brewric", &["-c", &format!("DROP DATABASE IF EXISTS {name}")], "");
+        let out = psql(
+            bin,
+            server,
+            "brewric",
+            &["-c", &format!("DROP DATABASE IF EXISTS {name}")],
+            "",
+        );
         assert_eq!(out.code, Some(0), "{out:?}");
     }
-    let out = psql(bin, server, "brewric", &["-c", &format!("CREATE DATABASE {name}")], "");
+    let out = psql(
+        bin,
+        server,
+        "brewric",
+        &["-c", &format!("CREATE DATABASE {name}")],
+        "",
+    );
     assert_eq!(out.code, Some(0), "CREATE DATABASE {name}: {out:?}");
     assert_eq!(out.stdout, "CREATE DATABASE\n", "{out:?}");
 }
@@ -170,7 +185,13 @@ fn psql_script_create_insert_select_and_an_error() {
     create_db(&bin, &server, "psql_script");
 
     // unaligned, tuples only, as scripts use psql; the error does not stop the script
-    let out = psql(&bin, &server, "psql_script", &["-A", "-t", "-v", "ON_ERROR_STOP=0"], SCRIPT);
+    let out = psql(
+        &bin,
+        &server,
+        "psql_script",
+        &["-A", "-t", "-v", "ON_ERROR_STOP=0"],
+        SCRIPT,
+    );
     assert_eq!(out.code, Some(0), "{out:?}");
     assert_eq!(
         out.stdout,
@@ -182,7 +203,8 @@ fn psql_script_create_insert_select_and_an_error() {
         "{out:?}"
     );
     assert!(
-        out.stderr.contains("ERROR:  relation \"nope\" does not exist"),
+        out.stderr
+            .contains("ERROR:  relation \"nope\" does not exist"),
         "{out:?}"
     );
 
@@ -191,7 +213,10 @@ fn psql_script_create_insert_select_and_an_error() {
         &bin,
         &server,
         "psql_script",
-        &["-c", "SELECT robot, count(*) AS n, avg(battery) FROM readings GROUP BY robot ORDER BY robot"],
+        &[
+            "-c",
+            "SELECT robot, count(*) AS n, avg(battery) FROM readings GROUP BY robot ORDER BY robot",
+        ],
         "",
     );
     assert_eq!(out.code, Some(0), "{out:?}");
@@ -207,11 +232,18 @@ fn psql_script_create_insert_select_and_an_error() {
     assert_eq!(out.stderr, "", "{out:?}");
 
     // ON_ERROR_STOP=1: psql stops at the error and exits with 3
-    let out = psql(&bin, &server, "psql_script", &["-A", "-t", "-v", "ON_ERROR_STOP=1", "-f", "-"], "SELECT 1;\nSELECT * FROM nope;\nSELECT 2;\n");
+    let out = psql(
+        &bin,
+        &server,
+        "psql_script",
+        &["-A", "-t", "-v", "ON_ERROR_STOP=1", "-f", "-"],
+        "SELECT 1;\nSELECT * FROM nope;\nSELECT 2;\n",
+    );
     assert_eq!(out.code, Some(3), "{out:?}");
     assert_eq!(out.stdout, "1\n", "{out:?}");
     assert!(
-        out.stderr.contains("psql:<stdin>:2: ERROR:  relation \"nope\" does not exist"),
+        out.stderr
+            .contains("psql:<stdin>:2: ERROR:  relation \"nope\" does not exist"),
         "{out:?}"
     );
 }
@@ -223,12 +255,24 @@ fn psql_single_commands_and_exit_codes() {
     };
     let server = common::start();
 
-    let out = psql(&bin, &server, "brewric", &["-A", "-t", "-c", "SELECT 1 + 1, 'two'"], "");
+    let out = psql(
+        &bin,
+        &server,
+        "brewric",
+        &["-A", "-t", "-c", "SELECT 1 + 1, 'two'"],
+        "",
+    );
     assert_eq!(out.code, Some(0), "{out:?}");
     assert_eq!(out.stdout, "2|two\n", "{out:?}");
 
     // a failing -c command: exit code 1, the message on stderr
-    let out = psql(&bin, &server, "brewric", &["-A", "-t", "-v", "ON_ERROR_STOP=0", "-c", "SELECT 1 / 0"], "");
+    let out = psql(
+        &bin,
+        &server,
+        "brewric",
+        &["-A", "-t", "-v", "ON_ERROR_STOP=0", "-c", "SELECT 1 / 0"],
+        "",
+    );
     assert_eq!(out.code, Some(1), "{out:?}");
     assert_eq!(out.stdout, "", "{out:?}");
     assert!(out.stderr.contains("ERROR:  division by zero"), "{out:?}");
@@ -237,8 +281,7 @@ fn psql_single_commands_and_exit_codes() {
     let out = psql(&bin, &server, "brewric", &["-c", "SELEC 2"], "");
     assert_eq!(out.code, Some(1), "{out:?}");
     assert_eq!(
-        out.stderr,
-        "ERROR:  syntax error at or near \"SELEC\"\nLINE 1: SELEC 2\n        ^\n",
+        out.stderr, "ERROR:  syntax error at or near \"SELEC\"\nLINE 1: SELEC 2\n        ^\n",
         "{out:?}"
     );
 
@@ -247,29 +290,61 @@ fn psql_single_commands_and_exit_codes() {
         &bin,
         &server,
         "brewric",
-        &["-A", "-t", "-c", "SELECT 'a'", "-c", "SELECT nope", "-c", "SELECT 'c'"],
+        &[
+            "-A",
+            "-t",
+            "-c",
+            "SELECT 'a'",
+            "-c",
+            "SELECT nope",
+            "-c",
+            "SELECT 'c'",
+        ],
         "",
     );
     assert_eq!(out.code, Some(0), "{out:?}");
     assert_eq!(out.stdout, "a\nc\n", "{out:?}");
-    assert!(out.stderr.contains("ERROR:  column \"nope\" does not exist"), "{out:?}");
+    assert!(
+        out.stderr
+            .contains("ERROR:  column \"nope\" does not exist"),
+        "{out:?}"
+    );
 
     // SHOW and SET through psql
-    let out = psql(&bin, &server, "brewric", &["-A", "-t", "-c", "SHOW application_name"], "");
+    let out = psql(
+        &bin,
+        &server,
+        "brewric",
+        &["-A", "-t", "-c", "SHOW application_name"],
+        "",
+    );
     assert_eq!(out.stdout, "psql-test\n", "{out:?}");
     if server.is_brewric() {
-        let out = psql(&bin, &server, "brewric", &["-A", "-t", "-c", "SHOW server_version"], "");
+        let out = psql(
+            &bin,
+            &server,
+            "brewric",
+            &["-A", "-t", "-c", "SHOW server_version"],
+            "",
+        );
         assert_eq!(out.stdout, "15.0 (Brewric 0.1.0)\n", "{out:?}");
     }
 
     // the other built-in database, and a missing one (exit code 2)
-    let out = psql(&bin, &server, "postgres", &["-A", "-t", "-c", "SELECT current_database()"], "");
+    let out = psql(
+        &bin,
+        &server,
+        "postgres",
+        &["-A", "-t", "-c", "SELECT current_database()"],
+        "",
+    );
     assert_eq!(out.code, Some(0), "{out:?}");
     assert_eq!(out.stdout, "postgres\n", "{out:?}");
     let out = psql(&bin, &server, "no_such_db", &["-c", "SELECT 1"], "");
     assert_eq!(out.code, Some(2), "{out:?}");
     assert!(
-        out.stderr.contains("FATAL:  database \"no_such_db\" does not exist"),
+        out.stderr
+            .contains("FATAL:  database \"no_such_db\" does not exist"),
         "{out:?}"
     );
 }
@@ -301,7 +376,11 @@ SELECT a, b FROM t ORDER BY a;
         "Null display is \"<null>\".\nCREATE TABLE\nBEGIN\nINSERT 0 1\nROLLBACK\nBEGIN\nINSERT 0 2\nCOMMIT\n2|<null>\n3|three\n",
         "{out:?}"
     );
-    assert!(out.stderr.contains("psql:<stdin>:5: ERROR:  division by zero"), "{out:?}");
+    assert!(
+        out.stderr
+            .contains("psql:<stdin>:5: ERROR:  division by zero"),
+        "{out:?}"
+    );
     assert!(
         out.stderr.contains(
             "psql:<stdin>:6: ERROR:  current transaction is aborted, commands ignored until end of transaction block"

@@ -174,7 +174,9 @@ impl AsyncDB for ExtendedProtocol {
             rows.push(cells);
         }
         if stmt.columns().is_empty() {
-            Ok(DBOutput::StatementComplete(stream.rows_affected().unwrap_or(0)))
+            Ok(DBOutput::StatementComplete(
+                stream.rows_affected().unwrap_or(0),
+            ))
         } else {
             Ok(DBOutput::Rows {
                 types: vec![DefaultColumnType::Any; stmt.columns().len()],
@@ -323,7 +325,11 @@ async fn run_all(protocol: Protocol) {
     let mut failed_files = 0usize;
 
     for (n, path) in files.iter().enumerate() {
-        let rel = path.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap_or(path).display().to_string();
+        let rel = path
+            .strip_prefix(env!("CARGO_MANIFEST_DIR"))
+            .unwrap_or(path)
+            .display()
+            .to_string();
         let db = format!("slt_{}_{n}", protocol.name());
         if server.is_external() {
             let _ = admin
@@ -333,7 +339,10 @@ async fn run_all(protocol: Protocol) {
         let outcome = match admin.simple_query(&format!("CREATE DATABASE {db}")).await {
             Err(e) => FileOutcome {
                 records: 0,
-                failures: vec![format!("CREATE DATABASE {db} failed: {}", common::describe_error(&e))],
+                failures: vec![format!(
+                    "CREATE DATABASE {db} failed: {}",
+                    common::describe_error(&e)
+                )],
             },
             Ok(_) => {
                 let cfg = server.config(&db);
@@ -362,7 +371,11 @@ async fn run_all(protocol: Protocol) {
             }
         };
         total_records += outcome.records;
-        let status = if outcome.failures.is_empty() { "ok" } else { "FAILED" };
+        let status = if outcome.failures.is_empty() {
+            "ok"
+        } else {
+            "FAILED"
+        };
         eprintln!(
             "[{}] {rel}: {} records, {} failed: {status}",
             protocol.name(),
@@ -398,7 +411,10 @@ async fn run_all(protocol: Protocol) {
     );
     eprintln!("{summary}");
     if !report.is_empty() {
-        panic!("sqllogictest failures ({summary}):\n\n{}", report.join("\n"));
+        panic!(
+            "sqllogictest failures ({summary}):\n\n{}",
+            report.join("\n")
+        );
     }
 }
 
@@ -437,7 +453,15 @@ fn binary_values_render_as_postgres_text() {
     assert_eq!(interval_text(0, -1, 7_200_000_000), "-1 days +02:00:00");
     assert_eq!(interval_text(0, 0, 0), "00:00:00");
     assert_eq!(interval_text(-1, 0, -1_500_000), "-1 mons -00:00:01.5");
-    for t in ["0", "12.50", "-0.0001", "123456789.123456789", "10000", "2.5000000000000000", "0.00"] {
+    for t in [
+        "0",
+        "12.50",
+        "-0.0001",
+        "123456789.123456789",
+        "10000",
+        "2.5000000000000000",
+        "0.00",
+    ] {
         assert_eq!(numeric_text(&numeric_binary(t)).unwrap(), t, "{t}");
     }
     assert_eq!(bytea_text(&[0xde, 0xad, 0x01]), "\\xdead01");

@@ -62,7 +62,11 @@ async fn assert_usable(client: &Client, after: &str) {
         .simple_query("SELECT 'still here'")
         .await
         .unwrap_or_else(|e| panic!("simple query after {after}: {}", describe_error(&e)));
-    assert_eq!(simple_rows(&msgs), vec![vec![Some("still here".to_string())]], "after {after}");
+    assert_eq!(
+        simple_rows(&msgs),
+        vec![vec![Some("still here".to_string())]],
+        "after {after}"
+    );
 }
 
 /// The rows of a simple-query result, as text (None = NULL).
@@ -161,7 +165,10 @@ const ROW_TEXT: [&str; 16] = [
 async fn binary_round_trip_through_a_table() {
     let server = common::start();
     let client = server.fresh_database("wire_table").await;
-    client.batch_execute(ALL_TYPES_DDL).await.expect("create table");
+    client
+        .batch_execute(ALL_TYPES_DDL)
+        .await
+        .expect("create table");
 
     // parameter types are inferred from the target columns
     let insert = client
@@ -170,7 +177,11 @@ async fn binary_round_trip_through_a_table() {
         )
         .await
         .unwrap_or_else(|e| panic!("prepare insert: {}", describe_error(&e)));
-    assert_eq!(insert.params(), all_types().as_slice(), "inferred parameter types");
+    assert_eq!(
+        insert.params(),
+        all_types().as_slice(),
+        "inferred parameter types"
+    );
     assert!(insert.columns().is_empty());
 
     let ts = system_time(unix_micros(2026, 1, 2, 3, 4, 5, 123_456));
@@ -234,13 +245,20 @@ async fn binary_round_trip_through_a_table() {
         .prepare("SELECT * FROM all_types WHERE i2 = $1")
         .await
         .unwrap_or_else(|e| panic!("prepare select: {}", describe_error(&e)));
-    assert_eq!(select.params(), &[Type::INT2], "parameter type inferred from i2 = $1");
+    assert_eq!(
+        select.params(),
+        &[Type::INT2],
+        "parameter type inferred from i2 = $1"
+    );
     let col_types: Vec<Type> = select.columns().iter().map(|c| c.type_().clone()).collect();
     assert_eq!(col_types, all_types(), "result column types");
     let names: Vec<&str> = select.columns().iter().map(|c| c.name()).collect();
     assert_eq!(
         names,
-        ["b", "i2", "i4", "i8", "f4", "f8", "n", "t", "vc", "c", "by", "d", "ts", "tz", "iv", "j"]
+        [
+            "b", "i2", "i4", "i8", "f4", "f8", "n", "t", "vc", "c", "by", "d", "ts", "tz", "iv",
+            "j"
+        ]
     );
 
     let row = client
@@ -317,9 +335,29 @@ async fn binary_parameters_through_select_casts() {
     round_trip!("SELECT $1::smallint", i16, i16::MIN, -1, 0, i16::MAX);
     round_trip!("SELECT $1::integer", i32, i32::MIN, 7, i32::MAX);
     round_trip!("SELECT $1::bigint", i64, i64::MIN, 1 << 40, i64::MAX);
-    round_trip!("SELECT $1::real", f32, 1.5, -0.1, f32::MAX, f32::INFINITY, f32::NEG_INFINITY);
-    round_trip!("SELECT $1::double precision", f64, 0.1, -1e300, f64::MIN_POSITIVE, f64::INFINITY);
-    round_trip!("SELECT $1::text", String, String::new(), "héllo ☃".to_string());
+    round_trip!(
+        "SELECT $1::real",
+        f32,
+        1.5,
+        -0.1,
+        f32::MAX,
+        f32::INFINITY,
+        f32::NEG_INFINITY
+    );
+    round_trip!(
+        "SELECT $1::double precision",
+        f64,
+        0.1,
+        -1e300,
+        f64::MIN_POSITIVE,
+        f64::INFINITY
+    );
+    round_trip!(
+        "SELECT $1::text",
+        String,
+        String::new(),
+        "héllo ☃".to_string()
+    );
     round_trip!("SELECT $1::varchar", String, "v".to_string());
     round_trip!("SELECT $1::bytea", Vec<u8>, vec![], vec![0u8, 255, 10, 13]);
     round_trip!(
@@ -328,17 +366,27 @@ async fn binary_parameters_through_select_casts() {
         system_time(unix_micros(1999, 12, 31, 23, 59, 59, 999_999)),
         system_time(unix_micros(2026, 6, 1, 0, 0, 0, 1))
     );
-    round_trip!("SELECT $1::timestamptz", SystemTime, system_time(unix_micros(2026, 1, 1, 0, 0, 0, 0)));
+    round_trip!(
+        "SELECT $1::timestamptz",
+        SystemTime,
+        system_time(unix_micros(2026, 1, 1, 0, 0, 0, 0))
+    );
     round_trip!("SELECT $1::integer", Option<i32>, None, Some(3));
     round_trip!("SELECT $1::text", Option<String>, None);
 
     // NaN does not equal itself: check it separately
-    let row = client.query_one("SELECT $1::float8, $2::float4", &[&f64::NAN, &f32::NAN]).await.unwrap();
+    let row = client
+        .query_one("SELECT $1::float8, $2::float4", &[&f64::NAN, &f32::NAN])
+        .await
+        .unwrap();
     assert!(row.get::<_, f64>(0).is_nan());
     assert!(row.get::<_, f32>(1).is_nan());
 
     // char(n) pads, varchar(n) truncates on an explicit cast
-    let row = client.query_one("SELECT $1::char(4), $2::varchar(2)", &[&"ab", &"abcd"]).await.unwrap();
+    let row = client
+        .query_one("SELECT $1::char(4), $2::varchar(2)", &[&"ab", &"abcd"])
+        .await
+        .unwrap();
     assert_eq!(row.get::<_, String>(0), "ab  ");
     assert_eq!(row.get::<_, String>(1), "ab");
 
@@ -347,12 +395,32 @@ async fn binary_parameters_through_select_casts() {
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
         ("numeric", numeric_binary("12345.678"), "12345.678"),
         ("numeric", numeric_binary("-0.0001"), "-0.0001"),
-        ("numeric", numeric_binary("100000000000000000000.5"), "100000000000000000000.5"),
+        (
+            "numeric",
+            numeric_binary("100000000000000000000.5"),
+            "100000000000000000000.5",
+        ),
         ("numeric", numeric_binary("0"), "0"),
-        ("date", pg_days(2026, 1, 31).to_be_bytes().to_vec(), "2026-01-31"),
-        ("date", pg_days(1970, 1, 1).to_be_bytes().to_vec(), "1970-01-01"),
-        ("interval", interval_binary(14, 3, 4 * 3_600_000_000 + 5_000_000), "1 year 2 mons 3 days 04:00:05"),
-        ("interval", interval_binary(0, -1, 7_200_000_000), "-1 days +02:00:00"),
+        (
+            "date",
+            pg_days(2026, 1, 31).to_be_bytes().to_vec(),
+            "2026-01-31",
+        ),
+        (
+            "date",
+            pg_days(1970, 1, 1).to_be_bytes().to_vec(),
+            "1970-01-01",
+        ),
+        (
+            "interval",
+            interval_binary(14, 3, 4 * 3_600_000_000 + 5_000_000),
+            "1 year 2 mons 3 days 04:00:05",
+        ),
+        (
+            "interval",
+            interval_binary(0, -1, 7_200_000_000),
+            "-1 days +02:00:00",
+        ),
     ];
     for (ty, bin, text) in cases {
         let sql = format!("SELECT $1::{ty}, $1::{ty} = '{text}'::{ty}");
@@ -360,19 +428,35 @@ async fn binary_parameters_through_select_casts() {
             .query_one(sql.as_str(), &[&RawParam(bin.clone())])
             .await
             .unwrap_or_else(|e| panic!("{sql} with {text}: {}", describe_error(&e)));
-        assert_eq!(binary_cell(&row, 0).as_deref(), Some(text), "{sql}: binary result");
-        assert!(row.get::<_, bool>(1), "{sql}: the server read the binary {ty} {text} as something else");
+        assert_eq!(
+            binary_cell(&row, 0).as_deref(),
+            Some(text),
+            "{sql}: binary result"
+        );
+        assert!(
+            row.get::<_, bool>(1),
+            "{sql}: the server read the binary {ty} {text} as something else"
+        );
     }
     // jsonb (no operators yet): binary in, binary out, normalized
     let row = client
-        .query_one("SELECT $1::jsonb", &[&RawParam(jsonb_binary("{\"k\":[true, 1.50 ,\"s\"]}"))])
+        .query_one(
+            "SELECT $1::jsonb",
+            &[&RawParam(jsonb_binary("{\"k\":[true, 1.50 ,\"s\"]}"))],
+        )
         .await
         .unwrap_or_else(|e| panic!("jsonb param: {}", describe_error(&e)));
-    assert_eq!(binary_cell(&row, 0).as_deref(), Some("{\"k\": [true, 1.50, \"s\"]}"));
+    assert_eq!(
+        binary_cell(&row, 0).as_deref(),
+        Some("{\"k\": [true, 1.50, \"s\"]}")
+    );
 
     // several parameters, some used twice, in expressions
     let row = client
-        .query_one("SELECT $1::int + $2::int, $1::int * 2, $3::text || $3::text", &[&20i32, &22i32, &"ab"])
+        .query_one(
+            "SELECT $1::int + $2::int, $1::int * 2, $3::text || $3::text",
+            &[&20i32, &22i32, &"ab"],
+        )
         .await
         .unwrap();
     assert_eq!(row.get::<_, i32>(0), 42);
@@ -473,23 +557,42 @@ async fn result_types_of_aggregates_and_parameter_inference() {
     let types: Vec<Type> = stmt.columns().iter().map(|c| c.type_().clone()).collect();
     assert_eq!(
         types,
-        vec![Type::INT8, Type::INT8, Type::NUMERIC, Type::FLOAT8, Type::TIMESTAMPTZ, Type::TEXT]
+        vec![
+            Type::INT8,
+            Type::INT8,
+            Type::NUMERIC,
+            Type::FLOAT8,
+            Type::TIMESTAMPTZ,
+            Type::TEXT
+        ]
     );
     let since = system_time(unix_micros(2026, 1, 1, 0, 0, 0, 0));
-    let row = client.query_one(&stmt, &[&"r1", &since, &true]).await.unwrap();
+    let row = client
+        .query_one(&stmt, &[&"r1", &since, &true])
+        .await
+        .unwrap();
     assert_eq!(row.get::<_, i64>(0), 2);
     assert_eq!(row.get::<_, i64>(1), 3);
     assert_eq!(binary_cell(&row, 2).as_deref(), Some("1.5000000000000000"));
     assert_eq!(row.get::<_, f64>(3), 97.0);
-    assert_eq!(row.get::<_, SystemTime>(4), system_time(unix_micros(2026, 1, 1, 0, 0, 10, 0)));
+    assert_eq!(
+        row.get::<_, SystemTime>(4),
+        system_time(unix_micros(2026, 1, 1, 0, 0, 10, 0))
+    );
     assert_eq!(row.get::<_, String>(5), "r1");
 
     // LIMIT and INSERT targets infer parameter types too
-    let stmt = client.prepare("SELECT n FROM r ORDER BY n LIMIT $1").await.unwrap();
+    let stmt = client
+        .prepare("SELECT n FROM r ORDER BY n LIMIT $1")
+        .await
+        .unwrap();
     assert_eq!(stmt.params(), &[Type::INT8]);
     let rows = client.query(&stmt, &[&1i64]).await.unwrap();
     assert_eq!(rows.len(), 1);
-    let stmt = client.prepare("INSERT INTO r (ts, n) VALUES ($1, $2 + 1)").await.unwrap();
+    let stmt = client
+        .prepare("INSERT INTO r (ts, n) VALUES ($1, $2 + 1)")
+        .await
+        .unwrap();
     assert_eq!(stmt.params(), &[Type::TIMESTAMPTZ, Type::INT4]);
 }
 
@@ -506,7 +609,10 @@ async fn execute_with_row_limit_suspends_the_portal() {
         .unwrap_or_else(|e| panic!("setup: {}", describe_error(&e)));
 
     let tx = client.transaction().await.unwrap();
-    let stmt = tx.prepare("SELECT i FROM p WHERE i > $1 ORDER BY i").await.unwrap();
+    let stmt = tx
+        .prepare("SELECT i FROM p WHERE i > $1 ORDER BY i")
+        .await
+        .unwrap();
     let portal = tx
         .bind(&stmt, &[&0i32])
         .await
@@ -526,10 +632,34 @@ async fn execute_with_row_limit_suspends_the_portal() {
     // two portals open at once, interleaved
     let a = tx.bind(&stmt, &[&1i32]).await.unwrap();
     let b = tx.bind(&stmt, &[&3i32]).await.unwrap();
-    let a1: Vec<i32> = tx.query_portal(&a, 1).await.unwrap().iter().map(|r| r.get(0)).collect();
-    let b1: Vec<i32> = tx.query_portal(&b, 1).await.unwrap().iter().map(|r| r.get(0)).collect();
-    let a2: Vec<i32> = tx.query_portal(&a, 10).await.unwrap().iter().map(|r| r.get(0)).collect();
-    let b2: Vec<i32> = tx.query_portal(&b, 10).await.unwrap().iter().map(|r| r.get(0)).collect();
+    let a1: Vec<i32> = tx
+        .query_portal(&a, 1)
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let b1: Vec<i32> = tx
+        .query_portal(&b, 1)
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let a2: Vec<i32> = tx
+        .query_portal(&a, 10)
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let b2: Vec<i32> = tx
+        .query_portal(&b, 10)
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
     assert_eq!((a1, b1, a2, b2), (vec![2], vec![4], vec![3, 4, 5], vec![5]));
     tx.commit().await.unwrap();
     assert_usable(&client, "portals").await;
@@ -539,21 +669,31 @@ async fn execute_with_row_limit_suspends_the_portal() {
 async fn cancel_a_running_query() {
     let server = common::start();
     let client = server.fresh_database("wire_cancel").await;
-    client.batch_execute("CREATE TABLE big (i integer)").await.unwrap();
+    client
+        .batch_execute("CREATE TABLE big (i integer)")
+        .await
+        .unwrap();
     for chunk in 0..20 {
-        let values: Vec<String> = (0..1000).map(|k| format!("({})", chunk * 1000 + k)).collect();
+        let values: Vec<String> = (0..1000)
+            .map(|k| format!("({})", chunk * 1000 + k))
+            .collect();
         client
             .batch_execute(&format!("INSERT INTO big VALUES {}", values.join(",")))
             .await
             .unwrap_or_else(|e| panic!("load big: {}", describe_error(&e)));
     }
-    let n: i64 = client.query_one("SELECT count(*) FROM big", &[]).await.unwrap().get(0);
+    let n: i64 = client
+        .query_one("SELECT count(*) FROM big", &[])
+        .await
+        .unwrap()
+        .get(0);
     assert_eq!(n, 20_000);
 
     let token = client.cancel_token();
     let started = Instant::now();
     // 400 million row pairs: long enough to be cancelled while it runs
-    let query = client.simple_query("SELECT count(*) FROM big a CROSS JOIN big b WHERE a.i + b.i >= 0");
+    let query =
+        client.simple_query("SELECT count(*) FROM big a CROSS JOIN big b WHERE a.i + b.i >= 0");
     tokio::pin!(query);
     let mut cancels = 0;
     let result = loop {
@@ -579,7 +719,12 @@ async fn cancel_a_running_query() {
             simple_rows(&msgs)
         ),
         Err(e) => {
-            assert_eq!(sqlstate(&e).as_deref(), Some("57014"), "{}", describe_error(&e));
+            assert_eq!(
+                sqlstate(&e).as_deref(),
+                Some("57014"),
+                "{}",
+                describe_error(&e)
+            );
             let msg = e.as_db_error().unwrap().message().to_string();
             assert_eq!(msg, "canceling statement due to user request");
         }
@@ -588,7 +733,10 @@ async fn cancel_a_running_query() {
 
     // the same over the extended protocol
     let started = Instant::now();
-    let query = client.query("SELECT count(*) FROM big a, big b WHERE a.i + b.i >= $1", &[&0i32]);
+    let query = client.query(
+        "SELECT count(*) FROM big a, big b WHERE a.i + b.i >= $1",
+        &[&0i32],
+    );
     tokio::pin!(query);
     let mut cancels = 0;
     let result = loop {
@@ -601,7 +749,11 @@ async fn cancel_a_running_query() {
             }
         }
     };
-    expect_sqlstate("extended-protocol query after CancelRequest", result, "57014");
+    expect_sqlstate(
+        "extended-protocol query after CancelRequest",
+        result,
+        "57014",
+    );
     assert_usable(&client, "a cancelled extended-protocol query").await;
 
     // a cancel request while idle does nothing
@@ -647,12 +799,23 @@ async fn several_statements_in_one_simple_query() {
     let res = client
         .simple_query("INSERT INTO m VALUES (3); SELECT 1 / 0; INSERT INTO m VALUES (4)")
         .await;
-    expect_sqlstate("multi-statement query with a failing statement", res, "22012");
-    let n: i64 = client.query_one("SELECT count(*) FROM m", &[]).await.unwrap().get(0);
+    expect_sqlstate(
+        "multi-statement query with a failing statement",
+        res,
+        "22012",
+    );
+    let n: i64 = client
+        .query_one("SELECT count(*) FROM m", &[])
+        .await
+        .unwrap()
+        .get(0);
     assert_eq!(n, 2, "the INSERT before the error must be rolled back");
 
     // an empty query and a comment-only query
-    let msgs = client.simple_query("").await.unwrap_or_else(|e| panic!("empty query: {}", describe_error(&e)));
+    let msgs = client
+        .simple_query("")
+        .await
+        .unwrap_or_else(|e| panic!("empty query: {}", describe_error(&e)));
     assert!(simple_rows(&msgs).is_empty());
     let msgs = client
         .simple_query("-- nothing here")
@@ -676,35 +839,83 @@ async fn errors_carry_sqlstates_and_the_connection_survives() {
 
     let cases = [
         ("SELEC 1", "42601", "syntax error at or near \"SELEC\""),
-        ("SELECT * FROM nope", "42P01", "relation \"nope\" does not exist"),
-        ("SELECT nope FROM t", "42703", "column \"nope\" does not exist"),
-        ("SELECT 'abc'::integer", "22P02", "invalid input syntax for type integer: \"abc\""),
-        ("SELECT a FROM t WHERE a", "42804", "argument of WHERE must be type boolean, not type integer"),
-        ("INSERT INTO t (a) SELECT b FROM t", "42804", "column \"a\" is of type integer but expression is of type text"),
+        (
+            "SELECT * FROM nope",
+            "42P01",
+            "relation \"nope\" does not exist",
+        ),
+        (
+            "SELECT nope FROM t",
+            "42703",
+            "column \"nope\" does not exist",
+        ),
+        (
+            "SELECT 'abc'::integer",
+            "22P02",
+            "invalid input syntax for type integer: \"abc\"",
+        ),
+        (
+            "SELECT a FROM t WHERE a",
+            "42804",
+            "argument of WHERE must be type boolean, not type integer",
+        ),
+        (
+            "INSERT INTO t (a) SELECT b FROM t",
+            "42804",
+            "column \"a\" is of type integer but expression is of type text",
+        ),
         ("SELECT a / 0 FROM t", "22012", "division by zero"),
-        ("SELECT 2147483647 + a FROM t", "22003", "integer out of range"),
-        ("CREATE TABLE t (z integer)", "42P07", "relation \"t\" already exists"),
+        (
+            "SELECT 2147483647 + a FROM t",
+            "22003",
+            "integer out of range",
+        ),
+        (
+            "CREATE TABLE t (z integer)",
+            "42P07",
+            "relation \"t\" already exists",
+        ),
     ];
     for (sql, code, message) in cases {
         // simple protocol
-        let e = expect_sqlstate(&format!("simple: {sql}"), client.simple_query(sql).await, code);
+        let e = expect_sqlstate(
+            &format!("simple: {sql}"),
+            client.simple_query(sql).await,
+            code,
+        );
         assert_eq!(e.as_db_error().unwrap().message(), message, "simple: {sql}");
         assert_eq!(e.as_db_error().unwrap().severity(), "ERROR");
         assert_usable(&client, sql).await;
         // extended protocol
-        let e = expect_sqlstate(&format!("extended: {sql}"), client.query(sql, &[]).await, code);
-        assert_eq!(e.as_db_error().unwrap().message(), message, "extended: {sql}");
+        let e = expect_sqlstate(
+            &format!("extended: {sql}"),
+            client.query(sql, &[]).await,
+            code,
+        );
+        assert_eq!(
+            e.as_db_error().unwrap().message(),
+            message,
+            "extended: {sql}"
+        );
         assert_usable(&client, sql).await;
     }
 
     // an execution-time error with a parameter, then success on the same connection
     let stmt = client.prepare("SELECT 10 / $1::integer").await.unwrap();
-    expect_sqlstate("10 / $1 with 0", client.query(&stmt, &[&0i32]).await, "22012");
+    expect_sqlstate(
+        "10 / $1 with 0",
+        client.query(&stmt, &[&0i32]).await,
+        "22012",
+    );
     let v: i32 = client.query_one(&stmt, &[&5i32]).await.unwrap().get(0);
     assert_eq!(v, 2);
 
     // a failed Parse leaves earlier prepared statements working
-    expect_sqlstate("prepare bad", client.prepare("SELECT * FROM nope").await, "42P01");
+    expect_sqlstate(
+        "prepare bad",
+        client.prepare("SELECT * FROM nope").await,
+        "42P01",
+    );
     let v: i32 = client.query_one(&stmt, &[&-10i32]).await.unwrap().get(0);
     assert_eq!(v, -1);
 
@@ -712,7 +923,10 @@ async fn errors_carry_sqlstates_and_the_connection_survives() {
     let long = RawParam(vec![0, 0, 0, 1, 2]); // 5 bytes for an int4
     let res = client.query("SELECT $1::integer", &[&long]).await;
     let e = expect_sqlstate("5-byte binary int4 parameter", res, "22P03");
-    assert_eq!(e.as_db_error().unwrap().message(), "incorrect binary data format in bind parameter 1");
+    assert_eq!(
+        e.as_db_error().unwrap().message(),
+        "incorrect binary data format in bind parameter 1"
+    );
     assert_usable(&client, "a too-long binary parameter").await;
     let short = RawParam(vec![1, 2, 3]); // 3 bytes for an int4
     let res = client.query("SELECT $1::integer", &[&short]).await;
@@ -724,7 +938,11 @@ async fn errors_carry_sqlstates_and_the_connection_survives() {
 async fn syntax_errors_point_at_the_offending_text() {
     let server = common::start();
     let client = server.connect(common::DEFAULT_DB).await;
-    for (sql, pos) in [("SELEC 1", 1u32), ("SELECT 1 FROM WHERE", 15), ("SELECT (1", 10)] {
+    for (sql, pos) in [
+        ("SELEC 1", 1u32),
+        ("SELECT 1 FROM WHERE", 15),
+        ("SELECT (1", 10),
+    ] {
         let e = expect_sqlstate(sql, client.simple_query(sql).await, "42601");
         match e.as_db_error().unwrap().position() {
             Some(tokio_postgres::error::ErrorPosition::Original(p)) => {
@@ -740,24 +958,47 @@ async fn syntax_errors_point_at_the_offending_text() {
 async fn transaction_status_and_aborted_transactions() {
     let server = common::start();
     let mut client = server.fresh_database("wire_tx").await;
-    client.batch_execute("CREATE TABLE t (a integer)").await.unwrap();
+    client
+        .batch_execute("CREATE TABLE t (a integer)")
+        .await
+        .unwrap();
     let tx = client.transaction().await.unwrap();
     tx.execute("INSERT INTO t VALUES (1)", &[]).await.unwrap();
-    expect_sqlstate("1/0 in a transaction", tx.query("SELECT 1 / 0", &[]).await, "22012");
-    let e = expect_sqlstate("query in an aborted transaction", tx.query("SELECT 1", &[]).await, "25P02");
+    expect_sqlstate(
+        "1/0 in a transaction",
+        tx.query("SELECT 1 / 0", &[]).await,
+        "22012",
+    );
+    let e = expect_sqlstate(
+        "query in an aborted transaction",
+        tx.query("SELECT 1", &[]).await,
+        "25P02",
+    );
     assert_eq!(
         e.as_db_error().unwrap().message(),
         "current transaction is aborted, commands ignored until end of transaction block"
     );
-    expect_sqlstate("simple query in an aborted transaction", tx.simple_query("SELECT 1").await, "25P02");
+    expect_sqlstate(
+        "simple query in an aborted transaction",
+        tx.simple_query("SELECT 1").await,
+        "25P02",
+    );
     tx.rollback().await.unwrap();
-    let n: i64 = client.query_one("SELECT count(*) FROM t", &[]).await.unwrap().get(0);
+    let n: i64 = client
+        .query_one("SELECT count(*) FROM t", &[])
+        .await
+        .unwrap()
+        .get(0);
     assert_eq!(n, 0);
 
     let tx = client.transaction().await.unwrap();
     tx.execute("INSERT INTO t VALUES (2)", &[]).await.unwrap();
     tx.commit().await.unwrap();
-    let n: i64 = client.query_one("SELECT count(*) FROM t", &[]).await.unwrap().get(0);
+    let n: i64 = client
+        .query_one("SELECT count(*) FROM t", &[])
+        .await
+        .unwrap()
+        .get(0);
     assert_eq!(n, 1);
 }
 
@@ -768,7 +1009,10 @@ async fn databases_users_and_session_functions() {
     for db in ["brewric", "postgres"] {
         let client = server.connect(db).await;
         let row = client
-            .query_one("SELECT current_database(), current_user, current_schema()", &[])
+            .query_one(
+                "SELECT current_database(), current_user, current_schema()",
+                &[],
+            )
             .await
             .unwrap_or_else(|e| panic!("{db}: {}", describe_error(&e)));
         assert_eq!(row.get::<_, String>(0), db);
@@ -778,21 +1022,40 @@ async fn databases_users_and_session_functions() {
     // an unknown database is refused with 3D000
     let res = server.try_connect("no_such_db").await;
     let e = expect_sqlstate("connect to a missing database", res.map(|_| ()), "3D000");
-    assert_eq!(e.as_db_error().unwrap().message(), "database \"no_such_db\" does not exist");
+    assert_eq!(
+        e.as_db_error().unwrap().message(),
+        "database \"no_such_db\" does not exist"
+    );
 
     // CREATE DATABASE / DROP DATABASE
     let admin = server.connect("brewric").await;
     if server.is_external() {
-        admin.batch_execute("DROP DATABASE IF EXISTS wire_db_tmp").await.unwrap();
+        admin
+            .batch_execute("DROP DATABASE IF EXISTS wire_db_tmp")
+            .await
+            .unwrap();
     }
-    admin.batch_execute("CREATE DATABASE wire_db_tmp").await.unwrap();
-    expect_sqlstate("CREATE DATABASE twice", admin.batch_execute("CREATE DATABASE wire_db_tmp").await, "42P04");
+    admin
+        .batch_execute("CREATE DATABASE wire_db_tmp")
+        .await
+        .unwrap();
+    expect_sqlstate(
+        "CREATE DATABASE twice",
+        admin.batch_execute("CREATE DATABASE wire_db_tmp").await,
+        "42P04",
+    );
     {
         let c = server.connect("wire_db_tmp").await;
-        c.batch_execute("CREATE TABLE only_here (a integer); INSERT INTO only_here VALUES (1)").await.unwrap();
+        c.batch_execute("CREATE TABLE only_here (a integer); INSERT INTO only_here VALUES (1)")
+            .await
+            .unwrap();
     }
     // tables live in their own database
-    expect_sqlstate("a table of another database", admin.query("SELECT * FROM only_here", &[]).await, "42P01");
+    expect_sqlstate(
+        "a table of another database",
+        admin.query("SELECT * FROM only_here", &[]).await,
+        "42P01",
+    );
     // the connection to wire_db_tmp is closed when its client drops; PostgreSQL
     // notices that a moment later
     let mut dropped = false;
@@ -808,7 +1071,10 @@ async fn databases_users_and_session_functions() {
             Err(e) => panic!("DROP DATABASE: {}", describe_error(&e)),
         }
     }
-    assert!(dropped, "DROP DATABASE kept failing because the database was in use");
+    assert!(
+        dropped,
+        "DROP DATABASE kept failing because the database was in use"
+    );
     let res = server.try_connect("wire_db_tmp").await;
     expect_sqlstate("connect to a dropped database", res.map(|_| ()), "3D000");
 
@@ -816,13 +1082,27 @@ async fn databases_users_and_session_functions() {
     if server.is_brewric() {
         let mut cfg = server.config("brewric");
         cfg.user("somebody_else");
-        let c = common::connect_with(cfg).await.unwrap_or_else(|e| panic!("{}", describe_error(&e)));
-        let u: String = c.query_one("SELECT current_user", &[]).await.unwrap().get(0);
+        let c = common::connect_with(cfg)
+            .await
+            .unwrap_or_else(|e| panic!("{}", describe_error(&e)));
+        let u: String = c
+            .query_one("SELECT current_user", &[])
+            .await
+            .unwrap()
+            .get(0);
         assert_eq!(u, "somebody_else");
-        let v: String = c.query_one("SHOW server_version", &[]).await.unwrap().get(0);
+        let v: String = c
+            .query_one("SHOW server_version", &[])
+            .await
+            .unwrap()
+            .get(0);
         assert_eq!(v, "15.0 (Brewric 0.1.0)");
     }
-    let v: String = admin.query_one("SELECT version()", &[]).await.unwrap().get(0);
+    let v: String = admin
+        .query_one("SELECT version()", &[])
+        .await
+        .unwrap()
+        .get(0);
     assert!(v.starts_with("PostgreSQL 15."), "version() = {v:?}");
 }
 
@@ -845,7 +1125,11 @@ impl RawConn {
     fn startup(&mut self, user: &str, db: &str) {
         let mut body = Vec::new();
         body.extend_from_slice(&196608i32.to_be_bytes());
-        for (k, v) in [("user", user), ("database", db), ("client_encoding", "UTF8")] {
+        for (k, v) in [
+            ("user", user),
+            ("database", db),
+            ("client_encoding", "UTF8"),
+        ] {
             body.extend_from_slice(k.as_bytes());
             body.push(0);
             body.extend_from_slice(v.as_bytes());
@@ -860,7 +1144,11 @@ impl RawConn {
         loop {
             let (tag, body) = self.read().expect("startup reply");
             match tag {
-                b'R' => assert_eq!(&body[..4], &[0, 0, 0, 0], "expected AuthenticationOk (trust)"),
+                b'R' => assert_eq!(
+                    &body[..4],
+                    &[0, 0, 0, 0],
+                    "expected AuthenticationOk (trust)"
+                ),
                 b'S' => {
                     let parts: Vec<&[u8]> = body.split(|b| *b == 0).collect();
                     params.push(String::from_utf8_lossy(parts[0]).to_string());
@@ -880,7 +1168,10 @@ impl RawConn {
             "integer_datetimes",
             "standard_conforming_strings",
         ] {
-            assert!(params.iter().any(|x| x == p), "no ParameterStatus {p} at startup (got {params:?})");
+            assert!(
+                params.iter().any(|x| x == p),
+                "no ParameterStatus {p} at startup (got {params:?})"
+            );
         }
     }
 
@@ -898,7 +1189,10 @@ impl RawConn {
             return None;
         }
         let len = i32::from_be_bytes(head[1..5].try_into().unwrap()) as usize;
-        assert!((4..1 << 30).contains(&len), "bad backend message length {len}");
+        assert!(
+            (4..1 << 30).contains(&len),
+            "bad backend message length {len}"
+        );
         let mut body = vec![0u8; len - 4];
         self.s.read_exact(&mut body).ok()?;
         Some((head[0], body))
@@ -983,8 +1277,17 @@ fn extended_batch_error_skips_messages_until_sync() {
     c.send(b'E', &execute_msg("", 0));
     c.send(b'S', &[]);
     let msgs = c.until_ready();
-    assert_eq!(tags(&msgs), "EZ", "messages after the error must be skipped until Sync");
-    assert_eq!(error_code(&msgs[0].1), "42P01", "{}", error_fields(&msgs[0].1));
+    assert_eq!(
+        tags(&msgs),
+        "EZ",
+        "messages after the error must be skipped until Sync"
+    );
+    assert_eq!(
+        error_code(&msgs[0].1),
+        "42P01",
+        "{}",
+        error_fields(&msgs[0].1)
+    );
     assert_eq!(msgs[1].1, b"I");
 
     // an execution error in the middle of a batch (on a column, so that no
@@ -994,7 +1297,11 @@ fn extended_batch_error_skips_messages_until_sync() {
         &cstr("DROP TABLE IF EXISTS raw_portal; CREATE TABLE raw_portal (i integer); INSERT INTO raw_portal VALUES (1), (2), (3)"),
     );
     let msgs = c.until_ready();
-    assert!(!tags(&msgs).contains('E'), "setup: {}", error_fields(&msgs.iter().find(|m| m.0 == b'E').unwrap().1));
+    assert!(
+        !tags(&msgs).contains('E'),
+        "setup: {}",
+        error_fields(&msgs.iter().find(|m| m.0 == b'E').unwrap().1)
+    );
     c.send(b'P', &parse_msg("s1", "SELECT i / 0 FROM raw_portal"));
     c.send(b'B', &bind_msg("", "s1"));
     c.send(b'E', &execute_msg("", 0));
@@ -1031,7 +1338,12 @@ fn extended_batch_error_skips_messages_until_sync() {
     c.send(b'S', &[]);
     let msgs = c.until_ready();
     assert_eq!(tags(&msgs), "3EZ");
-    assert_eq!(error_code(&msgs[1].1), "26000", "{}", error_fields(&msgs[1].1));
+    assert_eq!(
+        error_code(&msgs[1].1),
+        "26000",
+        "{}",
+        error_fields(&msgs[1].1)
+    );
 
     // Flush makes the server send what it has without a Sync
     c.send(b'P', &parse_msg("", "SELECT 1"));
@@ -1047,7 +1359,10 @@ fn extended_batch_error_skips_messages_until_sync() {
 
     // Terminate
     c.send(b'X', &[]);
-    assert!(c.read().is_none(), "the server closes the connection after Terminate");
+    assert!(
+        c.read().is_none(),
+        "the server closes the connection after Terminate"
+    );
 }
 
 #[test]
@@ -1074,7 +1389,9 @@ fn malformed_messages_get_08p01_and_the_server_lives_on() {
     let mut c = RawConn::connect(&server);
     c.startup(common::USER, common::DEFAULT_DB);
     c.send(b'y', b"junk");
-    let (tag, body) = c.read().expect("an ErrorResponse for an unknown message type");
+    let (tag, body) = c
+        .read()
+        .expect("an ErrorResponse for an unknown message type");
     assert_eq!(tag, b'E');
     assert_eq!(error_code(&body), "08P01", "{}", error_fields(&body));
 
@@ -1101,7 +1418,8 @@ fn malformed_messages_get_08p01_and_the_server_lives_on() {
 
     // a garbage startup packet
     let mut c = RawConn::connect(&server);
-    c.s.write_all(&[0, 0, 0, 12, 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4]).unwrap();
+    c.s.write_all(&[0, 0, 0, 12, 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4])
+        .unwrap();
     let _ = c.read();
 
     // the server still serves new connections

@@ -39,7 +39,11 @@ pub struct Sequence {
 
 impl Sequence {
     pub fn new(oid: u32, name: String) -> Sequence {
-        Sequence { oid, name, next: AtomicI64::new(1) }
+        Sequence {
+            oid,
+            name,
+            next: AtomicI64::new(1),
+        }
     }
     /// nextval(): never hands out the same value twice, even across sessions.
     pub fn next_value(&self) -> i64 {
@@ -54,7 +58,8 @@ impl Sequence {
     }
     /// Moves the sequence past `used` (recovery: never hand out a value a row holds).
     pub fn advance_past(&self, used: i64) {
-        self.next.fetch_max(used.saturating_add(1), Ordering::Relaxed);
+        self.next
+            .fetch_max(used.saturating_add(1), Ordering::Relaxed);
     }
 }
 
@@ -97,9 +102,17 @@ impl Database {
         let mut schemas = BTreeMap::new();
         schemas.insert(
             "public".to_string(),
-            Schema { oid: public_oid, name: "public".into(), ..Default::default() },
+            Schema {
+                oid: public_oid,
+                name: "public".into(),
+                ..Default::default()
+            },
         );
-        Database { oid, name: name.to_string(), schemas }
+        Database {
+            oid,
+            name: name.to_string(),
+            schemas,
+        }
     }
 
     pub fn table(&self, schema: &str, name: &str) -> Option<&Arc<TableDef>> {
@@ -107,7 +120,10 @@ impl Database {
     }
 
     pub fn table_by_oid(&self, oid: TableId) -> Option<&Arc<TableDef>> {
-        self.schemas.values().flat_map(|s| s.tables.values()).find(|t| t.oid == oid)
+        self.schemas
+            .values()
+            .flat_map(|s| s.tables.values())
+            .find(|t| t.oid == oid)
     }
 }
 
@@ -118,9 +134,22 @@ pub struct Catalog {
 }
 
 impl Catalog {
+    /// Every table's column types by OID, over all databases.
+    pub fn table_types(&self) -> std::collections::HashMap<TableId, Vec<DataType>> {
+        self.databases
+            .values()
+            .flat_map(|d| d.schemas.values())
+            .flat_map(|s| s.tables.values())
+            .map(|t| (t.oid, t.column_types()))
+            .collect()
+    }
+
     pub fn database(&self, name: &str) -> DbResult<&Arc<Database>> {
         self.databases.get(name).ok_or_else(|| {
-            DbError::new(sqlstate::INVALID_CATALOG_NAME, format!("database \"{name}\" does not exist"))
+            DbError::new(
+                sqlstate::INVALID_CATALOG_NAME,
+                format!("database \"{name}\" does not exist"),
+            )
         })
     }
 }
@@ -144,7 +173,9 @@ impl CatalogStore {
     /// A catalog with the databases every installation has: `brewric` and `postgres`.
     pub fn new() -> CatalogStore {
         let store = CatalogStore {
-            current: RwLock::new(Arc::new(Catalog { databases: BTreeMap::new() })),
+            current: RwLock::new(Arc::new(Catalog {
+                databases: BTreeMap::new(),
+            })),
             ddl: Mutex::new(()),
             next_oid: AtomicU32::new(FIRST_USER_OID),
             persist_dir: None,
@@ -223,7 +254,10 @@ impl CatalogStore {
                     format!("database \"{name}\" already exists"),
                 ));
             }
-            cat.databases.insert(name.to_string(), Arc::new(Database::new(oid, name, public_oid)));
+            cat.databases.insert(
+                name.to_string(),
+                Arc::new(Database::new(oid, name, public_oid)),
+            );
             Ok(())
         })
     }

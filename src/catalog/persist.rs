@@ -43,7 +43,12 @@ pub fn type_tag(t: DataType) -> String {
 }
 
 pub fn parse_type_tag(s: &str) -> Option<DataType> {
-    let with_len = |prefix: &str| s.strip_prefix(prefix).and_then(|r| r.strip_prefix('(')).and_then(|r| r.strip_suffix(')')).and_then(|n| n.parse().ok());
+    let with_len = |prefix: &str| {
+        s.strip_prefix(prefix)
+            .and_then(|r| r.strip_prefix('('))
+            .and_then(|r| r.strip_suffix(')'))
+            .and_then(|n| n.parse().ok())
+    };
     Some(match s {
         "bool" => DataType::Bool,
         "int2" => DataType::Int16,
@@ -114,28 +119,41 @@ pub fn save(dir: &Path, catalog: &Catalog, next_oid: u32) -> std::io::Result<()>
 }
 
 fn field<'a>(v: &'a Value, name: &str) -> Result<&'a Value, String> {
-    v.get(name).ok_or_else(|| format!("catalog.json: missing \"{name}\""))
+    v.get(name)
+        .ok_or_else(|| format!("catalog.json: missing \"{name}\""))
 }
 fn text(v: &Value, name: &str) -> Result<String, String> {
-    field(v, name)?.as_str().map(str::to_string).ok_or_else(|| format!("catalog.json: \"{name}\" is not a string"))
+    field(v, name)?
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| format!("catalog.json: \"{name}\" is not a string"))
 }
 fn number(v: &Value, name: &str) -> Result<u64, String> {
-    field(v, name)?.as_u64().ok_or_else(|| format!("catalog.json: \"{name}\" is not a number"))
+    field(v, name)?
+        .as_u64()
+        .ok_or_else(|| format!("catalog.json: \"{name}\" is not a number"))
 }
 fn list<'a>(v: &'a Value, name: &str) -> Result<&'a Vec<Value>, String> {
-    field(v, name)?.as_array().ok_or_else(|| format!("catalog.json: \"{name}\" is not a list"))
+    field(v, name)?
+        .as_array()
+        .ok_or_else(|| format!("catalog.json: \"{name}\" is not a list"))
 }
 
 fn parse_default(sql: &str) -> Result<sqlparser::ast::Expr, String> {
-    let stmts = crate::sql::parse(&format!("SELECT {sql}")).map_err(|e| format!("catalog.json: default {sql:?}: {}", e.message))?;
+    let stmts = crate::sql::parse(&format!("SELECT {sql}"))
+        .map_err(|e| format!("catalog.json: default {sql:?}: {}", e.message))?;
     if let Some(sqlparser::ast::Statement::Query(q)) = stmts.into_iter().next() {
         if let sqlparser::ast::SetExpr::Select(s) = *q.body {
-            if let Some(sqlparser::ast::SelectItem::UnnamedExpr(e)) = s.projection.into_iter().next() {
+            if let Some(sqlparser::ast::SelectItem::UnnamedExpr(e)) =
+                s.projection.into_iter().next()
+            {
                 return Ok(e);
             }
         }
     }
-    Err(format!("catalog.json: default {sql:?} is not an expression"))
+    Err(format!(
+        "catalog.json: default {sql:?} is not an expression"
+    ))
 }
 
 fn table_from(v: &Value, schema: &str) -> Result<TableDef, String> {
@@ -144,15 +162,17 @@ fn table_from(v: &Value, schema: &str) -> Result<TableDef, String> {
         let t = text(c, "type")?;
         columns.push(ColumnDef {
             name: text(c, "name")?,
-            data_type: parse_type_tag(&t).ok_or_else(|| format!("catalog.json: unknown type {t:?}"))?,
+            data_type: parse_type_tag(&t)
+                .ok_or_else(|| format!("catalog.json: unknown type {t:?}"))?,
             not_null: field(c, "not_null")?.as_bool().unwrap_or(false),
             default: match c.get("default").and_then(|d| d.as_str()) {
                 Some(sql) => Some(parse_default(sql)?),
                 None => None,
             },
-            numeric_typmod: c.get("numeric_typmod").and_then(|m| m.as_array()).and_then(|m| {
-                Some((m.first()?.as_u64()? as u32, m.get(1)?.as_u64()? as u32))
-            }),
+            numeric_typmod: c
+                .get("numeric_typmod")
+                .and_then(|m| m.as_array())
+                .and_then(|m| Some((m.first()?.as_u64()? as u32, m.get(1)?.as_u64()? as u32))),
         });
     }
     Ok(TableDef {
@@ -160,7 +180,10 @@ fn table_from(v: &Value, schema: &str) -> Result<TableDef, String> {
         name: text(v, "name")?,
         schema: schema.to_string(),
         columns,
-        time_column: v.get("time_column").and_then(|t| t.as_u64()).map(|t| t as usize),
+        time_column: v
+            .get("time_column")
+            .and_then(|t| t.as_u64())
+            .map(|t| t as usize),
     })
 }
 
@@ -172,7 +195,8 @@ pub fn load(dir: &Path) -> Result<Option<(Catalog, u32)>, String> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
     };
-    let v: Value = serde_json::from_slice(&bytes).map_err(|e| format!("{} is not valid JSON: {e}", path.display()))?;
+    let v: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| format!("{} is not valid JSON: {e}", path.display()))?;
     if number(&v, "format")? != FORMAT {
         return Err(format!("{} has an unknown format version", path.display()));
     }
@@ -181,7 +205,11 @@ pub fn load(dir: &Path) -> Result<Option<(Catalog, u32)>, String> {
         let mut schemas = BTreeMap::new();
         for s in list(d, "schemas")? {
             let name = text(s, "name")?;
-            let mut schema = Schema { oid: number(s, "oid")? as u32, name: name.clone(), ..Default::default() };
+            let mut schema = Schema {
+                oid: number(s, "oid")? as u32,
+                name: name.clone(),
+                ..Default::default()
+            };
             for t in list(s, "tables")? {
                 let table = table_from(t, &name)?;
                 schema.tables.insert(table.name.clone(), Arc::new(table));
@@ -194,9 +222,19 @@ pub fn load(dir: &Path) -> Result<Option<(Catalog, u32)>, String> {
             schemas.insert(name, schema);
         }
         let name = text(d, "name")?;
-        databases.insert(name.clone(), Arc::new(Database { oid: number(d, "oid")? as u32, name, schemas }));
+        databases.insert(
+            name.clone(),
+            Arc::new(Database {
+                oid: number(d, "oid")? as u32,
+                name,
+                schemas,
+            }),
+        );
     }
-    Ok(Some((Catalog { databases }, number(&v, "next_oid")? as u32)))
+    Ok(Some((
+        Catalog { databases },
+        number(&v, "next_oid")? as u32,
+    )))
 }
 
 #[cfg(test)]
@@ -225,11 +263,17 @@ mod tests {
                         oid: 99,
                         name: "t".into(),
                         schema: "public".into(),
-                        columns: vec![col("id", DataType::Int32, Some("nextval('public.t_id_seq')")), col("v", DataType::Varchar(Some(8)), None)],
+                        columns: vec![
+                            col("id", DataType::Int32, Some("nextval('public.t_id_seq')")),
+                            col("v", DataType::Varchar(Some(8)), None),
+                        ],
                         time_column: Some(0),
                     }),
                 );
-                s.sequences.insert("t_id_seq".into(), Arc::new(Sequence::new(100, "t_id_seq".into())));
+                s.sequences.insert(
+                    "t_id_seq".into(),
+                    Arc::new(Sequence::new(100, "t_id_seq".into())),
+                );
                 Ok(())
             })
             .unwrap();
@@ -237,8 +281,20 @@ mod tests {
         save(&dir, &snap, 123).unwrap();
         let (back, next) = load(&dir).unwrap().unwrap();
         assert_eq!(next, 123);
-        let t = back.database("brewric").unwrap().table("public", "t").unwrap().clone();
-        assert_eq!(*t, **snap.database("brewric").unwrap().table("public", "t").unwrap());
+        let t = back
+            .database("brewric")
+            .unwrap()
+            .table("public", "t")
+            .unwrap()
+            .clone();
+        assert_eq!(
+            *t,
+            **snap
+                .database("brewric")
+                .unwrap()
+                .table("public", "t")
+                .unwrap()
+        );
         assert!(back.databases.contains_key("postgres"));
         std::fs::remove_dir_all(&dir).unwrap();
     }

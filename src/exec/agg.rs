@@ -105,12 +105,22 @@ impl GroupTable {
     pub fn new(key_types: Vec<DataType>) -> GroupTable {
         use crate::types::PhysicalType as P;
         let index = match key_types.as_slice() {
-            [t] if matches!(t.physical(), P::Int16 | P::Int32 | P::Int64 | P::Bool) => KeyIndex::Int(HashMap::new()),
+            [t] if matches!(t.physical(), P::Int16 | P::Int32 | P::Int64 | P::Bool) => {
+                KeyIndex::Int(HashMap::new())
+            }
             [t] if t.physical() == P::Bytes => KeyIndex::Bytes(HashMap::new()),
             _ => KeyIndex::Encoded(HashMap::new()),
         };
         let columns = key_types.iter().map(|t| Column::empty(*t)).collect();
-        GroupTable { index, keys: GroupKeys { columns, count: 0, null_group: None }, scratch: Vec::new() }
+        GroupTable {
+            index,
+            keys: GroupKeys {
+                columns,
+                count: 0,
+                null_group: None,
+            },
+            scratch: Vec::new(),
+        }
     }
     pub fn len(&self) -> usize {
         self.keys.count
@@ -138,7 +148,8 @@ impl GroupTable {
                     let id = if !col.is_valid(i) {
                         keys.null_id(key_cols, i)
                     } else {
-                        *map.entry(int_key(data, i)).or_insert_with(|| keys.add(key_cols, i))
+                        *map.entry(int_key(data, i))
+                            .or_insert_with(|| keys.add(key_cols, i))
                     };
                     ids.push(id);
                 }
@@ -165,7 +176,9 @@ impl GroupTable {
                 if !matches!(index, KeyIndex::Encoded(_)) {
                     *index = KeyIndex::Encoded(HashMap::new());
                 }
-                let KeyIndex::Encoded(map) = index else { return };
+                let KeyIndex::Encoded(map) = index else {
+                    return;
+                };
                 for i in 0..rows {
                     self.scratch.clear();
                     for c in key_cols {
@@ -203,14 +216,38 @@ fn int_key(data: &ColumnData, i: usize) -> i64 {
 /// Per-group state of one aggregate.
 enum Acc {
     Count(Vec<i64>),
-    SumInt { sum: Vec<i128>, seen: Vec<bool> },
-    SumFloat { sum: Vec<f64>, seen: Vec<bool> },
-    SumDec { sum: Vec<Decimal>, seen: Vec<bool> },
-    AvgInt { sum: Vec<i128>, count: Vec<i64> },
-    AvgFloat { sum: Vec<f64>, count: Vec<i64> },
-    AvgDec { sum: Vec<Decimal>, count: Vec<i64> },
-    MinMax { vals: Vec<Datum>, is_min: bool },
-    Bool { vals: Vec<Option<bool>>, is_and: bool },
+    SumInt {
+        sum: Vec<i128>,
+        seen: Vec<bool>,
+    },
+    SumFloat {
+        sum: Vec<f64>,
+        seen: Vec<bool>,
+    },
+    SumDec {
+        sum: Vec<Decimal>,
+        seen: Vec<bool>,
+    },
+    AvgInt {
+        sum: Vec<i128>,
+        count: Vec<i64>,
+    },
+    AvgFloat {
+        sum: Vec<f64>,
+        count: Vec<i64>,
+    },
+    AvgDec {
+        sum: Vec<Decimal>,
+        count: Vec<i64>,
+    },
+    MinMax {
+        vals: Vec<Datum>,
+        is_min: bool,
+    },
+    Bool {
+        vals: Vec<Option<bool>>,
+        is_and: bool,
+    },
 }
 
 /// One aggregate of an aggregation: its function, types and state.
@@ -226,21 +263,50 @@ impl Accumulator {
         let acc = match func {
             AggFunc::CountStar | AggFunc::Count => Acc::Count(Vec::new()),
             AggFunc::Sum => match arg_type {
-                DataType::Int16 | DataType::Int32 | DataType::Int64 => Acc::SumInt { sum: vec![], seen: vec![] },
-                DataType::Float32 | DataType::Float64 => Acc::SumFloat { sum: vec![], seen: vec![] },
-                DataType::Numeric => Acc::SumDec { sum: vec![], seen: vec![] },
+                DataType::Int16 | DataType::Int32 | DataType::Int64 => Acc::SumInt {
+                    sum: vec![],
+                    seen: vec![],
+                },
+                DataType::Float32 | DataType::Float64 => Acc::SumFloat {
+                    sum: vec![],
+                    seen: vec![],
+                },
+                DataType::Numeric => Acc::SumDec {
+                    sum: vec![],
+                    seen: vec![],
+                },
                 t => return Err(DbError::unsupported(format!("sum({})", t.name()))),
             },
             AggFunc::Avg => match arg_type {
-                DataType::Int16 | DataType::Int32 | DataType::Int64 => Acc::AvgInt { sum: vec![], count: vec![] },
-                DataType::Float32 | DataType::Float64 => Acc::AvgFloat { sum: vec![], count: vec![] },
-                DataType::Numeric => Acc::AvgDec { sum: vec![], count: vec![] },
+                DataType::Int16 | DataType::Int32 | DataType::Int64 => Acc::AvgInt {
+                    sum: vec![],
+                    count: vec![],
+                },
+                DataType::Float32 | DataType::Float64 => Acc::AvgFloat {
+                    sum: vec![],
+                    count: vec![],
+                },
+                DataType::Numeric => Acc::AvgDec {
+                    sum: vec![],
+                    count: vec![],
+                },
                 t => return Err(DbError::unsupported(format!("avg({})", t.name()))),
             },
-            AggFunc::Min | AggFunc::Max => Acc::MinMax { vals: vec![], is_min: func == AggFunc::Min },
-            AggFunc::BoolAnd | AggFunc::BoolOr => Acc::Bool { vals: vec![], is_and: func == AggFunc::BoolAnd },
+            AggFunc::Min | AggFunc::Max => Acc::MinMax {
+                vals: vec![],
+                is_min: func == AggFunc::Min,
+            },
+            AggFunc::BoolAnd | AggFunc::BoolOr => Acc::Bool {
+                vals: vec![],
+                is_and: func == AggFunc::BoolAnd,
+            },
         };
-        Ok(Accumulator { func, arg_type, result_type, acc })
+        Ok(Accumulator {
+            func,
+            arg_type,
+            result_type,
+            acc,
+        })
     }
 
     fn resize(&mut self, groups: usize) {
@@ -277,7 +343,13 @@ impl Accumulator {
 
     /// Folds raw input rows in: `arg` is the evaluated argument (None for count(*)),
     /// `mask` the rows that pass FILTER (None = all).
-    pub fn update(&mut self, ids: &[u32], groups: usize, arg: Option<&Column>, mask: Option<&[bool]>) -> DbResult<()> {
+    pub fn update(
+        &mut self,
+        ids: &[u32],
+        groups: usize,
+        arg: Option<&Column>,
+        mask: Option<&[bool]>,
+    ) -> DbResult<()> {
         self.resize(groups);
         let live = |i: usize| mask.is_none_or(|m| m[i]);
         let Some(col) = arg else {
@@ -305,22 +377,30 @@ impl Accumulator {
                     }
                 }
             }
-            (Acc::SumInt { sum, seen }, _) => for_each_int(col, ids, live_rows(col, mask).as_deref(), |g, v| {
-                sum[g] += v as i128;
-                seen[g] = true;
-            }),
-            (Acc::AvgInt { sum, count }, _) => for_each_int(col, ids, live_rows(col, mask).as_deref(), |g, v| {
-                sum[g] += v as i128;
-                count[g] += 1;
-            }),
-            (Acc::SumFloat { sum, seen }, _) => for_each_float(col, ids, live_rows(col, mask).as_deref(), |g, v| {
-                sum[g] += v;
-                seen[g] = true;
-            }),
-            (Acc::AvgFloat { sum, count }, _) => for_each_float(col, ids, live_rows(col, mask).as_deref(), |g, v| {
-                sum[g] += v;
-                count[g] += 1;
-            }),
+            (Acc::SumInt { sum, seen }, _) => {
+                for_each_int(col, ids, live_rows(col, mask).as_deref(), |g, v| {
+                    sum[g] += v as i128;
+                    seen[g] = true;
+                })
+            }
+            (Acc::AvgInt { sum, count }, _) => {
+                for_each_int(col, ids, live_rows(col, mask).as_deref(), |g, v| {
+                    sum[g] += v as i128;
+                    count[g] += 1;
+                })
+            }
+            (Acc::SumFloat { sum, seen }, _) => {
+                for_each_float(col, ids, live_rows(col, mask).as_deref(), |g, v| {
+                    sum[g] += v;
+                    seen[g] = true;
+                })
+            }
+            (Acc::AvgFloat { sum, count }, _) => {
+                for_each_float(col, ids, live_rows(col, mask).as_deref(), |g, v| {
+                    sum[g] += v;
+                    count[g] += 1;
+                })
+            }
             (Acc::SumDec { sum, seen }, ColumnData::Numeric(v)) => {
                 for (i, &g) in ids.iter().enumerate() {
                     if valid(i) {
@@ -344,7 +424,11 @@ impl Accumulator {
                         let cur = &mut vals[g as usize];
                         let replace = cur.is_null() || {
                             let ord = d.total_cmp(cur);
-                            if *is_min { ord.is_lt() } else { ord.is_gt() }
+                            if *is_min {
+                                ord.is_lt()
+                            } else {
+                                ord.is_gt()
+                            }
                         };
                         if replace {
                             *cur = d;
@@ -358,7 +442,13 @@ impl Accumulator {
                         let cur = &mut vals[g as usize];
                         *cur = Some(match cur {
                             None => v[i],
-                            Some(c) => if *is_and { *c && v[i] } else { *c || v[i] },
+                            Some(c) => {
+                                if *is_and {
+                                    *c && v[i]
+                                } else {
+                                    *c || v[i]
+                                }
+                            }
                         });
                     }
                 }
@@ -370,29 +460,59 @@ impl Accumulator {
 
     /// Number of state columns this aggregate emits in Partial mode.
     pub fn state_width(func: AggFunc) -> usize {
-        if func == AggFunc::Avg { 2 } else { 1 }
+        if func == AggFunc::Avg {
+            2
+        } else {
+            1
+        }
     }
 
     /// Partial states as columns (merged by `merge`).
     pub fn emit_state(&self, groups: usize) -> Vec<Column> {
         let seen_dec = |sum: &[Decimal], seen: &[bool]| {
-            let d: Vec<Datum> = (0..groups).map(|g| if seen[g] { Datum::Numeric(sum[g]) } else { Datum::Null }).collect();
+            let d: Vec<Datum> = (0..groups)
+                .map(|g| {
+                    if seen[g] {
+                        Datum::Numeric(sum[g])
+                    } else {
+                        Datum::Null
+                    }
+                })
+                .collect();
             Column::from_datums(DataType::Numeric, &d)
         };
         match &self.acc {
-            Acc::Count(c) => vec![Column::new(DataType::Int64, ColumnData::Int64(c[..groups].to_vec()), None)],
+            Acc::Count(c) => vec![Column::new(
+                DataType::Int64,
+                ColumnData::Int64(c[..groups].to_vec()),
+                None,
+            )],
             Acc::SumInt { sum, seen } => {
                 let d: Vec<Decimal> = sum.iter().map(|s| i128_to_dec(*s)).collect();
                 vec![seen_dec(&d, seen)]
             }
             Acc::SumFloat { sum, seen } => {
-                let d: Vec<Datum> = (0..groups).map(|g| if seen[g] { Datum::Float64(sum[g]) } else { Datum::Null }).collect();
+                let d: Vec<Datum> = (0..groups)
+                    .map(|g| {
+                        if seen[g] {
+                            Datum::Float64(sum[g])
+                        } else {
+                            Datum::Null
+                        }
+                    })
+                    .collect();
                 vec![Column::from_datums(DataType::Float64, &d)]
             }
             Acc::SumDec { sum, seen } => vec![seen_dec(sum, seen)],
             Acc::AvgInt { sum, count } => {
-                let d: Vec<Datum> = sum.iter().map(|s| Datum::Numeric(i128_to_dec(*s))).collect();
-                vec![Column::from_datums(DataType::Numeric, &d), Column::new(DataType::Int64, ColumnData::Int64(count.clone()), None)]
+                let d: Vec<Datum> = sum
+                    .iter()
+                    .map(|s| Datum::Numeric(i128_to_dec(*s)))
+                    .collect();
+                vec![
+                    Column::from_datums(DataType::Numeric, &d),
+                    Column::new(DataType::Int64, ColumnData::Int64(count.clone()), None),
+                ]
             }
             Acc::AvgFloat { sum, count } => vec![
                 Column::new(DataType::Float64, ColumnData::Float64(sum.clone()), None),
@@ -400,11 +520,17 @@ impl Accumulator {
             ],
             Acc::AvgDec { sum, count } => {
                 let d: Vec<Datum> = sum.iter().map(|s| Datum::Numeric(*s)).collect();
-                vec![Column::from_datums(DataType::Numeric, &d), Column::new(DataType::Int64, ColumnData::Int64(count.clone()), None)]
+                vec![
+                    Column::from_datums(DataType::Numeric, &d),
+                    Column::new(DataType::Int64, ColumnData::Int64(count.clone()), None),
+                ]
             }
             Acc::MinMax { vals, .. } => vec![Column::from_datums(self.arg_type, vals)],
             Acc::Bool { vals, .. } => {
-                let d: Vec<Datum> = vals.iter().map(|v| v.map_or(Datum::Null, Datum::Bool)).collect();
+                let d: Vec<Datum> = vals
+                    .iter()
+                    .map(|v| v.map_or(Datum::Null, Datum::Bool))
+                    .collect();
                 vec![Column::from_datums(DataType::Bool, &d)]
             }
         }
@@ -415,7 +541,9 @@ impl Accumulator {
         self.resize(groups);
         match &mut self.acc {
             Acc::Count(c) => {
-                let ColumnData::Int64(v) = &state[0].data else { return Err(bad_state()) };
+                let ColumnData::Int64(v) = &state[0].data else {
+                    return Err(bad_state());
+                };
                 for (i, &g) in ids.iter().enumerate() {
                     c[g as usize] += v[i];
                 }
@@ -445,7 +573,9 @@ impl Accumulator {
                 }
             }
             Acc::AvgInt { sum, count } => {
-                let ColumnData::Int64(c) = &state[1].data else { return Err(bad_state()) };
+                let ColumnData::Int64(c) = &state[1].data else {
+                    return Err(bad_state());
+                };
                 for (i, &g) in ids.iter().enumerate() {
                     if let Datum::Numeric(d) = state[0].datum(i) {
                         sum[g as usize] += d.to_i128().ok_or_else(bad_state)?;
@@ -454,7 +584,9 @@ impl Accumulator {
                 }
             }
             Acc::AvgFloat { sum, count } => {
-                let (ColumnData::Float64(s), ColumnData::Int64(c)) = (&state[0].data, &state[1].data) else {
+                let (ColumnData::Float64(s), ColumnData::Int64(c)) =
+                    (&state[0].data, &state[1].data)
+                else {
                     return Err(bad_state());
                 };
                 for (i, &g) in ids.iter().enumerate() {
@@ -463,7 +595,9 @@ impl Accumulator {
                 }
             }
             Acc::AvgDec { sum, count } => {
-                let ColumnData::Int64(c) = &state[1].data else { return Err(bad_state()) };
+                let ColumnData::Int64(c) = &state[1].data else {
+                    return Err(bad_state());
+                };
                 for (i, &g) in ids.iter().enumerate() {
                     if let Datum::Numeric(d) = state[0].datum(i) {
                         sum[g as usize] = checked_dec_add(sum[g as usize], d)?;
@@ -488,7 +622,9 @@ impl Accumulator {
                 Acc::Count(c) => Datum::Int64(c.get(g).copied().unwrap_or(0)),
                 Acc::SumInt { sum, seen } => match seen.get(g) {
                     Some(true) => match t {
-                        DataType::Int64 => Datum::Int64(i64::try_from(sum[g]).map_err(|_| DbError::out_of_range("bigint"))?),
+                        DataType::Int64 => Datum::Int64(
+                            i64::try_from(sum[g]).map_err(|_| DbError::out_of_range("bigint"))?,
+                        ),
                         _ => Datum::Numeric(i128_to_dec(sum[g])),
                     },
                     _ => Datum::Null,
@@ -515,7 +651,11 @@ impl Accumulator {
                     _ => Datum::Null,
                 },
                 Acc::MinMax { vals, .. } => vals.get(g).cloned().unwrap_or(Datum::Null),
-                Acc::Bool { vals, .. } => vals.get(g).copied().flatten().map_or(Datum::Null, Datum::Bool),
+                Acc::Bool { vals, .. } => vals
+                    .get(g)
+                    .copied()
+                    .flatten()
+                    .map_or(Datum::Null, Datum::Bool),
             };
             out.push_datum(&d);
         }
@@ -529,7 +669,8 @@ fn bad_state() -> DbError {
 }
 
 fn checked_dec_add(a: Decimal, b: Decimal) -> DbResult<Decimal> {
-    a.checked_add(b).ok_or_else(|| DbError::out_of_range("numeric"))
+    a.checked_add(b)
+        .ok_or_else(|| DbError::out_of_range("numeric"))
 }
 
 fn i128_to_dec(v: i128) -> Decimal {
@@ -543,7 +684,13 @@ fn avg_numeric(sum: Decimal, count: i64) -> DbResult<Decimal> {
 }
 
 /// Calls `f(group, value)` for every live row; `live` is None when all rows are.
-fn for_each_value<T: Copy, U>(v: &[T], ids: &[u32], live: Option<&[bool]>, conv: impl Fn(T) -> U, mut f: impl FnMut(usize, U)) {
+fn for_each_value<T: Copy, U>(
+    v: &[T],
+    ids: &[u32],
+    live: Option<&[bool]>,
+    conv: impl Fn(T) -> U,
+    mut f: impl FnMut(usize, U),
+) {
     match live {
         None => {
             for (&g, &x) in ids.iter().zip(v) {
@@ -582,7 +729,11 @@ fn live_rows(col: &Column, mask: Option<&[bool]>) -> Option<Vec<bool>> {
     match (&col.validity, mask) {
         (None, None) => None,
         (None, Some(m)) => Some(m.to_vec()),
-        (Some(v), m) => Some((0..col.len()).map(|i| v.get(i) && m.is_none_or(|m| m[i])).collect()),
+        (Some(v), m) => Some(
+            (0..col.len())
+                .map(|i| v.get(i) && m.is_none_or(|m| m[i]))
+                .collect(),
+        ),
     }
 }
 
@@ -599,9 +750,19 @@ pub struct HashAggregation {
 
 impl HashAggregation {
     /// `aggs`: (function, argument type, result type, distinct).
-    pub fn new(mode: AggMode, key_types: Vec<DataType>, aggs: &[(AggFunc, DataType, DataType, bool)]) -> DbResult<Self> {
-        let accs = aggs.iter().map(|(f, a, r, _)| Accumulator::new(*f, *a, *r)).collect::<DbResult<Vec<_>>>()?;
-        let distinct_seen = aggs.iter().map(|a| a.3.then(hashbrown::HashSet::new)).collect();
+    pub fn new(
+        mode: AggMode,
+        key_types: Vec<DataType>,
+        aggs: &[(AggFunc, DataType, DataType, bool)],
+    ) -> DbResult<Self> {
+        let accs = aggs
+            .iter()
+            .map(|(f, a, r, _)| Accumulator::new(*f, *a, *r))
+            .collect::<DbResult<Vec<_>>>()?;
+        let distinct_seen = aggs
+            .iter()
+            .map(|a| a.3.then(hashbrown::HashSet::new))
+            .collect();
         Ok(HashAggregation {
             mode,
             groups: GroupTable::new(key_types),
@@ -613,7 +774,12 @@ impl HashAggregation {
     }
 
     /// Raw rows: key columns, then per aggregate its argument and FILTER mask.
-    pub fn update(&mut self, keys: &[&Column], rows: usize, args: &[(Option<&Column>, Option<Vec<bool>>)]) -> DbResult<()> {
+    pub fn update(
+        &mut self,
+        keys: &[&Column],
+        rows: usize,
+        args: &[(Option<&Column>, Option<Vec<bool>>)],
+    ) -> DbResult<()> {
         let mut ids = std::mem::take(&mut self.ids);
         self.groups.intern(keys, rows, &mut ids);
         let groups = self.groups.len();
@@ -642,14 +808,20 @@ impl HashAggregation {
 
     /// Partial states: key columns, then each aggregate's state columns.
     pub fn merge(&mut self, batch: &Batch, key_count: usize) -> DbResult<()> {
-        let keys: Vec<&Column> = batch.columns[..key_count].iter().map(|c| c.as_ref()).collect();
+        let keys: Vec<&Column> = batch.columns[..key_count]
+            .iter()
+            .map(|c| c.as_ref())
+            .collect();
         let mut ids = std::mem::take(&mut self.ids);
         self.groups.intern(&keys, batch.len, &mut ids);
         let groups = self.groups.len();
         let mut col = key_count;
         for (acc, f) in self.accs.iter_mut().zip(&self.funcs) {
             let w = Accumulator::state_width(*f);
-            let state: Vec<&Column> = batch.columns[col..col + w].iter().map(|c| c.as_ref()).collect();
+            let state: Vec<&Column> = batch.columns[col..col + w]
+                .iter()
+                .map(|c| c.as_ref())
+                .collect();
             acc.merge(&ids, groups, &state)?;
             col += w;
         }
@@ -663,14 +835,28 @@ impl HashAggregation {
         if !has_keys {
             groups = 1; // an aggregate without GROUP BY yields one row even over no input
         }
-        let mut cols: Vec<Column> = if has_keys { self.groups.key_columns() } else { vec![] };
+        let mut cols: Vec<Column> = if has_keys {
+            self.groups.key_columns()
+        } else {
+            vec![]
+        };
         for acc in &self.accs {
             if self.mode == AggMode::Partial {
-                let mut a = Accumulator { func: acc.func, arg_type: acc.arg_type, result_type: acc.result_type, acc: clone_acc(&acc.acc) };
+                let mut a = Accumulator {
+                    func: acc.func,
+                    arg_type: acc.arg_type,
+                    result_type: acc.result_type,
+                    acc: clone_acc(&acc.acc),
+                };
                 a.resize(groups);
                 cols.extend(a.emit_state(groups));
             } else {
-                let mut a = Accumulator { func: acc.func, arg_type: acc.arg_type, result_type: acc.result_type, acc: clone_acc(&acc.acc) };
+                let mut a = Accumulator {
+                    func: acc.func,
+                    arg_type: acc.arg_type,
+                    result_type: acc.result_type,
+                    acc: clone_acc(&acc.acc),
+                };
                 a.resize(groups);
                 cols.push(a.finish(groups)?);
             }
@@ -682,13 +868,37 @@ impl HashAggregation {
 fn clone_acc(a: &Acc) -> Acc {
     match a {
         Acc::Count(v) => Acc::Count(v.clone()),
-        Acc::SumInt { sum, seen } => Acc::SumInt { sum: sum.clone(), seen: seen.clone() },
-        Acc::SumFloat { sum, seen } => Acc::SumFloat { sum: sum.clone(), seen: seen.clone() },
-        Acc::SumDec { sum, seen } => Acc::SumDec { sum: sum.clone(), seen: seen.clone() },
-        Acc::AvgInt { sum, count } => Acc::AvgInt { sum: sum.clone(), count: count.clone() },
-        Acc::AvgFloat { sum, count } => Acc::AvgFloat { sum: sum.clone(), count: count.clone() },
-        Acc::AvgDec { sum, count } => Acc::AvgDec { sum: sum.clone(), count: count.clone() },
-        Acc::MinMax { vals, is_min } => Acc::MinMax { vals: vals.clone(), is_min: *is_min },
-        Acc::Bool { vals, is_and } => Acc::Bool { vals: vals.clone(), is_and: *is_and },
+        Acc::SumInt { sum, seen } => Acc::SumInt {
+            sum: sum.clone(),
+            seen: seen.clone(),
+        },
+        Acc::SumFloat { sum, seen } => Acc::SumFloat {
+            sum: sum.clone(),
+            seen: seen.clone(),
+        },
+        Acc::SumDec { sum, seen } => Acc::SumDec {
+            sum: sum.clone(),
+            seen: seen.clone(),
+        },
+        Acc::AvgInt { sum, count } => Acc::AvgInt {
+            sum: sum.clone(),
+            count: count.clone(),
+        },
+        Acc::AvgFloat { sum, count } => Acc::AvgFloat {
+            sum: sum.clone(),
+            count: count.clone(),
+        },
+        Acc::AvgDec { sum, count } => Acc::AvgDec {
+            sum: sum.clone(),
+            count: count.clone(),
+        },
+        Acc::MinMax { vals, is_min } => Acc::MinMax {
+            vals: vals.clone(),
+            is_min: *is_min,
+        },
+        Acc::Bool { vals, is_and } => Acc::Bool {
+            vals: vals.clone(),
+            is_and: *is_and,
+        },
     }
 }

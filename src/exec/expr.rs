@@ -68,87 +68,155 @@ pub fn eval(expr: &Expr, batch: &Batch, cx: &EvalInputs) -> DbResult<Value> {
             let d = cx.params.get(*i).cloned().unwrap_or(Datum::Null);
             Ok(Value::Scalar(d, *t))
         }
-        Expr::Outer { level, index, data_type } => {
+        Expr::Outer {
+            level,
+            index,
+            data_type,
+        } => {
             let row = cx
                 .outer
                 .len()
                 .checked_sub(*level)
                 .and_then(|l| cx.outer.get(l))
                 .ok_or_else(|| DbError::internal("outer reference without an outer row"))?;
-            Ok(Value::Scalar(row.get(*index).cloned().unwrap_or(Datum::Null), *data_type))
+            Ok(Value::Scalar(
+                row.get(*index).cloned().unwrap_or(Datum::Null),
+                *data_type,
+            ))
         }
         Expr::Binary { sig, left, right } => {
             let l = eval(left, batch, cx)?;
             let r = eval(right, batch, cx)?;
-            scalar_or_column(&l, &r, len, |n| kernels::eval_binary(sig, l.operand(), r.operand(), n, cx.eval))
+            scalar_or_column(&l, &r, len, |n| {
+                kernels::eval_binary(sig, l.operand(), r.operand(), n, cx.eval)
+            })
         }
-        Expr::Unary { op, arg_type, arg, .. } => {
+        Expr::Unary {
+            op, arg_type, arg, ..
+        } => {
             let a = eval(arg, batch, cx)?;
-            scalar_or_column(&a, &a, len, |n| kernels::eval_unary(*op, *arg_type, a.operand(), n))
+            scalar_or_column(&a, &a, len, |n| {
+                kernels::eval_unary(*op, *arg_type, a.operand(), n)
+            })
         }
         Expr::Func { sig, args } => {
-            let vals = args.iter().map(|a| eval(a, batch, cx)).collect::<DbResult<Vec<_>>>()?;
+            let vals = args
+                .iter()
+                .map(|a| eval(a, batch, cx))
+                .collect::<DbResult<Vec<_>>>()?;
             let ops: Vec<Operand> = vals.iter().map(|v| v.operand()).collect();
-            let all_scalar = vals.iter().all(|v| matches!(v, Value::Scalar(..))) && !sig_is_volatile(sig);
+            let all_scalar =
+                vals.iter().all(|v| matches!(v, Value::Scalar(..))) && !sig_is_volatile(sig);
             let n = if all_scalar { 1 } else { len };
             let col = kernels::eval_function(sig, &ops, n, cx.eval)?;
-            Ok(if all_scalar { Value::Scalar(col.datum(0), sig.result) } else { Value::Column(Arc::new(col)) })
+            Ok(if all_scalar {
+                Value::Scalar(col.datum(0), sig.result)
+            } else {
+                Value::Column(Arc::new(col))
+            })
         }
         Expr::Cast { expr, to } => {
             let v = eval(expr, batch, cx)?;
             match v {
-                Value::Scalar(d, from) => Ok(Value::Scalar(kernels::cast_datum(&d, from, *to, cx.eval)?, *to)),
-                Value::Column(c) => Ok(Value::Column(Arc::new(kernels::cast_column(&c, *to, cx.eval)?))),
+                Value::Scalar(d, from) => Ok(Value::Scalar(
+                    kernels::cast_datum(&d, from, *to, cx.eval)?,
+                    *to,
+                )),
+                Value::Column(c) => Ok(Value::Column(Arc::new(kernels::cast_column(
+                    &c, *to, cx.eval,
+                )?))),
             }
         }
         Expr::IsNull { expr, negated } => {
             let v = eval(expr, batch, cx)?;
             Ok(match v {
-                Value::Scalar(d, _) => Value::Scalar(Datum::Bool(d.is_null() != *negated), DataType::Bool),
+                Value::Scalar(d, _) => {
+                    Value::Scalar(Datum::Bool(d.is_null() != *negated), DataType::Bool)
+                }
                 Value::Column(c) => {
                     let bits: Vec<bool> = (0..c.len()).map(|i| c.is_valid(i) == *negated).collect();
-                    Value::Column(Arc::new(Column::new(DataType::Bool, ColumnData::Bool(bits), None)))
+                    Value::Column(Arc::new(Column::new(
+                        DataType::Bool,
+                        ColumnData::Bool(bits),
+                        None,
+                    )))
                 }
             })
         }
-        Expr::IsBool { expr, value, negated } => {
+        Expr::IsBool {
+            expr,
+            value,
+            negated,
+        } => {
             let v = eval(expr, batch, cx)?;
             let test = |d: Datum| Datum::Bool((d == Datum::Bool(*value)) != *negated);
             Ok(match v {
                 Value::Scalar(d, _) => Value::Scalar(test(d), DataType::Bool),
                 Value::Column(c) => {
                     let bits: Vec<bool> = match &c.data {
-                        ColumnData::Bool(b) => {
-                            (0..c.len()).map(|i| (c.is_valid(i) && b[i] == *value) != *negated).collect()
-                        }
+                        ColumnData::Bool(b) => (0..c.len())
+                            .map(|i| (c.is_valid(i) && b[i] == *value) != *negated)
+                            .collect(),
                         _ => return Err(DbError::internal("IS TRUE on a non-boolean column")),
                     };
-                    Value::Column(Arc::new(Column::new(DataType::Bool, ColumnData::Bool(bits), None)))
+                    Value::Column(Arc::new(Column::new(
+                        DataType::Bool,
+                        ColumnData::Bool(bits),
+                        None,
+                    )))
                 }
             })
         }
-        Expr::IsDistinct { left, right, eq, negated } => {
+        Expr::IsDistinct {
+            left,
+            right,
+            eq,
+            negated,
+        } => {
             let l = eval(left, batch, cx)?;
             let r = eval(right, batch, cx)?;
-            let n = if matches!((&l, &r), (Value::Scalar(..), Value::Scalar(..))) { 1 } else { len };
+            let n = if matches!((&l, &r), (Value::Scalar(..), Value::Scalar(..))) {
+                1
+            } else {
+                len
+            };
             let eqc = kernels::eval_binary(eq, l.operand(), r.operand(), n, cx.eval)?;
             let mut bits = Vec::with_capacity(n);
             for i in 0..n {
                 let (ln, rn) = (l.datum(i).is_null(), r.datum(i).is_null());
-                let same = if ln || rn { ln && rn } else { eqc.datum(i) == Datum::Bool(true) };
+                let same = if ln || rn {
+                    ln && rn
+                } else {
+                    eqc.datum(i) == Datum::Bool(true)
+                };
                 bits.push(same == *negated);
             }
             let col = Column::new(DataType::Bool, ColumnData::Bool(bits), None);
-            Ok(if n == 1 && len != 1 { Value::Scalar(col.datum(0), DataType::Bool) } else { Value::Column(Arc::new(col)) })
+            Ok(if n == 1 && len != 1 {
+                Value::Scalar(col.datum(0), DataType::Bool)
+            } else {
+                Value::Column(Arc::new(col))
+            })
         }
-        Expr::Case { whens, otherwise, data_type } => eval_case(whens, otherwise, *data_type, batch, cx),
-        Expr::InList { expr, list, eq, negated } => {
+        Expr::Case {
+            whens,
+            otherwise,
+            data_type,
+        } => eval_case(whens, otherwise, *data_type, batch, cx),
+        Expr::InList {
+            expr,
+            list,
+            eq,
+            negated,
+        } => {
             let x = eval(expr, batch, cx)?;
             let or_sig = kernels::resolve_binary(BinaryOp::Or, DataType::Bool, DataType::Bool)?;
             let mut acc: Option<Value> = None;
             for item in list {
                 let v = eval(item, batch, cx)?;
-                let hit = scalar_or_column(&x, &v, len, |n| kernels::eval_binary(eq, x.operand(), v.operand(), n, cx.eval))?;
+                let hit = scalar_or_column(&x, &v, len, |n| {
+                    kernels::eval_binary(eq, x.operand(), v.operand(), n, cx.eval)
+                })?;
                 acc = Some(match acc {
                     None => hit,
                     Some(prev) => scalar_or_column(&prev, &hit, len, |n| {
@@ -170,19 +238,34 @@ pub fn eval(expr: &Expr, batch: &Batch, cx: &EvalInputs) -> DbResult<Value> {
             .get(&s.id)
             .cloned()
             .ok_or_else(|| DbError::internal("subquery result missing")),
-        Expr::NumericTypmod { expr, precision, scale } => {
+        Expr::NumericTypmod {
+            expr,
+            precision,
+            scale,
+        } => {
             let v = eval(expr, batch, cx)?;
             match v {
-                Value::Scalar(d, t) => Ok(Value::Scalar(apply_numeric_typmod(&d, *precision, *scale)?, t)),
+                Value::Scalar(d, t) => Ok(Value::Scalar(
+                    apply_numeric_typmod(&d, *precision, *scale)?,
+                    t,
+                )),
                 Value::Column(c) => {
                     let ColumnData::Numeric(vals) = &c.data else {
                         return Err(DbError::internal("numeric typmod on a non-numeric column"));
                     };
                     let mut out = Vec::with_capacity(vals.len());
                     for (i, v) in vals.iter().enumerate() {
-                        out.push(if c.is_valid(i) { round_numeric(*v, *precision, *scale)? } else { *v });
+                        out.push(if c.is_valid(i) {
+                            round_numeric(*v, *precision, *scale)?
+                        } else {
+                            *v
+                        });
                     }
-                    Ok(Value::Column(Arc::new(Column::new(DataType::Numeric, ColumnData::Numeric(out), c.validity.clone()))))
+                    Ok(Value::Column(Arc::new(Column::new(
+                        DataType::Numeric,
+                        ColumnData::Numeric(out),
+                        c.validity.clone(),
+                    ))))
                 }
             }
         }
@@ -259,7 +342,9 @@ fn eval_case(
             out[row as usize] = v.datum(j);
         }
     }
-    Ok(Value::Column(Arc::new(Column::from_datums(data_type, &out))))
+    Ok(Value::Column(Arc::new(Column::from_datums(
+        data_type, &out,
+    ))))
 }
 
 /// The rows of `batch` for which `predicate` is true (not false, not NULL).
@@ -323,8 +408,15 @@ fn apply_numeric_typmod(d: &Datum, precision: u32, scale: u32) -> DbResult<Datum
 
 /// numeric(p, s): round half away from zero to `s` digits, then require
 /// fewer than `p - s` integer digits (22003 otherwise), as PostgreSQL does.
-pub fn round_numeric(v: rust_decimal::Decimal, precision: u32, scale: u32) -> DbResult<rust_decimal::Decimal> {
-    let mut r = v.round_dp_with_strategy(scale.min(28), rust_decimal::RoundingStrategy::MidpointAwayFromZero);
+pub fn round_numeric(
+    v: rust_decimal::Decimal,
+    precision: u32,
+    scale: u32,
+) -> DbResult<rust_decimal::Decimal> {
+    let mut r = v.round_dp_with_strategy(
+        scale.min(28),
+        rust_decimal::RoundingStrategy::MidpointAwayFromZero,
+    );
     let int_digits = r.trunc().abs().to_string().trim_start_matches('0').len() as u32;
     if int_digits > precision - scale {
         return Err(DbError::new(crate::error::sqlstate::NUMERIC_VALUE_OUT_OF_RANGE, "numeric field overflow").with_detail(format!(

@@ -3,6 +3,7 @@
 //! the results back over a bounded channel.
 //! Must not: see more than its own shard's data or any session state.
 
+use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -14,8 +15,10 @@ use crate::exec::agg::{AggMode, HashAggregation};
 use crate::exec::expr::{eval, filter_batch, EvalInputs, Value};
 use crate::exec::vector::{Batch, Column};
 use crate::exec::EvalContext;
-use crate::runtime::ShardHandle;
+use crate::runtime::{ShardContext, ShardHandle};
 use crate::sql::plan::{AggCall, Expr};
+use crate::storage::scan::{groups_to_read, read_groups, Pruning};
+use crate::storage::table::ScanSnapshot;
 
 /// Batches in flight per fragment before the shard waits for the coordinator.
 pub const FRAGMENT_CHANNEL_DEPTH: usize = 8;
@@ -44,9 +47,10 @@ impl Fragment {
     pub async fn start(self, shard: &ShardHandle, tx: FragmentSender) -> DbResult<()> {
         shard
             .send_job(Box::new(move |ctx| {
-                let batches = ctx.storage.borrow().snapshot(self.table);
+                let snapshot = ctx.storage.borrow().scan(self.table);
+                let ctx = ctx.clone();
                 tokio::task::spawn_local(async move {
-                    let result = self.run(batches, &tx).await;
+                    let result = self.run_snapshot(Some(&ctx), snapshot, &tx).await;
                     if let Err(e) = result {
                         let _ = tx.send(Err(e)).await;
                     }
@@ -55,27 +59,61 @@ impl Fragment {
             .await
     }
 
-    /// Runs the fragment over `batches`, sending results on `tx`.
+    /// Runs the fragment over in-memory, full-width `batches` (a
+    /// transaction's own rows), sending results on `tx`.
     pub async fn run(&self, batches: Vec<Batch>, tx: &FragmentSender) -> DbResult<()> {
+        self.run_snapshot(
+            None,
+            ScanSnapshot {
+                batches,
+                ..Default::default()
+            },
+            tx,
+        )
+        .await
+    }
+
+    /// Runs the fragment over a shard's segments (pruned by the filter's
+    /// ranges, only the needed columns read) and in-memory batches.
+    async fn run_snapshot(
+        &self,
+        ctx: Option<&Rc<ShardContext>>,
+        snap: ScanSnapshot,
+        tx: &FragmentSender,
+    ) -> DbResult<()> {
+        let narrow = Narrowed::new(self);
         let mut agg = match &self.aggregate {
             Some(a) => Some(new_aggregation(a, AggMode::Partial)?),
             None => None,
         };
-        for (n, batch) in batches.into_iter().enumerate() {
-            if self.cancel.load(Ordering::Relaxed) {
-                return Err(DbError::canceled());
-            }
-            let out = self.process(&batch)?;
-            match (&mut agg, &self.aggregate) {
-                (Some(state), Some(spec)) => update_aggregation(state, spec, &out, &self.eval)?,
-                _ => {
-                    if out.len > 0 && tx.send(Ok(out)).await.is_err() {
-                        return Ok(()); // the coordinator stopped reading (LIMIT, error)
+        let mut n = 0usize;
+        if let Some(ctx) = ctx {
+            let pruning = Pruning::from_filter(self.filter.as_ref());
+            for seg in &snap.segments {
+                for window in groups_to_read(seg, &pruning) {
+                    self.check_cancel()?;
+                    let batches =
+                        read_groups(ctx, seg, &window, &narrow.columns, &snap.types).await?;
+                    for b in batches {
+                        if !self.consume(&narrow, &b, &mut agg, tx, &mut n).await? {
+                            return Ok(());
+                        }
                     }
                 }
             }
-            if n % 16 == 15 {
-                tokio::task::yield_now().await;
+        }
+        for batch in snap.batches {
+            self.check_cancel()?;
+            let b = Batch::new(
+                narrow
+                    .columns
+                    .iter()
+                    .map(|&c| batch.columns[c].clone())
+                    .collect(),
+                batch.len,
+            );
+            if !self.consume(&narrow, &b, &mut agg, tx, &mut n).await? {
+                return Ok(());
             }
         }
         if let (Some(state), Some(spec)) = (agg, &self.aggregate) {
@@ -84,15 +122,94 @@ impl Fragment {
         Ok(())
     }
 
+    fn check_cancel(&self) -> DbResult<()> {
+        if self.cancel.load(Ordering::Relaxed) {
+            return Err(DbError::canceled());
+        }
+        Ok(())
+    }
+
+    /// Filters, projects and aggregates or sends one narrow batch; false when
+    /// the coordinator stopped reading (LIMIT, error).
+    async fn consume(
+        &self,
+        narrow: &Narrowed,
+        batch: &Batch,
+        agg: &mut Option<HashAggregation>,
+        tx: &FragmentSender,
+        n: &mut usize,
+    ) -> DbResult<bool> {
+        let out = narrow.process(&self.eval, batch)?;
+        match (agg, &self.aggregate) {
+            (Some(state), Some(spec)) => update_aggregation(state, spec, &out, &self.eval)?,
+            _ => {
+                if out.len > 0 && tx.send(Ok(out)).await.is_err() {
+                    return Ok(false);
+                }
+            }
+        }
+        *n += 1;
+        if *n % 16 == 0 {
+            tokio::task::yield_now().await;
+        }
+        Ok(true)
+    }
+}
+
+/// The fragment over only the columns it reads: `columns` (table column
+/// indexes, ascending) and the filter and projection renumbered onto them.
+struct Narrowed {
+    columns: Vec<usize>,
+    filter: Option<Expr>,
+    projection: Vec<usize>,
+}
+
+impl Narrowed {
+    fn new(f: &Fragment) -> Narrowed {
+        let mut used: Vec<usize> = f.projection.clone();
+        if let Some(filter) = &f.filter {
+            filter.clone().transform(&mut |e| {
+                if let Expr::Column(i, _) = &e {
+                    used.push(*i);
+                }
+                e
+            });
+        }
+        used.sort_unstable();
+        used.dedup();
+        let pos = |i: usize| used.binary_search(&i).unwrap_or(0);
+        let filter = f.filter.as_ref().map(|e| {
+            e.clone().transform(&mut |x| match x {
+                Expr::Column(i, t) => Expr::Column(pos(i), t),
+                other => other,
+            })
+        });
+        let projection = f.projection.iter().map(|&i| pos(i)).collect();
+        Narrowed {
+            columns: used,
+            filter,
+            projection,
+        }
+    }
+
     /// Filter then project one batch.
-    pub fn process(&self, batch: &Batch) -> DbResult<Batch> {
+    fn process(&self, eval: &EvalContext, batch: &Batch) -> DbResult<Batch> {
         let empty = Default::default();
-        let cx = EvalInputs { eval: &self.eval, params: &[], outer: &[], subqueries: &empty };
+        let cx = EvalInputs {
+            eval,
+            params: &[],
+            outer: &[],
+            subqueries: &empty,
+        };
         let filtered = match &self.filter {
             Some(f) => filter_batch(f, batch, &cx)?,
             None => batch.clone(),
         };
-        let cols = self.projection.iter().map(|&i| filtered.columns[i].clone()).collect();
+        let cols = self
+            .projection
+            .iter()
+            .map(|&i| filtered.columns[i].clone())
+            .collect();
         Ok(Batch::new(cols, filtered.len))
     }
 }
@@ -102,20 +219,42 @@ pub fn new_aggregation(spec: &FragmentAggregate, mode: AggMode) -> DbResult<Hash
     let aggs: Vec<_> = spec
         .aggs
         .iter()
-        .map(|a| (a.func, a.arg.as_ref().map_or(a.result_type, |e| e.data_type()), a.result_type, a.distinct))
+        .map(|a| {
+            (
+                a.func,
+                a.arg.as_ref().map_or(a.result_type, |e| e.data_type()),
+                a.result_type,
+                a.distinct,
+            )
+        })
         .collect();
     HashAggregation::new(mode, keys, &aggs)
 }
 
 /// Evaluates group keys, aggregate arguments and FILTER masks over raw rows
 /// and folds them into `state`.
-pub fn update_aggregation(state: &mut HashAggregation, spec: &FragmentAggregate, batch: &Batch, eval_ctx: &EvalContext) -> DbResult<()> {
+pub fn update_aggregation(
+    state: &mut HashAggregation,
+    spec: &FragmentAggregate,
+    batch: &Batch,
+    eval_ctx: &EvalContext,
+) -> DbResult<()> {
     let empty = Default::default();
-    let cx = EvalInputs { eval: eval_ctx, params: &[], outer: &[], subqueries: &empty };
+    let cx = EvalInputs {
+        eval: eval_ctx,
+        params: &[],
+        outer: &[],
+        subqueries: &empty,
+    };
     update_aggregation_with(state, spec, batch, &cx)
 }
 
-pub fn update_aggregation_with(state: &mut HashAggregation, spec: &FragmentAggregate, batch: &Batch, cx: &EvalInputs) -> DbResult<()> {
+pub fn update_aggregation_with(
+    state: &mut HashAggregation,
+    spec: &FragmentAggregate,
+    batch: &Batch,
+    cx: &EvalInputs,
+) -> DbResult<()> {
     if batch.len == 0 && !spec.group_by.is_empty() {
         return Ok(());
     }
@@ -135,7 +274,9 @@ pub fn update_aggregation_with(state: &mut HashAggregation, spec: &FragmentAggre
                 let m = eval(f, batch, cx)?;
                 Some(match m {
                     Value::Scalar(d, _) => vec![d == crate::types::Datum::Bool(true); batch.len],
-                    Value::Column(c) => (0..batch.len).map(|i| c.datum(i) == crate::types::Datum::Bool(true)).collect(),
+                    Value::Column(c) => (0..batch.len)
+                        .map(|i| c.datum(i) == crate::types::Datum::Bool(true))
+                        .collect(),
                 })
             }
             None => None,
@@ -143,7 +284,9 @@ pub fn update_aggregation_with(state: &mut HashAggregation, spec: &FragmentAggre
         args.push((arg, mask));
     }
     let key_refs: Vec<&Column> = keys.iter().map(|c| c.as_ref()).collect();
-    let arg_refs: Vec<(Option<&Column>, Option<Vec<bool>>)> =
-        args.iter().map(|(a, m)| (a.as_deref(), m.clone())).collect();
+    let arg_refs: Vec<(Option<&Column>, Option<Vec<bool>>)> = args
+        .iter()
+        .map(|(a, m)| (a.as_deref(), m.clone()))
+        .collect();
     state.update(&key_refs, batch.len, &arg_refs)
 }

@@ -119,8 +119,14 @@ impl QueryContext {
     /// expression can run anywhere (on a shard, in a hash join).
     pub fn resolve(&self, e: &Expr) -> Expr {
         e.clone().transform(&mut |x| match x {
-            Expr::Param(i, t) => Expr::Literal(self.params.get(i).cloned().unwrap_or(Datum::Null), t),
-            Expr::Outer { level, index, data_type } => {
+            Expr::Param(i, t) => {
+                Expr::Literal(self.params.get(i).cloned().unwrap_or(Datum::Null), t)
+            }
+            Expr::Outer {
+                level,
+                index,
+                data_type,
+            } => {
                 let v = self
                     .outer
                     .len()
@@ -138,31 +144,83 @@ impl QueryContext {
 /// Builds the operator tree of `plan`.
 pub fn build(plan: &Plan, ctx: &Rc<QueryContext>) -> DbResult<BoxedOperator> {
     Ok(match plan {
-        Plan::Scan { table, projection, filter, .. } => {
+        Plan::Scan {
+            table,
+            projection,
+            filter,
+            ..
+        } => {
             let filter = filter.as_ref().map(|f| ctx.resolve(f));
-            Box::new(ScanOp::new(ctx, table.oid, projection.clone(), filter, None))
+            Box::new(ScanOp::new(
+                ctx,
+                table.oid,
+                projection.clone(),
+                filter,
+                None,
+            ))
         }
         Plan::Filter { input, predicate } => {
             let predicate = ctx.resolve(predicate);
-            if let Plan::Scan { table, projection, filter: None, .. } = input.as_ref() {
+            if let Plan::Scan {
+                table,
+                projection,
+                filter: None,
+                ..
+            } = input.as_ref()
+            {
                 if predicate.is_shard_pure() {
                     let all: Vec<usize> = (0..table.columns.len()).collect();
                     let pred = remap_columns(&predicate, projection);
                     let scan = ScanOp::new(ctx, table.oid, all, Some(pred), None);
-                    let exprs = projection.iter().enumerate().map(|(_, &c)| Expr::Column(c, table.columns[c].data_type)).collect();
-                    return Ok(Box::new(ProjectOp { input: Box::new(scan), exprs, ctx: ctx.clone() }));
+                    let exprs = projection
+                        .iter()
+                        .enumerate()
+                        .map(|(_, &c)| Expr::Column(c, table.columns[c].data_type))
+                        .collect();
+                    return Ok(Box::new(ProjectOp {
+                        input: Box::new(scan),
+                        exprs,
+                        ctx: ctx.clone(),
+                    }));
                 }
             }
-            Box::new(FilterOp { input: build(input, ctx)?, predicate, ctx: ctx.clone() })
+            Box::new(FilterOp {
+                input: build(input, ctx)?,
+                predicate,
+                ctx: ctx.clone(),
+            })
         }
         Plan::Project { input, exprs, .. } => {
             let exprs = exprs.iter().map(|e| ctx.resolve(e)).collect();
-            Box::new(ProjectOp { input: build(input, ctx)?, exprs, ctx: ctx.clone() })
+            Box::new(ProjectOp {
+                input: build(input, ctx)?,
+                exprs,
+                ctx: ctx.clone(),
+            })
         }
-        Plan::Values { rows, .. } => Box::new(ValuesOp { rows: rows.clone(), done: false, ctx: ctx.clone() }),
-        Plan::Aggregate { input, group_by, aggs, .. } => build_aggregate(input, group_by, aggs, ctx)?,
-        Plan::Sort { input, keys } => Box::new(SortOp { input: build(input, ctx)?, keys: keys.clone(), out: None, ctx: ctx.clone(), keep: None }),
-        Plan::Limit { input, limit, offset } => {
+        Plan::Values { rows, .. } => Box::new(ValuesOp {
+            rows: rows.clone(),
+            done: false,
+            ctx: ctx.clone(),
+        }),
+        Plan::Aggregate {
+            input,
+            group_by,
+            aggs,
+            ..
+        } => build_aggregate(input, group_by, aggs, ctx)?,
+        Plan::Sort { input, keys } => Box::new(SortOp {
+            input: build(input, ctx)?,
+            keys: keys.clone(),
+            out: None,
+            ctx: ctx.clone(),
+            keep: None,
+        }),
+        Plan::Limit {
+            input,
+            limit,
+            offset,
+        } => {
             let eval_count = |e: &Option<Expr>| -> DbResult<Option<i64>> {
                 match e {
                     None => Ok(None),
@@ -171,7 +229,10 @@ pub fn build(plan: &Plan, ctx: &Rc<QueryContext>) -> DbResult<BoxedOperator> {
                         d => {
                             let n = d.as_i64().unwrap_or(0);
                             if n < 0 {
-                                return Err(DbError::new(sqlstate::INVALID_ROW_COUNT_IN_LIMIT, "LIMIT must not be negative"));
+                                return Err(DbError::new(
+                                    sqlstate::INVALID_ROW_COUNT_IN_LIMIT,
+                                    "LIMIT must not be negative",
+                                ));
                             }
                             Ok(Some(n))
                         }
@@ -182,7 +243,13 @@ pub fn build(plan: &Plan, ctx: &Rc<QueryContext>) -> DbResult<BoxedOperator> {
             let offset = eval_count(offset)?.unwrap_or(0);
             let input_op: BoxedOperator = match (input.as_ref(), limit) {
                 // ORDER BY … LIMIT: the sort keeps only the rows the limit can return.
-                (Plan::Sort { input: sorted, keys }, Some(l)) => Box::new(SortOp {
+                (
+                    Plan::Sort {
+                        input: sorted,
+                        keys,
+                    },
+                    Some(l),
+                ) => Box::new(SortOp {
                     input: build(sorted, ctx)?,
                     keys: keys.clone(),
                     out: None,
@@ -191,10 +258,24 @@ pub fn build(plan: &Plan, ctx: &Rc<QueryContext>) -> DbResult<BoxedOperator> {
                 }),
                 _ => build(input, ctx)?,
             };
-            Box::new(LimitOp { input: input_op, remaining: limit, skip: offset as u64 })
+            Box::new(LimitOp {
+                input: input_op,
+                remaining: limit,
+                skip: offset as u64,
+            })
         }
-        Plan::Distinct { input } => Box::new(DistinctOp { input: build(input, ctx)?, seen: Default::default(), ctx: ctx.clone() }),
-        Plan::Join { left, right, kind, on, .. } => Box::new(JoinOp::new(
+        Plan::Distinct { input } => Box::new(DistinctOp {
+            input: build(input, ctx)?,
+            seen: Default::default(),
+            ctx: ctx.clone(),
+        }),
+        Plan::Join {
+            left,
+            right,
+            kind,
+            on,
+            ..
+        } => Box::new(JoinOp::new(
             build(left, ctx)?,
             build(right, ctx)?,
             left.types(),
@@ -203,7 +284,13 @@ pub fn build(plan: &Plan, ctx: &Rc<QueryContext>) -> DbResult<BoxedOperator> {
             on.as_ref().map(|e| ctx.resolve(e)),
             ctx.clone(),
         )),
-        Plan::SetOp { kind, all, left, right, .. } => Box::new(SetOpOp {
+        Plan::SetOp {
+            kind,
+            all,
+            left,
+            right,
+            ..
+        } => Box::new(SetOpOp {
             left: build(left, ctx)?,
             right: Some(build(right, ctx)?),
             kind: *kind,
@@ -226,7 +313,12 @@ fn remap_columns(expr: &Expr, projection: &[usize]) -> Expr {
 
 fn eval_const(e: &Expr, ctx: &QueryContext) -> DbResult<Datum> {
     let empty = HashMap::new();
-    let cx = EvalInputs { eval: &ctx.eval, params: &ctx.params, outer: &ctx.outer, subqueries: &empty };
+    let cx = EvalInputs {
+        eval: &ctx.eval,
+        params: &ctx.params,
+        outer: &ctx.outer,
+        subqueries: &empty,
+    };
     let one = Batch::new(vec![], 1);
     Ok(eval(e, &one, &cx)?.datum(0))
 }
@@ -250,9 +342,26 @@ struct ScanOp {
 }
 
 impl ScanOp {
-    fn new(ctx: &Rc<QueryContext>, table: TableId, projection: Vec<usize>, filter: Option<Expr>, aggregate: Option<FragmentAggregate>) -> ScanOp {
-        let fragment = Fragment { table, projection, filter, aggregate, eval: ctx.eval.clone(), cancel: ctx.cancel.clone() };
-        ScanOp { ctx: ctx.clone(), fragment, rx: None }
+    fn new(
+        ctx: &Rc<QueryContext>,
+        table: TableId,
+        projection: Vec<usize>,
+        filter: Option<Expr>,
+        aggregate: Option<FragmentAggregate>,
+    ) -> ScanOp {
+        let fragment = Fragment {
+            table,
+            projection,
+            filter,
+            aggregate,
+            eval: ctx.eval.clone(),
+            cancel: ctx.cancel.clone(),
+        };
+        ScanOp {
+            ctx: ctx.clone(),
+            fragment,
+            rx: None,
+        }
     }
 
     async fn start(&mut self) -> DbResult<()> {
@@ -261,7 +370,13 @@ impl ScanOp {
             self.fragment.clone().start(shard, tx.clone()).await?;
         }
         // The transaction's own rows are scanned here, like one more shard.
-        let pending: Vec<Batch> = self.ctx.pending.borrow().get(&self.fragment.table).cloned().unwrap_or_default();
+        let pending: Vec<Batch> = self
+            .ctx
+            .pending
+            .borrow()
+            .get(&self.fragment.table)
+            .cloned()
+            .unwrap_or_default();
         if !pending.is_empty() {
             let local = self.fragment.clone();
             let tx = tx.clone();
@@ -296,22 +411,43 @@ impl Operator for ScanOp {
 
 // ------------------------------------------------------------------ aggregate
 
-fn build_aggregate(input: &Plan, group_by: &[Expr], aggs: &[AggCall], ctx: &Rc<QueryContext>) -> DbResult<BoxedOperator> {
+fn build_aggregate(
+    input: &Plan,
+    group_by: &[Expr],
+    aggs: &[AggCall],
+    ctx: &Rc<QueryContext>,
+) -> DbResult<BoxedOperator> {
     let spec = FragmentAggregate {
         group_by: group_by.iter().map(|e| ctx.resolve(e)).collect(),
         aggs: aggs
             .iter()
-            .map(|a| AggCall { arg: a.arg.as_ref().map(|e| ctx.resolve(e)), filter: a.filter.as_ref().map(|e| ctx.resolve(e)), ..a.clone() })
+            .map(|a| AggCall {
+                arg: a.arg.as_ref().map(|e| ctx.resolve(e)),
+                filter: a.filter.as_ref().map(|e| ctx.resolve(e)),
+                ..a.clone()
+            })
             .collect(),
     };
     let pushable = spec.group_by.iter().all(|e| e.is_shard_pure())
         && spec.aggs.iter().all(|a| {
-            !a.distinct && a.arg.as_ref().is_none_or(|e| e.is_shard_pure()) && a.filter.as_ref().is_none_or(|e| e.is_shard_pure())
+            !a.distinct
+                && a.arg.as_ref().is_none_or(|e| e.is_shard_pure())
+                && a.filter.as_ref().is_none_or(|e| e.is_shard_pure())
         });
     let scan = match input {
-        Plan::Scan { table, projection, filter, .. } => Some((table, projection, filter.clone())),
+        Plan::Scan {
+            table,
+            projection,
+            filter,
+            ..
+        } => Some((table, projection, filter.clone())),
         Plan::Filter { input, predicate } => match input.as_ref() {
-            Plan::Scan { table, projection, filter: None, .. } => Some((table, projection, Some(predicate.clone()))),
+            Plan::Scan {
+                table,
+                projection,
+                filter: None,
+                ..
+            } => Some((table, projection, Some(predicate.clone()))),
             _ => None,
         },
         _ => None,
@@ -326,15 +462,31 @@ fn build_aggregate(input: &Plan, group_by: &[Expr], aggs: &[AggCall], ctx: &Rc<Q
                 aggs: spec
                     .aggs
                     .iter()
-                    .map(|a| AggCall { arg: a.arg.as_ref().map(remap), filter: a.filter.as_ref().map(remap), ..a.clone() })
+                    .map(|a| AggCall {
+                        arg: a.arg.as_ref().map(remap),
+                        filter: a.filter.as_ref().map(remap),
+                        ..a.clone()
+                    })
                     .collect(),
             };
             let filter = filter.map(|f| remap(&f));
             let scan = ScanOp::new(ctx, table.oid, all, filter, Some(shard_spec));
-            return Ok(Box::new(AggregateOp { input: Box::new(scan), spec, mode: AggMode::Final, done: false, ctx: ctx.clone() }));
+            return Ok(Box::new(AggregateOp {
+                input: Box::new(scan),
+                spec,
+                mode: AggMode::Final,
+                done: false,
+                ctx: ctx.clone(),
+            }));
         }
     }
-    Ok(Box::new(AggregateOp { input: build(input, ctx)?, spec, mode: AggMode::Single, done: false, ctx: ctx.clone() }))
+    Ok(Box::new(AggregateOp {
+        input: build(input, ctx)?,
+        spec,
+        mode: AggMode::Single,
+        done: false,
+        ctx: ctx.clone(),
+    }))
 }
 
 struct AggregateOp {
@@ -361,14 +513,20 @@ impl Operator for AggregateOp {
                 // Each group costs its key, its states and a hash table slot; charge growth.
                 let groups = state.groups.len();
                 if groups > charged_groups {
-                    self.ctx.charge((groups - charged_groups) * (64 + 16 * self.spec.aggs.len()))?;
+                    self.ctx
+                        .charge((groups - charged_groups) * (64 + 16 * self.spec.aggs.len()))?;
                     charged_groups = groups;
                 }
                 if self.mode == AggMode::Final {
                     state.merge(&batch, keys)?;
                 } else {
                     let empty = HashMap::new();
-                    let cx = EvalInputs { eval: &self.ctx.eval, params: &self.ctx.params, outer: &self.ctx.outer, subqueries: &empty };
+                    let cx = EvalInputs {
+                        eval: &self.ctx.eval,
+                        params: &self.ctx.params,
+                        outer: &self.ctx.outer,
+                        subqueries: &empty,
+                    };
                     fragment::update_aggregation_with(&mut state, &self.spec, &batch, &cx)?;
                 }
             }
@@ -381,7 +539,11 @@ impl Operator for AggregateOp {
 // ------------------------------------------------------------------ filter / project / values
 
 /// Computes the subqueries an expression contains, for this batch.
-async fn subquery_values(exprs: &[&Expr], batch: &Batch, ctx: &Rc<QueryContext>) -> DbResult<HashMap<usize, Value>> {
+async fn subquery_values(
+    exprs: &[&Expr],
+    batch: &Batch,
+    ctx: &Rc<QueryContext>,
+) -> DbResult<HashMap<usize, Value>> {
     let mut subs = Vec::new();
     for e in exprs {
         e.walk(&mut |x| {
@@ -420,7 +582,12 @@ async fn subquery_values(exprs: &[&Expr], batch: &Batch, ctx: &Rc<QueryContext>)
 }
 
 /// One subquery's value over `batch` (uncorrelated) or one row (correlated).
-async fn run_subquery(s: &Subquery, batch: &Batch, child: Option<&Rc<QueryContext>>, ctx: &Rc<QueryContext>) -> DbResult<Value> {
+async fn run_subquery(
+    s: &Subquery,
+    batch: &Batch,
+    child: Option<&Rc<QueryContext>>,
+    ctx: &Rc<QueryContext>,
+) -> DbResult<Value> {
     let run_ctx = child.unwrap_or(ctx);
     let rows = collect(&s.plan, run_ctx).await?;
     let total: usize = rows.iter().map(|b| b.len).sum();
@@ -428,9 +595,15 @@ async fn run_subquery(s: &Subquery, batch: &Batch, child: Option<&Rc<QueryContex
         SubqueryKind::Exists => Ok(Value::Scalar(Datum::Bool(total > 0), DataType::Bool)),
         SubqueryKind::Scalar => {
             if total > 1 {
-                return Err(DbError::new(sqlstate::CARDINALITY_VIOLATION, "more than one row returned by a subquery used as an expression"));
+                return Err(DbError::new(
+                    sqlstate::CARDINALITY_VIOLATION,
+                    "more than one row returned by a subquery used as an expression",
+                ));
             }
-            let d = rows.iter().find(|b| b.len > 0).map_or(Datum::Null, |b| b.columns[0].datum(0));
+            let d = rows
+                .iter()
+                .find(|b| b.len > 0)
+                .map_or(Datum::Null, |b| b.columns[0].datum(0));
             Ok(Value::Scalar(d, s.data_type))
         }
         SubqueryKind::In { negated } => {
@@ -438,7 +611,12 @@ async fn run_subquery(s: &Subquery, batch: &Batch, child: Option<&Rc<QueryContex
                 return Err(DbError::internal("IN subquery without operand"));
             };
             let empty = HashMap::new();
-            let cx = EvalInputs { eval: &run_ctx.eval, params: &run_ctx.params, outer: &run_ctx.outer, subqueries: &empty };
+            let cx = EvalInputs {
+                eval: &run_ctx.eval,
+                params: &run_ctx.params,
+                outer: &run_ctx.outer,
+                subqueries: &empty,
+            };
             let lv = eval(left, batch, &cx)?.into_column(batch.len);
             let lv = crate::exec::kernels::cast_column(&lv, eq.left, &ctx.eval)?;
             let mut set = hashbrown::HashSet::new();
@@ -459,7 +637,11 @@ async fn run_subquery(s: &Subquery, batch: &Batch, child: Option<&Rc<QueryContex
             let mut out = Column::with_capacity(DataType::Bool, batch.len);
             for i in 0..batch.len {
                 let d = if !lv.is_valid(i) {
-                    if set.is_empty() && !has_null { Datum::Bool(negated) } else { Datum::Null }
+                    if set.is_empty() && !has_null {
+                        Datum::Bool(negated)
+                    } else {
+                        Datum::Null
+                    }
                 } else {
                     key.clear();
                     encode_key(&lv, i, &mut key);
@@ -494,7 +676,12 @@ impl Operator for FilterOp {
                 } else {
                     HashMap::new()
                 };
-                let cx = EvalInputs { eval: &self.ctx.eval, params: &self.ctx.params, outer: &self.ctx.outer, subqueries: &subs };
+                let cx = EvalInputs {
+                    eval: &self.ctx.eval,
+                    params: &self.ctx.params,
+                    outer: &self.ctx.outer,
+                    subqueries: &subs,
+                };
                 let out = filter_batch(&self.predicate, &batch, &cx)?;
                 if out.len > 0 {
                     return Ok(Some(out));
@@ -514,15 +701,26 @@ struct ProjectOp {
 impl Operator for ProjectOp {
     fn next(&mut self) -> BatchFuture<'_> {
         Box::pin(async move {
-            let Some(batch) = self.input.next().await? else { return Ok(None) };
+            let Some(batch) = self.input.next().await? else {
+                return Ok(None);
+            };
             let subs = if self.exprs.iter().any(|e| e.has_subquery()) {
                 let refs: Vec<&Expr> = self.exprs.iter().collect();
                 subquery_values(&refs, &batch, &self.ctx).await?
             } else {
                 HashMap::new()
             };
-            let cx = EvalInputs { eval: &self.ctx.eval, params: &self.ctx.params, outer: &self.ctx.outer, subqueries: &subs };
-            let cols = self.exprs.iter().map(|e| eval(e, &batch, &cx).map(|v| v.into_column(batch.len))).collect::<DbResult<Vec<_>>>()?;
+            let cx = EvalInputs {
+                eval: &self.ctx.eval,
+                params: &self.ctx.params,
+                outer: &self.ctx.outer,
+                subqueries: &subs,
+            };
+            let cols = self
+                .exprs
+                .iter()
+                .map(|e| eval(e, &batch, &cx).map(|v| v.into_column(batch.len)))
+                .collect::<DbResult<Vec<_>>>()?;
             Ok(Some(Batch::new(cols, batch.len)))
         })
     }
@@ -546,7 +744,10 @@ impl Operator for ValuesOp {
                 return Ok(Some(Batch::new(vec![], self.rows.len())));
             }
             let one = Batch::new(vec![], 1);
-            let mut cols: Vec<Column> = self.rows[0].iter().map(|e| Column::with_capacity(e.data_type(), self.rows.len())).collect();
+            let mut cols: Vec<Column> = self.rows[0]
+                .iter()
+                .map(|e| Column::with_capacity(e.data_type(), self.rows.len()))
+                .collect();
             let any_subquery = self.rows.iter().flatten().any(|e| e.has_subquery());
             let no_subqueries = HashMap::new();
             for row in &self.rows {
@@ -557,7 +758,12 @@ impl Operator for ValuesOp {
                     HashMap::new()
                 };
                 let subs = if any_subquery { &subs } else { &no_subqueries };
-                let cx = EvalInputs { eval: &self.ctx.eval, params: &self.ctx.params, outer: &self.ctx.outer, subqueries: subs };
+                let cx = EvalInputs {
+                    eval: &self.ctx.eval,
+                    params: &self.ctx.params,
+                    outer: &self.ctx.outer,
+                    subqueries: subs,
+                };
                 for (c, e) in cols.iter_mut().zip(row) {
                     match e {
                         // Literals (most of a multi-row INSERT) need no evaluation.
@@ -586,7 +792,9 @@ impl Operator for LimitOp {
                 if self.remaining == Some(0) {
                     return Ok(None);
                 }
-                let Some(mut batch) = self.input.next().await? else { return Ok(None) };
+                let Some(mut batch) = self.input.next().await? else {
+                    return Ok(None);
+                };
                 if self.skip > 0 {
                     let s = (self.skip as usize).min(batch.len);
                     self.skip -= s as u64;
@@ -649,7 +857,11 @@ async fn drain(op: &mut BoxedOperator, types: &[DataType], ctx: &QueryContext) -
         ctx.charge(b.byte_size())?;
         all.push(b);
     }
-    Ok(if all.len() == 1 { all.pop().unwrap_or_else(|| Batch::empty(types)) } else { Batch::concat(types, &all) })
+    Ok(if all.len() == 1 {
+        all.pop().unwrap_or_else(|| Batch::empty(types))
+    } else {
+        Batch::concat(types, &all)
+    })
 }
 
 /// Compares row `a` with row `b` of one key column, PostgreSQL's way for
@@ -675,14 +887,26 @@ fn compare_key(col: &Column, key: &SortKey, a: usize, b: usize) -> std::cmp::Ord
         D::Bytes(v) => v.get(a).cmp(v.get(b)),
         D::Interval(v) => v[a].cmp(&v[b]),
     };
-    if key.descending { ord.reverse() } else { ord }
+    if key.descending {
+        ord.reverse()
+    } else {
+        ord
+    }
 }
 
 /// The order of `batch`'s rows under `keys` (stable, as ties keep input order).
 fn sort_permutation(batch: &Batch, keys: &[SortKey], ctx: &QueryContext) -> DbResult<Vec<u32>> {
     let empty = HashMap::new();
-    let cx = EvalInputs { eval: &ctx.eval, params: &ctx.params, outer: &ctx.outer, subqueries: &empty };
-    let key_cols = keys.iter().map(|k| eval(&k.expr, batch, &cx).map(|v| v.into_column(batch.len))).collect::<DbResult<Vec<_>>>()?;
+    let cx = EvalInputs {
+        eval: &ctx.eval,
+        params: &ctx.params,
+        outer: &ctx.outer,
+        subqueries: &empty,
+    };
+    let key_cols = keys
+        .iter()
+        .map(|k| eval(&k.expr, batch, &cx).map(|v| v.into_column(batch.len)))
+        .collect::<DbResult<Vec<_>>>()?;
     let mut idx: Vec<u32> = (0..batch.len as u32).collect();
     idx.sort_by(|&a, &b| {
         for (col, key) in key_cols.iter().zip(keys) {
@@ -724,7 +948,11 @@ impl Operator for SortOp {
                 let mut types = None;
                 while let Some(b) = self.input.next().await? {
                     self.ctx.check_cancel()?;
-                    let t = types.get_or_insert_with(|| b.columns.iter().map(|c| c.data_type).collect::<Vec<_>>()).clone();
+                    let t = types
+                        .get_or_insert_with(|| {
+                            b.columns.iter().map(|c| c.data_type).collect::<Vec<_>>()
+                        })
+                        .clone();
                     buffered += b.len;
                     self.ctx.charge(b.byte_size())?;
                     parts.push(b);
@@ -733,7 +961,8 @@ impl Operator for SortOp {
                         if buffered > (4 * k).max(4 * BATCH_ROWS) {
                             let all = Batch::concat(&t, &parts);
                             let best = self.sorted_prefix(&all)?;
-                            self.ctx.release(all.byte_size().saturating_sub(best.byte_size()));
+                            self.ctx
+                                .release(all.byte_size().saturating_sub(best.byte_size()));
                             buffered = best.len;
                             parts = vec![best];
                         }
@@ -743,7 +972,9 @@ impl Operator for SortOp {
                 let all = Batch::concat(&types, &parts);
                 self.out = Some((self.sorted_prefix(&all)?, 0));
             }
-            let Some((all, pos)) = self.out.as_mut() else { return Ok(None) };
+            let Some((all, pos)) = self.out.as_mut() else {
+                return Ok(None);
+            };
             if *pos >= all.len {
                 return Ok(None);
             }
@@ -781,22 +1012,56 @@ struct JoinOp {
 const JOIN_PAIRS_PER_STEP: usize = 16 * BATCH_ROWS;
 
 impl JoinOp {
-    fn new(left: BoxedOperator, right: BoxedOperator, left_types: Vec<DataType>, right_types: Vec<DataType>, kind: JoinKind, on: Option<Expr>, ctx: Rc<QueryContext>) -> JoinOp {
+    fn new(
+        left: BoxedOperator,
+        right: BoxedOperator,
+        left_types: Vec<DataType>,
+        right_types: Vec<DataType>,
+        kind: JoinKind,
+        on: Option<Expr>,
+        ctx: Rc<QueryContext>,
+    ) -> JoinOp {
         let split = left_types.len();
         let (equi, residual) = match &on {
             Some(e) if !e.has_subquery() => split_equi(e, split),
             _ => (vec![], on.clone()),
         };
-        JoinOp { left, right: Some(right), left_types, right_types, kind, on, equi, residual, build: None, table: HashMap::new(), right_matched: vec![], finished: false, probing: None, ctx }
+        JoinOp {
+            left,
+            right: Some(right),
+            left_types,
+            right_types,
+            kind,
+            on,
+            equi,
+            residual,
+            build: None,
+            table: HashMap::new(),
+            right_matched: vec![],
+            finished: false,
+            probing: None,
+            ctx,
+        }
     }
 
     async fn build_side(&mut self) -> DbResult<()> {
-        let Some(mut right) = self.right.take() else { return Ok(()) };
+        let Some(mut right) = self.right.take() else {
+            return Ok(());
+        };
         let b = drain(&mut right, &self.right_types, &self.ctx).await?;
         if !self.equi.is_empty() {
             let empty = HashMap::new();
-            let cx = EvalInputs { eval: &self.ctx.eval, params: &self.ctx.params, outer: &self.ctx.outer, subqueries: &empty };
-            let cols = self.equi.iter().map(|(_, r)| eval(r, &b, &cx).map(|v| v.into_column(b.len))).collect::<DbResult<Vec<_>>>()?;
+            let cx = EvalInputs {
+                eval: &self.ctx.eval,
+                params: &self.ctx.params,
+                outer: &self.ctx.outer,
+                subqueries: &empty,
+            };
+            let cols = self
+                .equi
+                .iter()
+                .map(|(_, r)| eval(r, &b, &cx).map(|v| v.into_column(b.len)))
+                .collect::<DbResult<Vec<_>>>()?;
             let mut key = Vec::new();
             for i in 0..b.len {
                 key.clear();
@@ -815,23 +1080,41 @@ impl JoinOp {
     }
 
     fn null_batch(types: &[DataType], len: usize) -> Vec<Arc<Column>> {
-        types.iter().map(|t| Arc::new(Column::from_datum(*t, &Datum::Null, len))).collect()
+        types
+            .iter()
+            .map(|t| Arc::new(Column::from_datum(*t, &Datum::Null, len)))
+            .collect()
     }
 
     /// Joins probe rows `start..` of `lb` until about `JOIN_PAIRS_PER_STEP`
     /// pairs are produced; returns the output and the next row to probe.
     fn probe(&mut self, lb: &Batch, start: usize) -> DbResult<(Batch, usize)> {
-        let Some(rb) = self.build.as_ref() else { return Err(DbError::internal("join without build side")) };
+        let Some(rb) = self.build.as_ref() else {
+            return Err(DbError::internal("join without build side"));
+        };
         // Every pair of one probe row stays in one step (outer joins need that).
-        let rows_per_step = if self.equi.is_empty() { (JOIN_PAIRS_PER_STEP / rb.len.max(1)).max(1) } else { BATCH_ROWS };
+        let rows_per_step = if self.equi.is_empty() {
+            (JOIN_PAIRS_PER_STEP / rb.len.max(1)).max(1)
+        } else {
+            BATCH_ROWS
+        };
         let end = (start + rows_per_step).min(lb.len);
         let lb = &lb.slice(start, end - start);
         let empty = HashMap::new();
-        let cx = EvalInputs { eval: &self.ctx.eval, params: &self.ctx.params, outer: &self.ctx.outer, subqueries: &empty };
+        let cx = EvalInputs {
+            eval: &self.ctx.eval,
+            params: &self.ctx.params,
+            outer: &self.ctx.outer,
+            subqueries: &empty,
+        };
         let mut li = Vec::new();
         let mut ri = Vec::new();
         if !self.equi.is_empty() {
-            let cols = self.equi.iter().map(|(l, _)| eval(l, lb, &cx).map(|v| v.into_column(lb.len))).collect::<DbResult<Vec<_>>>()?;
+            let cols = self
+                .equi
+                .iter()
+                .map(|(l, _)| eval(l, lb, &cx).map(|v| v.into_column(lb.len)))
+                .collect::<DbResult<Vec<_>>>()?;
             let mut key = Vec::new();
             for i in 0..lb.len {
                 if cols.iter().any(|c| !c.is_valid(i)) {
@@ -857,7 +1140,11 @@ impl JoinOp {
             }
         }
         let mut pairs = Batch::new(
-            lb.take(&li).columns.into_iter().chain(rb.take(&ri).columns).collect(),
+            lb.take(&li)
+                .columns
+                .into_iter()
+                .chain(rb.take(&ri).columns)
+                .collect(),
             li.len(),
         );
         if let Some(res) = &self.residual {
@@ -875,13 +1162,24 @@ impl JoinOp {
             for &l in &li {
                 matched[l as usize] = true;
             }
-            let unmatched: Vec<u32> = (0..lb.len as u32).filter(|&i| !matched[i as usize]).collect();
+            let unmatched: Vec<u32> = (0..lb.len as u32)
+                .filter(|&i| !matched[i as usize])
+                .collect();
             if !unmatched.is_empty() {
                 let extra = Batch::new(
-                    lb.take(&unmatched).columns.into_iter().chain(Self::null_batch(&self.right_types, unmatched.len())).collect(),
+                    lb.take(&unmatched)
+                        .columns
+                        .into_iter()
+                        .chain(Self::null_batch(&self.right_types, unmatched.len()))
+                        .collect(),
                     unmatched.len(),
                 );
-                let types: Vec<DataType> = self.left_types.iter().chain(&self.right_types).copied().collect();
+                let types: Vec<DataType> = self
+                    .left_types
+                    .iter()
+                    .chain(&self.right_types)
+                    .copied()
+                    .collect();
                 pairs = Batch::concat(&types, &[pairs, extra]);
             }
         }
@@ -911,10 +1209,12 @@ fn split_equi(on: &Expr, split: usize) -> (Vec<(Expr, Expr)>, Option<Expr>) {
                         None
                     }
                 };
-                let shift = |e: &Expr| e.clone().transform(&mut |x| match x {
-                    Expr::Column(i, t) => Expr::Column(i - split, t),
-                    o => o,
-                });
+                let shift = |e: &Expr| {
+                    e.clone().transform(&mut |x| match x {
+                        Expr::Column(i, t) => Expr::Column(i - split, t),
+                        o => o,
+                    })
+                };
                 match (side(left), side(right)) {
                     (Some(true), Some(false)) => {
                         equi.push(((**left).clone(), shift(right)));
@@ -937,8 +1237,17 @@ fn split_equi(on: &Expr, split: usize) -> (Vec<(Expr, Expr)>, Option<Expr>) {
 }
 
 fn and(a: Expr, b: Expr) -> Expr {
-    let sig = crate::exec::kernels::BinarySignature { op: crate::exec::kernels::BinaryOp::And, left: DataType::Bool, right: DataType::Bool, result: DataType::Bool };
-    Expr::Binary { sig, left: Box::new(a), right: Box::new(b) }
+    let sig = crate::exec::kernels::BinarySignature {
+        op: crate::exec::kernels::BinaryOp::And,
+        left: DataType::Bool,
+        right: DataType::Bool,
+        result: DataType::Bool,
+    };
+    Expr::Binary {
+        sig,
+        left: Box::new(a),
+        right: Box::new(b),
+    }
 }
 
 fn flatten_and(e: &Expr, out: &mut Vec<Expr>) {
@@ -978,9 +1287,14 @@ impl Operator for JoinOp {
             }
             if !self.finished && matches!(self.kind, JoinKind::Right | JoinKind::Full) {
                 self.finished = true;
-                let unmatched: Vec<u32> = (0..self.right_matched.len() as u32).filter(|&i| !self.right_matched[i as usize]).collect();
+                let unmatched: Vec<u32> = (0..self.right_matched.len() as u32)
+                    .filter(|&i| !self.right_matched[i as usize])
+                    .collect();
                 if let (false, Some(rb)) = (unmatched.is_empty(), self.build.as_ref()) {
-                    let cols = Self::null_batch(&self.left_types, unmatched.len()).into_iter().chain(rb.take(&unmatched).columns).collect();
+                    let cols = Self::null_batch(&self.left_types, unmatched.len())
+                        .into_iter()
+                        .chain(rb.take(&unmatched).columns)
+                        .collect();
                     return Ok(Some(Batch::new(cols, unmatched.len())));
                 }
             }

@@ -32,7 +32,10 @@ impl Bitmap {
         Bitmap { words, len }
     }
     pub fn new_unset(len: usize) -> Self {
-        Bitmap { words: vec![0; len.div_ceil(64)], len }
+        Bitmap {
+            words: vec![0; len.div_ceil(64)],
+            len,
+        }
     }
     pub fn from_bools(bits: &[bool]) -> Self {
         let mut b = Bitmap::new_unset(bits.len());
@@ -85,7 +88,15 @@ impl Bitmap {
     /// Bitwise AND of two equal-length bitmaps.
     pub fn and(&self, other: &Bitmap) -> Bitmap {
         debug_assert_eq!(self.len, other.len);
-        Bitmap { words: self.words.iter().zip(&other.words).map(|(a, b)| a & b).collect(), len: self.len }
+        Bitmap {
+            words: self
+                .words
+                .iter()
+                .zip(&other.words)
+                .map(|(a, b)| a & b)
+                .collect(),
+            len: self.len,
+        }
     }
     pub fn extend_from(&mut self, other: &Bitmap) {
         for i in 0..other.len {
@@ -104,7 +115,10 @@ pub struct BytesColumn {
 
 impl Default for BytesColumn {
     fn default() -> Self {
-        BytesColumn { offsets: vec![0], data: Vec::new() }
+        BytesColumn {
+            offsets: vec![0],
+            data: Vec::new(),
+        }
     }
 }
 
@@ -112,7 +126,10 @@ impl BytesColumn {
     pub fn with_capacity(rows: usize, bytes: usize) -> Self {
         let mut offsets = Vec::with_capacity(rows + 1);
         offsets.push(0);
-        BytesColumn { offsets, data: Vec::with_capacity(bytes) }
+        BytesColumn {
+            offsets,
+            data: Vec::with_capacity(bytes),
+        }
     }
     #[inline]
     pub fn len(&self) -> usize {
@@ -203,13 +220,21 @@ pub type ColumnRef = Arc<Column>;
 impl Column {
     pub fn new(data_type: DataType, data: ColumnData, validity: Option<Bitmap>) -> Column {
         debug_assert!(validity.as_ref().is_none_or(|v| v.len() == data.len()));
-        Column { data_type, data, validity }
+        Column {
+            data_type,
+            data,
+            validity,
+        }
     }
     pub fn empty(data_type: DataType) -> Column {
         Column::with_capacity(data_type, 0)
     }
     pub fn with_capacity(data_type: DataType, rows: usize) -> Column {
-        Column { data_type, data: ColumnData::with_capacity(data_type.physical(), rows), validity: None }
+        Column {
+            data_type,
+            data: ColumnData::with_capacity(data_type.physical(), rows),
+            validity: None,
+        }
     }
     #[inline]
     pub fn len(&self) -> usize {
@@ -224,7 +249,9 @@ impl Column {
         self.validity.as_ref().is_none_or(|v| v.get(i))
     }
     pub fn null_count(&self) -> usize {
-        self.validity.as_ref().map_or(0, |v| v.len() - v.count_set())
+        self.validity
+            .as_ref()
+            .map_or(0, |v| v.len() - v.count_set())
     }
 
     /// A column of `len` copies of one value (NULL allowed).
@@ -404,7 +431,11 @@ impl Column {
             }
             any_null.then_some(out)
         });
-        Column { data_type: self.data_type, data, validity }
+        Column {
+            data_type: self.data_type,
+            data,
+            validity,
+        }
     }
 
     /// Rows `[offset, offset + len)`.
@@ -455,7 +486,10 @@ impl Batch {
         Batch::new(columns.into_iter().map(Arc::new).collect(), len)
     }
     pub fn empty(types: &[DataType]) -> Batch {
-        Batch::new(types.iter().map(|t| Arc::new(Column::empty(*t))).collect(), 0)
+        Batch::new(
+            types.iter().map(|t| Arc::new(Column::empty(*t))).collect(),
+            0,
+        )
     }
     #[inline]
     pub fn len(&self) -> usize {
@@ -469,10 +503,22 @@ impl Batch {
         &self.columns[i]
     }
     pub fn take(&self, indices: &[u32]) -> Batch {
-        Batch::new(self.columns.iter().map(|c| Arc::new(c.take(indices))).collect(), indices.len())
+        Batch::new(
+            self.columns
+                .iter()
+                .map(|c| Arc::new(c.take(indices)))
+                .collect(),
+            indices.len(),
+        )
     }
     pub fn slice(&self, offset: usize, len: usize) -> Batch {
-        Batch::new(self.columns.iter().map(|c| Arc::new(c.slice(offset, len))).collect(), len)
+        Batch::new(
+            self.columns
+                .iter()
+                .map(|c| Arc::new(c.slice(offset, len)))
+                .collect(),
+            len,
+        )
     }
     /// Approximate bytes held by the batch's columns.
     pub fn byte_size(&self) -> usize {
@@ -484,7 +530,10 @@ impl Batch {
     /// Concatenates batches of the same schema.
     pub fn concat(types: &[DataType], batches: &[Batch]) -> Batch {
         let total: usize = batches.iter().map(|b| b.len).sum();
-        let mut cols: Vec<Column> = types.iter().map(|t| Column::with_capacity(*t, total)).collect();
+        let mut cols: Vec<Column> = types
+            .iter()
+            .map(|t| Column::with_capacity(*t, total))
+            .collect();
         for b in batches {
             for (c, src) in cols.iter_mut().zip(&b.columns) {
                 c.extend(src);

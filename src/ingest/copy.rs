@@ -77,7 +77,12 @@ pub struct CopyReader {
 }
 
 impl CopyReader {
-    pub fn new(table: &TableDef, columns: &[String], options: CopyOptions, ctx: FormatContext) -> DbResult<CopyReader> {
+    pub fn new(
+        table: &TableDef,
+        columns: &[String],
+        options: CopyOptions,
+        ctx: FormatContext,
+    ) -> DbResult<CopyReader> {
         let mut targets = Vec::new();
         if columns.is_empty() {
             for (i, c) in table.columns.iter().enumerate() {
@@ -86,21 +91,39 @@ impl CopyReader {
         } else {
             for name in columns {
                 let i = table.column_index(name).ok_or_else(|| {
-                    DbError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{name}\" of relation \"{}\" does not exist", table.name))
+                    DbError::new(
+                        sqlstate::UNDEFINED_COLUMN,
+                        format!(
+                            "column \"{name}\" of relation \"{}\" does not exist",
+                            table.name
+                        ),
+                    )
                 })?;
                 if targets.iter().any(|t: &(usize, String, DataType)| t.0 == i) {
-                    return Err(DbError::new(sqlstate::DUPLICATE_COLUMN, format!("column \"{name}\" specified more than once")));
+                    return Err(DbError::new(
+                        sqlstate::DUPLICATE_COLUMN,
+                        format!("column \"{name}\" specified more than once"),
+                    ));
                 }
                 targets.push((i, name.clone(), table.columns[i].data_type));
             }
         }
         for f in &options.force_null {
             if !targets.iter().any(|t| &t.1 == f) {
-                return Err(DbError::new(sqlstate::INVALID_COLUMN_REFERENCE, format!("FORCE_NULL column \"{f}\" not referenced by COPY")));
+                return Err(DbError::new(
+                    sqlstate::INVALID_COLUMN_REFERENCE,
+                    format!("FORCE_NULL column \"{f}\" not referenced by COPY"),
+                ));
             }
         }
-        let force_null = targets.iter().map(|t| options.force_null.contains(&t.1)).collect();
-        let builders = targets.iter().map(|t| Column::with_capacity(t.2, COPY_BATCH_ROWS)).collect();
+        let force_null = targets
+            .iter()
+            .map(|t| options.force_null.contains(&t.1))
+            .collect();
+        let builders = targets
+            .iter()
+            .map(|t| Column::with_capacity(t.2, COPY_BATCH_ROWS))
+            .collect();
         Ok(CopyReader {
             table_name: table.name.clone(),
             table_types: table.column_types(),
@@ -135,7 +158,11 @@ impl CopyReader {
     }
 
     /// Feeds one CopyData chunk; complete batches are passed to `emit`.
-    pub fn feed(&mut self, chunk: &[u8], emit: &mut dyn FnMut(Batch) -> DbResult<()>) -> DbResult<()> {
+    pub fn feed(
+        &mut self,
+        chunk: &[u8],
+        emit: &mut dyn FnMut(Batch) -> DbResult<()>,
+    ) -> DbResult<()> {
         if self.finished {
             return Ok(()); // data after the end marker is ignored, as PostgreSQL does
         }
@@ -147,7 +174,10 @@ impl CopyReader {
         };
         self.pending.drain(..consumed);
         if self.pending.len() > MAX_ROW_BYTES {
-            return Err(self.bad(sqlstate::PROGRAM_LIMIT_EXCEEDED, format!("COPY row is longer than {} bytes", MAX_ROW_BYTES)));
+            return Err(self.bad(
+                sqlstate::PROGRAM_LIMIT_EXCEEDED,
+                format!("COPY row is longer than {} bytes", MAX_ROW_BYTES),
+            ));
         }
         Ok(())
     }
@@ -167,11 +197,19 @@ impl CopyReader {
                     self.pending.drain(..n);
                 }
                 CopyFormat::Binary => {
-                    return Err(self.bad(sqlstate::BAD_COPY_FILE_FORMAT, "unexpected EOF in COPY data"));
+                    return Err(self.bad(
+                        sqlstate::BAD_COPY_FILE_FORMAT,
+                        "unexpected EOF in COPY data",
+                    ));
                 }
             }
         }
-        if self.options.format == CopyFormat::Binary && !self.started && self.pending.is_empty() && self.rows == 0 && !self.finished {
+        if self.options.format == CopyFormat::Binary
+            && !self.started
+            && self.pending.is_empty()
+            && self.rows == 0
+            && !self.finished
+        {
             // An empty binary COPY without even a header: nothing to load.
         }
         self.flush(emit)
@@ -181,7 +219,11 @@ impl CopyReader {
         if self.rows_in_batch == 0 {
             return Ok(());
         }
-        let fresh: Vec<Column> = self.targets.iter().map(|t| Column::with_capacity(t.2, COPY_BATCH_ROWS)).collect();
+        let fresh: Vec<Column> = self
+            .targets
+            .iter()
+            .map(|t| Column::with_capacity(t.2, COPY_BATCH_ROWS))
+            .collect();
         let filled = std::mem::replace(&mut self.builders, fresh);
         let rows = self.rows_in_batch;
         self.rows_in_batch = 0;
@@ -193,7 +235,9 @@ impl CopyReader {
         let cols = cols
             .into_iter()
             .enumerate()
-            .map(|(i, c)| c.unwrap_or_else(|| Column::from_datum(self.table_types[i], &Datum::Null, rows)))
+            .map(|(i, c)| {
+                c.unwrap_or_else(|| Column::from_datum(self.table_types[i], &Datum::Null, rows))
+            })
             .collect();
         emit(Batch::from_columns(cols))
     }
@@ -222,9 +266,15 @@ impl CopyReader {
     fn field_count_error(&self, got: usize) -> DbError {
         if got < self.targets.len() {
             let missing = &self.targets[got].1;
-            self.bad(sqlstate::BAD_COPY_FILE_FORMAT, format!("missing data for column \"{missing}\""))
+            self.bad(
+                sqlstate::BAD_COPY_FILE_FORMAT,
+                format!("missing data for column \"{missing}\""),
+            )
         } else {
-            self.bad(sqlstate::BAD_COPY_FILE_FORMAT, "extra data after last expected column")
+            self.bad(
+                sqlstate::BAD_COPY_FILE_FORMAT,
+                "extra data after last expected column",
+            )
         }
     }
 
@@ -258,9 +308,14 @@ impl CopyReader {
                         self.push_text_field(k, None)?;
                         continue;
                     }
-                    let value = unescape_text(raw).map_err(|m| self.bad(sqlstate::BAD_COPY_FILE_FORMAT, m))?;
-                    let text = String::from_utf8(value)
-                        .map_err(|_| self.bad(sqlstate::CHARACTER_NOT_IN_REPERTOIRE, "invalid byte sequence for encoding \"UTF8\""))?;
+                    let value = unescape_text(raw)
+                        .map_err(|m| self.bad(sqlstate::BAD_COPY_FILE_FORMAT, m))?;
+                    let text = String::from_utf8(value).map_err(|_| {
+                        self.bad(
+                            sqlstate::CHARACTER_NOT_IN_REPERTOIRE,
+                            "invalid byte sequence for encoding \"UTF8\"",
+                        )
+                    })?;
                     self.push_text_field(k, Some(&text))?;
                 }
                 self.end_row(emit)?;
@@ -268,18 +323,35 @@ impl CopyReader {
             Ok(())
         })();
         self.pending = data;
-        result.map(|_| if self.finished { self.pending.len() } else { start })
+        result.map(|_| {
+            if self.finished {
+                self.pending.len()
+            } else {
+                start
+            }
+        })
     }
 
     /// CSV: quoted fields may hold delimiters, quotes (doubled or escaped) and
     /// newlines; an unquoted field equal to the NULL string is NULL.
-    fn parse_csv_rows(&mut self, emit: &mut dyn FnMut(Batch) -> DbResult<()>, at_end: bool) -> DbResult<usize> {
+    fn parse_csv_rows(
+        &mut self,
+        emit: &mut dyn FnMut(Batch) -> DbResult<()>,
+        at_end: bool,
+    ) -> DbResult<usize> {
         let data = std::mem::take(&mut self.pending);
         let mut start = 0;
         let result = (|| {
             loop {
-                let Some((fields, next)) = split_csv_record(&data[start..], &self.options, at_end) else { break };
-                let lines = data[start..start + next].iter().filter(|&&b| b == b'\n').count().max(1);
+                let Some((fields, next)) = split_csv_record(&data[start..], &self.options, at_end)
+                else {
+                    break;
+                };
+                let lines = data[start..start + next]
+                    .iter()
+                    .filter(|&&b| b == b'\n')
+                    .count()
+                    .max(1);
                 let first_line = self.line + 1;
                 self.line += lines as u64;
                 let raw_line = &data[start..start + next];
@@ -298,9 +370,14 @@ impl CopyReader {
                     return Err(self.field_count_error(fields.len()));
                 }
                 for (k, (raw, quoted)) in fields.into_iter().enumerate() {
-                    let text = String::from_utf8(raw)
-                        .map_err(|_| self.bad(sqlstate::CHARACTER_NOT_IN_REPERTOIRE, "invalid byte sequence for encoding \"UTF8\""))?;
-                    let is_null = (!quoted && text == self.options.null) || (self.force_null[k] && (text == self.options.null || text.is_empty()));
+                    let text = String::from_utf8(raw).map_err(|_| {
+                        self.bad(
+                            sqlstate::CHARACTER_NOT_IN_REPERTOIRE,
+                            "invalid byte sequence for encoding \"UTF8\"",
+                        )
+                    })?;
+                    let is_null = (!quoted && text == self.options.null)
+                        || (self.force_null[k] && (text == self.options.null || text.is_empty()));
                     self.push_text_field(k, if is_null { None } else { Some(&text) })?;
                 }
                 self.line = saved_line;
@@ -312,12 +389,21 @@ impl CopyReader {
             Ok(())
         })();
         self.pending = data;
-        result.map(|_| if self.finished { self.pending.len() } else { start })
+        result.map(|_| {
+            if self.finished {
+                self.pending.len()
+            } else {
+                start
+            }
+        })
     }
 
     /// Binary: the PGCOPY header, then tuples of (i16 field count, per field
     /// i32 length or -1 for NULL, then the bytes), ended by a count of -1.
-    fn parse_binary_rows(&mut self, emit: &mut dyn FnMut(Batch) -> DbResult<()>) -> DbResult<usize> {
+    fn parse_binary_rows(
+        &mut self,
+        emit: &mut dyn FnMut(Batch) -> DbResult<()>,
+    ) -> DbResult<usize> {
         let data = std::mem::take(&mut self.pending);
         let mut pos = 0;
         let result = (|| {
@@ -326,7 +412,10 @@ impl CopyReader {
                     return Ok(());
                 }
                 if &data[..11] != BINARY_SIGNATURE {
-                    return Err(self.bad(sqlstate::BAD_COPY_FILE_FORMAT, "COPY file signature not recognized"));
+                    return Err(self.bad(
+                        sqlstate::BAD_COPY_FILE_FORMAT,
+                        "COPY file signature not recognized",
+                    ));
                 }
                 let ext = u32::from_be_bytes([data[15], data[16], data[17], data[18]]) as usize;
                 if data.len() < 19 + ext {
@@ -357,7 +446,10 @@ impl CopyReader {
                     let len = i32::from_be_bytes([data[p], data[p + 1], data[p + 2], data[p + 3]]);
                     p += 4;
                     if len < -1 {
-                        return Err(self.bad(sqlstate::BAD_COPY_FILE_FORMAT, format!("invalid field length {len}")));
+                        return Err(self.bad(
+                            sqlstate::BAD_COPY_FILE_FORMAT,
+                            format!("invalid field length {len}"),
+                        ));
                     }
                     if len == -1 {
                         spans.push(None);
@@ -365,7 +457,9 @@ impl CopyReader {
                     }
                     let len = len as usize;
                     if len > MAX_ROW_BYTES {
-                        return Err(self.bad(sqlstate::PROGRAM_LIMIT_EXCEEDED, "COPY field too long"));
+                        return Err(
+                            self.bad(sqlstate::PROGRAM_LIMIT_EXCEEDED, "COPY field too long")
+                        );
                     }
                     if data.len() < p + len {
                         complete = false;
@@ -379,15 +473,22 @@ impl CopyReader {
                 }
                 self.line += 1;
                 if count as usize != self.targets.len() {
-                    return Err(self.bad(sqlstate::BAD_COPY_FILE_FORMAT, format!("row field count is {count}, expected {}", self.targets.len())));
+                    return Err(self.bad(
+                        sqlstate::BAD_COPY_FILE_FORMAT,
+                        format!(
+                            "row field count is {count}, expected {}",
+                            self.targets.len()
+                        ),
+                    ));
                 }
                 for (k, span) in spans.into_iter().enumerate() {
                     let d = match span {
                         None => Datum::Null,
-                        Some((at, len)) => decode_binary(self.targets[k].2, &data[at..at + len]).map_err(|e| {
-                            let ctx = self.context(Some(k), None);
-                            e.with_where(ctx)
-                        })?,
+                        Some((at, len)) => decode_binary(self.targets[k].2, &data[at..at + len])
+                            .map_err(|e| {
+                                let ctx = self.context(Some(k), None);
+                                e.with_where(ctx)
+                            })?,
                     };
                     self.builders[k].push_datum(&d);
                 }
@@ -436,7 +537,9 @@ fn unescape_text(raw: &[u8]) -> Result<Vec<u8>, String> {
             i += 1;
             continue;
         }
-        let Some(&e) = raw.get(i + 1) else { return Err("unterminated backslash escape in COPY data".into()) };
+        let Some(&e) = raw.get(i + 1) else {
+            return Err("unterminated backslash escape in COPY data".into());
+        };
         i += 2;
         match e {
             b'b' => out.push(8),
@@ -487,7 +590,11 @@ fn unescape_text(raw: &[u8]) -> Result<Vec<u8>, String> {
 /// the bytes it spans including the newline. `None` when incomplete (unless
 /// `at_end`, where the end of data ends the record).
 #[allow(clippy::type_complexity)]
-fn split_csv_record(data: &[u8], o: &CopyOptions, at_end: bool) -> Option<(Vec<(Vec<u8>, bool)>, usize)> {
+fn split_csv_record(
+    data: &[u8],
+    o: &CopyOptions,
+    at_end: bool,
+) -> Option<(Vec<(Vec<u8>, bool)>, usize)> {
     if data.is_empty() {
         return None;
     }
@@ -530,7 +637,11 @@ fn split_csv_record(data: &[u8], o: &CopyOptions, at_end: bool) -> Option<(Vec<(
             quoted = false;
             i += 1;
         } else if b == b'\n' || b == b'\r' {
-            let end = if b == b'\r' && data.get(i + 1) == Some(&b'\n') { i + 2 } else { i + 1 };
+            let end = if b == b'\r' && data.get(i + 1) == Some(&b'\n') {
+                i + 2
+            } else {
+                i + 1
+            };
             if b == b'\r' && i + 1 == data.len() && !at_end {
                 return None;
             }
@@ -554,17 +665,31 @@ mod tests {
     use crate::catalog::ColumnDef;
 
     fn table() -> TableDef {
-        let col = |n: &str, t| ColumnDef { name: n.into(), data_type: t, not_null: false, default: None, numeric_typmod: None };
+        let col = |n: &str, t| ColumnDef {
+            name: n.into(),
+            data_type: t,
+            not_null: false,
+            default: None,
+            numeric_typmod: None,
+        };
         TableDef {
             oid: 1,
             name: "readings".into(),
             schema: "public".into(),
-            columns: vec![col("id", DataType::Int32), col("robot", DataType::Text), col("battery", DataType::Float64)],
+            columns: vec![
+                col("id", DataType::Int32),
+                col("robot", DataType::Text),
+                col("battery", DataType::Float64),
+            ],
             time_column: None,
         }
     }
 
-    fn load(format: CopyFormat, chunks: &[&[u8]], options: impl Fn(&mut CopyOptions)) -> DbResult<Vec<Vec<Datum>>> {
+    fn load(
+        format: CopyFormat,
+        chunks: &[&[u8]],
+        options: impl Fn(&mut CopyOptions),
+    ) -> DbResult<Vec<Vec<Datum>>> {
         let mut o = CopyOptions::new(format);
         options(&mut o);
         let mut r = CopyReader::new(&table(), &[], o, FormatContext::default())?;
@@ -587,11 +712,18 @@ mod tests {
         let data = b"1\tr\\t1\t97.5\n2\t\\N\t-1\n3\tx\\\\y\t0\n";
         let whole = load(CopyFormat::Text, &[data], |_| {}).unwrap();
         assert_eq!(whole.len(), 3);
-        assert_eq!(whole[0], vec![Datum::Int32(1), Datum::text("r\t1"), Datum::Float64(97.5)]);
+        assert_eq!(
+            whole[0],
+            vec![Datum::Int32(1), Datum::text("r\t1"), Datum::Float64(97.5)]
+        );
         assert_eq!(whole[1][1], Datum::Null);
         assert_eq!(whole[2][1], Datum::text("x\\y"));
         for cut in 1..data.len() {
-            assert_eq!(load(CopyFormat::Text, &[&data[..cut], &data[cut..]], |_| {}).unwrap(), whole, "cut {cut}");
+            assert_eq!(
+                load(CopyFormat::Text, &[&data[..cut], &data[cut..]], |_| {}).unwrap(),
+                whole,
+                "cut {cut}"
+            );
         }
     }
 
@@ -604,7 +736,14 @@ mod tests {
         assert_eq!(rows[1][1], Datum::Null);
         assert_eq!(rows[2][1], Datum::text(""));
         for cut in 1..data.len() {
-            assert_eq!(load(CopyFormat::Csv, &[&data[..cut], &data[cut..]], |o| o.header = true).unwrap(), rows, "cut {cut}");
+            assert_eq!(
+                load(CopyFormat::Csv, &[&data[..cut], &data[cut..]], |o| o
+                    .header =
+                    true)
+                .unwrap(),
+                rows,
+                "cut {cut}"
+            );
         }
     }
 
@@ -621,11 +760,21 @@ mod tests {
         let no_trailer = data.clone();
         data.extend_from_slice(&(-1i16).to_be_bytes());
         let rows = load(CopyFormat::Binary, &[&data], |_| {}).unwrap();
-        assert_eq!(rows, vec![vec![Datum::Int32(7), Datum::Null, Datum::Float64(1.5)]]);
+        assert_eq!(
+            rows,
+            vec![vec![Datum::Int32(7), Datum::Null, Datum::Float64(1.5)]]
+        );
         // pgx sends no trailer before CopyDone
-        assert_eq!(load(CopyFormat::Binary, &[&no_trailer], |_| {}).unwrap(), rows);
+        assert_eq!(
+            load(CopyFormat::Binary, &[&no_trailer], |_| {}).unwrap(),
+            rows
+        );
         for cut in 1..data.len() {
-            assert_eq!(load(CopyFormat::Binary, &[&data[..cut], &data[cut..]], |_| {}).unwrap(), rows, "cut {cut}");
+            assert_eq!(
+                load(CopyFormat::Binary, &[&data[..cut], &data[cut..]], |_| {}).unwrap(),
+                rows,
+                "cut {cut}"
+            );
         }
         assert!(load(CopyFormat::Binary, &[b"PGCOPY\n-not-a-signature-"], |_| {}).is_err());
         // every truncation is an error or a shorter load, never a panic
@@ -638,7 +787,10 @@ mod tests {
     fn errors_name_the_line_and_column() {
         let e = load(CopyFormat::Text, &[b"1\ta\t1\n2\tb\tabc\n"], |_| {}).unwrap_err();
         assert_eq!(e.code, "22P02");
-        assert_eq!(e.where_.as_deref(), Some("COPY readings, line 2, column battery: \"abc\""));
+        assert_eq!(
+            e.where_.as_deref(),
+            Some("COPY readings, line 2, column battery: \"abc\"")
+        );
         let e = load(CopyFormat::Text, &[b"1\ta\n"], |_| {}).unwrap_err();
         assert_eq!(e.message, "missing data for column \"battery\"");
         let e = load(CopyFormat::Csv, &[b"1,a,2,3\n"], |_| {}).unwrap_err();

@@ -6,6 +6,7 @@
 //! shard but implemented in `wire`).
 
 pub mod shard;
+pub mod storage_io;
 pub mod uring;
 
 pub use shard::{ShardContext, ShardHandle, ShardJob};

@@ -7,9 +7,10 @@ use std::rc::Rc;
 
 use tokio::sync::{mpsc, oneshot};
 
-use crate::error::{DbError, DbResult};
 use crate::catalog::TableId;
+use crate::error::{DbError, DbResult};
 use crate::exec::vector::Batch;
+use crate::runtime::storage_io::StorageIo;
 use crate::runtime::uring::Uring;
 use crate::storage::ShardStorage;
 use crate::types::DataType;
@@ -38,12 +39,40 @@ pub struct ShardContext {
     /// Rows of multi-shard transactions that are durable here but not yet
     /// committed: published into `storage` by the commit, dropped by an abort.
     pub prepared: RefCell<HashMap<u64, Vec<(TableId, Vec<DataType>, Batch)>>>,
+    /// Transactions with records in this shard's WAL that are not yet
+    /// published or aborted, with the LSN of their first record here: a
+    /// checkpoint must keep replaying them (see `storage::checkpoint`).
+    pub in_flight: RefCell<HashMap<u64, u64>>,
+    /// The ring for segment files (reads and writes from many tasks at once).
+    pub io: StorageIo,
 }
 
 impl ShardContext {
+    pub fn storage_io(&self) -> &StorageIo {
+        &self.io
+    }
+
+    /// Notes that `txn` is about to log its first record here.
+    pub fn begin_in_flight(&self, txn: u64, wal: &Wal) {
+        self.in_flight
+            .borrow_mut()
+            .entry(txn)
+            .or_insert_with(|| wal.next_lsn());
+    }
+
+    /// `txn`'s rows here are published (or dropped): nothing to replay any more.
+    pub fn end_in_flight(&self, txn: u64) {
+        self.in_flight.borrow_mut().remove(&txn);
+    }
+
     /// The WAL, or the error a write gets before recovery finished.
     pub fn wal(&self) -> Result<Rc<Wal>, crate::error::DbError> {
-        self.wal.borrow().clone().ok_or_else(|| DbError::new(crate::error::sqlstate::ADMIN_SHUTDOWN, "the shard's WAL is not running"))
+        self.wal.borrow().clone().ok_or_else(|| {
+            DbError::new(
+                crate::error::sqlstate::ADMIN_SHUTDOWN,
+                "the shard's WAL is not running",
+            )
+        })
     }
 }
 
@@ -60,7 +89,8 @@ pub struct ShardHandle {
 }
 
 /// Starts a session task for an accepted socket, on the shard that owns it.
-pub type SessionSpawner = std::sync::Arc<dyn Fn(tokio::net::TcpStream, Rc<ShardContext>) + Send + Sync>;
+pub type SessionSpawner =
+    std::sync::Arc<dyn Fn(tokio::net::TcpStream, Rc<ShardContext>) + Send + Sync>;
 
 impl ShardHandle {
     /// Runs `job` on the shard and returns its result.
@@ -73,11 +103,15 @@ impl ShardHandle {
             let _ = tx.send(job(ctx));
         }))
         .await?;
-        rx.await.map_err(|_| DbError::internal("shard dropped a request"))
+        rx.await
+            .map_err(|_| DbError::internal("shard dropped a request"))
     }
 
     /// Runs the future `job` makes on the shard (it may await the shard's WAL) and returns its output.
-    pub async fn run_local<T, Fut>(&self, job: impl FnOnce(Rc<ShardContext>) -> Fut + Send + 'static) -> DbResult<T>
+    pub async fn run_local<T, Fut>(
+        &self,
+        job: impl FnOnce(Rc<ShardContext>) -> Fut + Send + 'static,
+    ) -> DbResult<T>
     where
         T: Send + 'static,
         Fut: Future<Output = T> + 'static,
@@ -90,20 +124,30 @@ impl ShardHandle {
             });
         }))
         .await?;
-        rx.await.map_err(|_| DbError::internal("shard dropped a request"))
+        rx.await
+            .map_err(|_| DbError::internal("shard dropped a request"))
     }
 
     /// Queues `job` without waiting for it.
     pub async fn send_job(&self, job: ShardJob) -> DbResult<()> {
-        self.tx
-            .send(ShardMessage::Job(job))
-            .await
-            .map_err(|_| DbError::new(crate::error::sqlstate::ADMIN_SHUTDOWN, "shard is shutting down"))
+        self.tx.send(ShardMessage::Job(job)).await.map_err(|_| {
+            DbError::new(
+                crate::error::sqlstate::ADMIN_SHUTDOWN,
+                "shard is shutting down",
+            )
+        })
+    }
+
+    /// Sends a job from a thread outside any runtime (main), waiting for mailbox room.
+    pub fn send_job_blocking(&self, job: ShardJob) -> bool {
+        self.tx.blocking_send(ShardMessage::Job(job)).is_ok()
     }
 
     /// Hands an accepted connection to this shard.
     pub fn send_connection(&self, stream: std::net::TcpStream) -> bool {
-        self.tx.blocking_send(ShardMessage::Connection(stream)).is_ok()
+        self.tx
+            .blocking_send(ShardMessage::Connection(stream))
+            .is_ok()
     }
 
     pub async fn send_connection_async(&self, stream: std::net::TcpStream) -> bool {
@@ -112,7 +156,10 @@ impl ShardHandle {
 }
 
 /// Starts `count` shard threads; each runs until its mailbox closes.
-pub fn start_shards(count: usize, spawn_session: SessionSpawner) -> std::io::Result<Vec<ShardHandle>> {
+pub fn start_shards(
+    count: usize,
+    spawn_session: SessionSpawner,
+) -> std::io::Result<Vec<ShardHandle>> {
     let cores = available_cores();
     let mut handles = Vec::with_capacity(count);
     for id in 0..count {
@@ -128,11 +175,19 @@ pub fn start_shards(count: usize, spawn_session: SessionSpawner) -> std::io::Res
     Ok(handles)
 }
 
-fn run_shard(id: usize, core: Option<usize>, mut rx: mpsc::Receiver<ShardMessage>, spawner: SessionSpawner) {
+fn run_shard(
+    id: usize,
+    core: Option<usize>,
+    mut rx: mpsc::Receiver<ShardMessage>,
+    spawner: SessionSpawner,
+) {
     if let Some(core) = core {
         pin_current_thread(core);
     }
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("brewricd: shard {id}: cannot build runtime: {e}");
@@ -147,12 +202,15 @@ fn run_shard(id: usize, core: Option<usize>, mut rx: mpsc::Receiver<ShardMessage
             None
         }
     };
+    let io = runtime.block_on(async { StorageIo::new(256) });
     let ctx = Rc::new(ShardContext {
         id,
         storage: RefCell::new(ShardStorage::default()),
         ring: RefCell::new(ring),
         wal: RefCell::new(None),
         prepared: RefCell::new(HashMap::new()),
+        in_flight: RefCell::new(HashMap::new()),
+        io,
     });
     let local = tokio::task::LocalSet::new();
     local.block_on(&runtime, async move {
@@ -179,7 +237,9 @@ fn available_cores() -> Vec<usize> {
         if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
             return Vec::new();
         }
-        (0..libc::CPU_SETSIZE as usize).filter(|&c| libc::CPU_ISSET(c, &set)).collect()
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect()
     }
 }
 

@@ -46,6 +46,11 @@ pub struct Binder<'a> {
     pub search_path: Vec<String>,
     /// The clause being bound, for "aggregate functions are not allowed in WHERE".
     clause: &'static str,
+    /// Bytes on disk per table OID, for pg_relation_size and friends; when a
+    /// statement uses them and they are absent, `wants_relation_sizes` is set
+    /// and the caller binds again with them.
+    pub relation_sizes: Option<Arc<HashMap<u32, u64>>>,
+    pub wants_relation_sizes: bool,
 }
 
 pub fn ident_name(id: &ast::Ident) -> String {
@@ -67,11 +72,19 @@ pub fn object_name_parts(name: &ast::ObjectName) -> Vec<String> {
 }
 
 fn undefined_column(name: &str) -> DbError {
-    DbError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{name}\" does not exist"))
+    DbError::new(
+        sqlstate::UNDEFINED_COLUMN,
+        format!("column \"{name}\" does not exist"),
+    )
 }
 
 impl<'a> Binder<'a> {
-    pub fn new(catalog: &'a Catalog, db: &'a Database, eval: &'a EvalContext, params: Vec<DataType>) -> Self {
+    pub fn new(
+        catalog: &'a Catalog,
+        db: &'a Database,
+        eval: &'a EvalContext,
+        params: Vec<DataType>,
+    ) -> Self {
         Binder {
             catalog,
             db,
@@ -84,6 +97,8 @@ impl<'a> Binder<'a> {
             user: "brewric".to_string(),
             search_path: vec!["public".to_string()],
             clause: "this context",
+            relation_sizes: None,
+            wants_relation_sizes: false,
         }
     }
 
@@ -92,15 +107,27 @@ impl<'a> Binder<'a> {
         let parts = object_name_parts(name);
         let (schema, table) = match parts.as_slice() {
             [t] => {
-                let schema = self.search_path.iter().find(|s| self.db.table(s, t).is_some()).cloned().unwrap_or_default();
+                let schema = self
+                    .search_path
+                    .iter()
+                    .find(|s| self.db.table(s, t).is_some())
+                    .cloned()
+                    .unwrap_or_default();
                 (schema, t.clone())
             }
             [s, t] => (s.clone(), t.clone()),
             [d, s, t] if *d == self.db.name => (s.clone(), t.clone()),
-            _ => return Err(DbError::unsupported(format!("cross-database references are not implemented: {name}"))),
+            _ => {
+                return Err(DbError::unsupported(format!(
+                    "cross-database references are not implemented: {name}"
+                )))
+            }
         };
         self.db.table(&schema, &table).cloned().ok_or_else(|| {
-            DbError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{}\" does not exist", parts.join(".")))
+            DbError::new(
+                sqlstate::UNDEFINED_TABLE,
+                format!("relation \"{}\" does not exist", parts.join(".")),
+            )
         })
     }
 
@@ -114,7 +141,11 @@ impl<'a> Binder<'a> {
     }
 
     /// Binds with `clause` named in errors about misplaced aggregates.
-    fn bind_in_clause<T>(&mut self, clause: &'static str, f: impl FnOnce(&mut Self) -> DbResult<T>) -> DbResult<T> {
+    fn bind_in_clause<T>(
+        &mut self,
+        clause: &'static str,
+        f: impl FnOnce(&mut Self) -> DbResult<T>,
+    ) -> DbResult<T> {
         let saved = std::mem::replace(&mut self.clause, clause);
         let out = f(self);
         self.clause = saved;
@@ -123,7 +154,10 @@ impl<'a> Binder<'a> {
 
     /// The first schema of the search path (where unqualified CREATEs go).
     pub fn current_schema(&self) -> String {
-        self.search_path.first().cloned().unwrap_or_else(|| "public".to_string())
+        self.search_path
+            .first()
+            .cloned()
+            .unwrap_or_else(|| "public".to_string())
     }
 
     // ---------------------------------------------------------------- queries
@@ -176,7 +210,9 @@ impl<'a> Binder<'a> {
                 ast::LimitClause::LimitOffset { limit, offset, .. } => {
                     (limit.clone(), offset.as_ref().map(|o| o.value.clone()))
                 }
-                ast::LimitClause::OffsetCommaLimit { offset, limit } => (Some(limit.clone()), Some(offset.clone())),
+                ast::LimitClause::OffsetCommaLimit { offset, limit } => {
+                    (Some(limit.clone()), Some(offset.clone()))
+                }
             };
             let empty = Scope::default();
             let limit = match limit {
@@ -187,14 +223,22 @@ impl<'a> Binder<'a> {
                 Some(e) => Some(self.bind_limit_value(&e, &empty)?),
                 None => None,
             };
-            plan = Plan::Limit { input: Box::new(plan), limit, offset };
+            plan = Plan::Limit {
+                input: Box::new(plan),
+                limit,
+                offset,
+            };
         }
         if let Some(fetch) = &query.fetch {
             let limit = match &fetch.quantity {
                 Some(q) => Some(self.bind_limit_value(q, &Scope::default())?),
                 None => Some(Expr::Literal(Datum::Int64(1), DataType::Int64)),
             };
-            plan = Plan::Limit { input: Box::new(plan), limit, offset: None };
+            plan = Plan::Limit {
+                input: Box::new(plan),
+                limit,
+                offset: None,
+            };
         }
         Ok(plan)
     }
@@ -209,7 +253,12 @@ impl<'a> Binder<'a> {
             ast::SetExpr::Select(select) => self.bind_select(select, &[]),
             ast::SetExpr::Query(q) => self.bind_query(q),
             ast::SetExpr::Values(values) => self.bind_values(values),
-            ast::SetExpr::SetOperation { left, op, set_quantifier, right } => {
+            ast::SetExpr::SetOperation {
+                left,
+                op,
+                set_quantifier,
+                right,
+            } => {
                 let l = self.bind_set_expr(left)?;
                 let r = self.bind_set_expr(right)?;
                 let kind = match op {
@@ -221,7 +270,10 @@ impl<'a> Binder<'a> {
                 self.bind_set_op(kind, all, l, r)
             }
             ast::SetExpr::Table(t) => {
-                let name = t.table_name.clone().ok_or_else(|| DbError::syntax("TABLE needs a table name"))?;
+                let name = t
+                    .table_name
+                    .clone()
+                    .ok_or_else(|| DbError::syntax("TABLE needs a table name"))?;
                 let mut parts = Vec::new();
                 if let Some(s) = &t.schema_name {
                     parts.push(s.clone());
@@ -230,7 +282,9 @@ impl<'a> Binder<'a> {
                 let table = self.resolve_table(&ast::ObjectName::from(parts))?;
                 Ok(scan_all(&table, None))
             }
-            other => Err(DbError::unsupported(format!("query form not supported: {other}"))),
+            other => Err(DbError::unsupported(format!(
+                "query form not supported: {other}"
+            ))),
         }
     }
 
@@ -241,17 +295,33 @@ impl<'a> Binder<'a> {
             SetOpKind::Except => "EXCEPT",
         };
         if l.fields().len() != r.fields().len() {
-            return Err(DbError::syntax(format!("each {word} query must have the same number of columns")));
+            return Err(DbError::syntax(format!(
+                "each {word} query must have the same number of columns"
+            )));
         }
         let mut types = Vec::new();
         for (a, b) in l.fields().iter().zip(r.fields()) {
             let t = kernels::common_type(&[a.data_type, b.data_type], word)?;
-            types.push(if t == DataType::Unknown { DataType::Text } else { t });
+            types.push(if t == DataType::Unknown {
+                DataType::Text
+            } else {
+                t
+            });
         }
         let l = self.cast_plan(l, &types, word)?;
         let r = self.cast_plan(r, &types, word)?;
-        let fields = l.fields().iter().map(|f| Field::new(f.name.clone(), f.data_type)).collect();
-        Ok(Plan::SetOp { kind, all, left: Box::new(l), right: Box::new(r), fields })
+        let fields = l
+            .fields()
+            .iter()
+            .map(|f| Field::new(f.name.clone(), f.data_type))
+            .collect();
+        Ok(Plan::SetOp {
+            kind,
+            all,
+            left: Box::new(l),
+            right: Box::new(r),
+            fields,
+        })
     }
 
     /// Projects `plan` so its columns have `types` (a no-op when they do).
@@ -265,7 +335,11 @@ impl<'a> Binder<'a> {
             exprs.push(self.coerce(Expr::Column(i, f.data_type), *t, context)?);
             fields.push(Field::new(f.name.clone(), *t));
         }
-        Ok(Plan::Project { input: Box::new(plan), exprs, fields })
+        Ok(Plan::Project {
+            input: Box::new(plan),
+            exprs,
+            fields,
+        })
     }
 
     /// The expressions of a VALUES list, untyped literals left untyped (INSERT
@@ -278,8 +352,14 @@ impl<'a> Binder<'a> {
             let mut out = Vec::new();
             for e in &row.content {
                 match e {
-                    ast::Expr::Identifier(id) if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default") => out.push(None),
-                    _ => out.push(Some(self.bind_in_clause("VALUES", |b| b.bind_expr(e, &empty, None))?)),
+                    ast::Expr::Identifier(id)
+                        if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default") =>
+                    {
+                        out.push(None)
+                    }
+                    _ => out.push(Some(
+                        self.bind_in_clause("VALUES", |b| b.bind_expr(e, &empty, None))?,
+                    )),
                 }
             }
             if rows.first().is_some_and(|f| f.len() != out.len()) {
@@ -338,47 +418,75 @@ impl<'a> Binder<'a> {
                 Some(left) => cross_join(left, item),
             });
         }
-        Ok(plan.unwrap_or(Plan::Values { rows: vec![vec![]], fields: vec![] }))
+        Ok(plan.unwrap_or(Plan::Values {
+            rows: vec![vec![]],
+            fields: vec![],
+        }))
     }
 
     fn bind_table_factor(&mut self, factor: &ast::TableFactor) -> DbResult<Plan> {
         match factor {
-            ast::TableFactor::Table { name, alias, args, .. } => {
+            ast::TableFactor::Table {
+                name, alias, args, ..
+            } => {
                 if args.is_some() {
-                    return Err(DbError::unsupported(format!("table functions are not supported: {name}")));
+                    return Err(DbError::unsupported(format!(
+                        "table functions are not supported: {name}"
+                    )));
                 }
                 let parts = object_name_parts(name);
                 if parts.len() == 1 {
-                    let cte = self.ctes.iter().rev().find_map(|m| m.get(&parts[0])).cloned();
+                    let cte = self
+                        .ctes
+                        .iter()
+                        .rev()
+                        .find_map(|m| m.get(&parts[0]))
+                        .cloned();
                     if let Some(plan) = cte {
-                        let qual = alias.as_ref().map(|a| ident_name(&a.name)).unwrap_or(parts[0].clone());
-                        let cols = alias.as_ref().map(|a| a.columns.clone()).unwrap_or_default();
+                        let qual = alias
+                            .as_ref()
+                            .map(|a| ident_name(&a.name))
+                            .unwrap_or(parts[0].clone());
+                        let cols = alias
+                            .as_ref()
+                            .map(|a| a.columns.clone())
+                            .unwrap_or_default();
                         return rename_columns(plan, &qual, &cols);
                     }
                 }
                 let table = self.resolve_table(name)?;
-                let qual = alias.as_ref().map(|a| ident_name(&a.name)).unwrap_or(table.name.clone());
+                let qual = alias
+                    .as_ref()
+                    .map(|a| ident_name(&a.name))
+                    .unwrap_or(table.name.clone());
                 let plan = scan_all(&table, Some(&qual));
                 match alias {
                     Some(a) if !a.columns.is_empty() => rename_columns(plan, &qual, &a.columns),
                     _ => Ok(plan),
                 }
             }
-            ast::TableFactor::Derived { subquery, alias, .. } => {
+            ast::TableFactor::Derived {
+                subquery, alias, ..
+            } => {
                 let plan = self.bind_query(subquery)?;
                 match alias {
                     Some(a) => rename_columns(plan, &ident_name(&a.name), &a.columns),
                     None => Ok(plan),
                 }
             }
-            ast::TableFactor::NestedJoin { table_with_joins, alias } => {
+            ast::TableFactor::NestedJoin {
+                table_with_joins,
+                alias,
+            } => {
                 let plan = self.bind_from(std::slice::from_ref(table_with_joins))?;
                 match alias {
                     Some(a) => rename_columns(plan, &ident_name(&a.name), &a.columns),
                     None => Ok(plan),
                 }
             }
-            other => Err(DbError::unsupported(format!("FROM item not supported: {other}"))),
+            other => Err(DbError::unsupported(format!(
+                "FROM item not supported: {other}"
+            ))),
         }
     }
 
@@ -390,7 +498,11 @@ impl<'a> Binder<'a> {
             J::Right(c) | J::RightOuter(c) => (JoinKind::Right, c),
             J::FullOuter(c) => (JoinKind::Full, c),
             J::CrossJoin(c) => (JoinKind::Cross, c),
-            other => return Err(DbError::unsupported(format!("join type not supported: {other:?}"))),
+            other => {
+                return Err(DbError::unsupported(format!(
+                    "join type not supported: {other:?}"
+                )))
+            }
         };
         let mut fields: Vec<Field> = left.fields().to_vec();
         fields.extend(right.fields().iter().cloned());
@@ -398,8 +510,11 @@ impl<'a> Binder<'a> {
         let mut using_pairs: Vec<(usize, usize)> = Vec::new();
         let on = match constraint {
             ast::JoinConstraint::On(e) => {
-                let scope = Scope { fields: fields.clone() };
-                let bound = self.bind_in_clause("JOIN conditions", |b| b.bind_expr(e, &scope, None))?;
+                let scope = Scope {
+                    fields: fields.clone(),
+                };
+                let bound =
+                    self.bind_in_clause("JOIN conditions", |b| b.bind_expr(e, &scope, None))?;
                 Some(self.coerce(bound, DataType::Bool, "JOIN/ON")?)
             }
             ast::JoinConstraint::Using(names) => {
@@ -428,10 +543,22 @@ impl<'a> Binder<'a> {
                 return Err(DbError::unsupported("NATURAL JOIN is not supported yet"));
             }
             ast::JoinConstraint::None => None,
-            ast::JoinConstraint::UsingAlias(..) => return Err(DbError::unsupported("USING ... AS")),
+            ast::JoinConstraint::UsingAlias(..) => {
+                return Err(DbError::unsupported("USING ... AS"))
+            }
         };
-        let kind = if on.is_none() && kind == JoinKind::Inner { JoinKind::Cross } else { kind };
-        let join = Plan::Join { left: Box::new(left), right: Box::new(right), kind, on, fields };
+        let kind = if on.is_none() && kind == JoinKind::Inner {
+            JoinKind::Cross
+        } else {
+            kind
+        };
+        let join = Plan::Join {
+            left: Box::new(left),
+            right: Box::new(right),
+            kind,
+            on,
+            fields,
+        };
         if using_pairs.is_empty() {
             return Ok(join);
         }
@@ -442,7 +569,12 @@ impl<'a> Binder<'a> {
     /// (for FULL JOIN the coalesce of both sides), then the other columns of
     /// the left and right inputs. The right side's originals stay reachable
     /// by qualified name.
-    fn merge_using_columns(&mut self, join: Plan, kind: JoinKind, pairs: &[(usize, usize)]) -> DbResult<Plan> {
+    fn merge_using_columns(
+        &mut self,
+        join: Plan,
+        kind: JoinKind,
+        pairs: &[(usize, usize)],
+    ) -> DbResult<Plan> {
         let fields = join.fields().to_vec();
         let mut exprs = Vec::new();
         let mut out = Vec::new();
@@ -474,18 +606,31 @@ impl<'a> Binder<'a> {
             exprs.push(Expr::Column(ri, f.data_type));
             out.push(f);
         }
-        Ok(Plan::Project { input: Box::new(join), exprs, fields: out })
+        Ok(Plan::Project {
+            input: Box::new(join),
+            exprs,
+            fields: out,
+        })
     }
 
     // ---------------------------------------------------------------- SELECT
 
-    fn bind_select(&mut self, select: &ast::Select, order_by: &[ast::OrderByExpr]) -> DbResult<Plan> {
+    fn bind_select(
+        &mut self,
+        select: &ast::Select,
+        order_by: &[ast::OrderByExpr],
+    ) -> DbResult<Plan> {
         let mut plan = self.bind_from(&select.from)?;
-        let scope = Scope { fields: plan.fields().to_vec() };
+        let scope = Scope {
+            fields: plan.fields().to_vec(),
+        };
         if let Some(w) = &select.selection {
             let pred = self.bind_in_clause("WHERE", |b| b.bind_expr(w, &scope, None))?;
             let pred = self.coerce(pred, DataType::Bool, "WHERE")?;
-            plan = Plan::Filter { input: Box::new(plan), predicate: pred };
+            plan = Plan::Filter {
+                input: Box::new(plan),
+                predicate: pred,
+            };
         }
 
         let group_asts: Vec<ast::Expr> = match &select.group_by {
@@ -495,7 +640,8 @@ impl<'a> Binder<'a> {
         let aggregating = !group_asts.is_empty()
             || select.having.is_some()
             || select.projection.iter().any(|item| match item {
-                ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => contains_aggregate(e),
+                ast::SelectItem::UnnamedExpr(e)
+                | ast::SelectItem::ExprWithAlias { expr: e, .. } => contains_aggregate(e),
                 _ => false,
             })
             || order_by.iter().any(|o| contains_aggregate(&o.expr));
@@ -509,7 +655,10 @@ impl<'a> Binder<'a> {
             for g in &group_asts {
                 group_exprs.push(self.bind_group_key(g, &scope, &items)?);
             }
-            agg_ctx = Some(AggContext { group_exprs, aggs: Vec::new() });
+            agg_ctx = Some(AggContext {
+                group_exprs,
+                aggs: Vec::new(),
+            });
         }
 
         // Bind the select list (and HAVING, ORDER BY) against the input or the aggregate.
@@ -532,7 +681,9 @@ impl<'a> Binder<'a> {
         };
         let distinct = matches!(select.distinct, Some(ast::Distinct::Distinct));
         if matches!(select.distinct, Some(ast::Distinct::On(_))) {
-            return Err(DbError::unsupported("SELECT DISTINCT ON is not supported yet"));
+            return Err(DbError::unsupported(
+                "SELECT DISTINCT ON is not supported yet",
+            ));
         }
 
         // ORDER BY keys: output ordinal, output alias, or an expression (hidden column).
@@ -562,7 +713,11 @@ impl<'a> Binder<'a> {
                     }
                 }
             };
-            sort_keys.push(SortKey { expr, descending, nulls_first });
+            sort_keys.push(SortKey {
+                expr,
+                descending,
+                nulls_first,
+            });
         }
 
         if let Some(agg) = agg_ctx {
@@ -573,9 +728,17 @@ impl<'a> Binder<'a> {
             for (i, a) in agg.aggs.iter().enumerate() {
                 fields.push(Field::new(format!("agg{i}"), a.result_type));
             }
-            plan = Plan::Aggregate { input: Box::new(plan), group_by: agg.group_exprs, aggs: agg.aggs, fields };
+            plan = Plan::Aggregate {
+                input: Box::new(plan),
+                group_by: agg.group_exprs,
+                aggs: agg.aggs,
+                fields,
+            };
             if let Some(h) = having {
-                plan = Plan::Filter { input: Box::new(plan), predicate: h };
+                plan = Plan::Filter {
+                    input: Box::new(plan),
+                    predicate: h,
+                };
             }
         }
 
@@ -606,28 +769,62 @@ impl<'a> Binder<'a> {
         }
         let exprs = exprs
             .into_iter()
-            .map(|e| if e.data_type() == DataType::Unknown { self.coerce(e, DataType::Text, "SELECT") } else { Ok(e) })
+            .map(|e| {
+                if e.data_type() == DataType::Unknown {
+                    self.coerce(e, DataType::Text, "SELECT")
+                } else {
+                    Ok(e)
+                }
+            })
             .collect::<DbResult<Vec<_>>>()?;
-        plan = Plan::Project { input: Box::new(plan), exprs, fields };
+        plan = Plan::Project {
+            input: Box::new(plan),
+            exprs,
+            fields,
+        };
         if distinct {
-            plan = Plan::Distinct { input: Box::new(plan) };
+            plan = Plan::Distinct {
+                input: Box::new(plan),
+            };
         }
         if !sort_keys.is_empty() {
-            plan = Plan::Sort { input: Box::new(plan), keys: sort_keys };
+            plan = Plan::Sort {
+                input: Box::new(plan),
+                keys: sort_keys,
+            };
         }
         if plan.fields().len() > visible {
             let fields: Vec<Field> = plan.fields()[..visible].to_vec();
-            let exprs = fields.iter().enumerate().map(|(i, f)| Expr::Column(i, f.data_type)).collect();
-            plan = Plan::Project { input: Box::new(plan), exprs, fields };
+            let exprs = fields
+                .iter()
+                .enumerate()
+                .map(|(i, f)| Expr::Column(i, f.data_type))
+                .collect();
+            plan = Plan::Project {
+                input: Box::new(plan),
+                exprs,
+                fields,
+            };
         }
         Ok(plan)
     }
 
     /// ORDER BY on a set operation / VALUES: only output columns may be named.
-    fn bind_order_by_outputs(&mut self, plan: Plan, order_by: &[ast::OrderByExpr]) -> DbResult<Plan> {
+    fn bind_order_by_outputs(
+        &mut self,
+        plan: Plan,
+        order_by: &[ast::OrderByExpr],
+    ) -> DbResult<Plan> {
         let names: Vec<String> = plan.fields().iter().map(|f| f.name.clone()).collect();
-        let exprs: Vec<Expr> = plan.fields().iter().enumerate().map(|(i, f)| Expr::Column(i, f.data_type)).collect();
-        let scope = Scope { fields: plan.fields().to_vec() };
+        let exprs: Vec<Expr> = plan
+            .fields()
+            .iter()
+            .enumerate()
+            .map(|(i, f)| Expr::Column(i, f.data_type))
+            .collect();
+        let scope = Scope {
+            fields: plan.fields().to_vec(),
+        };
         let mut keys = Vec::new();
         for ob in order_by {
             let descending = matches!(ob.options.sort, Some(ast::OrderBySort::Desc));
@@ -636,15 +833,29 @@ impl<'a> Binder<'a> {
                 Some(i) => exprs[i].clone(),
                 None => self.bind_expr(&ob.expr, &scope, None)?,
             };
-            keys.push(SortKey { expr, descending, nulls_first });
+            keys.push(SortKey {
+                expr,
+                descending,
+                nulls_first,
+            });
         }
-        Ok(Plan::Sort { input: Box::new(plan), keys })
+        Ok(Plan::Sort {
+            input: Box::new(plan),
+            keys,
+        })
     }
 
-    fn order_key_output_index(&mut self, e: &ast::Expr, names: &[String], exprs: &[Expr]) -> DbResult<Option<usize>> {
+    fn order_key_output_index(
+        &mut self,
+        e: &ast::Expr,
+        names: &[String],
+        exprs: &[Expr],
+    ) -> DbResult<Option<usize>> {
         if let ast::Expr::Value(v) = e {
             if let ast::Value::Number(n, _) = &v.value {
-                let pos: usize = n.parse().map_err(|_| DbError::syntax(format!("non-integer constant in ORDER BY")))?;
+                let pos: usize = n
+                    .parse()
+                    .map_err(|_| DbError::syntax(format!("non-integer constant in ORDER BY")))?;
                 if pos == 0 || pos > exprs.len() {
                     return Err(DbError::new(
                         sqlstate::INVALID_COLUMN_REFERENCE,
@@ -656,7 +867,12 @@ impl<'a> Binder<'a> {
         }
         if let ast::Expr::Identifier(id) = e {
             let name = ident_name(id);
-            let hits: Vec<usize> = names.iter().enumerate().filter(|(_, n)| **n == name).map(|(i, _)| i).collect();
+            let hits: Vec<usize> = names
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| **n == name)
+                .map(|(i, _)| i)
+                .collect();
             if hits.len() == 1 {
                 return Ok(Some(hits[0]));
             }
@@ -670,13 +886,21 @@ impl<'a> Binder<'a> {
         Ok(None)
     }
 
-    fn bind_group_key(&mut self, g: &ast::Expr, scope: &Scope, items: &[(SelectSource, String)]) -> DbResult<Expr> {
+    fn bind_group_key(
+        &mut self,
+        g: &ast::Expr,
+        scope: &Scope,
+        items: &[(SelectSource, String)],
+    ) -> DbResult<Expr> {
         // GROUP BY 1 and GROUP BY <output alias> refer to the select list, as in PostgreSQL.
         if let ast::Expr::Value(v) = g {
             if let ast::Value::Number(n, _) = &v.value {
                 let pos: usize = n.parse().unwrap_or(0);
                 let (src, _) = items.get(pos.wrapping_sub(1)).ok_or_else(|| {
-                    DbError::new(sqlstate::INVALID_COLUMN_REFERENCE, format!("GROUP BY position {pos} is not in select list"))
+                    DbError::new(
+                        sqlstate::INVALID_COLUMN_REFERENCE,
+                        format!("GROUP BY position {pos} is not in select list"),
+                    )
                 })?;
                 return match src {
                     SelectSource::Ast(a) => self.bind_expr(a, scope, None),
@@ -695,7 +919,12 @@ impl<'a> Binder<'a> {
         self.bind_expr(g, scope, None)
     }
 
-    fn column_in_agg(&mut self, i: usize, scope: &Scope, agg: Option<&AggContext>) -> DbResult<Expr> {
+    fn column_in_agg(
+        &mut self,
+        i: usize,
+        scope: &Scope,
+        agg: Option<&AggContext>,
+    ) -> DbResult<Expr> {
         let f = &scope.fields[i];
         let e = Expr::Column(i, f.data_type);
         match agg {
@@ -707,17 +936,25 @@ impl<'a> Binder<'a> {
         }
     }
 
-    fn expand_select_items(&mut self, items: &[ast::SelectItem], scope: &Scope) -> DbResult<Vec<(SelectSource, String)>> {
+    fn expand_select_items(
+        &mut self,
+        items: &[ast::SelectItem],
+        scope: &Scope,
+    ) -> DbResult<Vec<(SelectSource, String)>> {
         let mut out = Vec::new();
         for item in items {
             match item {
-                ast::SelectItem::UnnamedExpr(e) => out.push((SelectSource::Ast(e.clone()), output_name(e))),
+                ast::SelectItem::UnnamedExpr(e) => {
+                    out.push((SelectSource::Ast(e.clone()), output_name(e)))
+                }
                 ast::SelectItem::ExprWithAlias { expr, alias } => {
                     out.push((SelectSource::Ast(expr.clone()), ident_name(alias)))
                 }
                 ast::SelectItem::Wildcard(_) => {
                     if scope.fields.is_empty() {
-                        return Err(DbError::syntax("SELECT * with no tables specified is not valid"));
+                        return Err(DbError::syntax(
+                            "SELECT * with no tables specified is not valid",
+                        ));
                     }
                     for (i, f) in scope.fields.iter().enumerate() {
                         if !f.hidden {
@@ -745,7 +982,11 @@ impl<'a> Binder<'a> {
                         ));
                     }
                 }
-                other => return Err(DbError::unsupported(format!("select item not supported: {other}"))),
+                other => {
+                    return Err(DbError::unsupported(format!(
+                        "select item not supported: {other}"
+                    )))
+                }
             }
         }
         Ok(out)
@@ -768,18 +1009,31 @@ impl<'a> Binder<'a> {
                 return Ok(Expr::Param(i, target));
             }
             Expr::Literal(Datum::Null, _) => return Ok(Expr::Literal(Datum::Null, target)),
-            Expr::Literal(Datum::Bytes(ref b), DataType::Unknown) if target != DataType::Unknown => {
+            Expr::Literal(Datum::Bytes(ref b), DataType::Unknown)
+                if target != DataType::Unknown =>
+            {
                 let s = String::from_utf8_lossy(b).into_owned();
                 let v = parse_text(target, &s, &self.eval.format)?;
                 return Ok(Expr::Literal(v, target));
             }
             _ => {}
         }
-        if from.same_family(target) && !matches!(target, DataType::Varchar(Some(_)) | DataType::Bpchar(Some(_))) {
-            return Ok(Expr::Cast { expr: Box::new(e), to: target });
+        if from.same_family(target)
+            && !matches!(
+                target,
+                DataType::Varchar(Some(_)) | DataType::Bpchar(Some(_))
+            )
+        {
+            return Ok(Expr::Cast {
+                expr: Box::new(e),
+                to: target,
+            });
         }
         if kernels::can_coerce(from, target, false) {
-            return Ok(Expr::Cast { expr: Box::new(e), to: target });
+            return Ok(Expr::Cast {
+                expr: Box::new(e),
+                to: target,
+            });
         }
         Err(DbError::datatype_mismatch(format!(
             "argument of {context} must be type {}, not type {}",
@@ -794,13 +1048,18 @@ impl<'a> Binder<'a> {
         if from == target {
             return Ok(e);
         }
-        if matches!(e, Expr::Param(_, DataType::Unknown) | Expr::Literal(Datum::Null, _))
-            || matches!(e, Expr::Literal(_, DataType::Unknown))
+        if matches!(
+            e,
+            Expr::Param(_, DataType::Unknown) | Expr::Literal(Datum::Null, _)
+        ) || matches!(e, Expr::Literal(_, DataType::Unknown))
         {
             return self.coerce(e, target, column);
         }
         if kernels::can_coerce(from, target, true) {
-            return Ok(Expr::Cast { expr: Box::new(e), to: target });
+            return Ok(Expr::Cast {
+                expr: Box::new(e),
+                to: target,
+            });
         }
         Err(DbError::datatype_mismatch(format!(
             "column \"{column}\" is of type {} but expression is of type {}",
@@ -814,7 +1073,11 @@ impl<'a> Binder<'a> {
         let sig = kernels::resolve_binary(op, left.data_type(), right.data_type())?;
         let left = self.coerce(left, sig.left, "operator")?;
         let right = self.coerce(right, sig.right, "operator")?;
-        Ok(Expr::Binary { sig, left: Box::new(left), right: Box::new(right) })
+        Ok(Expr::Binary {
+            sig,
+            left: Box::new(left),
+            right: Box::new(right),
+        })
     }
 
     fn bind_function_call(&mut self, name: &str, args: Vec<Expr>) -> DbResult<Expr> {
@@ -824,7 +1087,10 @@ impl<'a> Binder<'a> {
         for (a, t) in args.into_iter().zip(sig.args.iter()) {
             bound.push(self.coerce(a, *t, name)?);
         }
-        Ok(Expr::Func { sig: Arc::new(sig), args: bound })
+        Ok(Expr::Func {
+            sig: Arc::new(sig),
+            args: bound,
+        })
     }
 
     fn resolve_column(&mut self, parts: &[String], scope: &Scope) -> DbResult<Expr> {
@@ -832,7 +1098,12 @@ impl<'a> Binder<'a> {
             [n] => (None, n.as_str()),
             [q, n] => (Some(q.as_str()), n.as_str()),
             [_, q, n] | [_, _, q, n] => (Some(q.as_str()), n.as_str()),
-            _ => return Err(DbError::syntax(format!("improper qualified name: {}", parts.join(".")))),
+            _ => {
+                return Err(DbError::syntax(format!(
+                    "improper qualified name: {}",
+                    parts.join(".")
+                )))
+            }
         };
         if let Some(i) = find_unique(&scope.fields, qual, name)? {
             return Ok(Expr::Column(i, scope.fields[i].data_type));
@@ -846,24 +1117,43 @@ impl<'a> Binder<'a> {
                 for d in self.correlated_depths[n.saturating_sub(level)..].iter_mut() {
                     *d = true;
                 }
-                return Ok(Expr::Outer { level, index: i, data_type: t });
+                return Ok(Expr::Outer {
+                    level,
+                    index: i,
+                    data_type: t,
+                });
             }
         }
         if let Some(q) = qual {
-            let known = scope.fields.iter().any(|f| f.qualifier.as_deref() == Some(q))
-                || self.outer.iter().any(|s| s.fields.iter().any(|f| f.qualifier.as_deref() == Some(q)));
+            let known = scope
+                .fields
+                .iter()
+                .any(|f| f.qualifier.as_deref() == Some(q))
+                || self
+                    .outer
+                    .iter()
+                    .any(|s| s.fields.iter().any(|f| f.qualifier.as_deref() == Some(q)));
             if !known {
                 return Err(DbError::new(
                     sqlstate::UNDEFINED_TABLE,
                     format!("missing FROM-clause entry for table \"{q}\""),
                 ));
             }
-            return Err(DbError::new(sqlstate::UNDEFINED_COLUMN, format!("column {q}.{name} does not exist")));
+            return Err(DbError::new(
+                sqlstate::UNDEFINED_COLUMN,
+                format!("column {q}.{name} does not exist"),
+            ));
         }
         Err(undefined_column(name))
     }
 
-    fn bind_subquery(&mut self, query: &ast::Query, scope: &Scope, kind: SubqueryKind, left: Option<Expr>) -> DbResult<Expr> {
+    fn bind_subquery(
+        &mut self,
+        query: &ast::Query,
+        scope: &Scope,
+        kind: SubqueryKind,
+        left: Option<Expr>,
+    ) -> DbResult<Expr> {
         self.outer.push(scope.clone());
         self.correlated_depths.push(false);
         let plan = self.bind_query(query);
@@ -886,15 +1176,29 @@ impl<'a> Binder<'a> {
                     return Err(DbError::syntax("subquery has too many columns"));
                 }
                 let left = left.ok_or_else(|| DbError::internal("IN without left operand"))?;
-                let sig = kernels::resolve_binary(BinaryOp::Eq, left.data_type(), fields[0].data_type)?;
+                let sig =
+                    kernels::resolve_binary(BinaryOp::Eq, left.data_type(), fields[0].data_type)?;
                 let left = self.coerce(left, sig.left, "IN")?;
                 (DataType::Bool, Some(sig), Some(Box::new(left)))
             }
         };
-        Ok(Expr::Subquery(Subquery { id, kind, plan: Arc::new(plan), correlated, left, eq, data_type }))
+        Ok(Expr::Subquery(Subquery {
+            id,
+            kind,
+            plan: Arc::new(plan),
+            correlated,
+            left,
+            eq,
+            data_type,
+        }))
     }
 
-    fn bind_expr(&mut self, e: &ast::Expr, scope: &Scope, mut agg: Option<&mut AggContext>) -> DbResult<Expr> {
+    fn bind_expr(
+        &mut self,
+        e: &ast::Expr,
+        scope: &Scope,
+        mut agg: Option<&mut AggContext>,
+    ) -> DbResult<Expr> {
         if let Some(ctx) = agg.as_deref_mut() {
             if let Some(bound) = self.bind_in_aggregate(e, scope, ctx)? {
                 return Ok(bound);
@@ -914,12 +1218,18 @@ impl<'a> Binder<'a> {
                 let lit = self.bind_value(&ts.value.value)?;
                 self.cast(lit, t)
             }
-            A::Cast { expr, data_type, .. } => {
+            A::Cast {
+                expr, data_type, ..
+            } => {
                 let inner = self.bind_expr(expr, scope, agg)?;
                 let (t, typmod) = bind_data_type_mod(data_type)?;
                 let cast = self.cast(inner, t)?;
                 Ok(match typmod {
-                    Some((precision, scale)) => Expr::NumericTypmod { expr: Box::new(cast), precision, scale },
+                    Some((precision, scale)) => Expr::NumericTypmod {
+                        expr: Box::new(cast),
+                        precision,
+                        scale,
+                    },
                     None => cast,
                 })
             }
@@ -941,26 +1251,65 @@ impl<'a> Binder<'a> {
                     ast::UnaryOperator::Minus => UnaryOp::Neg,
                     ast::UnaryOperator::Plus => UnaryOp::Plus,
                     ast::UnaryOperator::Not => UnaryOp::Not,
-                    other => return Err(DbError::unsupported(format!("operator not supported: {other}"))),
+                    other => {
+                        return Err(DbError::unsupported(format!(
+                            "operator not supported: {other}"
+                        )))
+                    }
                 };
                 let (arg_type, result) = kernels::resolve_unary(op, inner.data_type())?;
                 let inner = self.coerce(inner, arg_type, "NOT")?;
-                Ok(Expr::Unary { op, arg_type, result, arg: Box::new(inner) })
+                Ok(Expr::Unary {
+                    op,
+                    arg_type,
+                    result,
+                    arg: Box::new(inner),
+                })
             }
             A::IsNull(x) | A::IsNotNull(x) => {
                 let inner = self.bind_expr(x, scope, agg)?;
-                Ok(Expr::IsNull { expr: Box::new(inner), negated: matches!(e, A::IsNotNull(_)) })
+                Ok(Expr::IsNull {
+                    expr: Box::new(inner),
+                    negated: matches!(e, A::IsNotNull(_)),
+                })
             }
-            A::IsTrue(x) | A::IsNotTrue(x) | A::IsFalse(x) | A::IsNotFalse(x) | A::IsUnknown(x) | A::IsNotUnknown(x) => {
+            A::IsTrue(x)
+            | A::IsNotTrue(x)
+            | A::IsFalse(x)
+            | A::IsNotFalse(x)
+            | A::IsUnknown(x)
+            | A::IsNotUnknown(x) => {
                 let inner = self.bind_expr(x, scope, agg)?;
                 let inner = self.coerce(inner, DataType::Bool, "IS TRUE")?;
                 Ok(match e {
-                    A::IsTrue(_) => Expr::IsBool { expr: Box::new(inner), value: true, negated: false },
-                    A::IsNotTrue(_) => Expr::IsBool { expr: Box::new(inner), value: true, negated: true },
-                    A::IsFalse(_) => Expr::IsBool { expr: Box::new(inner), value: false, negated: false },
-                    A::IsNotFalse(_) => Expr::IsBool { expr: Box::new(inner), value: false, negated: true },
-                    A::IsUnknown(_) => Expr::IsNull { expr: Box::new(inner), negated: false },
-                    _ => Expr::IsNull { expr: Box::new(inner), negated: true },
+                    A::IsTrue(_) => Expr::IsBool {
+                        expr: Box::new(inner),
+                        value: true,
+                        negated: false,
+                    },
+                    A::IsNotTrue(_) => Expr::IsBool {
+                        expr: Box::new(inner),
+                        value: true,
+                        negated: true,
+                    },
+                    A::IsFalse(_) => Expr::IsBool {
+                        expr: Box::new(inner),
+                        value: false,
+                        negated: false,
+                    },
+                    A::IsNotFalse(_) => Expr::IsBool {
+                        expr: Box::new(inner),
+                        value: false,
+                        negated: true,
+                    },
+                    A::IsUnknown(_) => Expr::IsNull {
+                        expr: Box::new(inner),
+                        negated: false,
+                    },
+                    _ => Expr::IsNull {
+                        expr: Box::new(inner),
+                        negated: true,
+                    },
                 })
             }
             A::IsDistinctFrom(a, b) | A::IsNotDistinctFrom(a, b) => {
@@ -969,9 +1318,19 @@ impl<'a> Binder<'a> {
                 let sig = kernels::resolve_binary(BinaryOp::Eq, l.data_type(), r.data_type())?;
                 let l = self.coerce(l, sig.left, "IS DISTINCT FROM")?;
                 let r = self.coerce(r, sig.right, "IS DISTINCT FROM")?;
-                Ok(Expr::IsDistinct { left: Box::new(l), right: Box::new(r), eq: sig, negated: matches!(e, A::IsNotDistinctFrom(..)) })
+                Ok(Expr::IsDistinct {
+                    left: Box::new(l),
+                    right: Box::new(r),
+                    eq: sig,
+                    negated: matches!(e, A::IsNotDistinctFrom(..)),
+                })
             }
-            A::Between { expr, negated, low, high } => {
+            A::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => {
                 let x = self.bind_expr(expr, scope, agg.as_deref_mut())?;
                 let lo = self.bind_expr(low, scope, agg.as_deref_mut())?;
                 let hi = self.bind_expr(high, scope, agg)?;
@@ -979,12 +1338,30 @@ impl<'a> Binder<'a> {
                 let le = self.bind_binary(BinaryOp::LtEq, x, hi)?;
                 let both = self.bind_binary(BinaryOp::And, ge, le)?;
                 if *negated {
-                    Ok(Expr::Unary { op: UnaryOp::Not, arg_type: DataType::Bool, result: DataType::Bool, arg: Box::new(both) })
+                    Ok(Expr::Unary {
+                        op: UnaryOp::Not,
+                        arg_type: DataType::Bool,
+                        result: DataType::Bool,
+                        arg: Box::new(both),
+                    })
                 } else {
                     Ok(both)
                 }
             }
-            A::Like { negated, expr, pattern, escape_char, any: false } | A::ILike { negated, expr, pattern, escape_char, any: false } => {
+            A::Like {
+                negated,
+                expr,
+                pattern,
+                escape_char,
+                any: false,
+            }
+            | A::ILike {
+                negated,
+                expr,
+                pattern,
+                escape_char,
+                any: false,
+            } => {
                 if escape_char.is_some() {
                     return Err(DbError::unsupported("LIKE ... ESCAPE is not supported yet"));
                 }
@@ -998,7 +1375,12 @@ impl<'a> Binder<'a> {
                 };
                 self.bind_binary(op, x, p)
             }
-            A::In { expr, target, negated, .. } => match target {
+            A::In {
+                expr,
+                target,
+                negated,
+                ..
+            } => match target {
                 ast::InTarget::List(list) => {
                     let x = self.bind_expr(expr, scope, agg.as_deref_mut())?;
                     let mut items = Vec::new();
@@ -1013,8 +1395,16 @@ impl<'a> Binder<'a> {
                     }
                     let sig = kernels::resolve_binary(BinaryOp::Eq, t, t)?;
                     let x = self.coerce(x, sig.left, "IN")?;
-                    let items = items.into_iter().map(|i| self.coerce(i, sig.right, "IN")).collect::<DbResult<Vec<_>>>()?;
-                    Ok(Expr::InList { expr: Box::new(x), list: items, eq: sig, negated: *negated })
+                    let items = items
+                        .into_iter()
+                        .map(|i| self.coerce(i, sig.right, "IN"))
+                        .collect::<DbResult<Vec<_>>>()?;
+                    Ok(Expr::InList {
+                        expr: Box::new(x),
+                        list: items,
+                        eq: sig,
+                        negated: *negated,
+                    })
                 }
                 ast::InTarget::Subquery(q) => {
                     let x = self.bind_expr(expr, scope, agg)?;
@@ -1025,13 +1415,23 @@ impl<'a> Binder<'a> {
             A::Exists { subquery, negated } => {
                 let ex = self.bind_subquery(subquery, scope, SubqueryKind::Exists, None)?;
                 if *negated {
-                    Ok(Expr::Unary { op: UnaryOp::Not, arg_type: DataType::Bool, result: DataType::Bool, arg: Box::new(ex) })
+                    Ok(Expr::Unary {
+                        op: UnaryOp::Not,
+                        arg_type: DataType::Bool,
+                        result: DataType::Bool,
+                        arg: Box::new(ex),
+                    })
                 } else {
                     Ok(ex)
                 }
             }
             A::Subquery(q) => self.bind_subquery(q, scope, SubqueryKind::Scalar, None),
-            A::Case { operand, conditions, else_result, .. } => {
+            A::Case {
+                operand,
+                conditions,
+                else_result,
+                ..
+            } => {
                 let operand = match operand {
                     Some(o) => Some(self.bind_expr(o, scope, agg.as_deref_mut())?),
                     None => None,
@@ -1062,15 +1462,27 @@ impl<'a> Binder<'a> {
                     .map(|(c, r)| Ok((c, self.coerce(r, t, "CASE")?)))
                     .collect::<DbResult<Vec<_>>>()?;
                 let otherwise = self.coerce(otherwise, t, "CASE")?;
-                Ok(Expr::Case { whens, otherwise: Box::new(otherwise), data_type: t })
+                Ok(Expr::Case {
+                    whens,
+                    otherwise: Box::new(otherwise),
+                    data_type: t,
+                })
             }
             A::Function(f) => self.bind_function(f, scope, agg),
             A::Extract { field, expr, .. } => {
                 let x = self.bind_expr(expr, scope, agg)?;
-                let field = Expr::Literal(Datum::text(field.to_string().to_lowercase()), DataType::Text);
+                let field = Expr::Literal(
+                    Datum::text(field.to_string().to_lowercase()),
+                    DataType::Text,
+                );
                 self.bind_function_call("extract", vec![field, x])
             }
-            A::Substring { expr, substring_from, substring_for, .. } => {
+            A::Substring {
+                expr,
+                substring_from,
+                substring_for,
+                ..
+            } => {
                 let mut args = vec![self.bind_expr(expr, scope, agg.as_deref_mut())?];
                 args.push(match substring_from {
                     Some(f) => self.bind_expr(f, scope, agg.as_deref_mut())?,
@@ -1081,7 +1493,12 @@ impl<'a> Binder<'a> {
                 }
                 self.bind_function_call("substr", args)
             }
-            A::Trim { expr, trim_where, trim_what, .. } => {
+            A::Trim {
+                expr,
+                trim_where,
+                trim_what,
+                ..
+            } => {
                 let mut args = vec![self.bind_expr(expr, scope, agg.as_deref_mut())?];
                 if let Some(w) = trim_what {
                     args.push(self.bind_expr(w, scope, agg)?);
@@ -1100,7 +1517,14 @@ impl<'a> Binder<'a> {
             }
             A::Ceil { expr, .. } | A::Floor { expr, .. } => {
                 let x = self.bind_expr(expr, scope, agg)?;
-                self.bind_function_call(if matches!(e, A::Ceil { .. }) { "ceil" } else { "floor" }, vec![x])
+                self.bind_function_call(
+                    if matches!(e, A::Ceil { .. }) {
+                        "ceil"
+                    } else {
+                        "floor"
+                    },
+                    vec![x],
+                )
             }
             A::Interval(iv) => {
                 let mut text = match iv.value.as_ref() {
@@ -1117,14 +1541,21 @@ impl<'a> Binder<'a> {
                 Ok(Expr::Literal(v, DataType::Interval))
             }
             A::Collate { expr, .. } => self.bind_expr(expr, scope, agg),
-            other => Err(DbError::unsupported(format!("expression not supported: {other}"))),
+            other => Err(DbError::unsupported(format!(
+                "expression not supported: {other}"
+            ))),
         }
     }
 
     /// In an aggregate query: aggregates become columns of the Aggregate node,
     /// expressions equal to a GROUP BY key become that key's column, and bare
     /// columns that are neither are a grouping error. `None` = recurse normally.
-    fn bind_in_aggregate(&mut self, e: &ast::Expr, scope: &Scope, ctx: &mut AggContext) -> DbResult<Option<Expr>> {
+    fn bind_in_aggregate(
+        &mut self,
+        e: &ast::Expr,
+        scope: &Scope,
+        ctx: &mut AggContext,
+    ) -> DbResult<Option<Expr>> {
         if let ast::Expr::Function(f) = e {
             let name = object_name_parts(&f.name).pop().unwrap_or_default();
             if is_aggregate_name(&name) {
@@ -1143,12 +1574,22 @@ impl<'a> Binder<'a> {
         if matches!(e, ast::Expr::Subquery(_) | ast::Expr::Exists { .. }) || contains_aggregate(e) {
             return Ok(None);
         }
-        if matches!(e, ast::Expr::Value(_) | ast::Expr::TypedString(_) | ast::Expr::Interval(_)) {
+        if matches!(
+            e,
+            ast::Expr::Value(_) | ast::Expr::TypedString(_) | ast::Expr::Interval(_)
+        ) {
             return Ok(None);
         }
         let bound = match self.bind_expr(e, scope, None) {
             Ok(b) => b,
-            Err(err) if matches!(e, ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_)) => return Err(err),
+            Err(err)
+                if matches!(
+                    e,
+                    ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_)
+                ) =>
+            {
+                return Err(err)
+            }
             Err(_) => return Ok(None),
         };
         if let Some(pos) = ctx.group_exprs.iter().position(|g| *g == bound) {
@@ -1161,13 +1602,24 @@ impl<'a> Binder<'a> {
         }
     }
 
-    fn bind_aggregate(&mut self, name: &str, f: &ast::Function, scope: &Scope) -> DbResult<AggCall> {
+    fn bind_aggregate(
+        &mut self,
+        name: &str,
+        f: &ast::Function,
+        scope: &Scope,
+    ) -> DbResult<AggCall> {
         let (args, distinct) = match &f.args {
-            ast::FunctionArguments::List(list) => {
-                (list.args.clone(), matches!(list.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct)))
-            }
+            ast::FunctionArguments::List(list) => (
+                list.args.clone(),
+                matches!(
+                    list.duplicate_treatment,
+                    Some(ast::DuplicateTreatment::Distinct)
+                ),
+            ),
             ast::FunctionArguments::None => (vec![], false),
-            ast::FunctionArguments::Subquery(_) => return Err(DbError::unsupported("aggregate over subquery")),
+            ast::FunctionArguments::Subquery(_) => {
+                return Err(DbError::unsupported("aggregate over subquery"))
+            }
         };
         let filter = match &f.filter {
             Some(x) => {
@@ -1177,23 +1629,40 @@ impl<'a> Binder<'a> {
             None => None,
         };
         if f.over.is_some() {
-            return Err(DbError::unsupported("window functions are not supported yet"));
+            return Err(DbError::unsupported(
+                "window functions are not supported yet",
+            ));
         }
-        let star = matches!(args.as_slice(), [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard)]);
+        let star = matches!(
+            args.as_slice(),
+            [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard)]
+        );
         if name == "count" && (star || args.is_empty()) {
-            return Ok(AggCall { func: AggFunc::CountStar, arg: None, distinct: false, filter, result_type: DataType::Int64 });
+            return Ok(AggCall {
+                func: AggFunc::CountStar,
+                arg: None,
+                distinct: false,
+                filter,
+                result_type: DataType::Int64,
+            });
         }
         let arg = match args.as_slice() {
             [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x))] => {
                 if contains_aggregate(x) {
-                    return Err(DbError::new(sqlstate::GROUPING_ERROR, "aggregate function calls cannot be nested"));
+                    return Err(DbError::new(
+                        sqlstate::GROUPING_ERROR,
+                        "aggregate function calls cannot be nested",
+                    ));
                 }
                 self.bind_expr(x, scope, None)?
             }
             _ => {
                 return Err(DbError::new(
                     sqlstate::UNDEFINED_FUNCTION,
-                    format!("function {name} with {} arguments does not exist", args.len()),
+                    format!(
+                        "function {name} with {} arguments does not exist",
+                        args.len()
+                    ),
                 ))
             }
         };
@@ -1204,109 +1673,252 @@ impl<'a> Binder<'a> {
         let t = arg.data_type();
         let (func, result) = match name {
             "count" => (AggFunc::Count, DataType::Int64),
-            "sum" => (AggFunc::Sum, match t {
-                DataType::Int16 | DataType::Int32 => DataType::Int64,
-                DataType::Int64 | DataType::Numeric => DataType::Numeric,
-                DataType::Float32 => DataType::Float32,
-                DataType::Float64 => DataType::Float64,
-                DataType::Interval => DataType::Interval,
-                _ => return Err(no_agg(name, t)),
-            }),
-            "avg" => (AggFunc::Avg, match t {
-                DataType::Int16 | DataType::Int32 | DataType::Int64 | DataType::Numeric => DataType::Numeric,
-                DataType::Float32 | DataType::Float64 => DataType::Float64,
-                DataType::Interval => DataType::Interval,
-                _ => return Err(no_agg(name, t)),
-            }),
+            "sum" => (
+                AggFunc::Sum,
+                match t {
+                    DataType::Int16 | DataType::Int32 => DataType::Int64,
+                    DataType::Int64 | DataType::Numeric => DataType::Numeric,
+                    DataType::Float32 => DataType::Float32,
+                    DataType::Float64 => DataType::Float64,
+                    DataType::Interval => DataType::Interval,
+                    _ => return Err(no_agg(name, t)),
+                },
+            ),
+            "avg" => (
+                AggFunc::Avg,
+                match t {
+                    DataType::Int16 | DataType::Int32 | DataType::Int64 | DataType::Numeric => {
+                        DataType::Numeric
+                    }
+                    DataType::Float32 | DataType::Float64 => DataType::Float64,
+                    DataType::Interval => DataType::Interval,
+                    _ => return Err(no_agg(name, t)),
+                },
+            ),
             "min" | "max" => {
                 if matches!(t, DataType::Jsonb) {
                     return Err(no_agg(name, t));
                 }
-                (if name == "min" { AggFunc::Min } else { AggFunc::Max }, t)
+                (
+                    if name == "min" {
+                        AggFunc::Min
+                    } else {
+                        AggFunc::Max
+                    },
+                    t,
+                )
             }
             "bool_and" | "every" | "bool_or" => {
                 if t != DataType::Bool {
                     return Err(no_agg(name, t));
                 }
-                (if name == "bool_or" { AggFunc::BoolOr } else { AggFunc::BoolAnd }, DataType::Bool)
+                (
+                    if name == "bool_or" {
+                        AggFunc::BoolOr
+                    } else {
+                        AggFunc::BoolAnd
+                    },
+                    DataType::Bool,
+                )
             }
             _ => return Err(no_agg(name, t)),
         };
-        Ok(AggCall { func, arg: Some(arg), distinct, filter, result_type: result })
+        Ok(AggCall {
+            func,
+            arg: Some(arg),
+            distinct,
+            filter,
+            result_type: result,
+        })
     }
 
-    fn bind_function(&mut self, f: &ast::Function, scope: &Scope, mut agg: Option<&mut AggContext>) -> DbResult<Expr> {
+    fn bind_function(
+        &mut self,
+        f: &ast::Function,
+        scope: &Scope,
+        mut agg: Option<&mut AggContext>,
+    ) -> DbResult<Expr> {
         let parts = object_name_parts(&f.name);
         let name = parts.last().cloned().unwrap_or_default();
         if is_aggregate_name(&name) {
-            return Err(DbError::new(sqlstate::GROUPING_ERROR, format!("aggregate functions are not allowed in {}", self.clause)));
+            return Err(DbError::new(
+                sqlstate::GROUPING_ERROR,
+                format!("aggregate functions are not allowed in {}", self.clause),
+            ));
         }
         let arg_asts: Vec<ast::FunctionArg> = match &f.args {
             ast::FunctionArguments::List(list) => list.args.clone(),
             ast::FunctionArguments::None => vec![],
-            ast::FunctionArguments::Subquery(_) => return Err(DbError::unsupported("function over subquery")),
+            ast::FunctionArguments::Subquery(_) => {
+                return Err(DbError::unsupported("function over subquery"))
+            }
         };
         let mut args = Vec::new();
         for a in &arg_asts {
             match a {
-                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => args.push(self.bind_expr(x, scope, agg.as_deref_mut())?),
-                other => return Err(DbError::unsupported(format!("function argument not supported: {other}"))),
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => {
+                    args.push(self.bind_expr(x, scope, agg.as_deref_mut())?)
+                }
+                other => {
+                    return Err(DbError::unsupported(format!(
+                        "function argument not supported: {other}"
+                    )))
+                }
             }
         }
         match name.as_str() {
             "nextval" => {
                 let seq_name = match args.as_slice() {
                     [Expr::Literal(Datum::Bytes(b), _)] => String::from_utf8_lossy(b).into_owned(),
-                    _ => return Err(DbError::unsupported("nextval() needs a literal sequence name")),
+                    _ => {
+                        return Err(DbError::unsupported(
+                            "nextval() needs a literal sequence name",
+                        ))
+                    }
                 };
                 let (schema, seq) = match seq_name.split_once('.') {
                     Some((s, n)) => (s.to_string(), n.to_string()),
                     None => ("public".to_string(), seq_name.clone()),
                 };
-                let s = self.db.schemas.get(&schema).and_then(|s| s.sequences.get(&seq)).ok_or_else(|| {
-                    DbError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{seq_name}\" does not exist"))
-                })?;
+                let s = self
+                    .db
+                    .schemas
+                    .get(&schema)
+                    .and_then(|s| s.sequences.get(&seq))
+                    .ok_or_else(|| {
+                        DbError::new(
+                            sqlstate::UNDEFINED_TABLE,
+                            format!("relation \"{seq_name}\" does not exist"),
+                        )
+                    })?;
                 return Ok(Expr::NextVal(Arc::new(SequenceRef(s.clone()))));
             }
             "version" if args.is_empty() => {
-                return Ok(Expr::Literal(Datum::text(crate::VERSION_STRING), DataType::Text));
+                return Ok(Expr::Literal(
+                    Datum::text(crate::VERSION_STRING),
+                    DataType::Text,
+                ));
             }
             "current_database" if args.is_empty() => {
-                return Ok(Expr::Literal(Datum::text(self.db.name.clone()), DataType::Text));
+                return Ok(Expr::Literal(
+                    Datum::text(self.db.name.clone()),
+                    DataType::Text,
+                ));
             }
             "current_user" | "session_user" | "user" | "current_role" if args.is_empty() => {
-                return Ok(Expr::Literal(Datum::text(self.user.clone()), DataType::Text));
+                return Ok(Expr::Literal(
+                    Datum::text(self.user.clone()),
+                    DataType::Text,
+                ));
             }
             "current_schema" if args.is_empty() => {
-                return Ok(Expr::Literal(Datum::text(self.current_schema()), DataType::Text));
+                return Ok(Expr::Literal(
+                    Datum::text(self.current_schema()),
+                    DataType::Text,
+                ));
+            }
+            "pg_relation_size" | "pg_total_relation_size" | "pg_table_size" | "pg_indexes_size"
+                if args.len() == 1 =>
+            {
+                return self.bind_relation_size(&name, &args[0]);
             }
             _ => {}
         }
         self.bind_function_call(&name, args)
     }
 
+    /// A table's bytes on disk (its segment files; index structures live in
+    /// them), summed over shards. Index size is 0: no separate index files.
+    fn bind_relation_size(&mut self, func: &str, arg: &Expr) -> DbResult<Expr> {
+        let name = match arg {
+            Expr::Literal(Datum::Bytes(b), _) => String::from_utf8_lossy(b).into_owned(),
+            Expr::Cast { expr, .. } => match expr.as_ref() {
+                Expr::Literal(Datum::Bytes(b), _) => String::from_utf8_lossy(b).into_owned(),
+                _ => {
+                    return Err(DbError::unsupported(format!(
+                        "{func}() needs a table name literal"
+                    )))
+                }
+            },
+            Expr::Literal(Datum::Null, _) => {
+                return Ok(Expr::Literal(Datum::Null, DataType::Int64))
+            }
+            _ => {
+                return Err(DbError::unsupported(format!(
+                    "{func}() needs a table name literal"
+                )))
+            }
+        };
+        let parts: Vec<String> = name
+            .split('.')
+            .map(|p| {
+                let p = p.trim();
+                if p.starts_with('"') {
+                    p.trim_matches('"').to_string()
+                } else {
+                    p.to_lowercase()
+                }
+            })
+            .collect();
+        let table = match parts.as_slice() {
+            [t] => self
+                .search_path
+                .iter()
+                .find_map(|s| self.db.table(s, t))
+                .or_else(|| self.db.table("public", t)),
+            [s, t] => self.db.table(s, t),
+            _ => None,
+        }
+        .ok_or_else(|| {
+            DbError::new(
+                sqlstate::UNDEFINED_TABLE,
+                format!("relation \"{name}\" does not exist"),
+            )
+        })?;
+        let bytes = match &self.relation_sizes {
+            Some(sizes) => sizes.get(&table.oid).copied().unwrap_or(0),
+            None => {
+                self.wants_relation_sizes = true;
+                0
+            }
+        };
+        let bytes = if func == "pg_indexes_size" { 0 } else { bytes };
+        Ok(Expr::Literal(Datum::Int64(bytes as i64), DataType::Int64))
+    }
+
     fn bind_value(&mut self, v: &ast::Value) -> DbResult<Expr> {
         match v {
             ast::Value::Number(n, _) => number_literal(n),
-            ast::Value::SingleQuotedString(s) | ast::Value::EscapedStringLiteral(s) | ast::Value::DoubleQuotedString(s) => {
+            ast::Value::SingleQuotedString(s)
+            | ast::Value::EscapedStringLiteral(s)
+            | ast::Value::DoubleQuotedString(s) => {
                 Ok(Expr::Literal(Datum::text(s.clone()), DataType::Unknown))
             }
-            ast::Value::DollarQuotedString(s) => Ok(Expr::Literal(Datum::text(s.value.clone()), DataType::Unknown)),
+            ast::Value::DollarQuotedString(s) => Ok(Expr::Literal(
+                Datum::text(s.value.clone()),
+                DataType::Unknown,
+            )),
             ast::Value::Boolean(b) => Ok(Expr::Literal(Datum::Bool(*b), DataType::Bool)),
             ast::Value::Null => Ok(Expr::null()),
             ast::Value::Placeholder(p) => {
-                let n: usize = p.trim_start_matches('$').parse().map_err(|_| {
-                    DbError::syntax(format!("syntax error at or near \"{p}\""))
-                })?;
+                let n: usize = p
+                    .trim_start_matches('$')
+                    .parse()
+                    .map_err(|_| DbError::syntax(format!("syntax error at or near \"{p}\"")))?;
                 if n == 0 || n > 65535 {
-                    return Err(DbError::new(sqlstate::UNDEFINED_PARAMETER, format!("there is no parameter ${n}")));
+                    return Err(DbError::new(
+                        sqlstate::UNDEFINED_PARAMETER,
+                        format!("there is no parameter ${n}"),
+                    ));
                 }
                 if self.params.len() < n {
                     self.params.resize(n, DataType::Unknown);
                 }
                 Ok(Expr::Param(n - 1, self.params[n - 1]))
             }
-            other => Err(DbError::unsupported(format!("literal not supported: {other}"))),
+            other => Err(DbError::unsupported(format!(
+                "literal not supported: {other}"
+            ))),
         }
     }
 
@@ -1325,7 +1937,14 @@ impl<'a> Binder<'a> {
                     *slot = base;
                 }
                 let p = Expr::Param(*i, base);
-                return Ok(if base == to { p } else { Expr::Cast { expr: Box::new(p), to } });
+                return Ok(if base == to {
+                    p
+                } else {
+                    Expr::Cast {
+                        expr: Box::new(p),
+                        to,
+                    }
+                });
             }
             Expr::Literal(d, t) => {
                 let v = kernels::cast_datum(d, *t, to, self.eval)?;
@@ -1342,7 +1961,10 @@ impl<'a> Binder<'a> {
                 format!("cannot cast type {} to {}", from.name(), to.name()),
             ));
         }
-        Ok(Expr::Cast { expr: Box::new(e), to })
+        Ok(Expr::Cast {
+            expr: Box::new(e),
+            to,
+        })
     }
 }
 
@@ -1368,13 +1990,19 @@ fn grouping_error(f: &Field) -> DbError {
 }
 
 pub fn is_aggregate_name(name: &str) -> bool {
-    matches!(name, "count" | "sum" | "avg" | "min" | "max" | "bool_and" | "bool_or" | "every")
+    matches!(
+        name,
+        "count" | "sum" | "avg" | "min" | "max" | "bool_and" | "bool_or" | "every"
+    )
 }
 
 /// Whether an AST expression contains an aggregate call outside any subquery.
 pub fn contains_aggregate(e: &ast::Expr) -> bool {
     let text_has_call = |f: &ast::Function| {
-        object_name_parts(&f.name).last().is_some_and(|n| is_aggregate_name(n)) && f.over.is_none()
+        object_name_parts(&f.name)
+            .last()
+            .is_some_and(|n| is_aggregate_name(n))
+            && f.over.is_none()
     };
     match e {
         ast::Expr::Function(f) => {
@@ -1383,14 +2011,18 @@ pub fn contains_aggregate(e: &ast::Expr) -> bool {
             }
             match &f.args {
                 ast::FunctionArguments::List(l) => l.args.iter().any(|a| match a {
-                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => contains_aggregate(x),
+                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => {
+                        contains_aggregate(x)
+                    }
                     _ => false,
                 }),
                 _ => false,
             }
         }
         ast::Expr::Subquery(_) | ast::Expr::Exists { .. } => false,
-        ast::Expr::BinaryOp { left, right, .. } => contains_aggregate(left) || contains_aggregate(right),
+        ast::Expr::BinaryOp { left, right, .. } => {
+            contains_aggregate(left) || contains_aggregate(right)
+        }
         ast::Expr::UnaryOp { expr, .. }
         | ast::Expr::Nested(expr)
         | ast::Expr::Cast { expr, .. }
@@ -1404,10 +2036,12 @@ pub fn contains_aggregate(e: &ast::Expr) -> bool {
         | ast::Expr::Ceil { expr, .. }
         | ast::Expr::Floor { expr, .. }
         | ast::Expr::Collate { expr, .. } => contains_aggregate(expr),
-        ast::Expr::IsDistinctFrom(a, b) | ast::Expr::IsNotDistinctFrom(a, b) => contains_aggregate(a) || contains_aggregate(b),
-        ast::Expr::Between { expr, low, high, .. } => {
-            contains_aggregate(expr) || contains_aggregate(low) || contains_aggregate(high)
+        ast::Expr::IsDistinctFrom(a, b) | ast::Expr::IsNotDistinctFrom(a, b) => {
+            contains_aggregate(a) || contains_aggregate(b)
         }
+        ast::Expr::Between {
+            expr, low, high, ..
+        } => contains_aggregate(expr) || contains_aggregate(low) || contains_aggregate(high),
         ast::Expr::Like { expr, pattern, .. } | ast::Expr::ILike { expr, pattern, .. } => {
             contains_aggregate(expr) || contains_aggregate(pattern)
         }
@@ -1415,17 +2049,31 @@ pub fn contains_aggregate(e: &ast::Expr) -> bool {
             contains_aggregate(expr)
                 || matches!(target, ast::InTarget::List(l) if l.iter().any(contains_aggregate))
         }
-        ast::Expr::Case { operand, conditions, else_result, .. } => {
+        ast::Expr::Case {
+            operand,
+            conditions,
+            else_result,
+            ..
+        } => {
             operand.as_deref().is_some_and(contains_aggregate)
-                || conditions.iter().any(|c| contains_aggregate(&c.condition) || contains_aggregate(&c.result))
+                || conditions
+                    .iter()
+                    .any(|c| contains_aggregate(&c.condition) || contains_aggregate(&c.result))
                 || else_result.as_deref().is_some_and(contains_aggregate)
         }
-        ast::Expr::Substring { expr, substring_from, substring_for, .. } => {
+        ast::Expr::Substring {
+            expr,
+            substring_from,
+            substring_for,
+            ..
+        } => {
             contains_aggregate(expr)
                 || substring_from.as_deref().is_some_and(contains_aggregate)
                 || substring_for.as_deref().is_some_and(contains_aggregate)
         }
-        ast::Expr::Trim { expr, trim_what, .. } => contains_aggregate(expr) || trim_what.as_deref().is_some_and(contains_aggregate),
+        ast::Expr::Trim {
+            expr, trim_what, ..
+        } => contains_aggregate(expr) || trim_what.as_deref().is_some_and(contains_aggregate),
         _ => false,
     }
 }
@@ -1435,8 +2083,12 @@ pub fn output_name(e: &ast::Expr) -> String {
     match e {
         ast::Expr::Identifier(id) => ident_name(id),
         ast::Expr::CompoundIdentifier(ids) => ids.last().map(ident_name).unwrap_or_default(),
-        ast::Expr::Function(f) => object_name_parts(&f.name).pop().unwrap_or_else(|| "?column?".into()),
-        ast::Expr::Cast { expr, data_type, .. } => match expr.as_ref() {
+        ast::Expr::Function(f) => object_name_parts(&f.name)
+            .pop()
+            .unwrap_or_else(|| "?column?".into()),
+        ast::Expr::Cast {
+            expr, data_type, ..
+        } => match expr.as_ref() {
             ast::Expr::Value(_) => type_output_name(data_type),
             inner => {
                 let n = output_name(inner);
@@ -1498,7 +2150,10 @@ fn number_literal(n: &str) -> DbResult<Expr> {
     match parse_text(DataType::Numeric, n, &Default::default()) {
         Ok(v) => Ok(Expr::Literal(v, DataType::Numeric)),
         // Beyond numeric's 28 digits (1e100): keep the value as double precision.
-        Err(_) => Ok(Expr::Literal(parse_text(DataType::Float64, n, &Default::default())?, DataType::Float64)),
+        Err(_) => Ok(Expr::Literal(
+            parse_text(DataType::Float64, n, &Default::default())?,
+            DataType::Float64,
+        )),
     }
 }
 
@@ -1527,7 +2182,12 @@ fn binary_op(op: &ast::BinaryOperator) -> DbResult<BinaryOp> {
         B::PGNotLikeMatch => BinaryOp::NotLike,
         B::PGILikeMatch => BinaryOp::ILike,
         B::PGNotILikeMatch => BinaryOp::NotILike,
-        other => return Err(DbError::new(sqlstate::UNDEFINED_FUNCTION, format!("operator does not exist: {other}"))),
+        other => {
+            return Err(DbError::new(
+                sqlstate::UNDEFINED_FUNCTION,
+                format!("operator does not exist: {other}"),
+            ))
+        }
     })
 }
 
@@ -1535,19 +2195,25 @@ fn binary_op(op: &ast::BinaryOperator) -> DbResult<BinaryOp> {
 pub fn bind_data_type_mod(t: &ast::DataType) -> DbResult<(DataType, Option<(u32, u32)>)> {
     let dt = bind_data_type(t)?;
     let typmod = match t {
-        ast::DataType::Numeric(info) | ast::DataType::Decimal(info) | ast::DataType::Dec(info) => match info {
-            ast::ExactNumberInfo::Precision(p) => Some((*p as u32, 0)),
-            ast::ExactNumberInfo::PrecisionAndScale(p, s) => Some((*p as u32, *s as u32)),
-            ast::ExactNumberInfo::None => None,
-        },
+        ast::DataType::Numeric(info) | ast::DataType::Decimal(info) | ast::DataType::Dec(info) => {
+            match info {
+                ast::ExactNumberInfo::Precision(p) => Some((*p as u32, 0)),
+                ast::ExactNumberInfo::PrecisionAndScale(p, s) => Some((*p as u32, *s as u32)),
+                ast::ExactNumberInfo::None => None,
+            }
+        }
         _ => None,
     };
     if let Some((p, s)) = typmod {
         if p == 0 || p > 1000 {
-            return Err(DbError::syntax(format!("NUMERIC precision {p} must be between 1 and 1000")));
+            return Err(DbError::syntax(format!(
+                "NUMERIC precision {p} must be between 1 and 1000"
+            )));
         }
         if s > p {
-            return Err(DbError::syntax(format!("NUMERIC scale {s} must be between 0 and precision {p}")));
+            return Err(DbError::syntax(format!(
+                "NUMERIC scale {s} must be between 0 and precision {p}"
+            )));
         }
     }
     Ok((dt, typmod))
@@ -1567,7 +2233,11 @@ pub fn bind_data_type(t: &ast::DataType) -> DbResult<DataType> {
         T::BigInt(_) | T::Int8(_) => DataType::Int64,
         T::Real | T::Float4 => DataType::Float32,
         T::Float(p) => match p {
-            ast::ExactNumberInfo::Precision(n) | ast::ExactNumberInfo::PrecisionAndScale(n, _) if *n <= 24 => DataType::Float32,
+            ast::ExactNumberInfo::Precision(n) | ast::ExactNumberInfo::PrecisionAndScale(n, _)
+                if *n <= 24 =>
+            {
+                DataType::Float32
+            }
             _ => DataType::Float64,
         },
         T::DoublePrecision | T::Float8 | T::Double(_) => DataType::Float64,
@@ -1598,10 +2268,20 @@ pub fn bind_data_type(t: &ast::DataType) -> DbResult<DataType> {
                 "varchar" => DataType::Varchar(None),
                 "numeric" | "decimal" => DataType::Numeric,
                 "smallserial" | "serial2" => DataType::Int16,
-                _ => return Err(DbError::new(sqlstate::UNDEFINED_OBJECT, format!("type \"{n}\" does not exist"))),
+                _ => {
+                    return Err(DbError::new(
+                        sqlstate::UNDEFINED_OBJECT,
+                        format!("type \"{n}\" does not exist"),
+                    ))
+                }
             }
         }
-        other => return Err(DbError::new(sqlstate::UNDEFINED_OBJECT, format!("type \"{other}\" does not exist"))),
+        other => {
+            return Err(DbError::new(
+                sqlstate::UNDEFINED_OBJECT,
+                format!("type \"{other}\" does not exist"),
+            ))
+        }
     })
 }
 
@@ -1641,17 +2321,32 @@ pub fn scan_all(table: &Arc<TableDef>, qualifier: Option<&str>) -> Plan {
             column_id: i as i16 + 1,
         })
         .collect();
-    Plan::Scan { table: table.clone(), projection: (0..table.columns.len()).collect(), filter: None, fields }
+    Plan::Scan {
+        table: table.clone(),
+        projection: (0..table.columns.len()).collect(),
+        filter: None,
+        fields,
+    }
 }
 
 fn cross_join(left: Plan, right: Plan) -> Plan {
     let mut fields = left.fields().to_vec();
     fields.extend(right.fields().iter().cloned());
-    Plan::Join { left: Box::new(left), right: Box::new(right), kind: JoinKind::Cross, on: None, fields }
+    Plan::Join {
+        left: Box::new(left),
+        right: Box::new(right),
+        kind: JoinKind::Cross,
+        on: None,
+        fields,
+    }
 }
 
 /// Gives a relation a new qualifier and, optionally, new column names.
-fn rename_columns(plan: Plan, qualifier: &str, columns: &[ast::TableAliasColumnDef]) -> DbResult<Plan> {
+fn rename_columns(
+    plan: Plan,
+    qualifier: &str,
+    columns: &[ast::TableAliasColumnDef],
+) -> DbResult<Plan> {
     let mut fields: Vec<Field> = plan.fields().to_vec();
     if columns.len() > fields.len() {
         return Err(DbError::syntax(format!(
@@ -1666,6 +2361,14 @@ fn rename_columns(plan: Plan, qualifier: &str, columns: &[ast::TableAliasColumnD
             f.name = ident_name(&c.name);
         }
     }
-    let exprs = fields.iter().enumerate().map(|(i, f)| Expr::Column(i, f.data_type)).collect();
-    Ok(Plan::Project { input: Box::new(plan), exprs, fields })
+    let exprs = fields
+        .iter()
+        .enumerate()
+        .map(|(i, f)| Expr::Column(i, f.data_type))
+        .collect();
+    Ok(Plan::Project {
+        input: Box::new(plan),
+        exprs,
+        fields,
+    })
 }

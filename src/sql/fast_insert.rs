@@ -78,10 +78,14 @@ impl<'a> Scanner<'a> {
 
     fn word(&mut self) -> Option<&'a str> {
         let start = self.pos;
-        while self.peek().is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'$') {
+        while self
+            .peek()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'$')
+        {
             self.pos += 1;
         }
-        (self.pos > start && !self.bytes()[start].is_ascii_digit()).then(|| &self.src[start..self.pos])
+        (self.pos > start && !self.bytes()[start].is_ascii_digit())
+            .then(|| &self.src[start..self.pos])
     }
 
     fn keyword(&mut self, kw: &str) -> Option<()> {
@@ -212,7 +216,11 @@ pub fn parse_header(sql: &str) -> Option<InsertHeader> {
         None
     };
     s.keyword("values")?;
-    Some(InsertHeader { table, columns, values_at: s.pos })
+    Some(InsertHeader {
+        table,
+        columns,
+        values_at: s.pos,
+    })
 }
 
 /// Builds one target column from literals, as the general path would type them.
@@ -250,8 +258,16 @@ fn number_datum(t: DataType, n: &str) -> Option<Datum> {
         DataType::Int16 if integral => n.parse::<i16>().ok().map(Datum::Int16),
         DataType::Int32 if integral => n.parse::<i32>().ok().map(Datum::Int32),
         DataType::Int64 if integral => n.parse::<i64>().ok().map(Datum::Int64),
-        DataType::Float64 => n.parse::<f64>().ok().filter(|v| v.is_finite()).map(Datum::Float64),
-        DataType::Float32 => n.parse::<f32>().ok().filter(|v| v.is_finite()).map(Datum::Float32),
+        DataType::Float64 => n
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .map(Datum::Float64),
+        DataType::Float32 => n
+            .parse::<f32>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .map(Datum::Float32),
         DataType::Numeric => parse_text(t, n, &FormatContext::default()).ok(),
         _ => None,
     }
@@ -259,7 +275,12 @@ fn number_datum(t: DataType, n: &str) -> Option<Datum> {
 
 /// Reads the VALUES rows of a recognised INSERT into full-width columns of
 /// `table` (columns not listed are NULL). `Ok(None)`: decline, use the general path.
-pub fn read_rows(sql: &str, header: &InsertHeader, table: &TableDef, ctx: &FormatContext) -> DbResult<Option<Vec<Column>>> {
+pub fn read_rows(
+    sql: &str,
+    header: &InsertHeader,
+    table: &TableDef,
+    ctx: &FormatContext,
+) -> DbResult<Option<Vec<Column>>> {
     let targets: Vec<usize> = match &header.columns {
         None => (0..table.columns.len()).collect(),
         Some(cols) => {
@@ -274,14 +295,25 @@ pub fn read_rows(sql: &str, header: &InsertHeader, table: &TableDef, ctx: &Forma
         }
     };
     // Columns left out get their DEFAULT (sequences, now()): only the general path evaluates those.
-    if table.columns.iter().enumerate().any(|(i, c)| !targets.contains(&i) && c.default.is_some()) {
+    if table
+        .columns
+        .iter()
+        .enumerate()
+        .any(|(i, c)| !targets.contains(&i) && c.default.is_some())
+    {
         return Ok(None);
     }
     let mut builders: Vec<ColumnBuilder> = targets
         .iter()
-        .map(|&i| ColumnBuilder { column: Column::with_capacity(table.columns[i].data_type, 1024), data_type: table.columns[i].data_type })
+        .map(|&i| ColumnBuilder {
+            column: Column::with_capacity(table.columns[i].data_type, 1024),
+            data_type: table.columns[i].data_type,
+        })
         .collect();
-    let mut s = Scanner { src: sql, pos: header.values_at };
+    let mut s = Scanner {
+        src: sql,
+        pos: header.values_at,
+    };
     let mut rows = 0usize;
     loop {
         s.skip_space();
@@ -295,7 +327,9 @@ pub fn read_rows(sql: &str, header: &InsertHeader, table: &TableDef, ctx: &Forma
                     return Ok(None);
                 }
             }
-            let Some(lit) = s.literal() else { return Ok(None) };
+            let Some(lit) = s.literal() else {
+                return Ok(None);
+            };
             if b.push(&lit, ctx)?.is_none() {
                 return Ok(None);
             }
@@ -316,7 +350,11 @@ pub fn read_rows(sql: &str, header: &InsertHeader, table: &TableDef, ctx: &Forma
         }
         break;
     }
-    let mut out: Vec<Column> = table.columns.iter().map(|c| Column::with_capacity(c.data_type, 0)).collect();
+    let mut out: Vec<Column> = table
+        .columns
+        .iter()
+        .map(|c| Column::with_capacity(c.data_type, 0))
+        .collect();
     for (b, &i) in builders.into_iter().zip(&targets) {
         out[i] = b.column;
     }
@@ -334,7 +372,13 @@ mod tests {
     use crate::catalog::ColumnDef;
 
     fn table() -> TableDef {
-        let col = |n: &str, t| ColumnDef { name: n.into(), data_type: t, not_null: false, default: None, numeric_typmod: None };
+        let col = |n: &str, t| ColumnDef {
+            name: n.into(),
+            data_type: t,
+            not_null: false,
+            default: None,
+            numeric_typmod: None,
+        };
         TableDef {
             oid: 1,
             name: "readings".into(),
@@ -368,7 +412,9 @@ mod tests {
         assert_eq!(cols[2].datum(1), Datum::Float64(-1000.0));
         assert_eq!(cols[0].datum(1), Datum::Null);
         assert_eq!(cols[3].datum(1), Datum::Bool(false));
-        let cols = read("INSERT INTO readings (robot) VALUES ('x')").unwrap().unwrap();
+        let cols = read("INSERT INTO readings (robot) VALUES ('x')")
+            .unwrap()
+            .unwrap();
         assert_eq!((cols[0].len(), cols[0].datum(0)), (1, Datum::Null));
     }
 
@@ -395,6 +441,9 @@ mod tests {
         let e = read("INSERT INTO readings VALUES ('2026-13-01', 'r', 1, true)").unwrap_err();
         assert_eq!(e.code, "22008");
         let e = read("INSERT INTO readings VALUES ('2026-01-01', 'r', 'abc', true)").unwrap_err();
-        assert_eq!(e.message, "invalid input syntax for type double precision: \"abc\"");
+        assert_eq!(
+            e.message,
+            "invalid input syntax for type double precision: \"abc\""
+        );
     }
 }

@@ -18,6 +18,54 @@ use crate::error::{DbError, DbResult};
 
 /// Parses a query string into statements, with PostgreSQL's syntax-error shape.
 pub fn parse(sql: &str) -> DbResult<Vec<sqlparser::ast::Statement>> {
+    // PostgreSQL's CHECKPOINT, which sqlparser does not know: a statement
+    // consisting of that word becomes `CALL checkpoint()`, which the session
+    // runs as CHECKPOINT.
+    if sql.len() >= 10
+        && sql
+            .as_bytes()
+            .windows(10)
+            .any(|w| w.eq_ignore_ascii_case(b"checkpoint"))
+    {
+        if let Some(rewritten) = rewrite_checkpoint(sql) {
+            return parse_statements(&rewritten);
+        }
+    }
+    parse_statements(sql)
+}
+
+/// `sql` with each statement that is just `CHECKPOINT` replaced by `CALL checkpoint()`.
+fn rewrite_checkpoint(sql: &str) -> Option<String> {
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize().ok()?;
+    let significant = |t: &Token| !matches!(t, Token::Whitespace(_));
+    let mut out = String::with_capacity(sql.len() + 16);
+    let mut at_start = true;
+    let mut changed = false;
+    for (i, t) in tokens.iter().enumerate() {
+        if at_start && significant(t) {
+            if let Token::Word(w) = t {
+                let next = tokens[i + 1..].iter().find(|t| significant(t));
+                if w.quote_style.is_none()
+                    && w.value.eq_ignore_ascii_case("checkpoint")
+                    && matches!(next, None | Some(Token::SemiColon))
+                {
+                    out.push_str("CALL checkpoint()");
+                    changed = true;
+                    at_start = false;
+                    continue;
+                }
+            }
+        }
+        if significant(t) {
+            at_start = matches!(t, Token::SemiColon);
+        }
+        out.push_str(&t.to_string());
+    }
+    changed.then_some(out)
+}
+
+fn parse_statements(sql: &str) -> DbResult<Vec<sqlparser::ast::Statement>> {
     Parser::new(&PostgreSqlDialect {})
         .with_recursion_limit(PARSER_RECURSION_LIMIT)
         .try_with_sql(sql)
@@ -35,13 +83,25 @@ fn syntax_error(sql: &str, message: &str) -> DbError {
     let mut position = None;
     if let Some(idx) = message.find("Line: ") {
         let rest = &message[idx + 6..];
-        let line: usize = rest.split(',').next().and_then(|s| s.trim().parse().ok()).unwrap_or(1);
+        let line: usize = rest
+            .split(',')
+            .next()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(1);
         let col: usize = rest
             .split("Column: ")
             .nth(1)
-            .and_then(|s| s.trim_end_matches(|c: char| !c.is_ascii_digit()).parse().ok())
+            .and_then(|s| {
+                s.trim_end_matches(|c: char| !c.is_ascii_digit())
+                    .parse()
+                    .ok()
+            })
             .unwrap_or(1);
-        let offset: usize = sql.lines().take(line.saturating_sub(1)).map(|l| l.chars().count() + 1).sum();
+        let offset: usize = sql
+            .lines()
+            .take(line.saturating_sub(1))
+            .map(|l| l.chars().count() + 1)
+            .sum();
         position = Some((offset + col) as u32);
     }
     let near = message
@@ -51,7 +111,10 @@ fn syntax_error(sql: &str, message: &str) -> DbError {
     let text = match near {
         Some(tok) if tok == "EOF" => "syntax error at end of input".to_string(),
         Some(tok) => format!("syntax error at or near \"{tok}\""),
-        None => format!("syntax error: {}", message.trim_start_matches("sql parser error: ")),
+        None => format!(
+            "syntax error: {}",
+            message.trim_start_matches("sql parser error: ")
+        ),
     };
     if text == "syntax error at end of input" {
         position = Some(sql.chars().count() as u32 + 1);

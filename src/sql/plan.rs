@@ -25,7 +25,14 @@ pub struct Field {
 
 impl Field {
     pub fn new(name: impl Into<String>, data_type: DataType) -> Field {
-        Field { name: name.into(), data_type, qualifier: None, hidden: false, table_oid: 0, column_id: 0 }
+        Field {
+            name: name.into(),
+            data_type,
+            qualifier: None,
+            hidden: false,
+            table_oid: 0,
+            column_id: 0,
+        }
     }
 }
 
@@ -80,26 +87,70 @@ pub enum Expr {
     /// Column `index` of the input.
     Column(usize, DataType),
     /// Column `index` of the row of an enclosing query, `level` scopes up (1 = parent).
-    Outer { level: usize, index: usize, data_type: DataType },
+    Outer {
+        level: usize,
+        index: usize,
+        data_type: DataType,
+    },
     Literal(Datum, DataType),
     /// `$n` (0-based here).
     Param(usize, DataType),
-    Binary { sig: BinarySignature, left: Box<Expr>, right: Box<Expr> },
-    Unary { op: UnaryOp, arg_type: DataType, result: DataType, arg: Box<Expr> },
-    Func { sig: Arc<FunctionSignature>, args: Vec<Expr> },
-    Cast { expr: Box<Expr>, to: DataType },
-    IsNull { expr: Box<Expr>, negated: bool },
+    Binary {
+        sig: BinarySignature,
+        left: Box<Expr>,
+        right: Box<Expr>,
+    },
+    Unary {
+        op: UnaryOp,
+        arg_type: DataType,
+        result: DataType,
+        arg: Box<Expr>,
+    },
+    Func {
+        sig: Arc<FunctionSignature>,
+        args: Vec<Expr>,
+    },
+    Cast {
+        expr: Box<Expr>,
+        to: DataType,
+    },
+    IsNull {
+        expr: Box<Expr>,
+        negated: bool,
+    },
     /// `IS [NOT] TRUE` / `IS [NOT] FALSE` (never NULL).
-    IsBool { expr: Box<Expr>, value: bool, negated: bool },
+    IsBool {
+        expr: Box<Expr>,
+        value: bool,
+        negated: bool,
+    },
     /// `IS [NOT] DISTINCT FROM`.
-    IsDistinct { left: Box<Expr>, right: Box<Expr>, eq: BinarySignature, negated: bool },
+    IsDistinct {
+        left: Box<Expr>,
+        right: Box<Expr>,
+        eq: BinarySignature,
+        negated: bool,
+    },
     /// Searched CASE; simple CASE is bound to this with equality tests.
-    Case { whens: Vec<(Expr, Expr)>, otherwise: Box<Expr>, data_type: DataType },
-    InList { expr: Box<Expr>, list: Vec<Expr>, eq: BinarySignature, negated: bool },
+    Case {
+        whens: Vec<(Expr, Expr)>,
+        otherwise: Box<Expr>,
+        data_type: DataType,
+    },
+    InList {
+        expr: Box<Expr>,
+        list: Vec<Expr>,
+        eq: BinarySignature,
+        negated: bool,
+    },
     Subquery(Subquery),
     NextVal(Arc<SequenceRef>),
     /// A numeric value rounded to `scale` and checked against `precision` (numeric(p, s)).
-    NumericTypmod { expr: Box<Expr>, precision: u32, scale: u32 },
+    NumericTypmod {
+        expr: Box<Expr>,
+        precision: u32,
+        scale: u32,
+    },
 }
 
 /// A sequence as an expression operand (compared by identity).
@@ -121,9 +172,10 @@ impl Expr {
             Expr::Unary { result, .. } => *result,
             Expr::Func { sig, .. } => sig.result,
             Expr::Cast { to, .. } => *to,
-            Expr::IsNull { .. } | Expr::IsBool { .. } | Expr::IsDistinct { .. } | Expr::InList { .. } => {
-                DataType::Bool
-            }
+            Expr::IsNull { .. }
+            | Expr::IsBool { .. }
+            | Expr::IsDistinct { .. }
+            | Expr::InList { .. } => DataType::Bool,
             Expr::Case { data_type, .. } => *data_type,
             Expr::Subquery(s) => s.data_type,
             Expr::NextVal(_) => DataType::Int64,
@@ -149,7 +201,9 @@ impl Expr {
             | Expr::IsBool { expr: e, .. }
             | Expr::NumericTypmod { expr: e, .. } => e.walk(f),
             Expr::Func { args, .. } => args.iter().for_each(|a| a.walk(f)),
-            Expr::Case { whens, otherwise, .. } => {
+            Expr::Case {
+                whens, otherwise, ..
+            } => {
                 for (w, t) in whens {
                     w.walk(f);
                     t.walk(f);
@@ -172,33 +226,81 @@ impl Expr {
     /// Rewrites this expression bottom-up (not into subquery plans).
     pub fn transform(self, f: &mut dyn FnMut(Expr) -> Expr) -> Expr {
         let mapped = match self {
-            Expr::Binary { sig, left, right } => {
-                Expr::Binary { sig, left: Box::new(left.transform(f)), right: Box::new(right.transform(f)) }
-            }
-            Expr::IsDistinct { left, right, eq, negated } => Expr::IsDistinct {
+            Expr::Binary { sig, left, right } => Expr::Binary {
+                sig,
+                left: Box::new(left.transform(f)),
+                right: Box::new(right.transform(f)),
+            },
+            Expr::IsDistinct {
+                left,
+                right,
+                eq,
+                negated,
+            } => Expr::IsDistinct {
                 left: Box::new(left.transform(f)),
                 right: Box::new(right.transform(f)),
                 eq,
                 negated,
             },
-            Expr::Unary { op, arg_type, result, arg } => {
-                Expr::Unary { op, arg_type, result, arg: Box::new(arg.transform(f)) }
-            }
-            Expr::Cast { expr, to } => Expr::Cast { expr: Box::new(expr.transform(f)), to },
-            Expr::NumericTypmod { expr, precision, scale } => {
-                Expr::NumericTypmod { expr: Box::new(expr.transform(f)), precision, scale }
-            }
-            Expr::IsNull { expr, negated } => Expr::IsNull { expr: Box::new(expr.transform(f)), negated },
-            Expr::IsBool { expr, value, negated } => {
-                Expr::IsBool { expr: Box::new(expr.transform(f)), value, negated }
-            }
-            Expr::Func { sig, args } => Expr::Func { sig, args: args.into_iter().map(|a| a.transform(f)).collect() },
-            Expr::Case { whens, otherwise, data_type } => Expr::Case {
-                whens: whens.into_iter().map(|(w, t)| (w.transform(f), t.transform(f))).collect(),
+            Expr::Unary {
+                op,
+                arg_type,
+                result,
+                arg,
+            } => Expr::Unary {
+                op,
+                arg_type,
+                result,
+                arg: Box::new(arg.transform(f)),
+            },
+            Expr::Cast { expr, to } => Expr::Cast {
+                expr: Box::new(expr.transform(f)),
+                to,
+            },
+            Expr::NumericTypmod {
+                expr,
+                precision,
+                scale,
+            } => Expr::NumericTypmod {
+                expr: Box::new(expr.transform(f)),
+                precision,
+                scale,
+            },
+            Expr::IsNull { expr, negated } => Expr::IsNull {
+                expr: Box::new(expr.transform(f)),
+                negated,
+            },
+            Expr::IsBool {
+                expr,
+                value,
+                negated,
+            } => Expr::IsBool {
+                expr: Box::new(expr.transform(f)),
+                value,
+                negated,
+            },
+            Expr::Func { sig, args } => Expr::Func {
+                sig,
+                args: args.into_iter().map(|a| a.transform(f)).collect(),
+            },
+            Expr::Case {
+                whens,
+                otherwise,
+                data_type,
+            } => Expr::Case {
+                whens: whens
+                    .into_iter()
+                    .map(|(w, t)| (w.transform(f), t.transform(f)))
+                    .collect(),
                 otherwise: Box::new(otherwise.transform(f)),
                 data_type,
             },
-            Expr::InList { expr, list, eq, negated } => Expr::InList {
+            Expr::InList {
+                expr,
+                list,
+                eq,
+                negated,
+            } => Expr::InList {
                 expr: Box::new(expr.transform(f)),
                 list: list.into_iter().map(|a| a.transform(f)).collect(),
                 eq,
@@ -218,7 +320,10 @@ impl Expr {
     pub fn is_shard_pure(&self) -> bool {
         let mut pure = true;
         self.walk(&mut |e| {
-            if matches!(e, Expr::Subquery(_) | Expr::Outer { .. } | Expr::Param(..) | Expr::NextVal(_)) {
+            if matches!(
+                e,
+                Expr::Subquery(_) | Expr::Outer { .. } | Expr::Param(..) | Expr::NextVal(_)
+            ) {
                 pure = false;
             }
         });
@@ -267,18 +372,59 @@ pub enum SetOpKind {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Plan {
     /// Rows of a table, columns `projection` of it, optionally filtered.
-    Scan { table: Arc<TableDef>, projection: Vec<usize>, filter: Option<Expr>, fields: Vec<Field> },
+    Scan {
+        table: Arc<TableDef>,
+        projection: Vec<usize>,
+        filter: Option<Expr>,
+        fields: Vec<Field>,
+    },
     /// Rows computed from expressions that read no input (VALUES, SELECT without FROM).
-    Values { rows: Vec<Vec<Expr>>, fields: Vec<Field> },
-    Filter { input: Box<Plan>, predicate: Expr },
-    Project { input: Box<Plan>, exprs: Vec<Expr>, fields: Vec<Field> },
+    Values {
+        rows: Vec<Vec<Expr>>,
+        fields: Vec<Field>,
+    },
+    Filter {
+        input: Box<Plan>,
+        predicate: Expr,
+    },
+    Project {
+        input: Box<Plan>,
+        exprs: Vec<Expr>,
+        fields: Vec<Field>,
+    },
     /// Output: the group-by values, then one column per aggregate.
-    Aggregate { input: Box<Plan>, group_by: Vec<Expr>, aggs: Vec<AggCall>, fields: Vec<Field> },
-    Sort { input: Box<Plan>, keys: Vec<SortKey> },
-    Limit { input: Box<Plan>, limit: Option<Expr>, offset: Option<Expr> },
-    Distinct { input: Box<Plan> },
-    Join { left: Box<Plan>, right: Box<Plan>, kind: JoinKind, on: Option<Expr>, fields: Vec<Field> },
-    SetOp { kind: SetOpKind, all: bool, left: Box<Plan>, right: Box<Plan>, fields: Vec<Field> },
+    Aggregate {
+        input: Box<Plan>,
+        group_by: Vec<Expr>,
+        aggs: Vec<AggCall>,
+        fields: Vec<Field>,
+    },
+    Sort {
+        input: Box<Plan>,
+        keys: Vec<SortKey>,
+    },
+    Limit {
+        input: Box<Plan>,
+        limit: Option<Expr>,
+        offset: Option<Expr>,
+    },
+    Distinct {
+        input: Box<Plan>,
+    },
+    Join {
+        left: Box<Plan>,
+        right: Box<Plan>,
+        kind: JoinKind,
+        on: Option<Expr>,
+        fields: Vec<Field>,
+    },
+    SetOp {
+        kind: SetOpKind,
+        all: bool,
+        left: Box<Plan>,
+        right: Box<Plan>,
+        fields: Vec<Field>,
+    },
 }
 
 impl Plan {

@@ -16,10 +16,10 @@ use crate::exec::expr::{eval, EvalInputs};
 use crate::exec::operators::{self, BoxedOperator, QueryContext};
 use crate::exec::vector::{Batch, Column};
 use crate::exec::EvalContext;
+use crate::ingest::copy::{CopyFormat, CopyOptions, CopyReader};
 use crate::server::Server;
 use crate::sql::bind::{ident_name, object_name_parts, Binder, Scope};
 use crate::sql::plan::{Expr, Field, Plan};
-use crate::ingest::copy::{CopyFormat, CopyOptions, CopyReader};
 use crate::types::{DataType, Datum, FormatContext};
 use crate::wal::record::{RecordType, FLAG_SELF_COMMITTED};
 
@@ -34,15 +34,27 @@ pub enum TxnState {
 
 pub enum StatementResult {
     /// Rows to stream; `tag` is the command tag verb ("SELECT", "INSERT 0").
-    Rows { fields: Vec<Field>, op: BoxedOperator, tag: String },
+    Rows {
+        fields: Vec<Field>,
+        op: BoxedOperator,
+        tag: String,
+    },
     /// Rows already computed (RETURNING, SHOW).
-    Batches { fields: Vec<Field>, batches: Vec<Batch>, tag: String },
+    Batches {
+        fields: Vec<Field>,
+        batches: Vec<Batch>,
+        tag: String,
+    },
     Command(String),
     Empty,
     /// COPY … FROM STDIN: the client now sends CopyData (see `Session::copy_data`).
     CopyIn(Box<CopyIn>),
     /// COPY … TO STDOUT: these rows, in this COPY format.
-    CopyOut { fields: Vec<Field>, op: BoxedOperator, options: CopyOptions },
+    CopyOut {
+        fields: Vec<Field>,
+        op: BoxedOperator,
+        options: CopyOptions,
+    },
 }
 
 /// Rows of a COPY buffered before they are prepared on the shards.
@@ -84,13 +96,35 @@ pub struct Session {
 /// Settings a client may SET besides `default_settings()` (PostgreSQL GUCs that
 /// drivers and tools send; accepted and shown, most without effect yet).
 const ACCEPTED_SETTINGS: &[&str] = &[
-    "client_min_messages", "lock_timeout", "idle_in_transaction_session_timeout", "bytea_output",
-    "row_security", "check_function_bodies", "xmloption", "default_transaction_isolation",
-    "default_transaction_deferrable", "work_mem", "maintenance_work_mem", "jit", "geqo",
-    "enable_seqscan", "enable_indexscan", "enable_hashjoin", "enable_mergejoin", "enable_nestloop",
-    "random_page_cost", "effective_cache_size", "log_statement", "log_min_duration_statement",
-    "timescaledb.enable_optimizations", "default_with_oids", "escape_string_warning",
-    "session_replication_role", "temp_buffers", "trace_notify", "cursor_tuple_fraction",
+    "client_min_messages",
+    "lock_timeout",
+    "idle_in_transaction_session_timeout",
+    "bytea_output",
+    "row_security",
+    "check_function_bodies",
+    "xmloption",
+    "default_transaction_isolation",
+    "default_transaction_deferrable",
+    "work_mem",
+    "maintenance_work_mem",
+    "jit",
+    "geqo",
+    "enable_seqscan",
+    "enable_indexscan",
+    "enable_hashjoin",
+    "enable_mergejoin",
+    "enable_nestloop",
+    "random_page_cost",
+    "effective_cache_size",
+    "log_statement",
+    "log_min_duration_statement",
+    "timescaledb.enable_optimizations",
+    "default_with_oids",
+    "escape_string_warning",
+    "session_replication_role",
+    "temp_buffers",
+    "trace_notify",
+    "cursor_tuple_fraction",
 ];
 
 /// Settings every session starts with (SHOW-able, SET-able).
@@ -147,12 +181,20 @@ impl Session {
     /// Existing schemas of `search_path`, in order (`"$user"` is the session user).
     pub fn search_path(&self) -> Vec<String> {
         let catalog = self.server.catalog.snapshot();
-        let raw = self.settings.get("search_path").cloned().unwrap_or_default();
+        let raw = self
+            .settings
+            .get("search_path")
+            .cloned()
+            .unwrap_or_default();
         let mut out = Vec::new();
         if let Ok(db) = catalog.database(&self.database) {
             for part in raw.split(',') {
                 let name = part.trim().trim_matches('"').to_string();
-                let name = if name == "$user" { self.user.clone() } else { name };
+                let name = if name == "$user" {
+                    self.user.clone()
+                } else {
+                    name
+                };
                 if db.schemas.contains_key(&name) && !out.contains(&name) {
                     out.push(name);
                 }
@@ -161,7 +203,13 @@ impl Session {
         out
     }
 
-    fn binder<'a>(&self, catalog: &'a crate::catalog::Catalog, db: &'a crate::catalog::Database, eval: &'a EvalContext, params: Vec<DataType>) -> Binder<'a> {
+    fn binder<'a>(
+        &self,
+        catalog: &'a crate::catalog::Catalog,
+        db: &'a crate::catalog::Database,
+        eval: &'a EvalContext,
+        params: Vec<DataType>,
+    ) -> Binder<'a> {
         let mut b = Binder::new(catalog, db, eval, params);
         b.user = self.user.clone();
         b.search_path = self.search_path();
@@ -192,9 +240,22 @@ impl Session {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_micros() as i64 * 1000)
             .unwrap_or(0);
-        let offset = self.settings.get("timezone").map_or(0, |tz| parse_utc_offset(tz).unwrap_or(0));
-        let extra_float_digits = self.settings.get("extra_float_digits").and_then(|v| v.trim().parse().ok()).unwrap_or(1);
-        EvalContext { format: FormatContext { utc_offset_secs: offset, extra_float_digits }, statement_time_ns: now }
+        let offset = self
+            .settings
+            .get("timezone")
+            .map_or(0, |tz| parse_utc_offset(tz).unwrap_or(0));
+        let extra_float_digits = self
+            .settings
+            .get("extra_float_digits")
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(1);
+        EvalContext {
+            format: FormatContext {
+                utc_offset_secs: offset,
+                extra_float_digits,
+            },
+            statement_time_ns: now,
+        }
     }
 
     fn query_context(&self, params: Vec<Datum>, eval: EvalContext) -> Rc<QueryContext> {
@@ -203,11 +264,22 @@ impl Session {
             .get("brewric.query_memory_limit")
             .and_then(|v| parse_memory_size(v))
             .unwrap_or(self.server.query_memory_limit_bytes);
-        QueryContext::new(self.server.clone(), eval, params, self.cancel.clone(), self.pending.clone(), limit)
+        QueryContext::new(
+            self.server.clone(),
+            eval,
+            params,
+            self.cancel.clone(),
+            self.pending.clone(),
+            limit,
+        )
     }
 
     /// Binds a query-like statement to learn its parameter types and result columns.
-    pub fn describe(&self, stmt: &Statement, param_types: &[DataType]) -> DbResult<(Vec<DataType>, Option<Vec<Field>>)> {
+    pub fn describe(
+        &self,
+        stmt: &Statement,
+        param_types: &[DataType],
+    ) -> DbResult<(Vec<DataType>, Option<Vec<Field>>)> {
         let catalog = self.server.catalog.snapshot();
         let db = catalog.database(&self.database)?;
         let eval = self.eval_context();
@@ -219,7 +291,11 @@ impl Session {
                 returning.map(|(_, f)| f)
             }
             Statement::ShowVariable { variable } => {
-                let name = variable.iter().map(ident_name).collect::<Vec<_>>().join(" ");
+                let name = variable
+                    .iter()
+                    .map(ident_name)
+                    .collect::<Vec<_>>()
+                    .join(" ");
                 Some(vec![Field::new(name, DataType::Text)])
             }
             _ => None,
@@ -234,9 +310,16 @@ impl Session {
     }
 
     /// Runs one statement.
-    pub async fn execute(&mut self, stmt: &Statement, params: Vec<Datum>, param_types: &[DataType]) -> DbResult<StatementResult> {
+    pub async fn execute(
+        &mut self,
+        stmt: &Statement,
+        params: Vec<Datum>,
+        param_types: &[DataType],
+    ) -> DbResult<StatementResult> {
         self.cancel.store(false, Ordering::Relaxed);
-        if self.txn == TxnState::Failed && !matches!(stmt, Statement::Commit { .. } | Statement::Rollback { .. }) {
+        if self.txn == TxnState::Failed
+            && !matches!(stmt, Statement::Commit { .. } | Statement::Rollback { .. })
+        {
             return Err(DbError::new(
                 sqlstate::IN_FAILED_SQL_TRANSACTION,
                 "current transaction is aborted, commands ignored until end of transaction block",
@@ -249,25 +332,47 @@ impl Session {
         result
     }
 
-    async fn execute_inner(&mut self, stmt: &Statement, params: Vec<Datum>, param_types: &[DataType]) -> DbResult<StatementResult> {
+    async fn execute_inner(
+        &mut self,
+        stmt: &Statement,
+        params: Vec<Datum>,
+        param_types: &[DataType],
+    ) -> DbResult<StatementResult> {
         match stmt {
             Statement::Query(q) => {
                 let eval = self.eval_context();
-                let plan = {
+                let mut sizes = None;
+                let plan = loop {
                     let catalog = self.server.catalog.snapshot();
                     let db = catalog.database(&self.database)?;
                     let mut binder = self.binder(&catalog, db, &eval, param_types.to_vec());
-                    binder.bind_query(q)?
+                    binder.relation_sizes = sizes.clone();
+                    let plan = binder.bind_query(q)?;
+                    if binder.wants_relation_sizes && sizes.is_none() {
+                        sizes = Some(Arc::new(self.relation_sizes().await?));
+                        continue;
+                    }
+                    break plan;
                 };
                 let ctx = self.query_context(params, eval);
                 let op = operators::build(&plan, &ctx)?;
-                Ok(StatementResult::Rows { fields: plan.fields().to_vec(), op, tag: "SELECT".into() })
+                Ok(StatementResult::Rows {
+                    fields: plan.fields().to_vec(),
+                    op,
+                    tag: "SELECT".into(),
+                })
             }
             Statement::Insert(ins) => self.insert(ins, params, param_types).await,
             Statement::CreateTable(ct) => self.create_table(ct),
-            Statement::CreateSchema { schema_name, if_not_exists, .. } => {
+            Statement::CreateSchema {
+                schema_name,
+                if_not_exists,
+                ..
+            } => {
                 let name = match schema_name {
-                    ast::SchemaName::Simple(n) | ast::SchemaName::NamedAuthorization(n, _) => object_name_parts(n).join("."),
+                    ast::SchemaName::Simple(n) | ast::SchemaName::NamedAuthorization(n, _) => {
+                        object_name_parts(n).join(".")
+                    }
                     ast::SchemaName::UnnamedAuthorization(i) => ident_name(i),
                 };
                 let oid = self.server.catalog.allocate_oid();
@@ -276,15 +381,29 @@ impl Session {
                         if *if_not_exists {
                             return Ok(false);
                         }
-                        return Err(DbError::new(sqlstate::DUPLICATE_SCHEMA, format!("schema \"{name}\" already exists")));
+                        return Err(DbError::new(
+                            sqlstate::DUPLICATE_SCHEMA,
+                            format!("schema \"{name}\" already exists"),
+                        ));
                     }
-                    db.schemas.insert(name.clone(), Schema { oid, name: name.clone(), ..Default::default() });
+                    db.schemas.insert(
+                        name.clone(),
+                        Schema {
+                            oid,
+                            name: name.clone(),
+                            ..Default::default()
+                        },
+                    );
                     Ok(true)
                 })?;
                 let _ = created;
                 Ok(StatementResult::Command("CREATE SCHEMA".into()))
             }
-            Statement::CreateDatabase { db_name, if_not_exists, .. } => {
+            Statement::CreateDatabase {
+                db_name,
+                if_not_exists,
+                ..
+            } => {
                 let name = object_name_parts(db_name).join(".");
                 match self.server.catalog.create_database(&name) {
                     Err(e) if *if_not_exists && e.code == sqlstate::DUPLICATE_DATABASE => {}
@@ -292,7 +411,16 @@ impl Session {
                 }
                 Ok(StatementResult::Command("CREATE DATABASE".into()))
             }
-            Statement::Drop { object_type, if_exists, names, .. } => self.drop(object_type, *if_exists, names).await,
+            Statement::Drop {
+                object_type,
+                if_exists,
+                names,
+                ..
+            } => self.drop(object_type, *if_exists, names).await,
+            Statement::Call(f) if f.name.to_string().eq_ignore_ascii_case("checkpoint") => {
+                crate::storage::checkpoint::checkpoint(&self.server).await?;
+                Ok(StatementResult::Command("CHECKPOINT".into()))
+            }
             Statement::Truncate(t) => {
                 for target in &t.table_names {
                     let table = self.lookup_table(&target.name)?;
@@ -304,9 +432,14 @@ impl Session {
                             .run_local(move |ctx| async move {
                                 let mut payload = txn.to_le_bytes().to_vec();
                                 payload.extend_from_slice(&oid.to_le_bytes());
-                                let rx = ctx.wal()?.append(RecordType::Truncate, FLAG_SELF_COMMITTED, &payload).await;
+                                let wal = ctx.wal()?;
+                                ctx.begin_in_flight(txn, &wal);
+                                let rx = wal
+                                    .append(RecordType::Truncate, FLAG_SELF_COMMITTED, &payload)
+                                    .await;
                                 wait_durable(rx).await?;
                                 ctx.storage.borrow_mut().truncate(oid);
+                                ctx.end_in_flight(txn);
                                 Ok::<(), DbError>(())
                             })
                             .await??;
@@ -347,7 +480,11 @@ impl Session {
             }
             Statement::Set(set) => self.set(set),
             Statement::ShowVariable { variable } => {
-                let name = variable.iter().map(ident_name).collect::<Vec<_>>().join(" ");
+                let name = variable
+                    .iter()
+                    .map(ident_name)
+                    .collect::<Vec<_>>()
+                    .join(" ");
                 let value = self.show(&name)?;
                 let col = Column::from_datums(DataType::Text, &[Datum::text(value)]);
                 Ok(StatementResult::Batches {
@@ -374,13 +511,25 @@ impl Session {
                 }
                 Ok(StatementResult::Command("RESET".into()))
             }
-            Statement::Copy { source, to, target, options, legacy_options, .. } => {
+            Statement::Copy {
+                source,
+                to,
+                target,
+                options,
+                legacy_options,
+                ..
+            } => {
                 if *to {
                     return self.copy_to(source, target, options, legacy_options);
                 }
                 let (table_name, columns) = match source {
-                    ast::CopySource::Table { table_name, columns } => (table_name, columns),
-                    ast::CopySource::Query(_) => return Err(DbError::syntax("COPY FROM needs a table, not a query")),
+                    ast::CopySource::Table {
+                        table_name,
+                        columns,
+                    } => (table_name, columns),
+                    ast::CopySource::Query(_) => {
+                        return Err(DbError::syntax("COPY FROM needs a table, not a query"))
+                    }
                 };
                 if !matches!(target, ast::CopyTarget::Stdin) {
                     return Err(DbError::unsupported("COPY FROM a file or program is not supported yet; use FROM STDIN (psql's \\copy)"));
@@ -389,7 +538,11 @@ impl Session {
                 let opts = copy_options(options, legacy_options)?;
                 let cols: Vec<String> = columns.iter().map(ident_name).collect();
                 let binary = opts.format == CopyFormat::Binary;
-                let count = if cols.is_empty() { table.columns.len() } else { cols.len() };
+                let count = if cols.is_empty() {
+                    table.columns.len()
+                } else {
+                    cols.len()
+                };
                 let reader = CopyReader::new(&table, &cols, opts, self.eval_context().format)?;
                 Ok(StatementResult::CopyIn(Box::new(CopyIn {
                     reader,
@@ -402,7 +555,10 @@ impl Session {
                 })))
             }
             Statement::Discard { .. } => Ok(StatementResult::Command("DISCARD ALL".into())),
-            other => Err(DbError::unsupported(format!("statement not supported yet: {}", first_words(&other.to_string())))),
+            other => Err(DbError::unsupported(format!(
+                "statement not supported yet: {}",
+                first_words(&other.to_string())
+            ))),
         }
     }
 
@@ -434,7 +590,10 @@ impl Session {
         for table in std::mem::take(&mut self.txn_created) {
             let _ = self.server.catalog.update_database(&self.database, |db| {
                 if let Some(s) = db.schemas.get_mut(&table.schema) {
-                    if s.tables.get(&table.name).is_some_and(|t| t.oid == table.oid) {
+                    if s.tables
+                        .get(&table.name)
+                        .is_some_and(|t| t.oid == table.oid)
+                    {
                         s.tables.remove(&table.name);
                     }
                 }
@@ -452,13 +611,21 @@ impl Session {
             return Ok("read committed".into());
         }
         self.settings.get(&key).cloned().ok_or_else(|| {
-            DbError::new(sqlstate::UNDEFINED_OBJECT, format!("unrecognized configuration parameter \"{name}\""))
+            DbError::new(
+                sqlstate::UNDEFINED_OBJECT,
+                format!("unrecognized configuration parameter \"{name}\""),
+            )
         })
     }
 
     fn set(&mut self, set: &ast::Set) -> DbResult<StatementResult> {
         match set {
-            ast::Set::SingleAssignment { variable, values, scope, .. } => {
+            ast::Set::SingleAssignment {
+                variable,
+                values,
+                scope,
+                ..
+            } => {
                 let name = object_name_parts(variable).join(".");
                 let value = values
                     .iter()
@@ -475,7 +642,8 @@ impl Session {
                 let key = name.to_lowercase();
                 let before = self.settings.get(&key).cloned();
                 self.set_variable(&name, &value)?;
-                if matches!(scope, Some(ast::ContextModifier::Local)) && self.txn != TxnState::Idle {
+                if matches!(scope, Some(ast::ContextModifier::Local)) && self.txn != TxnState::Idle
+                {
                     self.local_settings.push((key, before));
                 } else if matches!(scope, Some(ast::ContextModifier::Local)) {
                     // SET LOCAL outside a transaction has no effect (PostgreSQL warns).
@@ -497,33 +665,54 @@ impl Session {
             }
             ast::Set::SetNames { .. } | ast::Set::SetNamesDefault { .. } => {}
             ast::Set::SetTransaction { .. } => {}
-            other => return Err(DbError::unsupported(format!("SET form not supported: {other}"))),
+            other => {
+                return Err(DbError::unsupported(format!(
+                    "SET form not supported: {other}"
+                )))
+            }
         }
         Ok(StatementResult::Command("SET".into()))
     }
 
     pub fn set_variable(&mut self, name: &str, value: &str) -> DbResult<()> {
         let key = name.to_lowercase();
-        let reset = value.eq_ignore_ascii_case("default") || (key == "timezone" && value.eq_ignore_ascii_case("local"));
+        let reset = value.eq_ignore_ascii_case("default")
+            || (key == "timezone" && value.eq_ignore_ascii_case("local"));
         let value = if reset {
             default_settings().get(&key).cloned().unwrap_or_default()
         } else {
             value.to_string()
         };
         if key == "timezone" && parse_utc_offset(&value).is_none() {
-            return Err(DbError::new(sqlstate::INVALID_PARAMETER_VALUE, format!("invalid value for parameter \"TimeZone\": \"{value}\""))
-                .with_hint("Brewric supports UTC and fixed offsets such as '+02:00' for now."));
+            return Err(DbError::new(
+                sqlstate::INVALID_PARAMETER_VALUE,
+                format!("invalid value for parameter \"TimeZone\": \"{value}\""),
+            )
+            .with_hint("Brewric supports UTC and fixed offsets such as '+02:00' for now."));
         }
         if key == "brewric.query_memory_limit" && !reset && parse_memory_size(&value).is_none() {
-            return Err(DbError::new(sqlstate::INVALID_PARAMETER_VALUE, format!("invalid value for parameter \"{name}\": \"{value}\""))
-                .with_hint("Valid units for this parameter are \"B\", \"kB\", \"MB\", \"GB\", and \"TB\"."));
+            return Err(DbError::new(
+                sqlstate::INVALID_PARAMETER_VALUE,
+                format!("invalid value for parameter \"{name}\": \"{value}\""),
+            )
+            .with_hint(
+                "Valid units for this parameter are \"B\", \"kB\", \"MB\", \"GB\", and \"TB\".",
+            ));
         }
-        let known = default_settings().contains_key(&key) || ACCEPTED_SETTINGS.contains(&key.as_str()) || key.contains('.');
+        let known = default_settings().contains_key(&key)
+            || ACCEPTED_SETTINGS.contains(&key.as_str())
+            || key.contains('.');
         if !known {
-            return Err(DbError::new(sqlstate::UNDEFINED_OBJECT, format!("unrecognized configuration parameter \"{name}\"")));
+            return Err(DbError::new(
+                sqlstate::UNDEFINED_OBJECT,
+                format!("unrecognized configuration parameter \"{name}\""),
+            ));
         }
         if key == "server_version" || key == "server_version_num" || key == "server_encoding" {
-            return Err(DbError::new("55P02", format!("parameter \"{key}\" cannot be changed")));
+            return Err(DbError::new(
+                "55P02",
+                format!("parameter \"{key}\" cannot be changed"),
+            ));
         }
         self.settings.insert(key, value);
         Ok(())
@@ -542,9 +731,15 @@ impl Session {
         }
         let parts = object_name_parts(&ct.name);
         let (schema, name) = match parts.as_slice() {
-            [t] => (self.search_path().into_iter().next().ok_or_else(|| {
-                DbError::new(sqlstate::INVALID_SCHEMA_NAME, "no schema has been selected to create in")
-            })?, t.clone()),
+            [t] => (
+                self.search_path().into_iter().next().ok_or_else(|| {
+                    DbError::new(
+                        sqlstate::INVALID_SCHEMA_NAME,
+                        "no schema has been selected to create in",
+                    )
+                })?,
+                t.clone(),
+            ),
             [s, t] => (s.clone(), t.clone()),
             _ => return Err(DbError::syntax(format!("improper table name: {}", ct.name))),
         };
@@ -553,12 +748,24 @@ impl Session {
         for c in &ct.columns {
             let cname = ident_name(&c.name);
             if columns.iter().any(|x: &ColumnDef| x.name == cname) {
-                return Err(DbError::new(sqlstate::DUPLICATE_COLUMN, format!("column \"{cname}\" specified more than once")));
+                return Err(DbError::new(
+                    sqlstate::DUPLICATE_COLUMN,
+                    format!("column \"{cname}\" specified more than once"),
+                ));
             }
             let type_name = c.data_type.to_string().to_lowercase();
-            let serial = matches!(type_name.as_str(), "serial" | "bigserial" | "smallserial" | "serial4" | "serial8" | "serial2");
+            let serial = matches!(
+                type_name.as_str(),
+                "serial" | "bigserial" | "smallserial" | "serial4" | "serial8" | "serial2"
+            );
             let (data_type, numeric_typmod) = crate::sql::bind::bind_data_type_mod(&c.data_type)?;
-            let mut def = ColumnDef { name: cname.clone(), data_type, not_null: serial, default: None, numeric_typmod };
+            let mut def = ColumnDef {
+                name: cname.clone(),
+                data_type,
+                not_null: serial,
+                default: None,
+                numeric_typmod,
+            };
             for opt in &c.options {
                 match &opt.option {
                     ast::ColumnOption::NotNull => def.not_null = true,
@@ -566,22 +773,31 @@ impl Session {
                     ast::ColumnOption::Default(e) => def.default = Some(e.clone()),
                     ast::ColumnOption::PrimaryKey(_) => def.not_null = true,
                     ast::ColumnOption::Unique(_) => {}
-                    other => return Err(DbError::unsupported(format!("column option not supported yet: {other}"))),
+                    other => {
+                        return Err(DbError::unsupported(format!(
+                            "column option not supported yet: {other}"
+                        )))
+                    }
                 }
             }
             if serial {
                 let seq_name = format!("{name}_{cname}_seq");
                 let expr = format!("nextval('{schema}.{seq_name}')");
-                def.default = crate::sql::parse(&format!("SELECT {expr}")).ok().and_then(|s| match s.into_iter().next() {
-                    Some(Statement::Query(q)) => match *q.body {
-                        ast::SetExpr::Select(sel) => match sel.projection.into_iter().next() {
-                            Some(ast::SelectItem::UnnamedExpr(e)) => Some(e),
+                def.default =
+                    crate::sql::parse(&format!("SELECT {expr}"))
+                        .ok()
+                        .and_then(|s| match s.into_iter().next() {
+                            Some(Statement::Query(q)) => match *q.body {
+                                ast::SetExpr::Select(sel) => {
+                                    match sel.projection.into_iter().next() {
+                                        Some(ast::SelectItem::UnnamedExpr(e)) => Some(e),
+                                        _ => None,
+                                    }
+                                }
+                                _ => None,
+                            },
                             _ => None,
-                        },
-                        _ => None,
-                    },
-                    _ => None,
-                });
+                        });
                 sequences.push(seq_name);
             }
             columns.push(def);
@@ -597,22 +813,38 @@ impl Session {
             }
         }
         let oid = self.server.catalog.allocate_oid();
-        let seq_oids: Vec<u32> = sequences.iter().map(|_| self.server.catalog.allocate_oid()).collect();
+        let seq_oids: Vec<u32> = sequences
+            .iter()
+            .map(|_| self.server.catalog.allocate_oid())
+            .collect();
         let if_not_exists = ct.if_not_exists;
         let created = self.server.catalog.update_database(&self.database, |db| {
             let s = db.schemas.get_mut(&schema).ok_or_else(|| {
-                DbError::new(sqlstate::INVALID_SCHEMA_NAME, format!("schema \"{schema}\" does not exist"))
+                DbError::new(
+                    sqlstate::INVALID_SCHEMA_NAME,
+                    format!("schema \"{schema}\" does not exist"),
+                )
             })?;
             if s.tables.contains_key(&name) {
                 if if_not_exists {
                     return Ok(None);
                 }
-                return Err(DbError::new(sqlstate::DUPLICATE_TABLE, format!("relation \"{name}\" already exists")));
+                return Err(DbError::new(
+                    sqlstate::DUPLICATE_TABLE,
+                    format!("relation \"{name}\" already exists"),
+                ));
             }
             for (seq, soid) in sequences.iter().zip(&seq_oids) {
-                s.sequences.insert(seq.clone(), Arc::new(Sequence::new(*soid, seq.clone())));
+                s.sequences
+                    .insert(seq.clone(), Arc::new(Sequence::new(*soid, seq.clone())));
             }
-            let def = Arc::new(TableDef { oid, name: name.clone(), schema: schema.clone(), columns, time_column: None });
+            let def = Arc::new(TableDef {
+                oid,
+                name: name.clone(),
+                schema: schema.clone(),
+                columns,
+                time_column: None,
+            });
             s.tables.insert(name.clone(), def.clone());
             Ok(Some(def))
         })?;
@@ -622,7 +854,12 @@ impl Session {
         Ok(StatementResult::Command("CREATE TABLE".into()))
     }
 
-    async fn drop(&mut self, object_type: &ast::ObjectType, if_exists: bool, names: &[ast::ObjectName]) -> DbResult<StatementResult> {
+    async fn drop(
+        &mut self,
+        object_type: &ast::ObjectType,
+        if_exists: bool,
+        names: &[ast::ObjectName],
+    ) -> DbResult<StatementResult> {
         match object_type {
             ast::ObjectType::Table => {
                 for n in names {
@@ -633,20 +870,27 @@ impl Session {
                                 continue;
                             }
                             let n = object_name_parts(n).join(".");
-                            return Err(DbError::new(sqlstate::UNDEFINED_TABLE, format!("table \"{n}\" does not exist")));
+                            return Err(DbError::new(
+                                sqlstate::UNDEFINED_TABLE,
+                                format!("table \"{n}\" does not exist"),
+                            ));
                         }
                         Err(e) => return Err(e),
                     };
                     self.server.catalog.update_database(&self.database, |db| {
                         if let Some(s) = db.schemas.get_mut(&table.schema) {
                             s.tables.remove(&table.name);
-                            s.sequences.retain(|k, _| !k.starts_with(&format!("{}_", table.name)) || !k.ends_with("_seq"));
+                            s.sequences.retain(|k, _| {
+                                !k.starts_with(&format!("{}_", table.name)) || !k.ends_with("_seq")
+                            });
                         }
                         Ok(())
                     })?;
                     for shard in &self.server.shards {
                         let oid = table.oid;
-                        shard.run(move |ctx| ctx.storage.borrow_mut().drop_table(oid)).await?;
+                        shard
+                            .run(move |ctx| ctx.storage.borrow_mut().drop_table(oid))
+                            .await?;
                     }
                 }
                 Ok(StatementResult::Command("DROP TABLE".into()))
@@ -657,10 +901,15 @@ impl Session {
                     self.server.catalog.update_database(&self.database, |db| {
                         match db.schemas.get(&name) {
                             None if if_exists => Ok(()),
-                            None => Err(DbError::new(sqlstate::INVALID_SCHEMA_NAME, format!("schema \"{name}\" does not exist"))),
+                            None => Err(DbError::new(
+                                sqlstate::INVALID_SCHEMA_NAME,
+                                format!("schema \"{name}\" does not exist"),
+                            )),
                             Some(s) if !s.tables.is_empty() => Err(DbError::new(
                                 "2BP01",
-                                format!("cannot drop schema {name} because other objects depend on it"),
+                                format!(
+                                    "cannot drop schema {name} because other objects depend on it"
+                                ),
                             )),
                             Some(_) => {
                                 db.schemas.remove(&name);
@@ -675,30 +924,44 @@ impl Session {
                 for n in names {
                     let name = object_name_parts(n).join(".");
                     if name == self.database {
-                        return Err(DbError::new(sqlstate::OBJECT_IN_USE, "cannot drop the currently open database"));
+                        return Err(DbError::new(
+                            sqlstate::OBJECT_IN_USE,
+                            "cannot drop the currently open database",
+                        ));
                     }
                     self.server.catalog.update(|cat| {
                         if cat.databases.remove(&name).is_none() && !if_exists {
-                            return Err(DbError::new(sqlstate::INVALID_CATALOG_NAME, format!("database \"{name}\" does not exist")));
+                            return Err(DbError::new(
+                                sqlstate::INVALID_CATALOG_NAME,
+                                format!("database \"{name}\" does not exist"),
+                            ));
                         }
                         Ok(())
                     })?;
                 }
                 Ok(StatementResult::Command("DROP DATABASE".into()))
             }
-            other => Err(DbError::unsupported(format!("DROP {other} is not supported yet"))),
+            other => Err(DbError::unsupported(format!(
+                "DROP {other} is not supported yet"
+            ))),
         }
     }
 
     /// Binds an INSERT: the table, the plan producing full-width rows, and RETURNING.
     #[allow(clippy::type_complexity)]
-    fn bind_insert(&self, binder: &mut Binder, ins: &ast::Insert) -> DbResult<(Arc<TableDef>, Plan, Option<(Vec<Expr>, Vec<Field>)>)> {
+    fn bind_insert(
+        &self,
+        binder: &mut Binder,
+        ins: &ast::Insert,
+    ) -> DbResult<(Arc<TableDef>, Plan, Option<(Vec<Expr>, Vec<Field>)>)> {
         let name = match &ins.table {
             ast::TableObject::TableName(n) => n.clone(),
             other => return Err(DbError::unsupported(format!("INSERT INTO {other}"))),
         };
         if ins.on.is_some() {
-            return Err(DbError::unsupported("INSERT ... ON CONFLICT is not supported yet"));
+            return Err(DbError::unsupported(
+                "INSERT ... ON CONFLICT is not supported yet",
+            ));
         }
         let table = binder.resolve_table(&name)?;
         let targets: Vec<usize> = if ins.columns.is_empty() {
@@ -709,13 +972,23 @@ impl Session {
                 .map(|c| {
                     let n = object_name_parts(c).pop().unwrap_or_default();
                     table.column_index(&n).ok_or_else(|| {
-                        DbError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{n}\" of relation \"{}\" does not exist", table.name))
+                        DbError::new(
+                            sqlstate::UNDEFINED_COLUMN,
+                            format!(
+                                "column \"{n}\" of relation \"{}\" does not exist",
+                                table.name
+                            ),
+                        )
                     })
                 })
                 .collect::<DbResult<_>>()?
         };
         let plain_values = ins.source.as_ref().and_then(|q| match q.body.as_ref() {
-            ast::SetExpr::Values(v) if q.with.is_none() && q.order_by.is_none() && q.limit_clause.is_none() => Some(v),
+            ast::SetExpr::Values(v)
+                if q.with.is_none() && q.order_by.is_none() && q.limit_clause.is_none() =>
+            {
+                Some(v)
+            }
             _ => None,
         });
         let source = match (&ins.source, plain_values) {
@@ -723,7 +996,9 @@ impl Session {
                 let raw = binder.bind_values_raw(values)?;
                 let width = raw.first().map_or(0, |r| r.len());
                 if width > targets.len() {
-                    return Err(DbError::syntax("INSERT has more expressions than target columns"));
+                    return Err(DbError::syntax(
+                        "INSERT has more expressions than target columns",
+                    ));
                 }
                 let mut rows = Vec::with_capacity(raw.len());
                 for row in raw {
@@ -737,18 +1012,27 @@ impl Session {
                     }
                     rows.push(out);
                 }
-                let fields = (0..width).map(|i| Field::new(format!("column{}", i + 1), DataType::Unknown)).collect();
+                let fields = (0..width)
+                    .map(|i| Field::new(format!("column{}", i + 1), DataType::Unknown))
+                    .collect();
                 Plan::Values { rows, fields }
             }
             (Some(q), None) => binder.bind_query(q)?,
-            (None, None) => Plan::Values { rows: vec![vec![]], fields: vec![] },
+            (None, None) => Plan::Values {
+                rows: vec![vec![]],
+                fields: vec![],
+            },
         };
         let src_fields = source.fields().to_vec();
         if src_fields.len() > targets.len() {
-            return Err(DbError::syntax("INSERT has more expressions than target columns"));
+            return Err(DbError::syntax(
+                "INSERT has more expressions than target columns",
+            ));
         }
         if ins.source.is_some() && src_fields.len() < targets.len() && !ins.columns.is_empty() {
-            return Err(DbError::syntax("INSERT has more target columns than expressions"));
+            return Err(DbError::syntax(
+                "INSERT has more target columns than expressions",
+            ));
         }
         // Untyped VALUES literals take the target column's type directly.
         let source = match source {
@@ -762,41 +1046,74 @@ impl Session {
                     }
                     typed_rows.push(out);
                 }
-                let fields = targets[..src_fields.len()].iter().map(|&t| Field::new(table.columns[t].name.clone(), table.columns[t].data_type)).collect();
-                Plan::Values { rows: typed_rows, fields }
+                let fields = targets[..src_fields.len()]
+                    .iter()
+                    .map(|&t| Field::new(table.columns[t].name.clone(), table.columns[t].data_type))
+                    .collect();
+                Plan::Values {
+                    rows: typed_rows,
+                    fields,
+                }
             }
             other => other,
         };
         let src_types = source.types();
         let mut exprs = Vec::with_capacity(table.columns.len());
         for (ci, col) in table.columns.iter().enumerate() {
-            let e = match targets.iter().position(|&t| t == ci).filter(|&k| k < src_types.len()) {
-                Some(k) => binder.coerce_assignment(Expr::Column(k, src_types[k]), col.data_type, &col.name)?,
+            let e = match targets
+                .iter()
+                .position(|&t| t == ci)
+                .filter(|&k| k < src_types.len())
+            {
+                Some(k) => binder.coerce_assignment(
+                    Expr::Column(k, src_types[k]),
+                    col.data_type,
+                    &col.name,
+                )?,
                 None => self.default_expr(binder, col)?,
             };
             let e = match col.numeric_typmod {
-                Some((precision, scale)) => Expr::NumericTypmod { expr: Box::new(e), precision, scale },
+                Some((precision, scale)) => Expr::NumericTypmod {
+                    expr: Box::new(e),
+                    precision,
+                    scale,
+                },
                 None => e,
             };
             exprs.push(e);
         }
-        let fields: Vec<Field> = table.columns.iter().map(|c| Field::new(c.name.clone(), c.data_type)).collect();
-        let plan = Plan::Project { input: Box::new(source), exprs, fields };
+        let fields: Vec<Field> = table
+            .columns
+            .iter()
+            .map(|c| Field::new(c.name.clone(), c.data_type))
+            .collect();
+        let plan = Plan::Project {
+            input: Box::new(source),
+            exprs,
+            fields,
+        };
         let returning = match &ins.returning {
             Some(items) => {
                 let scope = Scope {
                     fields: table
                         .columns
                         .iter()
-                        .map(|c| Field { qualifier: Some(table.name.clone()), ..Field::new(c.name.clone(), c.data_type) })
+                        .map(|c| Field {
+                            qualifier: Some(table.name.clone()),
+                            ..Field::new(c.name.clone(), c.data_type)
+                        })
                         .collect(),
                 };
                 let mut exprs = Vec::new();
                 let mut fields = Vec::new();
                 for item in items {
                     let (e, name) = match item {
-                        ast::SelectItem::UnnamedExpr(e) => (e.clone(), crate::sql::bind::output_name(e)),
-                        ast::SelectItem::ExprWithAlias { expr, alias } => (expr.clone(), ident_name(alias)),
+                        ast::SelectItem::UnnamedExpr(e) => {
+                            (e.clone(), crate::sql::bind::output_name(e))
+                        }
+                        ast::SelectItem::ExprWithAlias { expr, alias } => {
+                            (expr.clone(), ident_name(alias))
+                        }
                         ast::SelectItem::Wildcard(_) => {
                             for (i, f) in scope.fields.iter().enumerate() {
                                 exprs.push(Expr::Column(i, f.data_type));
@@ -829,7 +1146,12 @@ impl Session {
         }
     }
 
-    async fn insert(&mut self, ins: &ast::Insert, params: Vec<Datum>, param_types: &[DataType]) -> DbResult<StatementResult> {
+    async fn insert(
+        &mut self,
+        ins: &ast::Insert,
+        params: Vec<Datum>,
+        param_types: &[DataType],
+    ) -> DbResult<StatementResult> {
         let eval_ctx = self.eval_context();
         let (table, plan, returning) = {
             let catalog = self.server.catalog.snapshot();
@@ -844,11 +1166,19 @@ impl Session {
         let returned = match &returning {
             Some((exprs, _)) => {
                 let empty = HashMap::new();
-                let cx = EvalInputs { eval: &ctx.eval, params: &ctx.params, outer: &[], subqueries: &empty };
+                let cx = EvalInputs {
+                    eval: &ctx.eval,
+                    params: &ctx.params,
+                    outer: &[],
+                    subqueries: &empty,
+                };
                 batches
                     .iter()
                     .map(|b| {
-                        let cols = exprs.iter().map(|e| eval(e, b, &cx).map(|v| v.into_column(b.len))).collect::<DbResult<Vec<_>>>()?;
+                        let cols = exprs
+                            .iter()
+                            .map(|e| eval(e, b, &cx).map(|v| v.into_column(b.len)))
+                            .collect::<DbResult<Vec<_>>>()?;
                         Ok(Batch::new(cols, b.len))
                     })
                     .collect::<DbResult<Vec<_>>>()?
@@ -858,7 +1188,11 @@ impl Session {
         self.write_rows(table.oid, batches).await?;
         let tag = format!("INSERT 0 {count}");
         Ok(match returning {
-            Some((_, fields)) => StatementResult::Batches { fields, batches: returned, tag },
+            Some((_, fields)) => StatementResult::Batches {
+                fields,
+                batches: returned,
+                tag,
+            },
             None => StatementResult::Command(tag),
         })
     }
@@ -871,7 +1205,11 @@ impl Session {
         }
         let header = crate::sql::fast_insert::parse_header(sql)?;
         let name = sqlparser::ast::ObjectName::from(
-            header.table.iter().map(|p| sqlparser::ast::Ident::with_quote('"', p.clone())).collect::<Vec<_>>(),
+            header
+                .table
+                .iter()
+                .map(|p| sqlparser::ast::Ident::with_quote('"', p.clone()))
+                .collect::<Vec<_>>(),
         );
         let table = self.lookup_table(&name).ok()?;
         let eval = self.eval_context();
@@ -886,7 +1224,11 @@ impl Session {
         Some(result)
     }
 
-    async fn insert_columns(&mut self, table: &TableDef, columns: Vec<Column>) -> DbResult<StatementResult> {
+    async fn insert_columns(
+        &mut self,
+        table: &TableDef,
+        columns: Vec<Column>,
+    ) -> DbResult<StatementResult> {
         let columns = self.apply_numeric_typmods(table, columns)?;
         let batch = Batch::from_columns(columns);
         let count = batch.len;
@@ -897,14 +1239,30 @@ impl Session {
     }
 
     /// Rounds numeric(p, s) columns to their scale (22003 when a value does not fit).
-    fn apply_numeric_typmods(&self, table: &TableDef, mut columns: Vec<Column>) -> DbResult<Vec<Column>> {
+    fn apply_numeric_typmods(
+        &self,
+        table: &TableDef,
+        mut columns: Vec<Column>,
+    ) -> DbResult<Vec<Column>> {
         for (col, def) in columns.iter_mut().zip(&table.columns) {
             if let Some((precision, scale)) = def.numeric_typmod {
-                let typed = Expr::NumericTypmod { expr: Box::new(Expr::Column(0, DataType::Numeric)), precision, scale };
-                let one = Batch::from_columns(vec![std::mem::replace(col, Column::empty(DataType::Numeric))]);
+                let typed = Expr::NumericTypmod {
+                    expr: Box::new(Expr::Column(0, DataType::Numeric)),
+                    precision,
+                    scale,
+                };
+                let one = Batch::from_columns(vec![std::mem::replace(
+                    col,
+                    Column::empty(DataType::Numeric),
+                )]);
                 let empty = HashMap::new();
                 let eval_ctx = self.eval_context();
-                let cx = EvalInputs { eval: &eval_ctx, params: &[], outer: &[], subqueries: &empty };
+                let cx = EvalInputs {
+                    eval: &eval_ctx,
+                    params: &[],
+                    outer: &[],
+                    subqueries: &empty,
+                };
                 *col = (*eval(&typed, &one, &cx)?.into_column(one.len)).clone();
             }
         }
@@ -920,7 +1278,9 @@ impl Session {
         legacy: &[ast::CopyLegacyOption],
     ) -> DbResult<StatementResult> {
         if !matches!(target, ast::CopyTarget::Stdout) {
-            return Err(DbError::unsupported("COPY TO a file or program is not supported yet; use TO STDOUT (psql's \\copy)"));
+            return Err(DbError::unsupported(
+                "COPY TO a file or program is not supported yet; use TO STDOUT (psql's \\copy)",
+            ));
         }
         let opts = copy_options(options, legacy)?;
         let eval = self.eval_context();
@@ -930,29 +1290,52 @@ impl Session {
             let mut binder = self.binder(&catalog, db, &eval, vec![]);
             match source {
                 ast::CopySource::Query(q) => binder.bind_query(q)?,
-                ast::CopySource::Table { table_name, columns } => {
+                ast::CopySource::Table {
+                    table_name,
+                    columns,
+                } => {
                     let table = binder.resolve_table(table_name)?;
                     let mut projection = Vec::new();
                     for c in columns {
                         let name = ident_name(c);
                         projection.push(table.column_index(&name).ok_or_else(|| {
-                            DbError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{name}\" of relation \"{}\" does not exist", table.name))
+                            DbError::new(
+                                sqlstate::UNDEFINED_COLUMN,
+                                format!(
+                                    "column \"{name}\" of relation \"{}\" does not exist",
+                                    table.name
+                                ),
+                            )
                         })?);
                     }
                     let plan = crate::sql::bind::scan_all(&table, None);
                     if projection.is_empty() {
                         plan
                     } else {
-                        let fields: Vec<Field> = projection.iter().map(|&i| plan.fields()[i].clone()).collect();
-                        let exprs = projection.iter().map(|&i| Expr::Column(i, table.columns[i].data_type)).collect();
-                        Plan::Project { input: Box::new(plan), exprs, fields }
+                        let fields: Vec<Field> = projection
+                            .iter()
+                            .map(|&i| plan.fields()[i].clone())
+                            .collect();
+                        let exprs = projection
+                            .iter()
+                            .map(|&i| Expr::Column(i, table.columns[i].data_type))
+                            .collect();
+                        Plan::Project {
+                            input: Box::new(plan),
+                            exprs,
+                            fields,
+                        }
                     }
                 }
             }
         };
         let ctx = self.query_context(vec![], eval);
         let op = operators::build(&plan, &ctx)?;
-        Ok(StatementResult::CopyOut { fields: plan.fields().to_vec(), op, options: opts })
+        Ok(StatementResult::CopyOut {
+            fields: plan.fields().to_vec(),
+            op,
+            options: opts,
+        })
     }
 
     /// Feeds one CopyData chunk of a COPY FROM STDIN.
@@ -1013,12 +1396,17 @@ impl Session {
             return Ok(());
         }
         if self.txn != TxnState::Idle {
-            self.pending.borrow_mut().entry(copy.table.oid).or_default().extend(batches);
+            self.pending
+                .borrow_mut()
+                .entry(copy.table.oid)
+                .or_default()
+                .extend(batches);
             return Ok(());
         }
         let types = copy.table.column_types();
         let write = copy.write.get_or_insert_with(|| self.begin_write());
-        self.prepare_rows(write, copy.table.oid, &types, batches).await
+        self.prepare_rows(write, copy.table.oid, &types, batches)
+            .await
     }
 
     /// Appends rows now (autocommit) or keeps them for COMMIT.
@@ -1026,7 +1414,11 @@ impl Session {
         if self.txn == TxnState::Idle {
             self.append_to_shards(table, batches).await
         } else {
-            self.pending.borrow_mut().entry(table).or_default().extend(batches);
+            self.pending
+                .borrow_mut()
+                .entry(table)
+                .or_default()
+                .extend(batches);
             Ok(())
         }
     }
@@ -1046,7 +1438,12 @@ impl Session {
         let catalog = self.server.catalog.snapshot();
         let types = match catalog.database(&self.database)?.table_by_oid(table) {
             Some(t) => t.column_types(),
-            None => return Err(DbError::new(sqlstate::UNDEFINED_TABLE, "table was dropped during the transaction")),
+            None => {
+                return Err(DbError::new(
+                    sqlstate::UNDEFINED_TABLE,
+                    "table was dropped during the transaction",
+                ))
+            }
         };
         let shards = &self.server.shards;
         let mut per_shard: Vec<Vec<Batch>> = vec![Vec::new(); shards.len()];
@@ -1066,18 +1463,26 @@ impl Session {
                 per_shard[self.server.next_shard()].push(b);
             }
         }
-        let participants: Vec<(usize, Vec<Batch>)> = per_shard.into_iter().enumerate().filter(|(_, p)| !p.is_empty()).collect();
+        let participants: Vec<(usize, Vec<Batch>)> = per_shard
+            .into_iter()
+            .enumerate()
+            .filter(|(_, p)| !p.is_empty())
+            .collect();
         match participants.len() {
             0 => Ok(()),
             1 => {
                 // One shard: its last record commits the write.
                 let (shard, part) = participants.into_iter().next().unwrap_or_default();
                 let (txn, synchronous) = (self.server.next_txn(), self.synchronous());
-                shards[shard].run_local(move |ctx| log_rows(ctx, txn, table, types, part, true, synchronous)).await?
+                shards[shard]
+                    .run_local(move |ctx| log_rows(ctx, txn, table, types, part, true, synchronous))
+                    .await?
             }
             _ => {
                 let mut write = self.begin_write();
-                let result = self.prepare_parts(&mut write, table, &types, participants).await;
+                let result = self
+                    .prepare_parts(&mut write, table, &types, participants)
+                    .await;
                 match result {
                     Ok(()) => self.commit_write(write).await,
                     Err(e) => {
@@ -1089,18 +1494,50 @@ impl Session {
         }
     }
 
+    /// Bytes of segment files per table, over all shards.
+    async fn relation_sizes(&self) -> DbResult<HashMap<u32, u64>> {
+        let mut out: HashMap<u32, u64> = HashMap::new();
+        for shard in &self.server.shards {
+            let part = shard
+                .run(|ctx| {
+                    let s = ctx.storage.borrow();
+                    s.live_segments()
+                        .iter()
+                        .map(|seg| (seg.table, seg.bytes))
+                        .collect::<Vec<_>>()
+                })
+                .await?;
+            for (t, b) in part {
+                *out.entry(t).or_default() += b;
+            }
+        }
+        Ok(out)
+    }
+
     fn synchronous(&self) -> bool {
-        self.settings.get("synchronous_commit").is_none_or(|v| v != "off")
+        self.settings
+            .get("synchronous_commit")
+            .is_none_or(|v| v != "off")
     }
 
     /// Starts a write that may span shards and statements' worth of rows (COPY):
     /// rows are prepared on shards as they come and committed together.
     pub fn begin_write(&self) -> ShardWrite {
-        ShardWrite { txn: self.server.next_txn(), participants: Vec::new(), synchronous: self.synchronous() }
+        ShardWrite {
+            txn: self.server.next_txn(),
+            participants: Vec::new(),
+            synchronous: self.synchronous(),
+        }
     }
 
     /// Logs rows (not yet committed) on the shards they go to and holds them there.
-    pub async fn prepare_rows(&self, write: &mut ShardWrite, table: TableId, types: &[DataType], batches: Vec<Batch>) -> DbResult<()> {
+    pub async fn prepare_rows(
+        &self,
+        write: &mut ShardWrite,
+        table: TableId,
+        types: &[DataType],
+        batches: Vec<Batch>,
+    ) -> DbResult<()> {
         let shards = &self.server.shards;
         let mut per_shard: Vec<Vec<Batch>> = vec![Vec::new(); shards.len()];
         for b in batches {
@@ -1108,22 +1545,40 @@ impl Session {
             for (s, part) in per_shard.iter_mut().enumerate() {
                 let start = s * chunk;
                 if start < b.len {
-                    part.push(if chunk >= b.len { b.clone() } else { b.slice(start, chunk.min(b.len - start)) });
+                    part.push(if chunk >= b.len {
+                        b.clone()
+                    } else {
+                        b.slice(start, chunk.min(b.len - start))
+                    });
                 }
             }
         }
-        let participants = per_shard.into_iter().enumerate().filter(|(_, p)| !p.is_empty()).collect();
+        let participants = per_shard
+            .into_iter()
+            .enumerate()
+            .filter(|(_, p)| !p.is_empty())
+            .collect();
         self.prepare_parts(write, table, types, participants).await
     }
 
-    async fn prepare_parts(&self, write: &mut ShardWrite, table: TableId, types: &[DataType], parts: Vec<(usize, Vec<Batch>)>) -> DbResult<()> {
+    async fn prepare_parts(
+        &self,
+        write: &mut ShardWrite,
+        table: TableId,
+        types: &[DataType],
+        parts: Vec<(usize, Vec<Batch>)>,
+    ) -> DbResult<()> {
         let mut waits = Vec::new();
         for (shard, part) in parts {
             if !write.participants.contains(&shard) {
                 write.participants.push(shard);
             }
             let (txn, synchronous, types) = (write.txn, write.synchronous, types.to_vec());
-            waits.push(self.server.shards[shard].run_local(move |ctx| log_rows(ctx, txn, table, types, part, false, synchronous)));
+            waits.push(
+                self.server.shards[shard].run_local(move |ctx| {
+                    log_rows(ctx, txn, table, types, part, false, synchronous)
+                }),
+            );
         }
         let mut failure = None;
         for w in waits {
@@ -1137,11 +1592,17 @@ impl Session {
     /// Logs the write's Commit record on this session's shard, then publishes
     /// the prepared rows on every participant.
     pub async fn commit_write(&self, write: ShardWrite) -> DbResult<()> {
+        // A checkpoint must not freeze between this Commit record and the
+        // publication of the rows (see storage::checkpoint).
+        let _gate = self.server.checkpoints.gate.read().await;
         let shards = &self.server.shards;
         let (txn, synchronous) = (write.txn, write.synchronous);
         let commit = shards[self.shard % shards.len()]
             .run_local(move |ctx| async move {
-                let rx = ctx.wal()?.append(RecordType::Commit, 0, &txn.to_le_bytes()).await;
+                let rx = ctx
+                    .wal()?
+                    .append(RecordType::Commit, 0, &txn.to_le_bytes())
+                    .await;
                 if synchronous {
                     wait_durable(rx).await?;
                 }
@@ -1166,6 +1627,7 @@ impl Session {
         for shard in &write.participants {
             self.server.shards[*shard]
                 .run(move |ctx| {
+                    ctx.end_in_flight(txn);
                     if let Some(rows) = ctx.prepared.borrow_mut().remove(&txn) {
                         if publish {
                             let mut storage = ctx.storage.borrow_mut();
@@ -1190,7 +1652,8 @@ pub struct ShardWrite {
 
 /// Waits for a WAL group to be durable.
 async fn wait_durable(rx: tokio::sync::oneshot::Receiver<DbResult<()>>) -> DbResult<()> {
-    rx.await.map_err(|_| DbError::internal("the WAL writer stopped"))?
+    rx.await
+        .map_err(|_| DbError::internal("the WAL writer stopped"))?
 }
 
 /// A shard's part of a write: log its rows, then publish them (one shard) or
@@ -1205,11 +1668,16 @@ async fn log_rows(
     synchronous: bool,
 ) -> DbResult<()> {
     let wal = ctx.wal()?;
+    ctx.begin_in_flight(txn, &wal);
     let mut receivers = Vec::with_capacity(batches.len());
     let mut payload = Vec::new();
     for (i, b) in batches.iter().enumerate() {
         // Only the last record commits: a crash between records applies none of them.
-        let flags = if self_committed && i + 1 == batches.len() { FLAG_SELF_COMMITTED } else { 0 };
+        let flags = if self_committed && i + 1 == batches.len() {
+            FLAG_SELF_COMMITTED
+        } else {
+            0
+        };
         payload.clear();
         payload.extend_from_slice(&txn.to_le_bytes());
         payload.extend_from_slice(&table.to_le_bytes());
@@ -1226,6 +1694,7 @@ async fn log_rows(
         for b in &batches {
             storage.append(table, &types, b);
         }
+        ctx.end_in_flight(txn);
     } else {
         let mut prepared = ctx.prepared.borrow_mut();
         let entry = prepared.entry(txn).or_default();
@@ -1237,7 +1706,10 @@ async fn log_rows(
 }
 
 /// COPY options, new style (`WITH (FORMAT csv, HEADER, …)`) and old (`CSV HEADER`, `BINARY`).
-fn copy_options(options: &[ast::CopyOption], legacy: &[ast::CopyLegacyOption]) -> DbResult<CopyOptions> {
+fn copy_options(
+    options: &[ast::CopyOption],
+    legacy: &[ast::CopyLegacyOption],
+) -> DbResult<CopyOptions> {
     let mut format = CopyFormat::Text;
     for o in options {
         if let ast::CopyOption::Format(f) = o {
@@ -1245,7 +1717,12 @@ fn copy_options(options: &[ast::CopyOption], legacy: &[ast::CopyLegacyOption]) -
                 "text" => CopyFormat::Text,
                 "csv" => CopyFormat::Csv,
                 "binary" => CopyFormat::Binary,
-                other => return Err(DbError::new(sqlstate::INVALID_PARAMETER_VALUE, format!("COPY format \"{other}\" not recognized"))),
+                other => {
+                    return Err(DbError::new(
+                        sqlstate::INVALID_PARAMETER_VALUE,
+                        format!("COPY format \"{other}\" not recognized"),
+                    ))
+                }
             };
         }
     }
@@ -1258,7 +1735,12 @@ fn copy_options(options: &[ast::CopyOption], legacy: &[ast::CopyLegacyOption]) -
     }
     let mut out = CopyOptions::new(format);
     let one_byte = |c: char, what: &str| -> DbResult<u8> {
-        u8::try_from(c).ok().filter(|b| b.is_ascii()).ok_or_else(|| DbError::unsupported(format!("COPY {what} must be a single one-byte character")))
+        u8::try_from(c)
+            .ok()
+            .filter(|b| b.is_ascii())
+            .ok_or_else(|| {
+                DbError::unsupported(format!("COPY {what} must be a single one-byte character"))
+            })
     };
     for o in options {
         match o {
@@ -1268,10 +1750,17 @@ fn copy_options(options: &[ast::CopyOption], legacy: &[ast::CopyLegacyOption]) -
             ast::CopyOption::Header(h) => out.header = *h,
             ast::CopyOption::Quote(c) => out.quote = one_byte(*c, "quote")?,
             ast::CopyOption::Escape(c) => out.escape = one_byte(*c, "escape")?,
-            ast::CopyOption::ForceNull(cols) => out.force_null = cols.iter().map(ident_name).collect(),
-            ast::CopyOption::Encoding(e) if e.eq_ignore_ascii_case("utf8") || e.eq_ignore_ascii_case("utf-8") => {}
+            ast::CopyOption::ForceNull(cols) => {
+                out.force_null = cols.iter().map(ident_name).collect()
+            }
+            ast::CopyOption::Encoding(e)
+                if e.eq_ignore_ascii_case("utf8") || e.eq_ignore_ascii_case("utf-8") => {}
             ast::CopyOption::Freeze(_) => {}
-            other => return Err(DbError::unsupported(format!("COPY option {other} is not supported yet"))),
+            other => {
+                return Err(DbError::unsupported(format!(
+                    "COPY option {other} is not supported yet"
+                )))
+            }
         }
     }
     for o in legacy {
@@ -1285,15 +1774,25 @@ fn copy_options(options: &[ast::CopyOption], legacy: &[ast::CopyLegacyOption]) -
                         ast::CopyLegacyCsvOption::Header => out.header = true,
                         ast::CopyLegacyCsvOption::Quote(q) => out.quote = one_byte(*q, "quote")?,
                         ast::CopyLegacyCsvOption::Escape(e) => out.escape = one_byte(*e, "escape")?,
-                        other => return Err(DbError::unsupported(format!("COPY option {other} is not supported yet"))),
+                        other => {
+                            return Err(DbError::unsupported(format!(
+                                "COPY option {other} is not supported yet"
+                            )))
+                        }
                     }
                 }
             }
-            other => return Err(DbError::unsupported(format!("COPY option {other} is not supported yet"))),
+            other => {
+                return Err(DbError::unsupported(format!(
+                    "COPY option {other} is not supported yet"
+                )))
+            }
         }
     }
     if out.format == CopyFormat::Binary && (out.header || out.delimiter != b'\t') {
-        return Err(DbError::syntax("cannot specify DELIMITER or HEADER in BINARY mode"));
+        return Err(DbError::syntax(
+            "cannot specify DELIMITER or HEADER in BINARY mode",
+        ));
     }
     Ok(out)
 }
@@ -1347,7 +1846,9 @@ pub fn parse_memory_size(v: &str) -> Option<usize> {
 /// 'UTC', 'GMT', 'Z', '+02:00', '-8', 'Etc/UTC' → seconds east of UTC.
 pub fn parse_utc_offset(tz: &str) -> Option<i32> {
     let t = tz.trim().trim_matches('\'');
-    if ["utc", "gmt", "z", "etc/utc", "etc/gmt", "zulu", "universal"].contains(&t.to_lowercase().as_str()) {
+    if ["utc", "gmt", "z", "etc/utc", "etc/gmt", "zulu", "universal"]
+        .contains(&t.to_lowercase().as_str())
+    {
         return Some(0);
     }
     let (sign, rest) = match t.as_bytes().first()? {

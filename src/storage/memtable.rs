@@ -3,10 +3,8 @@
 //! without copying) plus one open block being filled.
 //! Must not: interpret SQL or evaluate expressions.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::catalog::TableId;
 use crate::exec::vector::{Batch, Column, BATCH_ROWS};
 use crate::types::DataType;
 
@@ -21,8 +19,16 @@ pub struct Memtable {
 
 impl Memtable {
     pub fn new(types: Vec<DataType>) -> Memtable {
-        let open = types.iter().map(|t| Column::with_capacity(*t, BATCH_ROWS)).collect();
-        Memtable { types, sealed: Vec::new(), open, open_rows: 0 }
+        let open = types
+            .iter()
+            .map(|t| Column::with_capacity(*t, BATCH_ROWS))
+            .collect();
+        Memtable {
+            types,
+            sealed: Vec::new(),
+            open,
+            open_rows: 0,
+        }
     }
 
     pub fn row_count(&self) -> usize {
@@ -57,9 +63,16 @@ impl Memtable {
     }
 
     fn seal_open(&mut self) {
-        let fresh = self.types.iter().map(|t| Column::with_capacity(*t, BATCH_ROWS)).collect();
+        let fresh = self
+            .types
+            .iter()
+            .map(|t| Column::with_capacity(*t, BATCH_ROWS))
+            .collect();
         let full = std::mem::replace(&mut self.open, fresh);
-        self.sealed.push(Batch::new(full.into_iter().map(Arc::new).collect(), self.open_rows));
+        self.sealed.push(Batch::new(
+            full.into_iter().map(Arc::new).collect(),
+            self.open_rows,
+        ));
         self.open_rows = 0;
     }
 
@@ -68,7 +81,10 @@ impl Memtable {
     pub fn snapshot(&self) -> Vec<Batch> {
         let mut out = self.sealed.clone();
         if self.open_rows > 0 {
-            out.push(Batch::new(self.open.iter().map(|c| Arc::new(c.clone())).collect(), self.open_rows));
+            out.push(Batch::new(
+                self.open.iter().map(|c| Arc::new(c.clone())).collect(),
+                self.open_rows,
+            ));
         }
         out
     }
@@ -76,28 +92,12 @@ impl Memtable {
     pub fn truncate(&mut self) {
         *self = Memtable::new(self.types.clone());
     }
-}
 
-/// All tables' rows on one shard.
-#[derive(Debug, Default)]
-pub struct ShardStorage {
-    tables: HashMap<TableId, Memtable>,
-}
-
-impl ShardStorage {
-    pub fn append(&mut self, table: TableId, types: &[DataType], batch: &Batch) {
-        self.tables.entry(table).or_insert_with(|| Memtable::new(types.to_vec())).append(batch);
-    }
-    pub fn snapshot(&self, table: TableId) -> Vec<Batch> {
-        self.tables.get(&table).map(|m| m.snapshot()).unwrap_or_default()
-    }
-    pub fn drop_table(&mut self, table: TableId) {
-        self.tables.remove(&table);
-    }
-    pub fn truncate(&mut self, table: TableId) {
-        if let Some(m) = self.tables.get_mut(&table) {
-            m.truncate();
-        }
+    /// Takes every row out (for a flush), leaving the memtable empty.
+    pub fn take_all(&mut self) -> Vec<Batch> {
+        let rows = self.snapshot();
+        self.truncate();
+        rows
     }
 }
 
@@ -119,7 +119,10 @@ mod tests {
         m.append(&ints(5, 1000 + 2 * BATCH_ROWS as i64));
         let snap = m.snapshot();
         assert!(snap.iter().all(|b| b.len <= BATCH_ROWS));
-        let all: Vec<Datum> = snap.iter().flat_map(|b| (0..b.len).map(move |i| b.columns[0].datum(i))).collect();
+        let all: Vec<Datum> = snap
+            .iter()
+            .flat_map(|b| (0..b.len).map(move |i| b.columns[0].datum(i)))
+            .collect();
         assert_eq!(all.len(), 1005 + 2 * BATCH_ROWS);
         assert_eq!(m.row_count(), all.len());
         for (i, d) in all.iter().enumerate() {

@@ -1,9 +1,21 @@
-//! Table data owned by one shard. Today: columnar memtables. The WAL
-//! (durability issue) appends before `Memtable::append`; compressed segments
-//! (storage issue) take over sealed blocks behind it.
+//! Table data owned by one shard: rows arrive in columnar memtables
+//! (`memtable`), are flushed at checkpoints into immutable compressed
+//! segment files (`segment`: the format; `flush`: sorting and writing;
+//! `files`: handles and the checkpoint manifest), and are read back by
+//! scans (`scan`) through a bounded block cache (`cache`). `table` holds a
+//! shard's per-table state; `checkpoint` runs the checkpoint protocol
+//! across shards. `codec` holds the per-block value codecs.
 //! Must not: be shared between shards or locked; only its shard thread touches it.
 
+pub mod cache;
+pub mod checkpoint;
 pub mod codec;
+pub mod files;
+pub mod flush;
 pub mod memtable;
+pub mod scan;
+pub mod segment;
+pub mod table;
 
-pub use memtable::{Memtable, ShardStorage};
+pub use memtable::Memtable;
+pub use table::ShardStorage;

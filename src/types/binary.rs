@@ -26,11 +26,17 @@ const NUMERIC_DSCALE_MASK: u16 = 0x3FFF;
 const NUMERIC_MAX_NDIGITS: usize = 3000;
 
 fn bad_format() -> DbError {
-    DbError::new(sqlstate::INVALID_BINARY_REPRESENTATION, "incorrect binary data format")
+    DbError::new(
+        sqlstate::INVALID_BINARY_REPRESENTATION,
+        "incorrect binary data format",
+    )
 }
 
 fn bad_numeric(what: &str) -> DbError {
-    DbError::new(sqlstate::INVALID_BINARY_REPRESENTATION, format!("invalid {what} in external \"numeric\" value"))
+    DbError::new(
+        sqlstate::INVALID_BINARY_REPRESENTATION,
+        format!("invalid {what} in external \"numeric\" value"),
+    )
 }
 
 /// Exactly N bytes, else 22P03.
@@ -79,7 +85,9 @@ pub fn encode_binary(ty: DataType, value: &Datum, out: &mut Vec<u8>) {
                 out.extend_from_slice(&(v as i32).to_be_bytes())
             }
         }
-        (DataType::Timestamp | DataType::TimestampTz, Datum::Int64(ns)) => encode_timestamp(*ns, out),
+        (DataType::Timestamp | DataType::TimestampTz, Datum::Int64(ns)) => {
+            encode_timestamp(*ns, out)
+        }
         (DataType::Float32, Datum::Float64(v)) => out.extend_from_slice(&(*v as f32).to_be_bytes()),
         (DataType::Float64, Datum::Float32(v)) => out.extend_from_slice(&(*v as f64).to_be_bytes()),
         (DataType::Jsonb, Datum::Bytes(b)) => {
@@ -105,8 +113,18 @@ pub fn encode_binary(ty: DataType, value: &Datum, out: &mut Vec<u8>) {
 fn utf8(bytes: &[u8]) -> DbResult<&str> {
     std::str::from_utf8(bytes).map_err(|e| {
         let at = e.valid_up_to();
-        let bad: Vec<String> = bytes[at..].iter().take(2).map(|b| format!("0x{b:02x}")).collect();
-        DbError::new("22021", format!("invalid byte sequence for encoding \"UTF8\": {}", bad.join(" ")))
+        let bad: Vec<String> = bytes[at..]
+            .iter()
+            .take(2)
+            .map(|b| format!("0x{b:02x}"))
+            .collect();
+        DbError::new(
+            "22021",
+            format!(
+                "invalid byte sequence for encoding \"UTF8\": {}",
+                bad.join(" ")
+            ),
+        )
     })
 }
 
@@ -139,7 +157,8 @@ fn encode_date(days: i32, out: &mut Vec<u8>) {
         out.extend_from_slice(&days.to_be_bytes());
         return;
     }
-    let pg_days = (days as i64 - PG_EPOCH_DAYS as i64).clamp(i32::MIN as i64, i32::MAX as i64) as i32;
+    let pg_days =
+        (days as i64 - PG_EPOCH_DAYS as i64).clamp(i32::MIN as i64, i32::MAX as i64) as i32;
     out.extend_from_slice(&pg_days.to_be_bytes());
 }
 
@@ -205,7 +224,9 @@ fn decode_numeric(b: &[u8]) -> DbResult<Decimal> {
     match sign {
         NUMERIC_POS | NUMERIC_NEG => {}
         NUMERIC_NAN | NUMERIC_PINF | NUMERIC_NINF => {
-            return Err(DbError::unsupported("numeric NaN and Infinity are not supported"))
+            return Err(DbError::unsupported(
+                "numeric NaN and Infinity are not supported",
+            ))
         }
         _ => return Err(bad_numeric("sign")),
     }
@@ -218,7 +239,12 @@ fn decode_numeric(b: &[u8]) -> DbResult<Decimal> {
         if d >= 10_000 {
             return Err(bad_numeric("digit"));
         }
-        digits.extend_from_slice(&[b'0' + (d / 1000) as u8, b'0' + (d / 100 % 10) as u8, b'0' + (d / 10 % 10) as u8, b'0' + (d % 10) as u8]);
+        digits.extend_from_slice(&[
+            b'0' + (d / 1000) as u8,
+            b'0' + (d / 100 % 10) as u8,
+            b'0' + (d / 10 % 10) as u8,
+            b'0' + (d % 10) as u8,
+        ]);
     }
     let scale = 4 * (ndigits as i64 - 1 - weight);
     digits_at_dscale(digits, scale, dscale as i64, sign == NUMERIC_NEG)
@@ -226,7 +252,12 @@ fn decode_numeric(b: &[u8]) -> DbResult<Decimal> {
 
 /// Truncates `digits × 10^-scale` to `dscale` fractional digits (trunc_var),
 /// pads it to min(dscale, 28) and builds the Decimal.
-fn digits_at_dscale(mut digits: Vec<u8>, scale: i64, dscale: i64, negative: bool) -> DbResult<Decimal> {
+fn digits_at_dscale(
+    mut digits: Vec<u8>,
+    scale: i64,
+    dscale: i64,
+    negative: bool,
+) -> DbResult<Decimal> {
     let mut scale = scale;
     if scale > dscale {
         let drop = (scale - dscale).min(digits.len() as i64) as usize;
@@ -277,7 +308,11 @@ fn encode_numeric(d: &Decimal, out: &mut Vec<u8>) {
     }
     let low = groups[..n].iter().position(|&g| g != 0).unwrap_or(0);
     let weight = n as i16 - 1 - frac_groups;
-    let sign = if d.is_sign_negative() { NUMERIC_NEG } else { NUMERIC_POS };
+    let sign = if d.is_sign_negative() {
+        NUMERIC_NEG
+    } else {
+        NUMERIC_POS
+    };
     header(n - low, weight, sign, out);
     for g in groups[low..n].iter().rev() {
         out.extend_from_slice(&g.to_be_bytes());
@@ -294,7 +329,10 @@ mod tests {
     }
 
     fn unhex(s: &str) -> Vec<u8> {
-        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
     }
 
     fn enc(ty: DataType, d: &Datum) -> Vec<u8> {
@@ -318,9 +356,15 @@ mod tests {
         ("-0.00012", "0002ffff40000005000107d0"),
         ("100000000", "00010002000000000001"),
         ("100000000000000000000", "00010005000000000001"),
-        ("79228162514264337593543950335", "00080007000000000007240c0659059210f1172f112b014f"),
+        (
+            "79228162514264337593543950335",
+            "00080007000000000007240c0659059210f1172f112b014f",
+        ),
         ("0.0000000000000000000000000001", "0001fff90000001c0001"),
-        ("123456789.123456789", "0006000200000009000109291a8504d2162e2328"),
+        (
+            "123456789.123456789",
+            "0006000200000009000109291a8504d2162e2328",
+        ),
         ("10000", "00010001000000000001"),
     ];
 
@@ -328,7 +372,11 @@ mod tests {
     fn numeric_matches_postgres() {
         for (text, bytes) in NUMERIC_SEND {
             let d = num(text);
-            assert_eq!(hex(&enc(DataType::Numeric, &Datum::Numeric(d))), bytes, "{text}");
+            assert_eq!(
+                hex(&enc(DataType::Numeric, &Datum::Numeric(d))),
+                bytes,
+                "{text}"
+            );
             let back = decode_binary(DataType::Numeric, &unhex(bytes)).unwrap();
             let Datum::Numeric(b) = back else { panic!() };
             assert_eq!(b.to_string(), d.to_string(), "{text}");
@@ -347,17 +395,35 @@ mod tests {
         assert_eq!(show("00020000400000020001162e"), "-1.56");
         // dscale above the digits pads with zeros; above 28 it is capped.
         assert_eq!(show("00010000000000050001"), "1.00000");
-        assert_eq!(show("00010000000000280001"), "1.0000000000000000000000000000");
+        assert_eq!(
+            show("00010000000000280001"),
+            "1.0000000000000000000000000000"
+        );
         // Negative zero has no sign.
         assert_eq!(show("0000000040000003"), "0.000");
         assert_eq!(dec("0001000000000000").unwrap_err().code, "22P03");
-        assert_eq!(dec("00010000000000002710").unwrap_err().message, "invalid digit in external \"numeric\" value");
-        assert_eq!(dec("00010000123400000001").unwrap_err().message, "invalid sign in external \"numeric\" value");
+        assert_eq!(
+            dec("00010000000000002710").unwrap_err().message,
+            "invalid digit in external \"numeric\" value"
+        );
+        assert_eq!(
+            dec("00010000123400000001").unwrap_err().message,
+            "invalid sign in external \"numeric\" value"
+        );
         assert_eq!(dec("00010000c00000000001").unwrap_err().code, "0A000");
-        assert_eq!(dec("000100004000ffff0001").unwrap_err().message, "invalid scale in external \"numeric\" value");
+        assert_eq!(
+            dec("000100004000ffff0001").unwrap_err().message,
+            "invalid scale in external \"numeric\" value"
+        );
         assert_eq!(dec("00017fff000000000001").unwrap_err().code, "22003");
-        assert_eq!(dec("00018000000000000001").unwrap().natural_type(), DataType::Numeric);
-        assert_eq!(dec("0bb9000000000000").unwrap_err().message, "invalid length in external \"numeric\" value");
+        assert_eq!(
+            dec("00018000000000000001").unwrap().natural_type(),
+            DataType::Numeric
+        );
+        assert_eq!(
+            dec("0bb9000000000000").unwrap_err().message,
+            "invalid length in external \"numeric\" value"
+        );
         assert_eq!(dec("").unwrap_err().code, "22P03");
     }
 
@@ -373,10 +439,18 @@ mod tests {
             (DataType::Date, Datum::Int32(PG_EPOCH_DAYS + 1), "00000001"),
             (DataType::Date, Datum::Int32(0), "ffffd533"),
             (DataType::Timestamp, Datum::Int64(0), "fffca2fec4c82000"),
-            (DataType::TimestampTz, Datum::Int64(PG_EPOCH_MICROS * 1000 + 1_000), "0000000000000001"),
+            (
+                DataType::TimestampTz,
+                Datum::Int64(PG_EPOCH_MICROS * 1000 + 1_000),
+                "0000000000000001",
+            ),
             (
                 DataType::Interval,
-                Datum::Interval(Interval { months: 14, days: 3, micros: 14_706_500_000 }),
+                Datum::Interval(Interval {
+                    months: 14,
+                    days: 3,
+                    micros: 14_706_500_000,
+                }),
                 "000000036c9361a0000000030000000e",
             ),
         ];
@@ -389,13 +463,34 @@ mod tests {
 
     #[test]
     fn widening_and_truncation() {
-        assert_eq!(hex(&enc(DataType::Int64, &Datum::Int32(7))), "0000000000000007");
+        assert_eq!(
+            hex(&enc(DataType::Int64, &Datum::Int32(7))),
+            "0000000000000007"
+        );
         assert_eq!(hex(&enc(DataType::Int16, &Datum::Int64(7))), "0007");
-        assert_eq!(hex(&enc(DataType::Float64, &Datum::Float32(1.5))), "3ff8000000000000");
+        assert_eq!(
+            hex(&enc(DataType::Float64, &Datum::Float32(1.5))),
+            "3ff8000000000000"
+        );
         // ns below a microsecond are dropped toward -infinity.
-        assert_eq!(enc(DataType::Timestamp, &Datum::Int64(PG_EPOCH_MICROS * 1000 + 999)), vec![0; 8]);
-        assert_eq!(hex(&enc(DataType::Timestamp, &Datum::Int64(PG_EPOCH_MICROS * 1000 - 1))), "ffffffffffffffff");
-        assert_eq!(decode_binary(DataType::Bool, &[7]).unwrap(), Datum::Bool(true));
+        assert_eq!(
+            enc(
+                DataType::Timestamp,
+                &Datum::Int64(PG_EPOCH_MICROS * 1000 + 999)
+            ),
+            vec![0; 8]
+        );
+        assert_eq!(
+            hex(&enc(
+                DataType::Timestamp,
+                &Datum::Int64(PG_EPOCH_MICROS * 1000 - 1)
+            )),
+            "ffffffffffffffff"
+        );
+        assert_eq!(
+            decode_binary(DataType::Bool, &[7]).unwrap(),
+            Datum::Bool(true)
+        );
     }
 
     #[test]
@@ -412,43 +507,111 @@ mod tests {
             (DataType::Interval, 12),
         ] {
             let e = decode_binary(ty, &vec![0; n]).unwrap_err();
-            assert_eq!((e.code, e.message.as_str()), ("22P03", "incorrect binary data format"), "{ty:?}");
+            assert_eq!(
+                (e.code, e.message.as_str()),
+                ("22P03", "incorrect binary data format"),
+                "{ty:?}"
+            );
         }
-        assert_eq!(decode_binary(DataType::Timestamp, &(i64::MAX - 1).to_be_bytes()).unwrap_err().code, "22008");
-        assert_eq!(decode_binary(DataType::Date, &(i32::MAX - 1).to_be_bytes()).unwrap_err().code, "22008");
+        assert_eq!(
+            decode_binary(DataType::Timestamp, &(i64::MAX - 1).to_be_bytes())
+                .unwrap_err()
+                .code,
+            "22008"
+        );
+        assert_eq!(
+            decode_binary(DataType::Date, &(i32::MAX - 1).to_be_bytes())
+                .unwrap_err()
+                .code,
+            "22008"
+        );
         // ±infinity travel as PostgreSQL's sentinels
-        assert_eq!(decode_binary(DataType::Timestamp, &i64::MAX.to_be_bytes()).unwrap(), Datum::Int64(i64::MAX));
-        assert_eq!(decode_binary(DataType::Date, &i32::MIN.to_be_bytes()).unwrap(), Datum::Int32(i32::MIN));
+        assert_eq!(
+            decode_binary(DataType::Timestamp, &i64::MAX.to_be_bytes()).unwrap(),
+            Datum::Int64(i64::MAX)
+        );
+        assert_eq!(
+            decode_binary(DataType::Date, &i32::MIN.to_be_bytes()).unwrap(),
+            Datum::Int32(i32::MIN)
+        );
     }
 
     #[test]
     fn text_and_jsonb() {
-        assert_eq!(decode_binary(DataType::Text, "héllo".as_bytes()).unwrap(), Datum::text("héllo"));
+        assert_eq!(
+            decode_binary(DataType::Text, "héllo".as_bytes()).unwrap(),
+            Datum::text("héllo")
+        );
         let e = decode_binary(DataType::Varchar(None), &[b'a', 0xff]).unwrap_err();
-        assert_eq!((e.code, e.message.as_str()), ("22021", "invalid byte sequence for encoding \"UTF8\": 0xff"));
-        assert_eq!(decode_binary(DataType::Text, b"a\0").unwrap_err().code, "22021");
-        assert_eq!(decode_binary(DataType::Bpchar(Some(3)), b"a").unwrap(), Datum::text("a  "));
-        assert_eq!(decode_binary(DataType::Varchar(Some(1)), b"ab").unwrap_err().code, "22001");
-        assert_eq!(decode_binary(DataType::Bytea, &[0, 255]).unwrap(), Datum::Bytes(vec![0, 255]));
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            ("22021", "invalid byte sequence for encoding \"UTF8\": 0xff")
+        );
+        assert_eq!(
+            decode_binary(DataType::Text, b"a\0").unwrap_err().code,
+            "22021"
+        );
+        assert_eq!(
+            decode_binary(DataType::Bpchar(Some(3)), b"a").unwrap(),
+            Datum::text("a  ")
+        );
+        assert_eq!(
+            decode_binary(DataType::Varchar(Some(1)), b"ab")
+                .unwrap_err()
+                .code,
+            "22001"
+        );
+        assert_eq!(
+            decode_binary(DataType::Bytea, &[0, 255]).unwrap(),
+            Datum::Bytes(vec![0, 255])
+        );
         let j = decode_binary(DataType::Jsonb, b"\x01{\"b\":1,\"a\":[1e2]}").unwrap();
         assert_eq!(j, Datum::text("{\"a\": [100], \"b\": 1}"));
-        assert_eq!(enc(DataType::Jsonb, &j), b"\x01{\"a\": [100], \"b\": 1}".to_vec());
-        assert_eq!(decode_binary(DataType::Jsonb, b"\x02{}").unwrap_err().message, "unsupported jsonb version number 2");
-        assert_eq!(decode_binary(DataType::Jsonb, b"").unwrap_err().code, "22P03");
-        assert_eq!(decode_binary(DataType::Jsonb, b"\x01{").unwrap_err().code, "22P02");
+        assert_eq!(
+            enc(DataType::Jsonb, &j),
+            b"\x01{\"a\": [100], \"b\": 1}".to_vec()
+        );
+        assert_eq!(
+            decode_binary(DataType::Jsonb, b"\x02{}")
+                .unwrap_err()
+                .message,
+            "unsupported jsonb version number 2"
+        );
+        assert_eq!(
+            decode_binary(DataType::Jsonb, b"").unwrap_err().code,
+            "22P03"
+        );
+        assert_eq!(
+            decode_binary(DataType::Jsonb, b"\x01{").unwrap_err().code,
+            "22P02"
+        );
     }
 
     #[test]
     fn numeric_round_trips_every_scale() {
         let ctx = FormatContext::default();
-        for text in ["0.1", "-7", "1e-28", "99999.99990", "-0.0000000001", "123456789012345678901234567.8", "5e27"] {
-            let Datum::Numeric(d) = crate::types::text::parse_text(DataType::Numeric, text, &ctx).unwrap() else {
+        for text in [
+            "0.1",
+            "-7",
+            "1e-28",
+            "99999.99990",
+            "-0.0000000001",
+            "123456789012345678901234567.8",
+            "5e27",
+        ] {
+            let Datum::Numeric(d) =
+                crate::types::text::parse_text(DataType::Numeric, text, &ctx).unwrap()
+            else {
                 panic!()
             };
             for scale in 0..=28u32 {
                 let mut r = d;
                 r.rescale(scale);
-                let back = decode_binary(DataType::Numeric, &enc(DataType::Numeric, &Datum::Numeric(r))).unwrap();
+                let back = decode_binary(
+                    DataType::Numeric,
+                    &enc(DataType::Numeric, &Datum::Numeric(r)),
+                )
+                .unwrap();
                 assert_eq!(back, Datum::Numeric(r), "{text} @ {scale}");
                 let Datum::Numeric(b) = back else { panic!() };
                 assert_eq!(b.scale(), r.scale());
@@ -460,10 +623,23 @@ mod tests {
     #[test]
     fn no_panics_on_random_bytes() {
         let types = [
-            DataType::Bool, DataType::Int16, DataType::Int32, DataType::Int64, DataType::Float32,
-            DataType::Float64, DataType::Numeric, DataType::Text, DataType::Varchar(Some(2)),
-            DataType::Bpchar(Some(3)), DataType::Bytea, DataType::Date, DataType::Timestamp,
-            DataType::TimestampTz, DataType::Interval, DataType::Jsonb, DataType::Unknown,
+            DataType::Bool,
+            DataType::Int16,
+            DataType::Int32,
+            DataType::Int64,
+            DataType::Float32,
+            DataType::Float64,
+            DataType::Numeric,
+            DataType::Text,
+            DataType::Varchar(Some(2)),
+            DataType::Bpchar(Some(3)),
+            DataType::Bytea,
+            DataType::Date,
+            DataType::Timestamp,
+            DataType::TimestampTz,
+            DataType::Interval,
+            DataType::Jsonb,
+            DataType::Unknown,
         ];
         let mut seed: u64 = 0x2545_F491_4F6C_DD1D;
         let mut next = || {

@@ -219,7 +219,9 @@ pub fn compose_timestamp(days: i64, time_of_day_ns: i64) -> DbResult<i64> {
 
 /// Midnight of a date as a timestamp (22008 when outside 1677..2262).
 pub fn date_to_timestamp_ns(days: i32) -> DbResult<i64> {
-    (days as i64).checked_mul(NANOS_PER_DAY).ok_or_else(timestamp_out_of_range)
+    (days as i64)
+        .checked_mul(NANOS_PER_DAY)
+        .ok_or_else(timestamp_out_of_range)
 }
 
 /// The date holding a timestamp (floor toward -∞).
@@ -259,7 +261,11 @@ pub fn timestamp_add_interval(ts_ns: i64, iv: Interval) -> DbResult<i64> {
 }
 
 /// `timestamptz + iv` with months and days counted in a fixed-offset zone.
-pub fn timestamp_add_interval_at_offset(ts_ns: i64, iv: Interval, utc_offset_secs: i32) -> DbResult<i64> {
+pub fn timestamp_add_interval_at_offset(
+    ts_ns: i64,
+    iv: Interval,
+    utc_offset_secs: i32,
+) -> DbResult<i64> {
     let off = utc_offset_secs as i128 * NANOS_PER_SEC as i128;
     let mut local = ts_ns as i128 + off;
     if iv.months != 0 {
@@ -283,7 +289,11 @@ pub fn timestamp_diff(a_ns: i64, b_ns: i64) -> Interval {
     let micros = (a_ns as i128 - b_ns as i128) / NANOS_PER_MICRO as i128;
     let days = micros / MICROS_PER_DAY as i128;
     let rest = micros % MICROS_PER_DAY as i128;
-    Interval { months: 0, days: days as i32, micros: rest as i64 }
+    Interval {
+        months: 0,
+        days: days as i32,
+        micros: rest as i64,
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -293,9 +303,18 @@ pub fn timestamp_diff(a_ns: i64, b_ns: i64) -> Interval {
 /// `a + b`, field by field; 22008 interval out of range on overflow.
 pub fn interval_add(a: Interval, b: Interval) -> DbResult<Interval> {
     Ok(Interval {
-        months: a.months.checked_add(b.months).ok_or_else(interval_out_of_range)?,
-        days: a.days.checked_add(b.days).ok_or_else(interval_out_of_range)?,
-        micros: a.micros.checked_add(b.micros).ok_or_else(interval_out_of_range)?,
+        months: a
+            .months
+            .checked_add(b.months)
+            .ok_or_else(interval_out_of_range)?,
+        days: a
+            .days
+            .checked_add(b.days)
+            .ok_or_else(interval_out_of_range)?,
+        micros: a
+            .micros
+            .checked_add(b.micros)
+            .ok_or_else(interval_out_of_range)?,
     })
 }
 
@@ -339,16 +358,25 @@ fn interval_scale(month_f: f64, day_f: f64, time_f: f64) -> DbResult<Interval> {
     let months = f64_to_i32(month_f)?;
     let mut days = f64_to_i32(day_f)?;
     let month_remainder_days = ts_round((month_f - months as f64) * 30.0);
-    let mut sec_remainder =
-        ts_round((day_f - days as f64 + month_remainder_days - month_remainder_days.trunc()) * 86_400.0);
+    let mut sec_remainder = ts_round(
+        (day_f - days as f64 + month_remainder_days - month_remainder_days.trunc()) * 86_400.0,
+    );
     if sec_remainder.abs() >= 86_400.0 {
         let extra = (sec_remainder / 86_400.0).trunc();
-        days = days.checked_add(f64_to_i32(extra)?).ok_or_else(interval_out_of_range)?;
+        days = days
+            .checked_add(f64_to_i32(extra)?)
+            .ok_or_else(interval_out_of_range)?;
         sec_remainder -= extra * 86_400.0;
     }
-    days = days.checked_add(f64_to_i32(month_remainder_days)?).ok_or_else(interval_out_of_range)?;
+    days = days
+        .checked_add(f64_to_i32(month_remainder_days)?)
+        .ok_or_else(interval_out_of_range)?;
     let micros = f64_to_i64((time_f + sec_remainder * 1_000_000.0).round_ties_even())?;
-    Ok(Interval { months, days, micros })
+    Ok(Interval {
+        months,
+        days,
+        micros,
+    })
 }
 
 /// `interval * factor` with PostgreSQL's spill of fractional months/days.
@@ -376,7 +404,10 @@ pub fn interval_div(iv: Interval, divisor: f64) -> DbResult<Interval> {
 pub fn justify_hours(iv: Interval) -> DbResult<Interval> {
     let extra = i32::try_from(iv.micros / MICROS_PER_DAY).map_err(|_| interval_out_of_range())?;
     let mut micros = iv.micros % MICROS_PER_DAY;
-    let mut days = iv.days.checked_add(extra).ok_or_else(interval_out_of_range)?;
+    let mut days = iv
+        .days
+        .checked_add(extra)
+        .ok_or_else(interval_out_of_range)?;
     if days > 0 && micros < 0 {
         micros += MICROS_PER_DAY;
         days -= 1;
@@ -384,12 +415,19 @@ pub fn justify_hours(iv: Interval) -> DbResult<Interval> {
         micros -= MICROS_PER_DAY;
         days += 1;
     }
-    Ok(Interval { months: iv.months, days, micros })
+    Ok(Interval {
+        months: iv.months,
+        days,
+        micros,
+    })
 }
 
 /// `justify_days`: moves whole 30-day periods into months.
 pub fn justify_days(iv: Interval) -> DbResult<Interval> {
-    let mut months = iv.months.checked_add(iv.days / 30).ok_or_else(interval_out_of_range)?;
+    let mut months = iv
+        .months
+        .checked_add(iv.days / 30)
+        .ok_or_else(interval_out_of_range)?;
     let mut days = iv.days % 30;
     if months > 0 && days < 0 {
         days += 30;
@@ -398,20 +436,28 @@ pub fn justify_days(iv: Interval) -> DbResult<Interval> {
         days -= 30;
         months += 1;
     }
-    Ok(Interval { months, days, micros: iv.micros })
+    Ok(Interval {
+        months,
+        days,
+        micros: iv.micros,
+    })
 }
 
 /// `justify_interval`: justify_hours then justify_days with consistent signs.
 pub fn justify_interval(iv: Interval) -> DbResult<Interval> {
     let (mut months, mut days, mut micros) = (iv.months, iv.days, iv.micros);
     if (days > 0 && micros > 0) || (days < 0 && micros < 0) {
-        months = months.checked_add(days / 30).ok_or_else(interval_out_of_range)?;
+        months = months
+            .checked_add(days / 30)
+            .ok_or_else(interval_out_of_range)?;
         days %= 30;
     }
     // |micros / day| < 1.1e8, and |days| < 30 or of the other sign: no overflow.
     days += (micros / MICROS_PER_DAY) as i32;
     micros %= MICROS_PER_DAY;
-    months = months.checked_add(days / 30).ok_or_else(interval_out_of_range)?;
+    months = months
+        .checked_add(days / 30)
+        .ok_or_else(interval_out_of_range)?;
     days %= 30;
     if months > 0 && (days < 0 || (days == 0 && micros < 0)) {
         days += 30;
@@ -427,7 +473,11 @@ pub fn justify_interval(iv: Interval) -> DbResult<Interval> {
         micros -= MICROS_PER_DAY;
         days += 1;
     }
-    Ok(Interval { months, days, micros })
+    Ok(Interval {
+        months,
+        days,
+        micros,
+    })
 }
 
 // ---------------------------------------------------------------------------
@@ -526,7 +576,12 @@ pub fn date_trunc(field: &str, ts_ns: i64) -> DbResult<i64> {
 
 /// `date_trunc` for a timestamp (`ty` = Timestamp, offset 0) or a timestamptz
 /// truncated in a fixed-offset session zone. `ty` only names the type in errors.
-pub fn date_trunc_at_offset(ty: DataType, field: &str, ts_ns: i64, utc_offset_secs: i32) -> DbResult<i64> {
+pub fn date_trunc_at_offset(
+    ty: DataType,
+    field: &str,
+    ts_ns: i64,
+    utc_offset_secs: i32,
+) -> DbResult<i64> {
     let lower = field.to_ascii_lowercase();
     let unit = lookup_interval_unit(&lower).ok_or_else(|| unit_not_recognized(&lower, ty))?;
     let off = utc_offset_secs as i128 * NANOS_PER_SEC as i128;
@@ -597,13 +652,20 @@ pub fn extract_field(field: &str, ty: DataType, value: &Datum) -> DbResult<Decim
 
 /// `extract` with timestamptz fields seen from a fixed-offset session zone
 /// (`timezone`, `timezone_hour`, `timezone_minute` report that offset).
-pub fn extract_field_at_offset(field: &str, ty: DataType, value: &Datum, utc_offset_secs: i32) -> DbResult<Decimal> {
+pub fn extract_field_at_offset(
+    field: &str,
+    ty: DataType,
+    value: &Datum,
+    utc_offset_secs: i32,
+) -> DbResult<Decimal> {
     let lower = field.to_ascii_lowercase();
     let unit = lookup_extract_unit(&lower).ok_or_else(|| unit_not_recognized(&lower, ty))?;
     let result = match (ty, value) {
         (DataType::Date, Datum::Int32(days)) => extract_date(unit, *days as i64),
         (DataType::Timestamp, Datum::Int64(ns)) => extract_timestamp(unit, *ns, None),
-        (DataType::TimestampTz, Datum::Int64(ns)) => extract_timestamp(unit, *ns, Some(utc_offset_secs)),
+        (DataType::TimestampTz, Datum::Int64(ns)) => {
+            extract_timestamp(unit, *ns, Some(utc_offset_secs))
+        }
         (DataType::Interval, Datum::Interval(iv)) => extract_interval(unit, *iv),
         _ => {
             return Err(DbError::datatype_mismatch(format!(
@@ -769,12 +831,17 @@ pub fn time_bucket(width: Interval, ts_ns: i64, origin_ns: Option<i64>) -> DbRes
 }
 
 fn period_not_positive() -> DbError {
-    DbError::new(sqlstate::INVALID_PARAMETER_VALUE, "period must be greater than 0")
+    DbError::new(
+        sqlstate::INVALID_PARAMETER_VALUE,
+        "period must be greater than 0",
+    )
 }
 
 fn time_bucket_months(width: Interval, ts_ns: i64, origin_ns: Option<i64>) -> DbResult<i64> {
     if width.days != 0 || width.micros != 0 {
-        return Err(DbError::unsupported("month intervals cannot have day or time component"));
+        return Err(DbError::unsupported(
+            "month intervals cannot have day or time component",
+        ));
     }
     if width.months <= 0 {
         return Err(period_not_positive());
@@ -802,7 +869,11 @@ mod tests {
     }
 
     fn iv(months: i32, days: i32, micros: i64) -> Interval {
-        Interval { months, days, micros }
+        Interval {
+            months,
+            days,
+            micros,
+        }
     }
 
     #[test]
@@ -827,7 +898,9 @@ mod tests {
 
     #[test]
     fn calendar_checks() {
-        assert!(is_leap_year(2000) && is_leap_year(2024) && !is_leap_year(1900) && !is_leap_year(2023));
+        assert!(
+            is_leap_year(2000) && is_leap_year(2024) && !is_leap_year(1900) && !is_leap_year(2023)
+        );
         assert_eq!(days_in_month(2024, 2), 29);
         assert_eq!(checked_days_from_civil(2023, 2, 29), None);
         assert_eq!(checked_days_from_civil(2023, 13, 1), None);
@@ -844,20 +917,50 @@ mod tests {
         assert_eq!(timestamp_ns_to_date(-1).unwrap(), -1);
         assert_eq!(timestamp_ns_to_date(NANOS_PER_DAY).unwrap(), 1);
         assert!(timestamp_ns_to_date(i64::MIN).is_ok());
-        assert_eq!(checked_date(END_DATE_DAYS as i64).unwrap_err().message, "date out of range");
+        assert_eq!(
+            checked_date(END_DATE_DAYS as i64).unwrap_err().message,
+            "date out of range"
+        );
     }
 
     #[test]
     fn add_interval_months_clamp() {
         let t = ts(2026, 1, 31, 10, 0, 0);
-        assert_eq!(timestamp_add_interval(t, iv(1, 0, 0)).unwrap(), ts(2026, 2, 28, 10, 0, 0));
-        assert_eq!(timestamp_add_interval(ts(2024, 1, 31, 0, 0, 0), iv(1, 0, 0)).unwrap(), ts(2024, 2, 29, 0, 0, 0));
-        assert_eq!(timestamp_add_interval(t, iv(-13, 1, 3_600_000_000)).unwrap(), ts(2025, 1, 1, 11, 0, 0));
+        assert_eq!(
+            timestamp_add_interval(t, iv(1, 0, 0)).unwrap(),
+            ts(2026, 2, 28, 10, 0, 0)
+        );
+        assert_eq!(
+            timestamp_add_interval(ts(2024, 1, 31, 0, 0, 0), iv(1, 0, 0)).unwrap(),
+            ts(2024, 2, 29, 0, 0, 0)
+        );
+        assert_eq!(
+            timestamp_add_interval(t, iv(-13, 1, 3_600_000_000)).unwrap(),
+            ts(2025, 1, 1, 11, 0, 0)
+        );
         assert_eq!(timestamp_add_interval(t, iv(0, 0, -1)).unwrap(), t - 1000);
-        assert_eq!(timestamp_add_interval(i64::MAX, iv(0, 1, 0)).unwrap_err().code, "22008");
-        assert_eq!(timestamp_add_interval(0, iv(i32::MAX, i32::MAX, i64::MAX)).unwrap_err().code, "22008");
-        assert_eq!(timestamp_add_interval(i64::MIN, iv(i32::MIN, i32::MIN, i64::MIN)).unwrap_err().code, "22008");
-        assert_eq!(timestamp_sub_interval(t, iv(1, 0, 0)).unwrap(), ts(2025, 12, 31, 10, 0, 0));
+        assert_eq!(
+            timestamp_add_interval(i64::MAX, iv(0, 1, 0))
+                .unwrap_err()
+                .code,
+            "22008"
+        );
+        assert_eq!(
+            timestamp_add_interval(0, iv(i32::MAX, i32::MAX, i64::MAX))
+                .unwrap_err()
+                .code,
+            "22008"
+        );
+        assert_eq!(
+            timestamp_add_interval(i64::MIN, iv(i32::MIN, i32::MIN, i64::MIN))
+                .unwrap_err()
+                .code,
+            "22008"
+        );
+        assert_eq!(
+            timestamp_sub_interval(t, iv(1, 0, 0)).unwrap(),
+            ts(2025, 12, 31, 10, 0, 0)
+        );
     }
 
     #[test]
@@ -881,7 +984,12 @@ mod tests {
     #[test]
     fn interval_arith() {
         assert_eq!(interval_add(iv(1, 2, 3), iv(4, 5, 6)).unwrap(), iv(5, 7, 9));
-        assert_eq!(interval_add(iv(i32::MAX, 0, 0), iv(1, 0, 0)).unwrap_err().message, "interval out of range");
+        assert_eq!(
+            interval_add(iv(i32::MAX, 0, 0), iv(1, 0, 0))
+                .unwrap_err()
+                .message,
+            "interval out of range"
+        );
         assert_eq!(interval_neg(iv(1, -2, 3)).unwrap(), iv(-1, 2, -3));
         assert!(interval_neg(iv(0, 0, i64::MIN)).is_err());
         assert_eq!(interval_sub(iv(1, 1, 1), iv(1, 1, 1)).unwrap(), iv(0, 0, 0));
@@ -892,31 +1000,70 @@ mod tests {
         // PostgreSQL: interval '1 mon' * 1.5 = '1 mon 15 days'
         assert_eq!(interval_mul(iv(1, 0, 0), 1.5).unwrap(), iv(1, 15, 0));
         // '1 day' * 1.5 = '1 day 12:00:00'
-        assert_eq!(interval_mul(iv(0, 1, 0), 1.5).unwrap(), iv(0, 1, 12 * MICROS_PER_HOUR));
+        assert_eq!(
+            interval_mul(iv(0, 1, 0), 1.5).unwrap(),
+            iv(0, 1, 12 * MICROS_PER_HOUR)
+        );
         // '1 hour' * 2.5
-        assert_eq!(interval_mul(iv(0, 0, MICROS_PER_HOUR), 2.5).unwrap(), iv(0, 0, 9_000_000_000));
+        assert_eq!(
+            interval_mul(iv(0, 0, MICROS_PER_HOUR), 2.5).unwrap(),
+            iv(0, 0, 9_000_000_000)
+        );
         // '1 mon' / 7 = '4 days 06:51:25.6896' (PostgreSQL's TSROUND at work)
-        assert_eq!(interval_div(iv(1, 0, 0), 7.0).unwrap(), iv(0, 4, 24_685_689_600));
+        assert_eq!(
+            interval_div(iv(1, 0, 0), 7.0).unwrap(),
+            iv(0, 4, 24_685_689_600)
+        );
         // '1 mon 1 day' * 0.3 = '9 days 07:12:00'; '1 mon' * (1.0/3) = '10 days'
-        assert_eq!(interval_mul(iv(1, 1, 0), 0.3).unwrap(), iv(0, 9, 26_400_000_000 - 480_000_000));
+        assert_eq!(
+            interval_mul(iv(1, 1, 0), 0.3).unwrap(),
+            iv(0, 9, 26_400_000_000 - 480_000_000)
+        );
         assert_eq!(interval_mul(iv(1, 0, 0), 1.0 / 3.0).unwrap(), iv(0, 10, 0));
         // '1 year 1 day' * -0.5 = '-6 mons -12:00:00'
-        assert_eq!(interval_mul(iv(12, 1, 0), -0.5).unwrap(), iv(-6, 0, -12 * MICROS_PER_HOUR));
+        assert_eq!(
+            interval_mul(iv(12, 1, 0), -0.5).unwrap(),
+            iv(-6, 0, -12 * MICROS_PER_HOUR)
+        );
         assert_eq!(interval_div(iv(1, 0, 0), 0.0).unwrap_err().code, "22012");
-        assert_eq!(interval_mul(iv(1, 0, 0), f64::NAN).unwrap_err().code, "22008");
-        assert_eq!(interval_mul(iv(1, 0, 0), f64::INFINITY).unwrap_err().code, "22008");
-        assert_eq!(interval_mul(iv(i32::MAX, 0, 0), 2.0).unwrap_err().code, "22008");
-        assert_eq!(interval_mul(iv(0, 0, i64::MAX), 2.0).unwrap_err().code, "22008");
+        assert_eq!(
+            interval_mul(iv(1, 0, 0), f64::NAN).unwrap_err().code,
+            "22008"
+        );
+        assert_eq!(
+            interval_mul(iv(1, 0, 0), f64::INFINITY).unwrap_err().code,
+            "22008"
+        );
+        assert_eq!(
+            interval_mul(iv(i32::MAX, 0, 0), 2.0).unwrap_err().code,
+            "22008"
+        );
+        assert_eq!(
+            interval_mul(iv(0, 0, i64::MAX), 2.0).unwrap_err().code,
+            "22008"
+        );
     }
 
     #[test]
     fn justify() {
-        assert_eq!(justify_hours(iv(0, 0, 27 * MICROS_PER_HOUR)).unwrap(), iv(0, 1, 3 * MICROS_PER_HOUR));
+        assert_eq!(
+            justify_hours(iv(0, 0, 27 * MICROS_PER_HOUR)).unwrap(),
+            iv(0, 1, 3 * MICROS_PER_HOUR)
+        );
         assert_eq!(justify_days(iv(0, 35, 0)).unwrap(), iv(1, 5, 0));
         assert_eq!(justify_interval(iv(1, -1, 0)).unwrap(), iv(0, 29, 0));
-        assert_eq!(justify_interval(iv(0, 0, -MICROS_PER_HOUR)).unwrap(), iv(0, 0, -MICROS_PER_HOUR));
-        assert_eq!(justify_interval(iv(1, 0, -MICROS_PER_HOUR)).unwrap(), iv(0, 29, 23 * MICROS_PER_HOUR));
-        assert_eq!(justify_interval(iv(-1, 0, MICROS_PER_HOUR)).unwrap(), iv(0, -29, -23 * MICROS_PER_HOUR));
+        assert_eq!(
+            justify_interval(iv(0, 0, -MICROS_PER_HOUR)).unwrap(),
+            iv(0, 0, -MICROS_PER_HOUR)
+        );
+        assert_eq!(
+            justify_interval(iv(1, 0, -MICROS_PER_HOUR)).unwrap(),
+            iv(0, 29, 23 * MICROS_PER_HOUR)
+        );
+        assert_eq!(
+            justify_interval(iv(-1, 0, MICROS_PER_HOUR)).unwrap(),
+            iv(0, -29, -23 * MICROS_PER_HOUR)
+        );
         assert!(justify_interval(iv(i32::MAX, i32::MAX, i64::MAX)).is_err());
         assert!(justify_interval(iv(i32::MIN, i32::MIN, i64::MIN)).is_err());
         assert!(justify_hours(iv(0, i32::MAX, i64::MAX)).is_err());
@@ -939,23 +1086,44 @@ mod tests {
         assert_eq!(tr("decade"), ts(2020, 1, 1, 0, 0, 0));
         assert_eq!(tr("century"), ts(2001, 1, 1, 0, 0, 0));
         assert_eq!(tr("millennium"), ts(2001, 1, 1, 0, 0, 0));
-        assert_eq!(date_trunc("century", ts(2000, 6, 1, 0, 0, 0)).unwrap(), ts(1901, 1, 1, 0, 0, 0));
+        assert_eq!(
+            date_trunc("century", ts(2000, 6, 1, 0, 0, 0)).unwrap(),
+            ts(1901, 1, 1, 0, 0, 0)
+        );
         assert_eq!(date_trunc("second", -1).unwrap(), -NANOS_PER_SEC);
     }
 
     #[test]
     fn trunc_errors_and_offset() {
         let e = date_trunc("x", 0).unwrap_err();
-        assert_eq!((e.code, e.message.as_str()), ("22023", "unit \"x\" not recognized for type timestamp with time zone"));
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            (
+                "22023",
+                "unit \"x\" not recognized for type timestamp with time zone"
+            )
+        );
         let e = date_trunc("dow", 0).unwrap_err();
         assert_eq!(e.code, "22023");
         let e = date_trunc("timezone", 0).unwrap_err();
-        assert_eq!((e.code, e.message.as_str()), ("0A000", "unit \"timezone\" not supported for type timestamp with time zone"));
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            (
+                "0A000",
+                "unit \"timezone\" not supported for type timestamp with time zone"
+            )
+        );
         let e = date_trunc_at_offset(DataType::Timestamp, "Foo", 0, 0).unwrap_err();
-        assert_eq!(e.message, "unit \"foo\" not recognized for type timestamp without time zone");
+        assert_eq!(
+            e.message,
+            "unit \"foo\" not recognized for type timestamp without time zone"
+        );
         // Day boundaries at +05:30: 2026-01-01 20:00 UTC is 2026-01-02 01:30 local.
         let t = ts(2026, 1, 1, 20, 0, 0);
-        assert_eq!(date_trunc_at_offset(DataType::TimestampTz, "day", t, 19_800).unwrap(), ts(2026, 1, 1, 18, 30, 0));
+        assert_eq!(
+            date_trunc_at_offset(DataType::TimestampTz, "day", t, 19_800).unwrap(),
+            ts(2026, 1, 1, 18, 30, 0)
+        );
         // Truncating below the representable range fails cleanly.
         assert_eq!(date_trunc("year", i64::MIN).unwrap_err().code, "22008");
     }
@@ -987,7 +1155,13 @@ mod tests {
         assert_eq!(ex("millennium", ty, t.clone()), "3");
         assert_eq!(ex("isoyear", ty, t.clone()), "2020");
         let e = extract_field("timezone", ty, &t).unwrap_err();
-        assert_eq!((e.code, e.message.as_str()), ("0A000", "unit \"timezone\" not supported for type timestamp without time zone"));
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            (
+                "0A000",
+                "unit \"timezone\" not supported for type timestamp without time zone"
+            )
+        );
         let e = extract_field("today", ty, &t).unwrap_err();
         assert_eq!(e.code, "22023");
     }
@@ -995,7 +1169,11 @@ mod tests {
     #[test]
     fn extract_timestamptz_at_offset() {
         let t = Datum::Int64(ts(2020, 1, 1, 22, 0, 0));
-        let f = |field: &str| extract_field_at_offset(field, DataType::TimestampTz, &t, 19_800).unwrap().to_string();
+        let f = |field: &str| {
+            extract_field_at_offset(field, DataType::TimestampTz, &t, 19_800)
+                .unwrap()
+                .to_string()
+        };
         assert_eq!(f("hour"), "3");
         assert_eq!(f("day"), "2");
         assert_eq!(f("timezone"), "19800");
@@ -1019,14 +1197,24 @@ mod tests {
         assert_eq!(ex("doy", ty, d(2024, 12, 31)), "366");
         assert_eq!(ex("isodow", ty, d(2026, 2, 1)), "7");
         let e = extract_field("hour", ty, &d(2020, 1, 1)).unwrap_err();
-        assert_eq!((e.code, e.message.as_str()), ("0A000", "unit \"hour\" not supported for type date"));
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            ("0A000", "unit \"hour\" not supported for type date")
+        );
         let e = extract_field("foo", ty, &d(2020, 1, 1)).unwrap_err();
-        assert_eq!((e.code, e.message.as_str()), ("22023", "unit \"foo\" not recognized for type date"));
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            ("22023", "unit \"foo\" not recognized for type date")
+        );
     }
 
     #[test]
     fn extract_interval_fields() {
-        let v = Datum::Interval(iv(14, 3, 4 * MICROS_PER_HOUR + 5 * MICROS_PER_MINUTE + 6_500_000));
+        let v = Datum::Interval(iv(
+            14,
+            3,
+            4 * MICROS_PER_HOUR + 5 * MICROS_PER_MINUTE + 6_500_000,
+        ));
         let ty = DataType::Interval;
         assert_eq!(ex("year", ty, v.clone()), "1");
         assert_eq!(ex("month", ty, v.clone()), "2");
@@ -1040,9 +1228,15 @@ mod tests {
         let one = Datum::Interval(iv(13, 1, MICROS_PER_SEC));
         assert_eq!(ex("epoch", ty, one), "34236001.000000");
         assert_eq!(ex("quarter", ty, Datum::Interval(iv(-5, 0, 0))), "0");
-        assert_eq!(ex("hour", ty, Datum::Interval(iv(0, 0, 25 * MICROS_PER_HOUR))), "25");
+        assert_eq!(
+            ex("hour", ty, Datum::Interval(iv(0, 0, 25 * MICROS_PER_HOUR))),
+            "25"
+        );
         let e = extract_field("dow", ty, &Datum::Interval(iv(0, 1, 0))).unwrap_err();
-        assert_eq!((e.code, e.message.as_str()), ("0A000", "unit \"dow\" not supported for type interval"));
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            ("0A000", "unit \"dow\" not supported for type interval")
+        );
         let extreme = Datum::Interval(iv(i32::MIN, i32::MIN, i64::MIN));
         assert!(extract_field("epoch", ty, &extreme).is_ok());
         assert!(extract_field("second", ty, &extreme).is_ok());
@@ -1053,29 +1247,62 @@ mod tests {
         let t = ts(2026, 5, 14, 13, 47, 21);
         let h = iv(0, 0, MICROS_PER_HOUR);
         assert_eq!(time_bucket(h, t, None).unwrap(), ts(2026, 5, 14, 13, 0, 0));
-        assert_eq!(time_bucket(iv(0, 7, 0), t, None).unwrap(), ts(2026, 5, 11, 0, 0, 0));
-        assert_eq!(time_bucket(iv(0, 0, 15 * MICROS_PER_MINUTE), t, None).unwrap(), ts(2026, 5, 14, 13, 45, 0));
+        assert_eq!(
+            time_bucket(iv(0, 7, 0), t, None).unwrap(),
+            ts(2026, 5, 11, 0, 0, 0)
+        );
+        assert_eq!(
+            time_bucket(iv(0, 0, 15 * MICROS_PER_MINUTE), t, None).unwrap(),
+            ts(2026, 5, 14, 13, 45, 0)
+        );
         // Negative times floor too.
         assert_eq!(time_bucket(h, -1, None).unwrap(), -3600 * NANOS_PER_SEC);
         // Custom origin.
         let origin = ts(2026, 1, 1, 0, 30, 0);
-        assert_eq!(time_bucket(h, t, Some(origin)).unwrap(), ts(2026, 5, 14, 13, 30, 0));
+        assert_eq!(
+            time_bucket(h, t, Some(origin)).unwrap(),
+            ts(2026, 5, 14, 13, 30, 0)
+        );
         assert_eq!(time_bucket(iv(0, 0, 0), t, None).unwrap_err().code, "22023");
-        assert_eq!(time_bucket(iv(0, -1, 0), t, None).unwrap_err().message, "period must be greater than 0");
-        assert_eq!(time_bucket(iv(0, 1, 0), i64::MIN, None).unwrap_err().code, "22008");
+        assert_eq!(
+            time_bucket(iv(0, -1, 0), t, None).unwrap_err().message,
+            "period must be greater than 0"
+        );
+        assert_eq!(
+            time_bucket(iv(0, 1, 0), i64::MIN, None).unwrap_err().code,
+            "22008"
+        );
     }
 
     #[test]
     fn bucket_months() {
         let t = ts(2026, 5, 14, 13, 47, 21);
-        assert_eq!(time_bucket(iv(1, 0, 0), t, None).unwrap(), ts(2026, 5, 1, 0, 0, 0));
-        assert_eq!(time_bucket(iv(3, 0, 0), t, None).unwrap(), ts(2026, 4, 1, 0, 0, 0));
-        assert_eq!(time_bucket(iv(12, 0, 0), t, None).unwrap(), ts(2026, 1, 1, 0, 0, 0));
-        assert_eq!(time_bucket(iv(5, 0, 0), ts(1999, 12, 31, 0, 0, 0), None).unwrap(), ts(1999, 8, 1, 0, 0, 0));
+        assert_eq!(
+            time_bucket(iv(1, 0, 0), t, None).unwrap(),
+            ts(2026, 5, 1, 0, 0, 0)
+        );
+        assert_eq!(
+            time_bucket(iv(3, 0, 0), t, None).unwrap(),
+            ts(2026, 4, 1, 0, 0, 0)
+        );
+        assert_eq!(
+            time_bucket(iv(12, 0, 0), t, None).unwrap(),
+            ts(2026, 1, 1, 0, 0, 0)
+        );
+        assert_eq!(
+            time_bucket(iv(5, 0, 0), ts(1999, 12, 31, 0, 0, 0), None).unwrap(),
+            ts(1999, 8, 1, 0, 0, 0)
+        );
         let origin = ts(2026, 2, 15, 0, 0, 0);
-        assert_eq!(time_bucket(iv(3, 0, 0), t, Some(origin)).unwrap(), ts(2026, 5, 1, 0, 0, 0));
+        assert_eq!(
+            time_bucket(iv(3, 0, 0), t, Some(origin)).unwrap(),
+            ts(2026, 5, 1, 0, 0, 0)
+        );
         assert_eq!(time_bucket(iv(1, 1, 0), t, None).unwrap_err().code, "0A000");
-        assert_eq!(time_bucket(iv(-1, 0, 0), t, None).unwrap_err().code, "22023");
+        assert_eq!(
+            time_bucket(iv(-1, 0, 0), t, None).unwrap_err().code,
+            "22023"
+        );
         assert!(time_bucket(iv(i32::MAX, 0, 0), i64::MIN, Some(i64::MAX)).is_err());
     }
 }

@@ -188,7 +188,10 @@ impl DataType {
     }
 
     pub fn is_string(self) -> bool {
-        matches!(self, DataType::Text | DataType::Varchar(_) | DataType::Bpchar(_) | DataType::Unknown)
+        matches!(
+            self,
+            DataType::Text | DataType::Varchar(_) | DataType::Bpchar(_) | DataType::Unknown
+        )
     }
 
     pub fn is_integer(self) -> bool {
@@ -225,6 +228,9 @@ pub struct FormatContext {
 
 impl Default for FormatContext {
     fn default() -> Self {
-        FormatContext { utc_offset_secs: 0, extra_float_digits: 1 }
+        FormatContext {
+            utc_offset_secs: 0,
+            extra_float_digits: 1,
+        }
     }
 }

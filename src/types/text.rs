@@ -13,8 +13,8 @@ use std::io::Write as _;
 use rust_decimal::Decimal;
 
 use super::datetime::{
-    self as dt, DateUnit, MICROS_PER_DAY, MICROS_PER_HOUR, MICROS_PER_MINUTE, MICROS_PER_SEC, NANOS_PER_DAY,
-    NANOS_PER_SEC,
+    self as dt, DateUnit, MICROS_PER_DAY, MICROS_PER_HOUR, MICROS_PER_MINUTE, MICROS_PER_SEC,
+    NANOS_PER_DAY, NANOS_PER_SEC,
 };
 use super::{DataType, Datum, FormatContext, Interval};
 use crate::error::{sqlstate, DbError, DbResult};
@@ -28,8 +28,12 @@ use crate::error::{sqlstate, DbError, DbResult};
 pub fn parse_text(ty: DataType, input: &str, ctx: &FormatContext) -> DbResult<Datum> {
     Ok(match ty {
         DataType::Bool => Datum::Bool(parse_bool(input)?),
-        DataType::Int16 => Datum::Int16(parse_int(input, ty, i16::MIN as i64, i16::MAX as i64)? as i16),
-        DataType::Int32 => Datum::Int32(parse_int(input, ty, i32::MIN as i64, i32::MAX as i64)? as i32),
+        DataType::Int16 => {
+            Datum::Int16(parse_int(input, ty, i16::MIN as i64, i16::MAX as i64)? as i16)
+        }
+        DataType::Int32 => {
+            Datum::Int32(parse_int(input, ty, i32::MIN as i64, i32::MAX as i64)? as i32)
+        }
         DataType::Int64 => Datum::Int64(parse_int(input, ty, i64::MIN, i64::MAX)?),
         DataType::Float32 => Datum::Float32(parse_float4(input)?),
         DataType::Float64 => Datum::Float64(parse_float8(input)?),
@@ -52,15 +56,19 @@ pub fn parse_text(ty: DataType, input: &str, ctx: &FormatContext) -> DbResult<Da
 pub fn format_text(ty: DataType, value: &Datum, ctx: &FormatContext, out: &mut Vec<u8>) {
     match (ty, value) {
         (_, Datum::Null) => {}
-        (DataType::Date, Datum::Int32(i32::MAX)) | (DataType::Timestamp | DataType::TimestampTz, Datum::Int64(i64::MAX)) => {
+        (DataType::Date, Datum::Int32(i32::MAX))
+        | (DataType::Timestamp | DataType::TimestampTz, Datum::Int64(i64::MAX)) => {
             out.extend_from_slice(b"infinity")
         }
-        (DataType::Date, Datum::Int32(i32::MIN)) | (DataType::Timestamp | DataType::TimestampTz, Datum::Int64(i64::MIN)) => {
+        (DataType::Date, Datum::Int32(i32::MIN))
+        | (DataType::Timestamp | DataType::TimestampTz, Datum::Int64(i64::MIN)) => {
             out.extend_from_slice(b"-infinity")
         }
         (DataType::Date, Datum::Int32(days)) => format_date(*days as i64, out),
         (DataType::Timestamp, Datum::Int64(ns)) => format_timestamp(*ns, out),
-        (DataType::TimestampTz, Datum::Int64(ns)) => format_timestamptz(*ns, ctx.utc_offset_secs, out),
+        (DataType::TimestampTz, Datum::Int64(ns)) => {
+            format_timestamptz(*ns, ctx.utc_offset_secs, out)
+        }
         (DataType::Float32, Datum::Float32(v)) if ctx.extra_float_digits <= 0 => {
             format_float_precision(*v as f64, 6 + ctx.extra_float_digits, out)
         }
@@ -115,7 +123,10 @@ struct StackBuf {
 
 impl StackBuf {
     fn new() -> Self {
-        StackBuf { buf: [0; 64], len: 0 }
+        StackBuf {
+            buf: [0; 64],
+            len: 0,
+        }
     }
     fn as_bytes(&self) -> &[u8] {
         &self.buf[..self.len]
@@ -184,7 +195,10 @@ fn parse_int(input: &str, ty: DataType, min: i64, max: i64) -> DbResult<i64> {
         if acc > limit {
             return Err(DbError::new(
                 sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
-                format!("value \"{input}\" is out of range for type {}", ty.input_name()),
+                format!(
+                    "value \"{input}\" is out of range for type {}",
+                    ty.input_name()
+                ),
             ));
         }
         i += 1;
@@ -215,12 +229,15 @@ fn float_special(s: &str) -> Option<f64> {
 
 /// Whether the mantissa of a decimal float literal has a non-zero digit.
 fn mantissa_nonzero(s: &str) -> bool {
-    s.bytes().take_while(|c| !matches!(c, b'e' | b'E')).any(|c| (b'1'..=b'9').contains(&c))
+    s.bytes()
+        .take_while(|c| !matches!(c, b'e' | b'E'))
+        .any(|c| (b'1'..=b'9').contains(&c))
 }
 
 /// Only decimal float syntax (Rust's parser also takes words we handle apart).
 fn looks_decimal(s: &str) -> bool {
-    s.bytes().all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'E' | b'+' | b'-'))
+    s.bytes()
+        .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'E' | b'+' | b'-'))
 }
 
 fn parse_float_common<T: std::str::FromStr + Copy>(
@@ -249,12 +266,24 @@ fn parse_float_common<T: std::str::FromStr + Copy>(
 
 /// float8in: decimal or exponent syntax, NaN, [+-]Infinity, [+-]inf.
 pub fn parse_float8(input: &str) -> DbResult<f64> {
-    parse_float_common(input, "double precision", |v| v, |v: f64| v.is_infinite(), |v: f64| v == 0.0)
+    parse_float_common(
+        input,
+        "double precision",
+        |v| v,
+        |v: f64| v.is_infinite(),
+        |v: f64| v == 0.0,
+    )
 }
 
 /// float4in: as float8in, rounded to single precision.
 pub fn parse_float4(input: &str) -> DbResult<f32> {
-    parse_float_common(input, "real", |v| v as f32, |v: f32| v.is_infinite(), |v: f32| v == 0.0)
+    parse_float_common(
+        input,
+        "real",
+        |v| v as f32,
+        |v: f32| v.is_infinite(),
+        |v: f32| v == 0.0,
+    )
 }
 
 /// float8out (extra_float_digits = 1): the shortest digits that read back
@@ -263,9 +292,13 @@ pub fn parse_float4(input: &str) -> DbResult<f32> {
 /// < -4 or >= 15: `1.5`, `1e+20`, `1.2345e-05`, `NaN`, `-Infinity`.
 pub fn format_float8(v: f64, out: &mut Vec<u8>) {
     if !special_float(v.is_nan(), v.is_infinite(), v < 0.0, out) {
-        let buf = shortest_digits(v, 17, split_f64, |p, b| write!(b, "{:.*e}", p, v), |s| {
-            s.parse::<f64>().is_ok_and(|r| r == v)
-        });
+        let buf = shortest_digits(
+            v,
+            17,
+            split_f64,
+            |p, b| write!(b, "{:.*e}", p, v),
+            |s| s.parse::<f64>().is_ok_and(|r| r == v),
+        );
         layout_float(buf.as_bytes(), 15, out);
     }
 }
@@ -282,7 +315,11 @@ pub fn format_float_precision(v: f64, precision: i32, out: &mut Vec<u8>) {
     let _ = std::fmt::Write::write_fmt(&mut buf, format_args!("{:.*e}", precision - 1, v));
     // %g drops trailing zeros of the mantissa.
     let (mant, exp) = buf.split_once('e').unwrap_or((buf.as_str(), "0"));
-    let mant = if mant.contains('.') { mant.trim_end_matches('0').trim_end_matches('.') } else { mant };
+    let mant = if mant.contains('.') {
+        mant.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        mant
+    };
     let sci = format!("{mant}e{exp}");
     layout_float(sci.as_bytes(), precision as i32, out);
 }
@@ -290,9 +327,13 @@ pub fn format_float_precision(v: f64, precision: i32, out: &mut Vec<u8>) {
 /// float4out: as float8out with single-precision digits and threshold 6.
 pub fn format_float4(v: f32, out: &mut Vec<u8>) {
     if !special_float(v.is_nan(), v.is_infinite(), v < 0.0, out) {
-        let buf = shortest_digits(v, 9, split_f32, |p, b| write!(b, "{:.*e}", p, v), |s| {
-            s.parse::<f32>().is_ok_and(|r| r == v)
-        });
+        let buf = shortest_digits(
+            v,
+            9,
+            split_f32,
+            |p, b| write!(b, "{:.*e}", p, v),
+            |s| s.parse::<f32>().is_ok_and(|r| r == v),
+        );
         layout_float(buf.as_bytes(), 6, out);
     }
 }
@@ -332,7 +373,9 @@ fn shortest_digits<T: Copy + std::fmt::LowerExp>(
 fn sci_parts(sci: &[u8]) -> (usize, i32) {
     let epos = sci.iter().position(|&c| c == b'e').unwrap_or(sci.len());
     let digits = sci[..epos].iter().filter(|c| c.is_ascii_digit()).count();
-    let exp = std::str::from_utf8(sci.get(epos + 1..).unwrap_or(b"0")).ok().and_then(|s| s.parse().ok());
+    let exp = std::str::from_utf8(sci.get(epos + 1..).unwrap_or(b"0"))
+        .ok()
+        .and_then(|s| s.parse().ok());
     (digits, exp.unwrap_or(0))
 }
 
@@ -364,11 +407,18 @@ fn split_f32(v: f32) -> (u64, i32, bool) {
 fn on_rounding_bound(sci: &[u8], mant: u64, e2: i32, lower_closer: bool) -> bool {
     let (n, exp) = sci_parts(sci);
     let epos = sci.iter().position(|&c| c == b'e').unwrap_or(sci.len());
-    let d = sci[..epos].iter().filter(|c| c.is_ascii_digit()).fold(0u64, |a, &c| a * 10 + (c - b'0') as u64);
+    let d = sci[..epos]
+        .iter()
+        .filter(|c| c.is_ascii_digit())
+        .fold(0u64, |a, &c| a * 10 + (c - b'0') as u64);
     let k = exp - (n as i32 - 1);
     let m = mant as u128;
     let upper = (2 * m + 1, e2 - 1);
-    let lower = if lower_closer { (4 * m - 1, e2 - 2) } else { (2 * m - 1, e2 - 1) };
+    let lower = if lower_closer {
+        (4 * m - 1, e2 - 2)
+    } else {
+        (2 * m - 1, e2 - 1)
+    };
     decimal_equals_dyadic(d, k, upper.0, upper.1) || decimal_equals_dyadic(d, k, lower.0, lower.1)
 }
 
@@ -430,7 +480,12 @@ fn layout_float(sci: &[u8], threshold: i32, out: &mut Vec<u8>) {
             out.push(b'.');
             out.extend_from_slice(&digits[1..]);
         }
-        let _ = write!(out, "e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.unsigned_abs());
+        let _ = write!(
+            out,
+            "e{}{:02}",
+            if exp < 0 { '-' } else { '+' },
+            exp.unsigned_abs()
+        );
     } else if exp >= 0 {
         let int_len = exp as usize + 1;
         for i in 0..int_len {
@@ -457,7 +512,10 @@ fn layout_float(sci: &[u8], threshold: i32, out: &mut Vec<u8>) {
 const MAX_MANTISSA: u128 = (1u128 << 96) - 1;
 
 pub(crate) fn numeric_overflow() -> DbError {
-    DbError::new(sqlstate::NUMERIC_VALUE_OUT_OF_RANGE, "value overflows numeric format")
+    DbError::new(
+        sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+        "value overflows numeric format",
+    )
 }
 
 /// numeric_in: `[+-]digits[.digits][e[+-]digits]`; the scale is kept as
@@ -467,7 +525,9 @@ pub(crate) fn numeric_overflow() -> DbError {
 pub fn parse_numeric(input: &str) -> DbResult<Decimal> {
     let s = pg_trim(input);
     if float_special(s).is_some() {
-        return Err(DbError::unsupported(format!("numeric value \"{s}\" is not supported")));
+        return Err(DbError::unsupported(format!(
+            "numeric value \"{s}\" is not supported"
+        )));
     }
     let num = scan_decimal_literal(s.as_bytes()).filter(|n| n.end == s.len());
     let num = num.ok_or_else(|| invalid_syntax("numeric", input))?;
@@ -532,7 +592,13 @@ fn scan_decimal_literal(b: &[u8]) -> Option<DecimalLiteral<'_>> {
             exponent = -exponent;
         }
     }
-    Some(DecimalLiteral { negative, int_digits, frac_digits, exponent, end: i })
+    Some(DecimalLiteral {
+        negative,
+        int_digits,
+        frac_digits,
+        exponent,
+        end: i,
+    })
 }
 
 /// Builds a Decimal from ASCII digits meaning `int(digits) × 10^-scale`,
@@ -569,7 +635,11 @@ pub(crate) fn decimal_from_digits(digits: &[u8], scale: i64, negative: bool) -> 
         for &c in digits.iter().take(kept.max(0) as usize) {
             m = m * 10 + (c - b'0') as u128;
         }
-        let next = if kept >= 0 { digits.get(kept as usize).copied().unwrap_or(b'0') } else { b'0' };
+        let next = if kept >= 0 {
+            digits.get(kept as usize).copied().unwrap_or(b'0')
+        } else {
+            b'0'
+        };
         if next >= b'5' {
             m += 1;
         }
@@ -611,7 +681,11 @@ pub fn coerce_string(ty: DataType, s: &str, explicit: bool) -> DbResult<String> 
         DataType::Bpchar(Some(n)) => (n as usize, "character"),
         _ => return Ok(s.to_string()),
     };
-    let cut = s.char_indices().nth(limit).map(|(i, _)| i).unwrap_or(s.len());
+    let cut = s
+        .char_indices()
+        .nth(limit)
+        .map(|(i, _)| i)
+        .unwrap_or(s.len());
     if !explicit && s[cut..].bytes().any(|c| c != b' ') {
         return Err(DbError::new(
             sqlstate::STRING_DATA_RIGHT_TRUNCATION,
@@ -662,7 +736,9 @@ pub fn parse_bytea(input: &str) -> DbResult<Vec<u8>> {
 /// `ooo` with the first digit 0-3 and the others 0-7.
 fn octal_escape(b: &[u8]) -> Option<u8> {
     match b {
-        [a @ b'0'..=b'3', c @ b'0'..=b'7', d @ b'0'..=b'7', ..] => Some((a - b'0') * 64 + (c - b'0') * 8 + (d - b'0')),
+        [a @ b'0'..=b'3', c @ b'0'..=b'7', d @ b'0'..=b'7', ..] => {
+            Some((a - b'0') * 64 + (c - b'0') * 8 + (d - b'0'))
+        }
         _ => None,
     }
 }
@@ -682,7 +758,10 @@ fn parse_bytea_hex(input: &str, hex: &[u8]) -> DbResult<Vec<u8>> {
     let bad_digit = |at: usize| {
         let rest = &input[input.len() - hex.len() + at..];
         let ch: String = rest.chars().take(1).collect();
-        DbError::new(sqlstate::INVALID_PARAMETER_VALUE, format!("invalid hexadecimal digit: \"{ch}\""))
+        DbError::new(
+            sqlstate::INVALID_PARAMETER_VALUE,
+            format!("invalid hexadecimal digit: \"{ch}\""),
+        )
     };
     while i < hex.len() {
         let c = hex[i];
@@ -740,9 +819,10 @@ fn dt_error(kind: DtErr, type_name: &str, input: &str) -> DbError {
         DtErr::MdFieldOverflow => {
             field_overflow(input).with_hint("Perhaps you need a different \"datestyle\" setting.")
         }
-        DtErr::TzOverflow => {
-            DbError::new("22009", format!("time zone displacement out of range: \"{input}\""))
-        }
+        DtErr::TzOverflow => DbError::new(
+            "22009",
+            format!("time zone displacement out of range: \"{input}\""),
+        ),
         DtErr::NamedZone => DbError::unsupported(format!(
             "time zone names are not supported in \"{input}\"; use a numeric offset such as +05:30"
         )),
@@ -796,7 +876,9 @@ fn special_word(s: &str) -> Option<SpecialWord> {
 /// Current UTC time in ns since the epoch.
 fn now_utc_ns() -> i64 {
     let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
-    since.map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX)).unwrap_or(0)
+    since
+        .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
 }
 
 /// Local "now" at a fixed offset, truncated to microseconds like PostgreSQL.
@@ -814,17 +896,29 @@ pub fn parse_date(input: &str, ctx: &FormatContext) -> DbResult<i32> {
         Some(SpecialWord::Now) | Some(SpecialWord::Today(0)) => {
             now_local_ns(ctx.utc_offset_secs).div_euclid(NANOS_PER_DAY)
         }
-        Some(SpecialWord::Today(n)) => now_local_ns(ctx.utc_offset_secs).div_euclid(NANOS_PER_DAY) + n,
+        Some(SpecialWord::Today(n)) => {
+            now_local_ns(ctx.utc_offset_secs).div_euclid(NANOS_PER_DAY) + n
+        }
         Some(SpecialWord::Infinity(neg)) => return Ok(if neg { i32::MIN } else { i32::MAX }),
-        None => parse_datetime_fields(s).map_err(|e| dt_error(e, "date", input))?.days,
+        None => {
+            parse_datetime_fields(s)
+                .map_err(|e| dt_error(e, "date", input))?
+                .days
+        }
     };
     dt::checked_date(days).map_err(|_| {
-        DbError::new(sqlstate::DATETIME_FIELD_OVERFLOW, format!("date out of range: \"{input}\""))
+        DbError::new(
+            sqlstate::DATETIME_FIELD_OVERFLOW,
+            format!("date out of range: \"{input}\""),
+        )
     })
 }
 
 fn timestamp_range_error(input: &str) -> DbError {
-    DbError::new(sqlstate::DATETIME_FIELD_OVERFLOW, format!("timestamp out of range: \"{input}\""))
+    DbError::new(
+        sqlstate::DATETIME_FIELD_OVERFLOW,
+        format!("timestamp out of range: \"{input}\""),
+    )
 }
 
 /// timestamp_in: as timestamptz_in, but a zone in the literal is ignored.
@@ -847,7 +941,8 @@ fn parse_timestamp_common(input: &str, ctx: &FormatContext, ty: DataType) -> DbR
         Some(SpecialWord::Epoch) => 0,
         Some(SpecialWord::Now) => now_utc_ns() as i128 + if with_tz { 0 } else { off },
         Some(SpecialWord::Today(n)) => {
-            let midnight = (now_local_ns(ctx.utc_offset_secs).div_euclid(NANOS_PER_DAY) + n) as i128
+            let midnight = (now_local_ns(ctx.utc_offset_secs).div_euclid(NANOS_PER_DAY) + n)
+                as i128
                 * NANOS_PER_DAY as i128;
             midnight - if with_tz { off } else { 0 }
         }
@@ -917,12 +1012,17 @@ fn digits_value(d: &[u8]) -> Option<i64> {
     if d.is_empty() {
         return None;
     }
-    d.iter().try_fold(0i64, |acc, &c| acc.checked_mul(10)?.checked_add((c - b'0') as i64))
+    d.iter().try_fold(0i64, |acc, &c| {
+        acc.checked_mul(10)?.checked_add((c - b'0') as i64)
+    })
 }
 
 /// Parses `date [T|space time] [zone] [BC|AD]` (already trimmed).
 fn parse_datetime_fields(s: &str) -> Result<DateTimeFields, DtErr> {
-    let mut c = Cursor { s: s.as_bytes(), i: 0 };
+    let mut c = Cursor {
+        s: s.as_bytes(),
+        i: 0,
+    };
     let (year, month, day, md_ambiguous) = parse_date_part(&mut c)?;
     let had_t = c.eat(b'T') || c.eat(b't');
     let had_space = c.skip_spaces() > 0;
@@ -955,8 +1055,17 @@ fn parse_datetime_fields(s: &str) -> Result<DateTimeFields, DtErr> {
     };
     let month = u32::try_from(month).map_err(|_| overflow)?;
     let day = u32::try_from(day).map_err(|_| DtErr::FieldOverflow)?;
-    let days = dt::checked_days_from_civil(year, month, day).ok_or(if month > 12 { overflow } else { DtErr::FieldOverflow })?;
-    Ok(DateTimeFields { days, time_ns, zone, named_zone })
+    let days = dt::checked_days_from_civil(year, month, day).ok_or(if month > 12 {
+        overflow
+    } else {
+        DtErr::FieldOverflow
+    })?;
+    Ok(DateTimeFields {
+        days,
+        time_ns,
+        zone,
+        named_zone,
+    })
 }
 
 /// `Y-M-D`, `Y/M/D` (year of 3+ digits), `M/D/Y` or `M-D-Y` (year of 3+
@@ -1042,7 +1151,8 @@ fn parse_zone(c: &mut Cursor) -> Result<Option<i32>, DtErr> {
         Some(b'+' | b'-') => parse_numeric_zone(c).map(Some),
         Some(ch) if ch.is_ascii_alphabetic() => {
             let start = c.i;
-            let word = c.run(|b| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'_' | b'+' | b'-'));
+            let word =
+                c.run(|b| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'_' | b'+' | b'-'));
             let lower = String::from_utf8_lossy(word).to_ascii_lowercase();
             if lower == "bc" || lower == "ad" {
                 c.i = start;
@@ -1051,7 +1161,11 @@ fn parse_zone(c: &mut Cursor) -> Result<Option<i32>, DtErr> {
             if let Some(off) = zone_abbreviation(&lower) {
                 return Ok(Some(off));
             }
-            Err(if lower.contains('/') { DtErr::NamedZone } else { DtErr::BadFormat })
+            Err(if lower.contains('/') {
+                DtErr::NamedZone
+            } else {
+                DtErr::BadFormat
+            })
         }
         _ => Ok(None),
     }
@@ -1223,12 +1337,24 @@ pub fn format_interval(iv: Interval, out: &mut Vec<u8>) {
         } else if is_before {
             out.push(b'+');
         }
-        let _ = write!(out, "{:02}:{:02}:{:02}", hour.unsigned_abs(), min.unsigned_abs(), sec.unsigned_abs());
+        let _ = write!(
+            out,
+            "{:02}:{:02}:{:02}",
+            hour.unsigned_abs(),
+            min.unsigned_abs(),
+            sec.unsigned_abs()
+        );
         write_fraction(fsec.unsigned_abs(), out);
     }
 }
 
-fn add_interval_part(value: i64, unit: &str, is_zero: &mut bool, is_before: &mut bool, out: &mut Vec<u8>) {
+fn add_interval_part(
+    value: i64,
+    unit: &str,
+    is_zero: &mut bool,
+    is_before: &mut bool,
+    out: &mut Vec<u8>,
+) {
     if value == 0 {
         return;
     }
@@ -1264,9 +1390,10 @@ fn interval_error(kind: IvErr, input: &str) -> DbError {
             sqlstate::INVALID_DATETIME_FORMAT,
             format!("invalid input syntax for type interval: \"{input}\""),
         ),
-        IvErr::FieldOverflow => {
-            DbError::new("22015", format!("interval field value out of range: \"{input}\""))
-        }
+        IvErr::FieldOverflow => DbError::new(
+            "22015",
+            format!("interval field value out of range: \"{input}\""),
+        ),
         IvErr::OutOfRange => dt::interval_out_of_range(),
     }
 }
@@ -1332,7 +1459,10 @@ impl ItmIn {
     }
 
     fn adjust_days(&mut self, val: i64, scale: i32) -> Result<(), IvErr> {
-        let d = i32::try_from(val).ok().and_then(|v| v.checked_mul(scale)).ok_or(IvErr::FieldOverflow)?;
+        let d = i32::try_from(val)
+            .ok()
+            .and_then(|v| v.checked_mul(scale))
+            .ok_or(IvErr::FieldOverflow)?;
         self.mday = self.mday.checked_add(d).ok_or(IvErr::FieldOverflow)?;
         Ok(())
     }
@@ -1344,7 +1474,10 @@ impl ItmIn {
     }
 
     fn adjust_years(&mut self, val: i64, scale: i32) -> Result<(), IvErr> {
-        let y = i32::try_from(val).ok().and_then(|v| v.checked_mul(scale)).ok_or(IvErr::FieldOverflow)?;
+        let y = i32::try_from(val)
+            .ok()
+            .and_then(|v| v.checked_mul(scale))
+            .ok_or(IvErr::FieldOverflow)?;
         self.year = self.year.checked_add(y).ok_or(IvErr::FieldOverflow)?;
         Ok(())
     }
@@ -1352,7 +1485,11 @@ impl ItmIn {
     /// A fraction of `scale` years as whole (rounded) months.
     fn adjust_fract_years(&mut self, frac: f64, scale: i32) -> Result<(), IvErr> {
         let months = (frac * scale as f64 * 12.0).round_ties_even();
-        let months = if months.abs() < 2e9 { months as i32 } else { return Err(IvErr::FieldOverflow) };
+        let months = if months.abs() < 2e9 {
+            months as i32
+        } else {
+            return Err(IvErr::FieldOverflow);
+        };
         self.mon = self.mon.checked_add(months).ok_or(IvErr::FieldOverflow)?;
         Ok(())
     }
@@ -1366,8 +1503,15 @@ impl ItmIn {
     }
 
     fn finish(&self) -> Result<Interval, IvErr> {
-        let months = self.year.checked_mul(12).and_then(|m| m.checked_add(self.mon));
-        Ok(Interval { months: months.ok_or(IvErr::OutOfRange)?, days: self.mday, micros: self.usec })
+        let months = self
+            .year
+            .checked_mul(12)
+            .and_then(|m| m.checked_add(self.mon));
+        Ok(Interval {
+            months: months.ok_or(IvErr::OutOfRange)?,
+            days: self.mday,
+            micros: self.usec,
+        })
     }
 }
 
@@ -1375,7 +1519,11 @@ impl ItmIn {
 #[derive(Debug)]
 enum IvField<'a> {
     /// 'hh:mm[:ss[.f]]' or 'mm:ss.f'; `signed` when written with '+'/'-'.
-    Time { neg: bool, signed: bool, body: &'a str },
+    Time {
+        neg: bool,
+        signed: bool,
+        body: &'a str,
+    },
     /// A number, possibly signed: '5', '1.5', '.5', '1-2' (years-months).
     Number { neg: bool, body: &'a str },
     /// A lower-cased word: a unit, 'ago'.
@@ -1404,7 +1552,8 @@ fn tokenize_interval(s: &str) -> Result<Vec<IvField<'_>>, IvErr> {
                 return Err(IvErr::BadFormat);
             }
             let mut end = i;
-            while end < b.len() && (b[end].is_ascii_digit() || matches!(b[end], b':' | b'.' | b'-')) {
+            while end < b.len() && (b[end].is_ascii_digit() || matches!(b[end], b':' | b'.' | b'-'))
+            {
                 end += 1;
             }
             fields.push(number_or_time(c == b'-', true, &s[i..end]));
@@ -1502,7 +1651,9 @@ fn decode_postgres_interval(s: &str) -> Result<Interval, IvErr> {
                 unit = IvUnit::Unit(DateUnit::Day);
                 fmask::TIME
             }
-            IvField::Number { neg, body } => decode_interval_number(*neg, body, &mut unit, &mut itm)?,
+            IvField::Number { neg, body } => {
+                decode_interval_number(*neg, body, &mut unit, &mut itm)?
+            }
             IvField::Word(w) if w == "ago" => {
                 is_before = true;
                 unit = IvUnit::Invalid;
@@ -1529,8 +1680,15 @@ fn decode_postgres_interval(s: &str) -> Result<Interval, IvErr> {
 
 /// Leading digits as i64 (strtoi64): (value, rest). No digits gives 0.
 fn leading_int(s: &str) -> Result<(i64, &str), IvErr> {
-    let end = s.bytes().position(|c| !c.is_ascii_digit()).unwrap_or(s.len());
-    let v = if end == 0 { 0 } else { digits_value(&s.as_bytes()[..end]).ok_or(IvErr::FieldOverflow)? };
+    let end = s
+        .bytes()
+        .position(|c| !c.is_ascii_digit())
+        .unwrap_or(s.len());
+    let v = if end == 0 {
+        0
+    } else {
+        digits_value(&s.as_bytes()[..end]).ok_or(IvErr::FieldOverflow)?
+    };
     Ok((v, &s[end..]))
 }
 
@@ -1542,7 +1700,12 @@ fn parse_fraction(s: &str) -> Result<f64, IvErr> {
     s.parse::<f64>().map_err(|_| IvErr::BadFormat)
 }
 
-fn decode_interval_number(neg: bool, body: &str, unit: &mut IvUnit, itm: &mut ItmIn) -> Result<u32, IvErr> {
+fn decode_interval_number(
+    neg: bool,
+    body: &str,
+    unit: &mut IvUnit,
+    itm: &mut ItmIn,
+) -> Result<u32, IvErr> {
     if *unit == IvUnit::Unset {
         *unit = IvUnit::Unit(DateUnit::Second);
     }
@@ -1560,7 +1723,10 @@ fn decode_interval_number(neg: bool, body: &str, unit: &mut IvUnit, itm: &mut It
             return Err(IvErr::BadFormat);
         }
         *unit = IvUnit::Unit(DateUnit::Month);
-        val = val.checked_mul(12).and_then(|v| v.checked_add(if neg { -m } else { m })).ok_or(IvErr::FieldOverflow)?;
+        val = val
+            .checked_mul(12)
+            .and_then(|v| v.checked_add(if neg { -m } else { m }))
+            .ok_or(IvErr::FieldOverflow)?;
     } else if rest.starts_with('.') {
         fval = parse_fraction(rest)?;
         if neg {
@@ -1569,12 +1735,20 @@ fn decode_interval_number(neg: bool, body: &str, unit: &mut IvUnit, itm: &mut It
     } else if !rest.is_empty() {
         return Err(IvErr::BadFormat);
     }
-    let IvUnit::Unit(u) = *unit else { return Err(IvErr::BadFormat) };
+    let IvUnit::Unit(u) = *unit else {
+        return Err(IvErr::BadFormat);
+    };
     apply_interval_unit(u, val, fval, unit, itm)
 }
 
 /// Adds `val.fval` units of `u`; returns the field mask it fills.
-fn apply_interval_unit(u: DateUnit, val: i64, fval: f64, unit: &mut IvUnit, itm: &mut ItmIn) -> Result<u32, IvErr> {
+fn apply_interval_unit(
+    u: DateUnit,
+    val: i64,
+    fval: f64,
+    unit: &mut IvUnit,
+    itm: &mut ItmIn,
+) -> Result<u32, IvErr> {
     use DateUnit::*;
     Ok(match u {
         Microsecond => {
@@ -1655,7 +1829,8 @@ fn decode_interval_time(body: &str) -> Result<i64, IvErr> {
     } else if !rest.is_empty() {
         return Err(IvErr::BadFormat);
     }
-    if !(0..=59).contains(&min) || !(0..=60).contains(&sec) || !(0..=MICROS_PER_SEC).contains(&fsec) {
+    if !(0..=59).contains(&min) || !(0..=60).contains(&sec) || !(0..=MICROS_PER_SEC).contains(&fsec)
+    {
         return Err(IvErr::FieldOverflow);
     }
     let total = hour
@@ -1672,7 +1847,10 @@ fn fractional_second(s: &str) -> Result<i64, IvErr> {
 
 /// One ISO 8601 number: (integer part, fraction, bytes consumed).
 fn iso_number(b: &[u8]) -> Result<(i64, f64, usize), IvErr> {
-    if !b.first().is_some_and(|c| c.is_ascii_digit() || matches!(c, b'-' | b'.')) {
+    if !b
+        .first()
+        .is_some_and(|c| c.is_ascii_digit() || matches!(c, b'-' | b'.'))
+    {
         return Err(IvErr::BadFormat);
     }
     let lit = scan_decimal_literal(b).ok_or(IvErr::BadFormat)?;
@@ -1771,9 +1949,15 @@ fn iso_date_field(
             ov(itm.adjust_months(val / 100 % 100))?;
             ov(itm.adjust_days(val % 100, 1))?;
             ov(itm.adjust_fract_micros(fval, MICROS_PER_DAY))?;
-            return Ok(if unit.is_none() { IsoStep::Done } else { IsoStep::TimePart });
+            return Ok(if unit.is_none() {
+                IsoStep::Done
+            } else {
+                IsoStep::TimePart
+            });
         }
-        None | Some(b'T') | Some(b'-') => return iso_alternative_date(itm, b, i, unit, val, fval, havefield),
+        None | Some(b'T') | Some(b'-') => {
+            return iso_alternative_date(itm, b, i, unit, val, fval, havefield)
+        }
         _ => return Err(IvErr::BadFormat),
     }
     Ok(IsoStep::Next)
@@ -1792,7 +1976,9 @@ fn iso_alternative_date(
     if havefield {
         return Err(IvErr::BadFormat);
     }
-    itm.adjust_years(val, 1).and_then(|_| itm.adjust_fract_years(fval, 1)).map_err(|_| IvErr::FieldOverflow)?;
+    itm.adjust_years(val, 1)
+        .and_then(|_| itm.adjust_fract_years(fval, 1))
+        .map_err(|_| IvErr::FieldOverflow)?;
     match unit {
         None => return Ok(IsoStep::Done),
         Some(b'T') => return Ok(IsoStep::TimePart),
@@ -1800,7 +1986,9 @@ fn iso_alternative_date(
     }
     let (val, fval, used) = iso_number(b.get(*i..).unwrap_or(&[]))?;
     *i += used;
-    itm.adjust_months(val).and_then(|_| itm.adjust_fract_days(fval, 30)).map_err(|_| IvErr::FieldOverflow)?;
+    itm.adjust_months(val)
+        .and_then(|_| itm.adjust_fract_days(fval, 30))
+        .map_err(|_| IvErr::FieldOverflow)?;
     match b.get(*i) {
         None => return Ok(IsoStep::Done),
         Some(b'T') => {
@@ -1897,7 +2085,11 @@ enum Json {
 /// kept, numbers in numeric form ('1e2' → 100, '1.50' stays), strings
 /// re-escaped as PostgreSQL does.
 pub fn parse_jsonb(input: &str) -> DbResult<String> {
-    let mut p = JsonParser { s: input.as_bytes(), i: 0, depth: 0 };
+    let mut p = JsonParser {
+        s: input.as_bytes(),
+        i: 0,
+        depth: 0,
+    };
     p.skip_ws();
     let value = p.value()?;
     p.skip_ws();
@@ -1910,7 +2102,11 @@ pub fn parse_jsonb(input: &str) -> DbResult<String> {
 }
 
 fn json_error(detail: String) -> DbError {
-    DbError::new(sqlstate::INVALID_TEXT_REPRESENTATION, "invalid input syntax for type json").with_detail(detail)
+    DbError::new(
+        sqlstate::INVALID_TEXT_REPRESENTATION,
+        "invalid input syntax for type json",
+    )
+    .with_detail(detail)
 }
 
 struct JsonParser<'a> {
@@ -1930,7 +2126,11 @@ impl JsonParser<'_> {
     /// alphanumerics (after an optional '-'), or else one character.
     fn token_end(&self) -> usize {
         let is_tok = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80;
-        let start = if self.s.get(self.i) == Some(&b'-') { self.i + 1 } else { self.i };
+        let start = if self.s.get(self.i) == Some(&b'-') {
+            self.i + 1
+        } else {
+            self.i
+        };
         let mut end = start;
         while end < self.s.len() && is_tok(self.s[end]) {
             end += 1;
@@ -1956,7 +2156,9 @@ impl JsonParser<'_> {
     fn expect_found(&self, what: &str) -> DbError {
         match self.s.get(self.i) {
             None => json_error("The input string ended unexpectedly.".into()),
-            Some(&c) if c.is_ascii_punctuation() => json_error(format!("Expected {what}, but found \"{}\".", c as char)),
+            Some(&c) if c.is_ascii_punctuation() => {
+                json_error(format!("Expected {what}, but found \"{}\".", c as char))
+            }
             Some(_) => self.token_error(),
         }
     }
@@ -1983,7 +2185,10 @@ impl JsonParser<'_> {
     }
 
     fn keyword(&mut self) -> DbResult<Json> {
-        let end = self.s[self.i..].iter().position(|c| !c.is_ascii_alphanumeric()).map_or(self.s.len(), |k| self.i + k);
+        let end = self.s[self.i..]
+            .iter()
+            .position(|c| !c.is_ascii_alphanumeric())
+            .map_or(self.s.len(), |k| self.i + k);
         let v = match &self.s[self.i..end] {
             b"true" => Json::Bool(true),
             b"false" => Json::Bool(false),
@@ -2075,7 +2280,9 @@ impl JsonParser<'_> {
                 b'"' => break,
                 b'\\' => self.escape(&mut out)?,
                 c if c < 0x20 => {
-                    return Err(json_error(format!("Character with value 0x{c:02x} must be escaped.")));
+                    return Err(json_error(format!(
+                        "Character with value 0x{c:02x} must be escaped."
+                    )));
                 }
                 c => out.push(c),
             }
@@ -2100,7 +2307,9 @@ impl JsonParser<'_> {
             b'u' => return self.unicode_escape(out),
             _ => {
                 let ch = String::from_utf8_lossy(&self.s[self.i - 1..self.i]).into_owned();
-                return Err(json_error(format!("Escape sequence \"\\{ch}\" is invalid.")));
+                return Err(json_error(format!(
+                    "Escape sequence \"\\{ch}\" is invalid."
+                )));
             }
         };
         out.push(simple);
@@ -2108,12 +2317,19 @@ impl JsonParser<'_> {
     }
 
     fn hex4(&mut self) -> DbResult<u32> {
-        let digits = self.s.get(self.i..self.i + 4).filter(|d| d.iter().all(u8::is_ascii_hexdigit));
+        let digits = self
+            .s
+            .get(self.i..self.i + 4)
+            .filter(|d| d.iter().all(u8::is_ascii_hexdigit));
         let Some(digits) = digits else {
-            return Err(json_error("\"\\u\" must be followed by four hexadecimal digits.".into()));
+            return Err(json_error(
+                "\"\\u\" must be followed by four hexadecimal digits.".into(),
+            ));
         };
         self.i += 4;
-        Ok(digits.iter().fold(0u32, |acc, &d| acc * 16 + hex_value(d).unwrap_or(0) as u32))
+        Ok(digits
+            .iter()
+            .fold(0u32, |acc, &d| acc * 16 + hex_value(d).unwrap_or(0) as u32))
     }
 
     fn unicode_escape(&mut self, out: &mut Vec<u8>) -> DbResult<()> {
@@ -2126,17 +2342,23 @@ impl JsonParser<'_> {
             0xD800..=0xDBFF => {
                 let low_follows = self.s.get(self.i..self.i + 2) == Some(b"\\u");
                 if !low_follows {
-                    return Err(json_error("Unicode low surrogate must follow a high surrogate.".into()));
+                    return Err(json_error(
+                        "Unicode low surrogate must follow a high surrogate.".into(),
+                    ));
                 }
                 self.i += 2;
                 let low = self.hex4()?;
                 if !(0xDC00..=0xDFFF).contains(&low) {
-                    return Err(json_error("Unicode low surrogate must follow a high surrogate.".into()));
+                    return Err(json_error(
+                        "Unicode low surrogate must follow a high surrogate.".into(),
+                    ));
                 }
                 0x10000 + ((first - 0xD800) << 10) + (low - 0xDC00)
             }
             0xDC00..=0xDFFF => {
-                return Err(json_error("Unicode low surrogate must follow a high surrogate.".into()));
+                return Err(json_error(
+                    "Unicode low surrogate must follow a high surrogate.".into(),
+                ));
             }
             c => c,
         };
@@ -2174,7 +2396,9 @@ fn numeric_text(l: &DecimalLiteral) -> String {
         v
     };
     let frac_part: Vec<u8> = if point < 0 {
-        std::iter::repeat_n(b'0', (-point) as usize).chain(digits.iter().copied()).collect()
+        std::iter::repeat_n(b'0', (-point) as usize)
+            .chain(digits.iter().copied())
+            .collect()
     } else {
         digits.get(point as usize..).unwrap_or(&[]).to_vec()
     };
@@ -2270,7 +2494,10 @@ mod tests {
     }
 
     fn at(offset: i32) -> FormatContext {
-        FormatContext { utc_offset_secs: offset, ..Default::default() }
+        FormatContext {
+            utc_offset_secs: offset,
+            ..Default::default()
+        }
     }
 
     /// Parses then formats, as a psql round trip would show it.
@@ -2305,7 +2532,13 @@ mod tests {
             assert_eq!(show(DataType::Bool, f), "f", "{f}");
         }
         for bad in ["", "o", "truex", "2", "yess", "-1"] {
-            assert_eq!(err(DataType::Bool, bad), ("22P02", format!("invalid input syntax for type boolean: \"{bad}\"")));
+            assert_eq!(
+                err(DataType::Bool, bad),
+                (
+                    "22P02",
+                    format!("invalid input syntax for type boolean: \"{bad}\"")
+                )
+            );
         }
     }
 
@@ -2315,13 +2548,37 @@ mod tests {
         assert_eq!(show(DataType::Int32, "+7"), "7");
         assert_eq!(show(DataType::Int32, "-2147483648"), "-2147483648");
         assert_eq!(show(DataType::Int16, "32767"), "32767");
-        assert_eq!(show(DataType::Int64, "-9223372036854775808"), "-9223372036854775808");
-        assert_eq!(err(DataType::Int32, "abc"), ("22P02", "invalid input syntax for type integer: \"abc\"".into()));
-        assert_eq!(err(DataType::Int32, "99999999999"), ("22003", "value \"99999999999\" is out of range for type integer".into()));
+        assert_eq!(
+            show(DataType::Int64, "-9223372036854775808"),
+            "-9223372036854775808"
+        );
+        assert_eq!(
+            err(DataType::Int32, "abc"),
+            (
+                "22P02",
+                "invalid input syntax for type integer: \"abc\"".into()
+            )
+        );
+        assert_eq!(
+            err(DataType::Int32, "99999999999"),
+            (
+                "22003",
+                "value \"99999999999\" is out of range for type integer".into()
+            )
+        );
         assert_eq!(err(DataType::Int32, "99999999999x").0, "22003");
         assert_eq!(err(DataType::Int32, "2147483648").0, "22003");
-        assert_eq!(err(DataType::Int16, "-32769"), ("22003", "value \"-32769\" is out of range for type smallint".into()));
-        assert_eq!(err(DataType::Int64, "9223372036854775808").1, "value \"9223372036854775808\" is out of range for type bigint");
+        assert_eq!(
+            err(DataType::Int16, "-32769"),
+            (
+                "22003",
+                "value \"-32769\" is out of range for type smallint".into()
+            )
+        );
+        assert_eq!(
+            err(DataType::Int64, "9223372036854775808").1,
+            "value \"9223372036854775808\" is out of range for type bigint"
+        );
         for bad in ["", " ", "-", "- 7", "1.5", "12 3", "1e3", "0x10"] {
             assert_eq!(err(DataType::Int32, bad).0, "22P02", "{bad:?}");
         }
@@ -2380,14 +2637,35 @@ mod tests {
 
     #[test]
     fn float_errors() {
-        assert_eq!(err(DataType::Float64, "1e400"), ("22003", "\"1e400\" is out of range for type double precision".into()));
-        assert_eq!(err(DataType::Float64, " -1e400 ").1, "\"-1e400\" is out of range for type double precision");
+        assert_eq!(
+            err(DataType::Float64, "1e400"),
+            (
+                "22003",
+                "\"1e400\" is out of range for type double precision".into()
+            )
+        );
+        assert_eq!(
+            err(DataType::Float64, " -1e400 ").1,
+            "\"-1e400\" is out of range for type double precision"
+        );
         assert_eq!(err(DataType::Float64, "1e-400").0, "22003");
-        assert_eq!(err(DataType::Float32, "1e39"), ("22003", "\"1e39\" is out of range for type real".into()));
+        assert_eq!(
+            err(DataType::Float32, "1e39"),
+            ("22003", "\"1e39\" is out of range for type real".into())
+        );
         assert_eq!(err(DataType::Float32, "1e-46").0, "22003");
-        assert_eq!(err(DataType::Float64, "abc"), ("22P02", "invalid input syntax for type double precision: \"abc\"".into()));
+        assert_eq!(
+            err(DataType::Float64, "abc"),
+            (
+                "22P02",
+                "invalid input syntax for type double precision: \"abc\"".into()
+            )
+        );
         assert_eq!(err(DataType::Float64, "").0, "22P02");
-        assert_eq!(err(DataType::Float32, "1.5x").1, "invalid input syntax for type real: \"1.5x\"");
+        assert_eq!(
+            err(DataType::Float32, "1.5x").1,
+            "invalid input syntax for type real: \"1.5x\""
+        );
     }
 
     #[test]
@@ -2403,22 +2681,43 @@ mod tests {
             ("5.", "5"),
             ("+3", "3"),
             ("123e-2", "1.23"),
-            ("-12345678901234567890.123456789", "-12345678901234567890.123456789"),
-            ("79228162514264337593543950335", "79228162514264337593543950335"),
+            (
+                "-12345678901234567890.123456789",
+                "-12345678901234567890.123456789",
+            ),
+            (
+                "79228162514264337593543950335",
+                "79228162514264337593543950335",
+            ),
             ("1e28", "10000000000000000000000000000"),
             // Beyond 28 fractional digits: rounded half away from zero.
-            ("0.1234567890123456789012345678901", "0.1234567890123456789012345679"),
-            ("-0.00000000000000000000000000005", "-0.0000000000000000000000000001"),
+            (
+                "0.1234567890123456789012345678901",
+                "0.1234567890123456789012345679",
+            ),
+            (
+                "-0.00000000000000000000000000005",
+                "-0.0000000000000000000000000001",
+            ),
             ("1e-30", "0.0000000000000000000000000000"),
         ];
         for (input, want) in cases {
             assert_eq!(show(DataType::Numeric, input), want, "{input}");
         }
-        assert_eq!(err(DataType::Numeric, "abc"), ("22P02", "invalid input syntax for type numeric: \"abc\"".into()));
+        assert_eq!(
+            err(DataType::Numeric, "abc"),
+            (
+                "22P02",
+                "invalid input syntax for type numeric: \"abc\"".into()
+            )
+        );
         for bad in ["", "1e", "1.2.3", ".", "-", "1e5x", "e5"] {
             assert_eq!(err(DataType::Numeric, bad).0, "22P02", "{bad:?}");
         }
-        assert_eq!(err(DataType::Numeric, "79228162514264337593543950336"), ("22003", "value overflows numeric format".into()));
+        assert_eq!(
+            err(DataType::Numeric, "79228162514264337593543950336"),
+            ("22003", "value overflows numeric format".into())
+        );
         assert_eq!(err(DataType::Numeric, "1e1000").0, "22003");
         assert_eq!(err(DataType::Numeric, "NaN").0, "0A000");
         assert_eq!(err(DataType::Numeric, "1e999999999999").0, "22P02");
@@ -2426,16 +2725,36 @@ mod tests {
 
     #[test]
     fn decimal_from_digits_edges() {
-        let d = |digits: &str, scale: i64| decimal_from_digits(digits.as_bytes(), scale, false).map(|d| d.to_string());
+        let d = |digits: &str, scale: i64| {
+            decimal_from_digits(digits.as_bytes(), scale, false).map(|d| d.to_string())
+        };
         assert_eq!(d("000", 2).as_deref(), Some("0.00"));
-        assert_eq!(d("5", 29).as_deref(), Some("0.0000000000000000000000000001"));
-        assert_eq!(d("4", 29).as_deref(), Some("0.0000000000000000000000000000"));
-        assert_eq!(d("99999999999999999999999999999", 1).as_deref(), Some("10000000000000000000000000000"));
-        assert_eq!(d("1", -28).as_deref(), Some("10000000000000000000000000000"));
+        assert_eq!(
+            d("5", 29).as_deref(),
+            Some("0.0000000000000000000000000001")
+        );
+        assert_eq!(
+            d("4", 29).as_deref(),
+            Some("0.0000000000000000000000000000")
+        );
+        assert_eq!(
+            d("99999999999999999999999999999", 1).as_deref(),
+            Some("10000000000000000000000000000")
+        );
+        assert_eq!(
+            d("1", -28).as_deref(),
+            Some("10000000000000000000000000000")
+        );
         assert_eq!(d("1", -29), None);
-        assert_eq!(d("7922816251426433759354395033", -1).as_deref(), Some("79228162514264337593543950330"));
+        assert_eq!(
+            d("7922816251426433759354395033", -1).as_deref(),
+            Some("79228162514264337593543950330")
+        );
         assert_eq!(d("7922816251426433759354395034", -1), None);
-        assert_eq!(d(&"9".repeat(200), 190).as_deref(), Some("10000000000.000000000000000000"));
+        assert_eq!(
+            d(&"9".repeat(200), 190).as_deref(),
+            Some("10000000000.000000000000000000")
+        );
     }
 
     #[test]
@@ -2448,11 +2767,26 @@ mod tests {
         assert_eq!(show(DataType::Bpchar(Some(3)), "a"), "a  ");
         assert_eq!(show(DataType::Bpchar(Some(3)), "abc   "), "abc");
         assert_eq!(show(DataType::Bpchar(None), "a "), "a ");
-        assert_eq!(err(DataType::Varchar(Some(3)), "abcd"), ("22001", "value too long for type character varying(3)".into()));
-        assert_eq!(err(DataType::Bpchar(Some(3)), "abcd"), ("22001", "value too long for type character(3)".into()));
+        assert_eq!(
+            err(DataType::Varchar(Some(3)), "abcd"),
+            (
+                "22001",
+                "value too long for type character varying(3)".into()
+            )
+        );
+        assert_eq!(
+            err(DataType::Bpchar(Some(3)), "abcd"),
+            ("22001", "value too long for type character(3)".into())
+        );
         assert_eq!(err(DataType::Text, "a\0b").0, "22021");
-        assert_eq!(coerce_string(DataType::Varchar(Some(2)), "abcd", true).unwrap(), "ab");
-        assert_eq!(coerce_string(DataType::Bpchar(Some(0)), "", false).unwrap(), "");
+        assert_eq!(
+            coerce_string(DataType::Varchar(Some(2)), "abcd", true).unwrap(),
+            "ab"
+        );
+        assert_eq!(
+            coerce_string(DataType::Bpchar(Some(0)), "", false).unwrap(),
+            ""
+        );
     }
 
     #[test]
@@ -2463,10 +2797,25 @@ mod tests {
         assert_eq!(show(DataType::Bytea, "abc\\\\def"), "\\x6162635c646566");
         assert_eq!(show(DataType::Bytea, "a\\001b"), "\\x610162");
         assert_eq!(show(DataType::Bytea, "é"), "\\xc3a9");
-        assert_eq!(err(DataType::Bytea, "\\x0a0"), ("22023", "invalid hexadecimal data: odd number of digits".into()));
-        assert_eq!(err(DataType::Bytea, "\\x0g"), ("22023", "invalid hexadecimal digit: \"g\"".into()));
-        assert_eq!(err(DataType::Bytea, "\\xé0").1, "invalid hexadecimal digit: \"é\"");
-        assert_eq!(err(DataType::Bytea, "a\\9"), ("22P02", "invalid input syntax for type bytea".into()));
+        assert_eq!(
+            err(DataType::Bytea, "\\x0a0"),
+            (
+                "22023",
+                "invalid hexadecimal data: odd number of digits".into()
+            )
+        );
+        assert_eq!(
+            err(DataType::Bytea, "\\x0g"),
+            ("22023", "invalid hexadecimal digit: \"g\"".into())
+        );
+        assert_eq!(
+            err(DataType::Bytea, "\\xé0").1,
+            "invalid hexadecimal digit: \"é\""
+        );
+        assert_eq!(
+            err(DataType::Bytea, "a\\9"),
+            ("22P02", "invalid input syntax for type bytea".into())
+        );
         assert_eq!(err(DataType::Bytea, "a\\").0, "22P02");
         assert_eq!(err(DataType::Bytea, "\\400").0, "22P02");
         assert_eq!(err(DataType::Bytea, "\\X0a").0, "22P02");
@@ -2485,8 +2834,14 @@ mod tests {
             ("2026-01-31 10:00:00 EST", "2026-01-31 15:00:00+00"),
             ("2026-01-31 10:00:00+053", "2026-01-31 09:07:00+00"),
             ("2026-01-31 10:00:00 +15:59:59", "2026-01-30 18:00:01+00"),
-            ("2026-01-31 10:00:00.1234565", "2026-01-31 10:00:00.123456+00"),
-            ("2026-01-31 10:00:00.1234575", "2026-01-31 10:00:00.123458+00"),
+            (
+                "2026-01-31 10:00:00.1234565",
+                "2026-01-31 10:00:00.123456+00",
+            ),
+            (
+                "2026-01-31 10:00:00.1234575",
+                "2026-01-31 10:00:00.123458+00",
+            ),
             ("2026-01-31 10:00:00.9999995", "2026-01-31 10:00:01+00"),
             ("2026-01-31 23:59:59.9999999", "2026-02-01 00:00:00+00"),
             ("2026-01-31 24:00:00", "2026-02-01 00:00:00+00"),
@@ -2511,28 +2866,67 @@ mod tests {
     #[test]
     fn timestamp_errors() {
         let tz = DataType::TimestampTz;
-        assert_eq!(err(tz, "2026-01-31 24:00:01"), ("22008", "date/time field value out of range: \"2026-01-31 24:00:01\"".into()));
+        assert_eq!(
+            err(tz, "2026-01-31 24:00:01"),
+            (
+                "22008",
+                "date/time field value out of range: \"2026-01-31 24:00:01\"".into()
+            )
+        );
         assert_eq!(err(tz, "2026-01-31 10:60:00").0, "22008");
         assert_eq!(err(tz, "2026-02-30").0, "22008");
         let e = parse_text(tz, "2026-13-01", &ctx()).unwrap_err();
-        assert_eq!((e.code, e.hint.as_deref()), ("22008", Some("Perhaps you need a different \"datestyle\" setting.")));
+        assert_eq!(
+            (e.code, e.hint.as_deref()),
+            (
+                "22008",
+                Some("Perhaps you need a different \"datestyle\" setting.")
+            )
+        );
         assert_eq!(err(tz, "26-01-31").0, "22008");
         assert_eq!(err(tz, "0000-01-01").0, "22008");
-        assert_eq!(err(tz, "2026-01-31T10"), ("22007", "invalid input syntax for type timestamp with time zone: \"2026-01-31T10\"".into()));
+        assert_eq!(
+            err(tz, "2026-01-31T10"),
+            (
+                "22007",
+                "invalid input syntax for type timestamp with time zone: \"2026-01-31T10\"".into()
+            )
+        );
         assert_eq!(err(tz, "2026-01-31 10").0, "22007");
         assert_eq!(err(tz, "garbage").0, "22007");
         assert_eq!(err(tz, "").0, "22007");
         assert_eq!(err(tz, "2026-01-31 10:00:00 junk").0, "22007");
         assert_eq!(err(tz, "2026-01-31 10:00:00 XYZ").0, "22007");
-        assert_eq!(err(tz, "2026-01-31 10:00:00 +16"), ("22009", "time zone displacement out of range: \"2026-01-31 10:00:00 +16\"".into()));
+        assert_eq!(
+            err(tz, "2026-01-31 10:00:00 +16"),
+            (
+                "22009",
+                "time zone displacement out of range: \"2026-01-31 10:00:00 +16\"".into()
+            )
+        );
         assert_eq!(err(tz, "2026-01-31 10:00:00 Europe/Paris").0, "0A000");
-        assert_eq!(show(DataType::Timestamp, "2026-01-31 10:00:00 Europe/Paris"), "2026-01-31 10:00:00");
-        assert_eq!(show(DataType::Date, "2026-01-31 America/New_York"), "2026-01-31");
+        assert_eq!(
+            show(DataType::Timestamp, "2026-01-31 10:00:00 Europe/Paris"),
+            "2026-01-31 10:00:00"
+        );
+        assert_eq!(
+            show(DataType::Date, "2026-01-31 America/New_York"),
+            "2026-01-31"
+        );
         assert_eq!(show(tz, "infinity"), "infinity");
         assert_eq!(show(tz, " -Infinity "), "-infinity");
-        assert_eq!(err(tz, "1677-09-21 00:12:43"), ("22008", "timestamp out of range: \"1677-09-21 00:12:43\"".into()));
+        assert_eq!(
+            err(tz, "1677-09-21 00:12:43"),
+            (
+                "22008",
+                "timestamp out of range: \"1677-09-21 00:12:43\"".into()
+            )
+        );
         assert_eq!(err(tz, "2262-04-11 23:47:17").0, "22008");
-        assert_eq!(err(DataType::Timestamp, "x").1, "invalid input syntax for type timestamp: \"x\"");
+        assert_eq!(
+            err(DataType::Timestamp, "x").1,
+            "invalid input syntax for type timestamp: \"x\""
+        );
     }
 
     #[test]
@@ -2540,13 +2934,25 @@ mod tests {
         let ts = DataType::Timestamp;
         assert_eq!(show(ts, "2026-01-31T10:00:00Z"), "2026-01-31 10:00:00");
         assert_eq!(show(ts, "2026-01-31 10:00:00+05:30"), "2026-01-31 10:00:00");
-        assert_eq!(show(ts, "1969-12-31 23:59:59.999999"), "1969-12-31 23:59:59.999999");
+        assert_eq!(
+            show(ts, "1969-12-31 23:59:59.999999"),
+            "1969-12-31 23:59:59.999999"
+        );
         assert_eq!(show(ts, "1970-01-01"), "1970-01-01 00:00:00");
-        assert_eq!(show_in(ts, "2026-01-31 10:00:00", &at(19_800)), "2026-01-31 10:00:00");
+        assert_eq!(
+            show_in(ts, "2026-01-31 10:00:00", &at(19_800)),
+            "2026-01-31 10:00:00"
+        );
         assert_eq!(fmt(ts, Datum::Int64(1_500)), "1970-01-01 00:00:00.000001");
         assert_eq!(fmt(ts, Datum::Int64(-1)), "1969-12-31 23:59:59.999999");
-        assert_eq!(fmt(ts, Datum::Int64(i64::MIN + 1)), "1677-09-21 00:12:43.145224");
-        assert_eq!(fmt(ts, Datum::Int64(i64::MAX - 1)), "2262-04-11 23:47:16.854775");
+        assert_eq!(
+            fmt(ts, Datum::Int64(i64::MIN + 1)),
+            "1677-09-21 00:12:43.145224"
+        );
+        assert_eq!(
+            fmt(ts, Datum::Int64(i64::MAX - 1)),
+            "2262-04-11 23:47:16.854775"
+        );
         // the extremes are PostgreSQL's ±infinity sentinels
         assert_eq!(fmt(ts, Datum::Int64(i64::MIN)), "-infinity");
         assert_eq!(fmt(ts, Datum::Int64(i64::MAX)), "infinity");
@@ -2556,11 +2962,23 @@ mod tests {
     fn timestamptz_session_offset() {
         let tz = DataType::TimestampTz;
         let kolkata = at(19_800);
-        assert_eq!(show_in(tz, "2026-01-31 10:00:00", &kolkata), "2026-01-31 10:00:00+05:30");
-        assert_eq!(show_in(tz, "2026-01-31 10:00:00+00", &kolkata), "2026-01-31 15:30:00+05:30");
-        assert_eq!(show_in(tz, "2026-01-31", &kolkata), "2026-01-31 00:00:00+05:30");
+        assert_eq!(
+            show_in(tz, "2026-01-31 10:00:00", &kolkata),
+            "2026-01-31 10:00:00+05:30"
+        );
+        assert_eq!(
+            show_in(tz, "2026-01-31 10:00:00+00", &kolkata),
+            "2026-01-31 15:30:00+05:30"
+        );
+        assert_eq!(
+            show_in(tz, "2026-01-31", &kolkata),
+            "2026-01-31 00:00:00+05:30"
+        );
         assert_eq!(show_in(tz, "epoch", &kolkata), "1970-01-01 05:30:00+05:30");
-        assert_eq!(show_in(tz, "2026-01-31 10:00:00.25Z", &at(-28_800)), "2026-01-31 02:00:00.25-08");
+        assert_eq!(
+            show_in(tz, "2026-01-31 10:00:00.25Z", &at(-28_800)),
+            "2026-01-31 02:00:00.25-08"
+        );
         let d = parse_text(tz, "2026-01-31 10:00:00Z", &ctx()).unwrap();
         let mut out = Vec::new();
         format_text(tz, &d, &at(3_723), &mut out);
@@ -2571,9 +2989,13 @@ mod tests {
     fn special_words() {
         let now = parse_text(DataType::TimestampTz, "now", &ctx()).unwrap();
         let today = parse_text(DataType::TimestampTz, " Today ", &ctx()).unwrap();
-        let (Datum::Int64(n), Datum::Int64(t)) = (now, today) else { panic!() };
+        let (Datum::Int64(n), Datum::Int64(t)) = (now, today) else {
+            panic!()
+        };
         assert!(n >= t && n - t < NANOS_PER_DAY);
-        let Datum::Int32(d) = parse_text(DataType::Date, "tomorrow", &ctx()).unwrap() else { panic!() };
+        let Datum::Int32(d) = parse_text(DataType::Date, "tomorrow", &ctx()).unwrap() else {
+            panic!()
+        };
         assert_eq!(d as i64, t / NANOS_PER_DAY + 1);
         assert_eq!(show(DataType::Date, "epoch"), "1970-01-01");
         assert_eq!(show(DataType::Date, "-infinity"), "-infinity");
@@ -2590,10 +3012,22 @@ mod tests {
         assert_eq!(show(d, "0001-01-01 BC"), "0001-01-01 BC");
         assert_eq!(show(d, "12026-01-31"), "12026-01-31");
         assert_eq!(show(d, "2026-01-31 bc"), "2026-01-31 BC");
-        assert_eq!(err(d, "5874898-01-01"), ("22008", "date out of range: \"5874898-01-01\"".into()));
+        assert_eq!(
+            err(d, "5874898-01-01"),
+            ("22008", "date out of range: \"5874898-01-01\"".into())
+        );
         assert_eq!(err(d, "4714-11-23 BC").0, "22008");
-        assert_eq!(err(d, "2026-02-30"), ("22008", "date/time field value out of range: \"2026-02-30\"".into()));
-        assert_eq!(err(d, "x"), ("22007", "invalid input syntax for type date: \"x\"".into()));
+        assert_eq!(
+            err(d, "2026-02-30"),
+            (
+                "22008",
+                "date/time field value out of range: \"2026-02-30\"".into()
+            )
+        );
+        assert_eq!(
+            err(d, "x"),
+            ("22007", "invalid input syntax for type date: \"x\"".into())
+        );
         assert_eq!(err(d, "2026-01-31 25:00:00").0, "22008");
         assert_eq!(err(d, "99999999999999999999-01-01").0, "22008");
         assert_eq!(err(d, "2026-01-").0, "22007");
@@ -2606,7 +3040,10 @@ mod tests {
     fn interval_postgres_style_input() {
         let iv = DataType::Interval;
         let cases = [
-            ("1 year 2 mons 3 days 04:05:06.5", "1 year 2 mons 3 days 04:05:06.5"),
+            (
+                "1 year 2 mons 3 days 04:05:06.5",
+                "1 year 2 mons 3 days 04:05:06.5",
+            ),
             ("1 day", "1 day"),
             ("2 hours 30 minutes", "02:30:00"),
             ("-1 day", "-1 days"),
@@ -2682,20 +3119,54 @@ mod tests {
     #[test]
     fn interval_errors() {
         let iv = DataType::Interval;
-        for bad in ["1 ago", "1 day 2 days", "1 quarter", " ", "abc", "1e3 seconds", "1 hour 02:00:00", "- x"] {
-            assert_eq!(err(iv, bad), ("22007", format!("invalid input syntax for type interval: \"{bad}\"")), "{bad}");
+        for bad in [
+            "1 ago",
+            "1 day 2 days",
+            "1 quarter",
+            " ",
+            "abc",
+            "1e3 seconds",
+            "1 hour 02:00:00",
+            "- x",
+        ] {
+            assert_eq!(
+                err(iv, bad),
+                (
+                    "22007",
+                    format!("invalid input syntax for type interval: \"{bad}\"")
+                ),
+                "{bad}"
+            );
         }
-        assert_eq!(err(iv, "25:61:00"), ("22015", "interval field value out of range: \"25:61:00\"".into()));
+        assert_eq!(
+            err(iv, "25:61:00"),
+            (
+                "22015",
+                "interval field value out of range: \"25:61:00\"".into()
+            )
+        );
         assert_eq!(err(iv, "2147483648 days").0, "22015");
         assert_eq!(err(iv, "2147483647 days 1 day").0, "22015");
         assert_eq!(err(iv, "99999999999999999999 days").0, "22015");
-        assert_eq!(err(iv, "178956971 years"), ("22008", "interval out of range".into()));
+        assert_eq!(
+            err(iv, "178956971 years"),
+            ("22008", "interval out of range".into())
+        );
         assert_eq!(err(iv, "-9223372036854775808 us").0, "22015");
     }
 
     #[test]
     fn interval_output() {
-        let f = |months, days, micros| fmt(DataType::Interval, Datum::Interval(Interval { months, days, micros }));
+        let f = |months, days, micros| {
+            fmt(
+                DataType::Interval,
+                Datum::Interval(Interval {
+                    months,
+                    days,
+                    micros,
+                }),
+            )
+        };
         assert_eq!(f(0, 0, 0), "00:00:00");
         assert_eq!(f(14, 3, 14_706_500_000), "1 year 2 mons 3 days 04:05:06.5");
         assert_eq!(f(0, -1, 0), "-1 days");
@@ -2705,17 +3176,26 @@ mod tests {
         assert_eq!(f(-13, -1, 0), "-1 years -1 mons -1 days");
         assert_eq!(f(-12, 1, 1), "-1 years +1 day 00:00:00.000001");
         assert_eq!(f(0, 0, -500_000), "-00:00:00.5");
-        assert_eq!(f(i32::MIN, i32::MIN, i64::MIN), "-178956970 years -8 mons -2147483648 days -2562047788:00:54.775808");
+        assert_eq!(
+            f(i32::MIN, i32::MIN, i64::MIN),
+            "-178956970 years -8 mons -2147483648 days -2562047788:00:54.775808"
+        );
     }
 
     #[test]
     fn jsonb_normalization() {
         let j = DataType::Jsonb;
         assert_eq!(
-            show(j, r#"{"b": [1, 2.50, 1e2, -0, 1E-2, 0.0e5], "a": 1, "aa": {"x": null}, "a": "dup", "c": "\u00e9\n\u0001/\""}"#),
+            show(
+                j,
+                r#"{"b": [1, 2.50, 1e2, -0, 1E-2, 0.0e5], "a": 1, "aa": {"x": null}, "a": "dup", "c": "\u00e9\n\u0001/\""}"#
+            ),
             r#"{"a": "dup", "b": [1, 2.50, 100, 0, 0.01, 0], "c": "é\n\u0001/\"", "aa": {"x": null}}"#
         );
-        assert_eq!(show(j, r#"{"bb":1,"a":2,"c":{"z":1,"yy":2}}"#), r#"{"a": 2, "c": {"z": 1, "yy": 2}, "bb": 1}"#);
+        assert_eq!(
+            show(j, r#"{"bb":1,"a":2,"c":{"z":1,"yy":2}}"#),
+            r#"{"a": 2, "c": {"z": 1, "yy": 2}, "bb": 1}"#
+        );
         assert_eq!(show(j, "[]"), "[]");
         assert_eq!(show(j, "{}"), "{}");
         assert_eq!(show(j, "  true "), "true");
@@ -2725,7 +3205,10 @@ mod tests {
         assert_eq!(show(j, "12e-1"), "1.2");
         assert_eq!(show(j, "100e-2"), "1.00");
         assert_eq!(show(j, "0.00001"), "0.00001");
-        assert_eq!(show(j, "123456789012345678901234567890123"), "123456789012345678901234567890123");
+        assert_eq!(
+            show(j, "123456789012345678901234567890123"),
+            "123456789012345678901234567890123"
+        );
         assert_eq!(show(j, r#""\ud83d\ude00""#), "\"😀\"");
         assert_eq!(show(j, r#""\b\f\t\/""#), r#""\b\f\t/""#);
     }
@@ -2735,7 +3218,11 @@ mod tests {
         let j = DataType::Jsonb;
         let detail = |input: &str| {
             let e = parse_text(j, input, &ctx()).unwrap_err();
-            assert_eq!((e.code, e.message.as_str()), ("22P02", "invalid input syntax for type json"), "{input}");
+            assert_eq!(
+                (e.code, e.message.as_str()),
+                ("22P02", "invalid input syntax for type json"),
+                "{input}"
+            );
             e.detail.unwrap_or_default()
         };
         assert_eq!(detail("01"), "Token \"01\" is invalid.");
@@ -2744,12 +3231,31 @@ mod tests {
         assert_eq!(detail(r#"{"a":1,}"#), "Expected string, but found \"}\".");
         assert_eq!(detail("[1,]"), "Expected JSON value, but found \"]\".");
         assert_eq!(detail(""), "The input string ended unexpectedly.");
-        assert_eq!(detail(r#""\ud83d""#), "Unicode low surrogate must follow a high surrogate.");
-        for bad in ["[1 2]", "\"abc", "{\"a\":1}x", "\"\\q\"", "\"a\tb\"", "1.", "-", ".5", "+1", "[1,2]]", "{\"a\" 1}", "nul"] {
+        assert_eq!(
+            detail(r#""\ud83d""#),
+            "Unicode low surrogate must follow a high surrogate."
+        );
+        for bad in [
+            "[1 2]",
+            "\"abc",
+            "{\"a\":1}x",
+            "\"\\q\"",
+            "\"a\tb\"",
+            "1.",
+            "-",
+            ".5",
+            "+1",
+            "[1,2]]",
+            "{\"a\" 1}",
+            "nul",
+        ] {
             detail(bad);
         }
         let e = parse_text(j, r#""\u0000""#, &ctx()).unwrap_err();
-        assert_eq!((e.code, e.message.as_str()), ("22P05", "unsupported Unicode escape sequence"));
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            ("22P05", "unsupported Unicode escape sequence")
+        );
         let deep = "[".repeat(5000) + &"]".repeat(5000);
         assert_eq!(parse_text(j, &deep, &ctx()).unwrap_err().code, "54001");
     }
@@ -2759,7 +3265,10 @@ mod tests {
         assert_eq!(fmt(DataType::Int64, Datum::Int32(5)), "5");
         assert_eq!(fmt(DataType::Text, Datum::Bool(true)), "t");
         assert_eq!(fmt(DataType::Float32, Datum::Float64(0.1)), "0.1");
-        assert_eq!(fmt(DataType::Numeric, Datum::Numeric(Decimal::new(-0, 2))), "0.00");
+        assert_eq!(
+            fmt(DataType::Numeric, Datum::Numeric(Decimal::new(-0, 2))),
+            "0.00"
+        );
         assert_eq!(fmt(DataType::Bool, Datum::Null), "");
     }
 
@@ -2767,12 +3276,27 @@ mod tests {
     /// fine, panics are not.
     #[test]
     fn no_panics_on_junk() {
-        let alphabet: Vec<char> = "0123456789 :.-+eETZPYMWDHSx\\'\"{}[],@ábc\u{1F600}\t/aAgo".chars().collect();
+        let alphabet: Vec<char> = "0123456789 :.-+eETZPYMWDHSx\\'\"{}[],@ábc\u{1F600}\t/aAgo"
+            .chars()
+            .collect();
         let types = [
-            DataType::Bool, DataType::Int16, DataType::Int32, DataType::Int64, DataType::Float32,
-            DataType::Float64, DataType::Numeric, DataType::Text, DataType::Varchar(Some(2)),
-            DataType::Bpchar(Some(3)), DataType::Bytea, DataType::Date, DataType::Timestamp,
-            DataType::TimestampTz, DataType::Interval, DataType::Jsonb, DataType::Unknown,
+            DataType::Bool,
+            DataType::Int16,
+            DataType::Int32,
+            DataType::Int64,
+            DataType::Float32,
+            DataType::Float64,
+            DataType::Numeric,
+            DataType::Text,
+            DataType::Varchar(Some(2)),
+            DataType::Bpchar(Some(3)),
+            DataType::Bytea,
+            DataType::Date,
+            DataType::Timestamp,
+            DataType::TimestampTz,
+            DataType::Interval,
+            DataType::Jsonb,
+            DataType::Unknown,
         ];
         let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
         let mut next = || {
@@ -2784,7 +3308,9 @@ mod tests {
         let c = at(-3_600);
         for _ in 0..20_000 {
             let len = (next() % 24) as usize;
-            let s: String = (0..len).map(|_| alphabet[(next() % alphabet.len() as u64) as usize]).collect();
+            let s: String = (0..len)
+                .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                .collect();
             for ty in types {
                 if let Ok(d) = parse_text(ty, &s, &c) {
                     let mut out = Vec::new();

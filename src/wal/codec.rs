@@ -65,11 +65,21 @@ pub fn encode_batch(batch: &Batch, out: &mut Vec<u8>) {
         }
         match &col.data {
             ColumnData::Bool(v) => out.extend(v.iter().map(|&b| b as u8)),
-            ColumnData::Int16(v) => v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
-            ColumnData::Int32(v) => v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
-            ColumnData::Int64(v) => v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
-            ColumnData::Float32(v) => v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
-            ColumnData::Float64(v) => v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
+            ColumnData::Int16(v) => v
+                .iter()
+                .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
+            ColumnData::Int32(v) => v
+                .iter()
+                .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
+            ColumnData::Int64(v) => v
+                .iter()
+                .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
+            ColumnData::Float32(v) => v
+                .iter()
+                .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
+            ColumnData::Float64(v) => v
+                .iter()
+                .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
             ColumnData::Numeric(v) => v.iter().for_each(|x| out.extend_from_slice(&x.serialize())),
             ColumnData::Interval(v) => v.iter().for_each(|x| {
                 out.extend_from_slice(&x.months.to_le_bytes());
@@ -77,7 +87,9 @@ pub fn encode_batch(batch: &Batch, out: &mut Vec<u8>) {
                 out.extend_from_slice(&x.micros.to_le_bytes());
             }),
             ColumnData::Bytes(b) => {
-                b.offsets.iter().for_each(|o| out.extend_from_slice(&o.to_le_bytes()));
+                b.offsets
+                    .iter()
+                    .for_each(|o| out.extend_from_slice(&o.to_le_bytes()));
                 out.extend_from_slice(&b.data);
             }
         }
@@ -95,10 +107,17 @@ impl<'a> Reader<'a> {
         Reader { bytes, pos: 0 }
     }
     pub fn fail(&self, what: impl Into<String>) -> CodecError {
-        CodecError { offset: self.pos, what: what.into() }
+        CodecError {
+            offset: self.pos,
+            what: what.into(),
+        }
     }
     pub fn take(&mut self, n: usize) -> Result<&'a [u8], CodecError> {
-        let end = self.pos.checked_add(n).filter(|&e| e <= self.bytes.len()).ok_or_else(|| self.fail(format!("needs {n} more bytes")))?;
+        let end = self
+            .pos
+            .checked_add(n)
+            .filter(|&e| e <= self.bytes.len())
+            .ok_or_else(|| self.fail(format!("needs {n} more bytes")))?;
         let s = &self.bytes[self.pos..end];
         self.pos = end;
         Ok(s)
@@ -126,8 +145,15 @@ impl<'a> Reader<'a> {
     }
 }
 
-fn fixed<const N: usize, T>(r: &mut Reader, rows: usize, conv: impl Fn([u8; N]) -> T) -> Result<Vec<T>, CodecError> {
-    let bytes = r.take(rows.checked_mul(N).ok_or_else(|| r.fail("row count overflows"))?)?;
+fn fixed<const N: usize, T>(
+    r: &mut Reader,
+    rows: usize,
+    conv: impl Fn([u8; N]) -> T,
+) -> Result<Vec<T>, CodecError> {
+    let bytes = r.take(
+        rows.checked_mul(N)
+            .ok_or_else(|| r.fail("row count overflows"))?,
+    )?;
     Ok(bytes
         .chunks_exact(N)
         .map(|c| {
@@ -168,18 +194,36 @@ pub fn decode_batch(r: &mut Reader, types: &[DataType]) -> Result<Batch, CodecEr
             other => return Err(r.fail(format!("validity flag {other}"))),
         };
         let data = match (tag, t.physical()) {
-            (TAG_BOOL, crate::types::PhysicalType::Bool) => ColumnData::Bool(r.take(rows)?.iter().map(|&b| b != 0).collect()),
-            (TAG_INT16, crate::types::PhysicalType::Int16) => ColumnData::Int16(fixed(r, rows, i16::from_le_bytes)?),
-            (TAG_INT32, crate::types::PhysicalType::Int32) => ColumnData::Int32(fixed(r, rows, i32::from_le_bytes)?),
-            (TAG_INT64, crate::types::PhysicalType::Int64) => ColumnData::Int64(fixed(r, rows, i64::from_le_bytes)?),
-            (TAG_FLOAT32, crate::types::PhysicalType::Float32) => ColumnData::Float32(fixed(r, rows, f32::from_le_bytes)?),
-            (TAG_FLOAT64, crate::types::PhysicalType::Float64) => ColumnData::Float64(fixed(r, rows, f64::from_le_bytes)?),
-            (TAG_NUMERIC, crate::types::PhysicalType::Numeric) => ColumnData::Numeric(fixed(r, rows, Decimal::deserialize)?),
-            (TAG_INTERVAL, crate::types::PhysicalType::Interval) => ColumnData::Interval(fixed(r, rows, |a: [u8; 16]| Interval {
-                months: i32::from_le_bytes([a[0], a[1], a[2], a[3]]),
-                days: i32::from_le_bytes([a[4], a[5], a[6], a[7]]),
-                micros: i64::from_le_bytes([a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15]]),
-            })?),
+            (TAG_BOOL, crate::types::PhysicalType::Bool) => {
+                ColumnData::Bool(r.take(rows)?.iter().map(|&b| b != 0).collect())
+            }
+            (TAG_INT16, crate::types::PhysicalType::Int16) => {
+                ColumnData::Int16(fixed(r, rows, i16::from_le_bytes)?)
+            }
+            (TAG_INT32, crate::types::PhysicalType::Int32) => {
+                ColumnData::Int32(fixed(r, rows, i32::from_le_bytes)?)
+            }
+            (TAG_INT64, crate::types::PhysicalType::Int64) => {
+                ColumnData::Int64(fixed(r, rows, i64::from_le_bytes)?)
+            }
+            (TAG_FLOAT32, crate::types::PhysicalType::Float32) => {
+                ColumnData::Float32(fixed(r, rows, f32::from_le_bytes)?)
+            }
+            (TAG_FLOAT64, crate::types::PhysicalType::Float64) => {
+                ColumnData::Float64(fixed(r, rows, f64::from_le_bytes)?)
+            }
+            (TAG_NUMERIC, crate::types::PhysicalType::Numeric) => {
+                ColumnData::Numeric(fixed(r, rows, Decimal::deserialize)?)
+            }
+            (TAG_INTERVAL, crate::types::PhysicalType::Interval) => {
+                ColumnData::Interval(fixed(r, rows, |a: [u8; 16]| Interval {
+                    months: i32::from_le_bytes([a[0], a[1], a[2], a[3]]),
+                    days: i32::from_le_bytes([a[4], a[5], a[6], a[7]]),
+                    micros: i64::from_le_bytes([
+                        a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15],
+                    ]),
+                })?)
+            }
             (TAG_BYTES, crate::types::PhysicalType::Bytes) => {
                 let offsets = fixed(r, rows + 1, u32::from_le_bytes)?;
                 if offsets.first() != Some(&0) || offsets.windows(2).any(|w| w[0] > w[1]) {
@@ -187,14 +231,18 @@ pub fn decode_batch(r: &mut Reader, types: &[DataType]) -> Result<Batch, CodecEr
                 }
                 let len = offsets.last().copied().unwrap_or(0) as usize;
                 let data = r.take(len)?.to_vec();
-                if matches!(t, DataType::Text | DataType::Varchar(_) | DataType::Bpchar(_) | DataType::Jsonb)
-                    && std::str::from_utf8(&data).is_err()
+                if matches!(
+                    t,
+                    DataType::Text | DataType::Varchar(_) | DataType::Bpchar(_) | DataType::Jsonb
+                ) && std::str::from_utf8(&data).is_err()
                 {
                     return Err(r.fail("text column is not UTF-8"));
                 }
                 ColumnData::Bytes(BytesColumn { offsets, data })
             }
-            (tag, _) => return Err(r.fail(format!("column tag {tag} does not match type {}", t.name()))),
+            (tag, _) => {
+                return Err(r.fail(format!("column tag {tag} does not match type {}", t.name())))
+            }
         };
         columns.push(Arc::new(Column::new(t, data, validity)));
     }
@@ -207,23 +255,40 @@ mod tests {
     use crate::types::Datum;
 
     fn sample() -> (Vec<DataType>, Batch) {
-        let types = vec![DataType::Int64, DataType::Text, DataType::Float64, DataType::Bool, DataType::Numeric, DataType::Interval];
+        let types = vec![
+            DataType::Int64,
+            DataType::Text,
+            DataType::Float64,
+            DataType::Bool,
+            DataType::Numeric,
+            DataType::Interval,
+        ];
         let rows: Vec<Vec<Datum>> = (0..37)
             .map(|i| {
                 vec![
                     Datum::Int64(i * 1_000_000_007),
-                    if i % 5 == 0 { Datum::Null } else { Datum::text(format!("robot-{i}")) },
+                    if i % 5 == 0 {
+                        Datum::Null
+                    } else {
+                        Datum::text(format!("robot-{i}"))
+                    },
                     Datum::Float64(i as f64 / 3.0),
                     Datum::Bool(i % 2 == 0),
                     Datum::Numeric(Decimal::new(i * 125, 2)),
-                    Datum::Interval(Interval { months: i as i32, days: -1, micros: 7 }),
+                    Datum::Interval(Interval {
+                        months: i as i32,
+                        days: -1,
+                        micros: 7,
+                    }),
                 ]
             })
             .collect();
         let cols = types
             .iter()
             .enumerate()
-            .map(|(c, t)| Column::from_datums(*t, &rows.iter().map(|r| r[c].clone()).collect::<Vec<_>>()))
+            .map(|(c, t)| {
+                Column::from_datums(*t, &rows.iter().map(|r| r[c].clone()).collect::<Vec<_>>())
+            })
             .collect();
         (types, Batch::from_columns(cols))
     }
@@ -247,7 +312,10 @@ mod tests {
         let mut buf = Vec::new();
         encode_batch(&batch, &mut buf);
         for cut in 0..buf.len() {
-            assert!(decode_batch(&mut Reader::new(&buf[..cut]), &types).is_err(), "cut at {cut}");
+            assert!(
+                decode_batch(&mut Reader::new(&buf[..cut]), &types).is_err(),
+                "cut at {cut}"
+            );
         }
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
         for _ in 0..2000 {

@@ -7,8 +7,8 @@
 //! cannot be retried (the kernel may have dropped the dirty pages), so the
 //! only safe answers are re-writing from a known state or stopping.
 //! Must not: decide visibility (the caller publishes rows after durability)
-//! or truncate segments (the WAL is the store until segments land; see
-//! `recovery` for the checkpoint protocol).
+//! or delete segments on its own (only `remove_segments_below`, called by the
+//! checkpoint once its manifest is durable; see `recovery`).
 
 pub mod codec;
 pub mod record;
@@ -27,7 +27,9 @@ use tokio::sync::{oneshot, Notify};
 
 use crate::error::{DbError, DbResult};
 use crate::runtime::uring::Uring;
-use record::{encode_record, encode_segment_header, RecordType, SegmentHeader, SEGMENT_HEADER_BYTES};
+use record::{
+    encode_record, encode_segment_header, RecordType, SegmentHeader, SEGMENT_HEADER_BYTES,
+};
 
 /// A segment is closed and a new one started once it holds this much.
 pub const SEGMENT_TARGET_BYTES: u64 = 16 << 20;
@@ -108,18 +110,40 @@ impl Segment {
         use std::os::unix::fs::OpenOptionsExt;
         std::fs::create_dir_all(dir)?;
         let path = segment_path(dir, number);
-        let flags = if method == SyncMethod::ODsync { libc::O_DSYNC } else { 0 };
-        let file = OpenOptions::new().create_new(true).read(true).write(true).custom_flags(flags).open(&path)?;
+        let flags = if method == SyncMethod::ODsync {
+            libc::O_DSYNC
+        } else {
+            0
+        };
+        let file = OpenOptions::new()
+            .create_new(true)
+            .read(true)
+            .write(true)
+            .custom_flags(flags)
+            .open(&path)?;
         // Preallocate the segment (zeros read back as "end of log"), so that a
         // group's fdatasync need not also persist a new file size each time.
         // SAFETY: fallocate on a descriptor we own; failure is only a lost optimisation.
         unsafe {
             libc::fallocate(file.as_raw_fd(), 0, 0, SEGMENT_TARGET_BYTES as libc::off_t);
         }
-        file.write_all_at(&encode_segment_header(&SegmentHeader { shard, segment: number }), 0)?;
+        file.write_all_at(
+            &encode_segment_header(&SegmentHeader {
+                shard,
+                segment: number,
+            }),
+            0,
+        )?;
         file.sync_all()?;
         sync_dir(dir)?;
-        Ok(Segment { file: Arc::new(file), method, dir: dir.to_path_buf(), shard, number, offset: SEGMENT_HEADER_BYTES as u64 })
+        Ok(Segment {
+            file: Arc::new(file),
+            method,
+            dir: dir.to_path_buf(),
+            shard,
+            number,
+            offset: SEGMENT_HEADER_BYTES as u64,
+        })
     }
 }
 
@@ -131,20 +155,39 @@ pub struct Wal {
     next_lsn: Cell<u64>,
     /// Set after a failed write or sync: every later append is refused with it.
     broken: RefCell<Option<DbError>>,
+    /// This shard's segment files, oldest first: number and largest LSN written
+    /// to it (None: no records yet). The last one is being written.
+    segments: RefCell<Vec<(u64, Option<u64>)>>,
+    dir: PathBuf,
+    /// Set by a checkpoint: the next group starts a new segment, so that the
+    /// current one can be deleted once it is behind the checkpoint.
+    roll: Cell<bool>,
 }
 
 impl Wal {
     /// Starts the WAL of `shard` in `dir`, continuing after segment `last_segment`
     /// and LSN `next_lsn` (both from recovery), with its writer task on this thread.
-    pub fn start(dir: &Path, shard: u32, last_segment: Option<u64>, next_lsn: u64, ring: Option<Uring>) -> io::Result<Rc<Wal>> {
-        let number = last_segment.map_or(0, |n| n + 1);
+    /// `existing` lists the segments recovery found (number, largest LSN).
+    pub fn start(
+        dir: &Path,
+        shard: u32,
+        existing: Vec<(u64, Option<u64>)>,
+        next_lsn: u64,
+        ring: Option<Uring>,
+    ) -> io::Result<Rc<Wal>> {
+        let number = existing.iter().map(|(n, _)| n + 1).max().unwrap_or(0);
         let segment = Segment::create(dir, shard, number, SyncMethod::from_env())?;
+        let mut segments = existing;
+        segments.push((number, None));
         let wal = Rc::new(Wal {
             queue: RefCell::new(Queue::default()),
             wake: Notify::new(),
             drained: Notify::new(),
             next_lsn: Cell::new(next_lsn),
             broken: RefCell::new(None),
+            segments: RefCell::new(segments),
+            dir: dir.to_path_buf(),
+            roll: Cell::new(false),
         });
         let io = match ring {
             Some(r) => Io::Uring(r),
@@ -154,16 +197,63 @@ impl Wal {
         Ok(wal)
     }
 
+    /// Asks the writer to start a new segment with its next group.
+    pub fn roll_segment(&self) {
+        self.roll.set(true);
+    }
+
+    /// The LSN the next record will get.
+    pub fn next_lsn(&self) -> u64 {
+        self.next_lsn.get()
+    }
+
+    /// Deletes every finished segment whose records all lie below `bound`
+    /// (the checkpoint protocol: call only once a manifest saying so is durable).
+    /// Returns how many were deleted.
+    pub fn remove_segments_below(&self, bound: u64) -> io::Result<usize> {
+        let mut segments = self.segments.borrow_mut();
+        let current = segments.last().map(|(n, _)| *n);
+        let mut removed = 0;
+        let mut keep = Vec::with_capacity(segments.len());
+        for &(number, max) in segments.iter() {
+            if Some(number) != current && max.is_none_or(|m| m < bound) {
+                match std::fs::remove_file(segment_path(&self.dir, number)) {
+                    Ok(()) => removed += 1,
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(e),
+                }
+            } else {
+                keep.push((number, max));
+            }
+        }
+        *segments = keep;
+        if removed > 0 {
+            sync_dir(&self.dir)?;
+        }
+        Ok(removed)
+    }
+
     /// Queues one record; the receiver completes when it is durable (or failed).
-    pub async fn append(&self, record_type: RecordType, flags: u8, payload: &[u8]) -> oneshot::Receiver<DbResult<()>> {
-        while self.queue.borrow().bytes.len() > QUEUE_LIMIT_BYTES && self.broken.borrow().is_none() {
+    pub async fn append(
+        &self,
+        record_type: RecordType,
+        flags: u8,
+        payload: &[u8],
+    ) -> oneshot::Receiver<DbResult<()>> {
+        while self.queue.borrow().bytes.len() > QUEUE_LIMIT_BYTES && self.broken.borrow().is_none()
+        {
             self.drained.notified().await;
         }
         self.append_now(record_type, flags, payload)
     }
 
     /// Queues one record without waiting for queue space (shard jobs, which cannot await).
-    pub fn append_now(&self, record_type: RecordType, flags: u8, payload: &[u8]) -> oneshot::Receiver<DbResult<()>> {
+    pub fn append_now(
+        &self,
+        record_type: RecordType,
+        flags: u8,
+        payload: &[u8],
+    ) -> oneshot::Receiver<DbResult<()>> {
         let (tx, rx) = oneshot::channel();
         if let Some(e) = self.broken.borrow().clone() {
             let _ = tx.send(Err(e));
@@ -194,9 +284,22 @@ async fn writer_task(wal: Rc<Wal>, mut segment: Segment, mut io: Io) {
         let lsn = wal.next_lsn.get();
         wal.next_lsn.set(lsn + 1);
         encode_record(RecordType::GroupEnd, 0, lsn, &[0u8; 8], &mut bytes);
-        let result = write_group(&mut segment, &mut io, &bytes).await;
+        let roll = wal.roll.replace(false);
+        let result = write_group(&mut segment, &mut io, &bytes, roll).await;
+        if result.is_ok() {
+            let mut segs = wal.segments.borrow_mut();
+            if segs.last().map(|(n, _)| *n) != Some(segment.number) {
+                segs.push((segment.number, None));
+            }
+            if let Some(last) = segs.last_mut() {
+                last.1 = Some(lsn);
+            }
+        }
         if let Err(e) = &result {
-            eprintln!("brewricd: shard {} WAL: {} — refusing further writes until restart", segment.shard, e.message);
+            eprintln!(
+                "brewricd: shard {} WAL: {} — refusing further writes until restart",
+                segment.shard, e.message
+            );
             *wal.broken.borrow_mut() = Some(e.clone());
         }
         for w in waiters {
@@ -206,14 +309,28 @@ async fn writer_task(wal: Rc<Wal>, mut segment: Segment, mut io: Io) {
     }
 }
 
-async fn write_group(segment: &mut Segment, io: &mut Io, bytes: &[u8]) -> DbResult<()> {
-    if segment.offset + bytes.len() as u64 > SEGMENT_TARGET_BYTES && segment.offset > SEGMENT_HEADER_BYTES as u64 {
-        *segment = Segment::create(&segment.dir, segment.shard, segment.number + 1, segment.method)
-            .map_err(|e| io_error("create a WAL segment", &e))?;
+async fn write_group(segment: &mut Segment, io: &mut Io, bytes: &[u8], roll: bool) -> DbResult<()> {
+    let full = segment.offset + bytes.len() as u64 > SEGMENT_TARGET_BYTES;
+    if (full || roll) && segment.offset > SEGMENT_HEADER_BYTES as u64 {
+        *segment = Segment::create(
+            &segment.dir,
+            segment.shard,
+            segment.number + 1,
+            segment.method,
+        )
+        .map_err(|e| io_error("create a WAL segment", &e))?;
     }
     let offset = segment.offset;
     match io {
-        Io::Uring(ring) => ring.write_and_sync(segment.file.as_raw_fd(), bytes, offset, segment.method == SyncMethod::Fdatasync).await,
+        Io::Uring(ring) => {
+            ring.write_and_sync(
+                segment.file.as_raw_fd(),
+                bytes,
+                offset,
+                segment.method == SyncMethod::Fdatasync,
+            )
+            .await
+        }
         Io::Blocking => {
             let file = segment.file.clone();
             let data = bytes.to_vec();
@@ -240,14 +357,27 @@ mod tests {
 
     /// A WAL whose disk is /dev/full: the write fails with ENOSPC.
     async fn wal_on_dev_full(io: Io) -> Rc<Wal> {
-        let file = OpenOptions::new().write(true).open("/dev/full").expect("/dev/full");
-        let segment = Segment { file: Arc::new(file), method: SyncMethod::Fdatasync, dir: std::env::temp_dir(), shard: 0, number: 0, offset: 0 };
+        let file = OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full");
+        let segment = Segment {
+            file: Arc::new(file),
+            method: SyncMethod::Fdatasync,
+            dir: std::env::temp_dir(),
+            shard: 0,
+            number: 0,
+            offset: 0,
+        };
         let wal = Rc::new(Wal {
             queue: RefCell::new(Queue::default()),
             wake: Notify::new(),
             drained: Notify::new(),
             next_lsn: Cell::new(0),
             broken: RefCell::new(None),
+            segments: RefCell::new(Vec::new()),
+            dir: std::env::temp_dir(),
+            roll: Cell::new(false),
         });
         tokio::task::spawn_local(writer_task(wal.clone(), segment, io));
         wal
@@ -255,7 +385,10 @@ mod tests {
 
     #[test]
     fn a_failed_write_is_refused_and_the_wal_takes_no_more() {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
         let local = tokio::task::LocalSet::new();
         local.block_on(&rt, async {
             let mut kinds = vec![Io::Blocking];
@@ -264,11 +397,19 @@ mod tests {
             }
             for io in kinds {
                 let wal = wal_on_dev_full(io).await;
-                let first = wal.append(RecordType::Commit, 0, &1u64.to_le_bytes()).await.await.unwrap();
+                let first = wal
+                    .append(RecordType::Commit, 0, &1u64.to_le_bytes())
+                    .await
+                    .await
+                    .unwrap();
                 let e = first.unwrap_err();
                 assert_eq!(e.code, DISK_FULL, "{e:?}");
                 // No retry after a failed write/sync: every later append is refused at once.
-                let second = wal.append(RecordType::Commit, 0, &2u64.to_le_bytes()).await.await.unwrap();
+                let second = wal
+                    .append(RecordType::Commit, 0, &2u64.to_le_bytes())
+                    .await
+                    .await
+                    .unwrap();
                 assert_eq!(second.unwrap_err().code, DISK_FULL);
             }
         });

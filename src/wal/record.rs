@@ -77,7 +77,9 @@ pub fn decode_segment_header(bytes: &[u8]) -> Result<SegmentHeader, CodecError> 
     }
     let version = r.u32()?;
     if version != FORMAT_VERSION {
-        return Err(r.fail(format!("WAL format version {version}, this build reads {FORMAT_VERSION}")));
+        return Err(r.fail(format!(
+            "WAL format version {version}, this build reads {FORMAT_VERSION}"
+        )));
     }
     let shard = r.u32()?;
     let segment = r.u64()?;
@@ -98,7 +100,13 @@ pub struct Record<'a> {
 }
 
 /// Appends one framed record to `out`.
-pub fn encode_record(record_type: RecordType, flags: u8, lsn: u64, payload: &[u8], out: &mut Vec<u8>) {
+pub fn encode_record(
+    record_type: RecordType,
+    flags: u8,
+    lsn: u64,
+    payload: &[u8],
+    out: &mut Vec<u8>,
+) {
     let start = out.len();
     out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
     out.push(record_type as u8);
@@ -131,7 +139,11 @@ pub fn read_record(bytes: &[u8], offset: usize) -> Result<Option<(Record<'_>, us
         return Ok(None);
     }
     if rest.len() < RECORD_HEADER_BYTES {
-        return if rest.iter().all(|&b| b == 0) { Ok(None) } else { Err("record header cut short".into()) };
+        return if rest.iter().all(|&b| b == 0) {
+            Ok(None)
+        } else {
+            Err("record header cut short".into())
+        };
     }
     let header = &rest[..RECORD_HEADER_BYTES];
     if header.iter().all(|&b| b == 0) {
@@ -151,7 +163,10 @@ pub fn read_record(bytes: &[u8], offset: usize) -> Result<Option<(Record<'_>, us
     let crc = u32::from_le_bytes([header[16], header[17], header[18], header[19]]);
     let end = RECORD_HEADER_BYTES + len;
     if rest.len() < end {
-        return Err(format!("record payload cut short ({} of {len} bytes)", rest.len() - RECORD_HEADER_BYTES));
+        return Err(format!(
+            "record payload cut short ({} of {len} bytes)",
+            rest.len() - RECORD_HEADER_BYTES
+        ));
     }
     let payload = &rest[RECORD_HEADER_BYTES..end];
     let mut h = crc32fast::Hasher::new();
@@ -160,7 +175,15 @@ pub fn read_record(bytes: &[u8], offset: usize) -> Result<Option<(Record<'_>, us
     if h.finalize() != crc {
         return Err("record checksum mismatch".into());
     }
-    Ok(Some((Record { record_type, flags, lsn, payload }, offset + end)))
+    Ok(Some((
+        Record {
+            record_type,
+            flags,
+            lsn,
+            payload,
+        },
+        offset + end,
+    )))
 }
 
 /// Reads every record of a segment's body (the bytes after its header).
@@ -193,9 +216,13 @@ pub fn read_all(bytes: &[u8]) -> (Vec<Record<'_>>, usize, Option<Damage>) {
 /// acknowledged. (A valid GroupEnd alone proves nothing: a crash before the
 /// sync completed can leave a group's last page on disk and an earlier one not.)
 fn group_end_after(bytes: &[u8], from: usize) -> bool {
-    (from..bytes.len().saturating_sub(RECORD_HEADER_BYTES - 1)).any(|o| match read_record(bytes, o) {
-        Ok(Some((r, next))) if r.record_type == RecordType::GroupEnd => matches!(read_record(bytes, next), Ok(Some(_))),
-        _ => false,
+    (from..bytes.len().saturating_sub(RECORD_HEADER_BYTES - 1)).any(|o| {
+        match read_record(bytes, o) {
+            Ok(Some((r, next))) if r.record_type == RecordType::GroupEnd => {
+                matches!(read_record(bytes, next), Ok(Some(_)))
+            }
+            _ => false,
+        }
     })
 }
 
@@ -207,7 +234,13 @@ mod tests {
     fn log(n: usize) -> Vec<u8> {
         let mut out = Vec::new();
         for i in 0..n {
-            encode_record(RecordType::Commit, 0, i as u64, &(i as u64).to_le_bytes(), &mut out);
+            encode_record(
+                RecordType::Commit,
+                0,
+                i as u64,
+                &(i as u64).to_le_bytes(),
+                &mut out,
+            );
             encode_record(RecordType::GroupEnd, 0, i as u64, &[0u8; 8], &mut out);
         }
         out
@@ -222,8 +255,14 @@ mod tests {
         assert_eq!(end, 10 * (RECORD_HEADER_BYTES + 8));
         assert_eq!(damage, None);
         assert_eq!(recs[6].lsn, 3);
-        let h = SegmentHeader { shard: 3, segment: 42 };
-        assert_eq!(decode_segment_header(&encode_segment_header(&h)).unwrap(), h);
+        let h = SegmentHeader {
+            shard: 3,
+            segment: 42,
+        };
+        assert_eq!(
+            decode_segment_header(&encode_segment_header(&h)).unwrap(),
+            h
+        );
     }
 
     #[test]
@@ -233,7 +272,10 @@ mod tests {
             let (recs, end, damage) = read_all(&bytes[..cut]);
             assert_eq!(recs.len(), 8, "cut {cut}");
             assert_eq!(end, 8 * 28);
-            assert!(matches!(damage, Some(Damage::TornTail { offset: 224, .. })), "cut {cut}: {damage:?}");
+            assert!(
+                matches!(damage, Some(Damage::TornTail { offset: 224, .. })),
+                "cut {cut}: {damage:?}"
+            );
         }
     }
 
@@ -243,12 +285,18 @@ mod tests {
         bytes[2 * 28 + 22] ^= 0xff; // a payload byte of the second group's record
         let (recs, end, damage) = read_all(&bytes);
         assert_eq!((recs.len(), end), (2, 56));
-        assert!(matches!(damage, Some(Damage::Corrupt { offset: 56, .. })), "{damage:?}");
+        assert!(
+            matches!(damage, Some(Damage::Corrupt { offset: 56, .. })),
+            "{damage:?}"
+        );
         // damage in a group without a GroupEnd after it is a torn (unacknowledged) write
         let mut bytes = log(4);
         encode_record(RecordType::Commit, 0, 9, &9u64.to_le_bytes(), &mut bytes);
         encode_record(RecordType::Commit, 0, 10, &10u64.to_le_bytes(), &mut bytes);
         bytes[8 * 28 + 22] ^= 0xff;
-        assert!(matches!(read_all(&bytes).2, Some(Damage::TornTail { offset: 224, .. })));
+        assert!(matches!(
+            read_all(&bytes).2,
+            Some(Damage::TornTail { offset: 224, .. })
+        ));
     }
 }

@@ -13,20 +13,25 @@
 //! The writer ends every group it writes and syncs with a `GroupEnd` record:
 //! damage followed by a valid `GroupEnd` is damage to acknowledged data.
 //!
-//! Checkpoints: none yet. Until compressed segments exist the WAL is the only
-//! store, so no segment is ever deleted. When segments land, a checkpoint
-//! records, per shard, the LSN below which every applied row is in a durable
-//! segment; only segments entirely below it may be removed.
+//! Checkpoints (`storage::checkpoint`): the manifest records, per shard
+//! directory, the LSN below which every published row is in a durable
+//! segment file, and the transactions that were logged below it but not yet
+//! published then. Replay skips `Rows` and `Truncate` records below that LSN
+//! unless their transaction is one of those; WAL segments entirely below
+//! the bound (and below every such transaction's first record) are deleted
+//! after the manifest is durable.
 //! Must not: start serving or write new records.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use super::codec::{decode_batch, Reader};
-use super::record::{decode_segment_header, read_all, Damage, RecordType, FLAG_SELF_COMMITTED, SEGMENT_HEADER_BYTES};
+use super::record::{
+    decode_segment_header, read_all, Damage, RecordType, FLAG_SELF_COMMITTED, SEGMENT_HEADER_BYTES,
+};
 use crate::catalog::{Catalog, TableId};
 use crate::exec::vector::Batch;
-use crate::types::DataType;
+use crate::storage::files::Manifest;
 
 /// A record read back, owning its payload.
 #[derive(Debug, Clone)]
@@ -45,6 +50,8 @@ pub struct ShardLog {
     pub next_lsn: u64,
     pub records: Vec<LoggedRecord>,
     pub bytes: u64,
+    /// Each segment file's number and the largest LSN in it (None: no records).
+    pub segments: Vec<(u64, Option<u64>)>,
 }
 
 /// One replay step for a shard's storage.
@@ -66,12 +73,16 @@ pub struct Recovered {
 pub fn read_logs(data_dir: &Path) -> Result<Vec<ShardLog>, String> {
     let wal_dir = data_dir.join("wal");
     let mut logs = Vec::new();
-    let Ok(entries) = std::fs::read_dir(&wal_dir) else { return Ok(logs) };
+    let Ok(entries) = std::fs::read_dir(&wal_dir) else {
+        return Ok(logs);
+    };
     let mut shard_dirs: Vec<(u32, std::path::PathBuf)> = entries
         .filter_map(|e| e.ok())
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().to_string();
-            name.strip_prefix("shard-").and_then(|n| n.parse().ok()).map(|n| (n, e.path()))
+            name.strip_prefix("shard-")
+                .and_then(|n| n.parse().ok())
+                .map(|n| (n, e.path()))
         })
         .collect();
     shard_dirs.sort();
@@ -87,34 +98,58 @@ fn read_shard(shard: u32, dir: &Path) -> Result<ShardLog, String> {
         .filter_map(|e| e.ok())
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().to_string();
-            name.strip_suffix(".wal").and_then(|n| u64::from_str_radix(n, 16).ok()).map(|n| (n, e.path()))
+            name.strip_suffix(".wal")
+                .and_then(|n| u64::from_str_radix(n, 16).ok())
+                .map(|n| (n, e.path()))
         })
         .collect();
     segments.sort();
-    let mut log = ShardLog { shard, ..Default::default() };
+    let mut log = ShardLog {
+        shard,
+        ..Default::default()
+    };
     let count = segments.len();
     for (i, (number, path)) in segments.into_iter().enumerate() {
         let last = i + 1 == count;
-        let bytes = std::fs::read(&path).map_err(|e| format!("cannot read WAL segment {}: {e}", path.display()))?;
+        let bytes = std::fs::read(&path)
+            .map_err(|e| format!("cannot read WAL segment {}: {e}", path.display()))?;
         log.bytes += bytes.len() as u64;
         log.last_segment = Some(number);
         if bytes.len() < SEGMENT_HEADER_BYTES {
             // A crash while creating the segment: nothing in it was ever acknowledged.
             if last {
-                eprintln!("brewricd: recovery: {} has no complete header; ignoring it", path.display());
+                eprintln!(
+                    "brewricd: recovery: {} has no complete header; ignoring it",
+                    path.display()
+                );
                 continue;
             }
-            return Err(format!("WAL segment {} is truncated inside its header", path.display()));
+            return Err(format!(
+                "WAL segment {} is truncated inside its header",
+                path.display()
+            ));
         }
-        let header = decode_segment_header(&bytes).map_err(|e| format!("WAL segment {}: {e}", path.display()))?;
+        let header = decode_segment_header(&bytes)
+            .map_err(|e| format!("WAL segment {}: {e}", path.display()))?;
         if header.segment != number {
-            return Err(format!("WAL segment {} says it is segment {}", path.display(), header.segment));
+            return Err(format!(
+                "WAL segment {} says it is segment {}",
+                path.display(),
+                header.segment
+            ));
         }
         let body = &bytes[SEGMENT_HEADER_BYTES..];
         let (records, end, damage) = read_all(body);
+        log.segments
+            .push((number, records.iter().map(|r| r.lsn).max()));
         for r in records {
             log.next_lsn = log.next_lsn.max(r.lsn + 1);
-            log.records.push(LoggedRecord { record_type: r.record_type, flags: r.flags, lsn: r.lsn, payload: r.payload.to_vec() });
+            log.records.push(LoggedRecord {
+                record_type: r.record_type,
+                flags: r.flags,
+                lsn: r.lsn,
+                payload: r.payload.to_vec(),
+            });
         }
         match damage {
             None => {}
@@ -124,11 +159,17 @@ fn read_shard(shard: u32, dir: &Path) -> Result<ShardLog, String> {
                     "brewricd: recovery: {}: torn record at byte {at} ({reason}); the unfinished write is cut off (it was never acknowledged)",
                     path.display()
                 );
-                let f = std::fs::OpenOptions::new().write(true).open(&path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-                f.set_len(at as u64).and_then(|_| f.sync_all()).map_err(|e| format!("cannot truncate {}: {e}", path.display()))?;
+                let f = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(&path)
+                    .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+                f.set_len(at as u64)
+                    .and_then(|_| f.sync_all())
+                    .map_err(|e| format!("cannot truncate {}: {e}", path.display()))?;
                 let _ = end;
             }
-            Some(Damage::TornTail { offset, reason }) | Some(Damage::Corrupt { offset, reason }) => {
+            Some(Damage::TornTail { offset, reason })
+            | Some(Damage::Corrupt { offset, reason }) => {
                 return Err(format!(
                     "WAL segment {} is damaged at byte {} ({reason}) and valid data follows it. Brewric will not start: skipping the damage would lose acknowledged writes. Restore the file from a backup, or move the shard's WAL directory away to start without its data.",
                     path.display(),
@@ -142,19 +183,19 @@ fn read_shard(shard: u32, dir: &Path) -> Result<ShardLog, String> {
 
 /// Which records apply, decoded against the catalog's table types; rows of
 /// tables that no longer exist are skipped. `shards` is the current shard count.
-pub fn plan_replay(logs: Vec<ShardLog>, catalog: &Catalog) -> Result<Recovered, String> {
-    let types: HashMap<TableId, Vec<DataType>> = catalog
-        .databases
-        .values()
-        .flat_map(|d| d.schemas.values())
-        .flat_map(|s| s.tables.values())
-        .map(|t| (t.oid, t.column_types()))
-        .collect();
+pub fn plan_replay(
+    logs: Vec<ShardLog>,
+    catalog: &Catalog,
+    manifest: &Manifest,
+) -> Result<Recovered, String> {
+    let types = catalog.table_types();
     let mut committed = HashSet::new();
-    let mut next_txn = 1;
+    let mut next_txn = manifest.next_txn.max(1);
     for log in &logs {
         for r in &log.records {
-            let txn = Reader::new(&r.payload).u64().map_err(|e| format!("shard {} LSN {}: {e}", log.shard, r.lsn))?;
+            let txn = Reader::new(&r.payload)
+                .u64()
+                .map_err(|e| format!("shard {} LSN {}: {e}", log.shard, r.lsn))?;
             next_txn = next_txn.max(txn + 1);
             if r.record_type == RecordType::Commit || r.flags & FLAG_SELF_COMMITTED != 0 {
                 committed.insert(txn);
@@ -165,11 +206,15 @@ pub fn plan_replay(logs: Vec<ShardLog>, catalog: &Catalog) -> Result<Recovered, 
     let mut rows = 0;
     for log in &logs {
         let out = ops.entry(log.shard).or_default();
+        let checkpoint = manifest.shards.get(&log.shard).cloned().unwrap_or_default();
         for r in &log.records {
-            let fail = |e: super::codec::CodecError| format!("shard {} LSN {}: {e}", log.shard, r.lsn);
+            let fail =
+                |e: super::codec::CodecError| format!("shard {} LSN {}: {e}", log.shard, r.lsn);
             let mut rd = Reader::new(&r.payload);
             let txn = rd.u64().map_err(fail)?;
-            let applies = committed.contains(&txn);
+            // Below the checkpoint, only rows that were not yet published then are replayed.
+            let flushed = r.lsn < checkpoint.lsn && !checkpoint.pending.contains(&txn);
+            let applies = committed.contains(&txn) && !flushed;
             match r.record_type {
                 RecordType::Commit | RecordType::GroupEnd => {}
                 RecordType::Rows | RecordType::Truncate if !applies => {}
@@ -187,5 +232,10 @@ pub fn plan_replay(logs: Vec<ShardLog>, catalog: &Catalog) -> Result<Recovered, 
             }
         }
     }
-    Ok(Recovered { logs, ops, next_txn, rows })
+    Ok(Recovered {
+        logs,
+        ops,
+        next_txn,
+        rows,
+    })
 }

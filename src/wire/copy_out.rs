@@ -36,7 +36,9 @@ pub fn csv_header(names: &[String], o: &CopyOptions, out: &mut Vec<u8>) {
 fn csv_field(v: &[u8], o: &CopyOptions, is_empty_text: bool, out: &mut Vec<u8>) {
     let needs_quotes = (v.is_empty() && is_empty_text)
         || v.as_ref() == o.null.as_bytes()
-        || v.iter().any(|&b| b == o.delimiter || b == o.quote || b == b'\n' || b == b'\r' || b == o.escape);
+        || v.iter().any(|&b| {
+            b == o.delimiter || b == o.quote || b == b'\n' || b == b'\r' || b == o.escape
+        });
     if !needs_quotes {
         out.extend_from_slice(v);
         return;
@@ -122,14 +124,30 @@ mod tests {
     #[test]
     fn what_copy_to_writes_copy_from_reads_back() {
         let rows = vec![
-            vec![Datum::Int32(1), Datum::text("tab\there, \"quoted\"\nnewline\\")],
+            vec![
+                Datum::Int32(1),
+                Datum::text("tab\there, \"quoted\"\nnewline\\"),
+            ],
             vec![Datum::Null, Datum::text("")],
             vec![Datum::Int32(3), Datum::Null],
         ];
         let types = [DataType::Int32, DataType::Text];
-        let cols = (0..2).map(|c| Column::from_datums(types[c], &rows.iter().map(|r| r[c].clone()).collect::<Vec<_>>())).collect();
+        let cols = (0..2)
+            .map(|c| {
+                Column::from_datums(
+                    types[c],
+                    &rows.iter().map(|r| r[c].clone()).collect::<Vec<_>>(),
+                )
+            })
+            .collect();
         let batch = Batch::from_columns(cols);
-        let col = |n: &str, t| crate::catalog::ColumnDef { name: n.into(), data_type: t, not_null: false, default: None, numeric_typmod: None };
+        let col = |n: &str, t| crate::catalog::ColumnDef {
+            name: n.into(),
+            data_type: t,
+            not_null: false,
+            default: None,
+            numeric_typmod: None,
+        };
         let table = crate::catalog::TableDef {
             oid: 1,
             name: "t".into(),

@@ -6,7 +6,13 @@ use crate::exec::vector::Batch;
 use crate::types::{binary::encode_binary, text::format_text, FormatContext};
 
 /// Appends row `i` of `batch` (each value as i32 length + bytes, -1 for NULL).
-pub fn encode_row(batch: &Batch, i: usize, formats: &[i16], ctx: &FormatContext, out: &mut BytesMut) {
+pub fn encode_row(
+    batch: &Batch,
+    i: usize,
+    formats: &[i16],
+    ctx: &FormatContext,
+    out: &mut BytesMut,
+) {
     let mut scratch = Vec::with_capacity(32);
     for (c, col) in batch.columns.iter().enumerate() {
         if !col.is_valid(i) {

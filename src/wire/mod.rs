@@ -11,12 +11,21 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use bytes::BytesMut;
-use pgwire::messages::data::{DataRow, FieldDescription, NoData, ParameterDescription, RowDescription};
-use pgwire::messages::extendedquery::{BindComplete, CloseComplete, ParseComplete, PortalSuspended};
 use pgwire::messages::copy::{CopyData, CopyDone, CopyInResponse, CopyOutResponse};
-use pgwire::messages::response::{CommandComplete, EmptyQueryResponse, ErrorResponse, ReadyForQuery, SslResponse, TransactionStatus};
+use pgwire::messages::data::{
+    DataRow, FieldDescription, NoData, ParameterDescription, RowDescription,
+};
+use pgwire::messages::extendedquery::{
+    BindComplete, CloseComplete, ParseComplete, PortalSuspended,
+};
+use pgwire::messages::response::{
+    CommandComplete, EmptyQueryResponse, ErrorResponse, ReadyForQuery, SslResponse,
+    TransactionStatus,
+};
 use pgwire::messages::startup::{Authentication, BackendKeyData, ParameterStatus, SecretKey};
-use pgwire::messages::{DecodeContext, PgWireBackendMessage as B, PgWireFrontendMessage as F, SslNegotiationMetaMessage};
+use pgwire::messages::{
+    DecodeContext, PgWireBackendMessage as B, PgWireFrontendMessage as F, SslNegotiationMetaMessage,
+};
 use sqlparser::ast::Statement;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -44,9 +53,16 @@ struct Prepared {
 
 enum PortalState {
     NotStarted,
-    Streaming { op: BoxedOperator, rows: u64, tag: String, buffered: Option<(crate::exec::vector::Batch, usize)> },
+    Streaming {
+        op: BoxedOperator,
+        rows: u64,
+        tag: String,
+        buffered: Option<(crate::exec::vector::Batch, usize)>,
+    },
     /// Run to completion; a row-returning portal executed again returns no rows.
-    Done { tag: Option<String> },
+    Done {
+        tag: Option<String>,
+    },
 }
 
 struct Portal {
@@ -66,25 +82,45 @@ struct Connection {
 impl Connection {
     async fn read_message(&mut self) -> DbResult<Option<F>> {
         loop {
-            let in_startup = self.decode.awaiting_frontend_ssl || self.decode.awaiting_frontend_startup;
+            let in_startup =
+                self.decode.awaiting_frontend_ssl || self.decode.awaiting_frontend_startup;
             if !in_startup && self.inbuf.len() >= 5 {
-                let len = u32::from_be_bytes([self.inbuf[1], self.inbuf[2], self.inbuf[3], self.inbuf[4]]) as usize;
+                let len = u32::from_be_bytes([
+                    self.inbuf[1],
+                    self.inbuf[2],
+                    self.inbuf[3],
+                    self.inbuf[4],
+                ]) as usize;
                 if len > MAX_MESSAGE_BYTES || len < 4 {
                     return Err(DbError::protocol(format!("invalid message length {len}")).fatal());
                 }
             } else if in_startup && self.inbuf.len() >= 4 {
-                let len = u32::from_be_bytes([self.inbuf[0], self.inbuf[1], self.inbuf[2], self.inbuf[3]]) as usize;
+                let len = u32::from_be_bytes([
+                    self.inbuf[0],
+                    self.inbuf[1],
+                    self.inbuf[2],
+                    self.inbuf[3],
+                ]) as usize;
                 if !(8..=10_000).contains(&len) {
-                    return Err(DbError::protocol(format!("invalid length of startup packet {len}")).fatal());
+                    return Err(DbError::protocol(format!(
+                        "invalid length of startup packet {len}"
+                    ))
+                    .fatal());
                 }
             }
             match F::decode(&mut self.inbuf, &self.decode) {
                 Ok(Some(m)) => return Ok(Some(m)),
                 Ok(None) => {}
-                Err(e) => return Err(DbError::protocol(format!("invalid frontend message: {e}")).fatal()),
+                Err(e) => {
+                    return Err(DbError::protocol(format!("invalid frontend message: {e}")).fatal())
+                }
             }
             self.flush().await?;
-            let n = self.stream.read_buf(&mut self.inbuf).await.map_err(io_error)?;
+            let n = self
+                .stream
+                .read_buf(&mut self.inbuf)
+                .await
+                .map_err(io_error)?;
             if n == 0 {
                 return Ok(None);
             }
@@ -112,7 +148,12 @@ impl Connection {
     }
 
     fn send_error(&mut self, e: &DbError) {
-        let mut fields = vec![(b'S', e.severity.to_string()), (b'V', e.severity.to_string()), (b'C', e.code.to_string()), (b'M', e.message.clone())];
+        let mut fields = vec![
+            (b'S', e.severity.to_string()),
+            (b'V', e.severity.to_string()),
+            (b'C', e.code.to_string()),
+            (b'M', e.message.clone()),
+        ];
         if let Some(d) = &e.detail {
             fields.push((b'D', d.clone()));
         }
@@ -130,12 +171,20 @@ impl Connection {
 }
 
 fn io_error(e: std::io::Error) -> DbError {
-    DbError::new(sqlstate::CONNECTION_EXCEPTION, format!("connection error: {e}"))
+    DbError::new(
+        sqlstate::CONNECTION_EXCEPTION,
+        format!("connection error: {e}"),
+    )
 }
 
 /// Serves one client connection until it closes.
 pub async fn serve(stream: TcpStream, server: Arc<Server>, shard: usize) {
-    let mut conn = Connection { stream, inbuf: BytesMut::with_capacity(8192), out: BytesMut::with_capacity(FLUSH_BYTES), decode: DecodeContext::default() };
+    let mut conn = Connection {
+        stream,
+        inbuf: BytesMut::with_capacity(8192),
+        out: BytesMut::with_capacity(FLUSH_BYTES),
+        decode: DecodeContext::default(),
+    };
     let session = match startup(&mut conn, &server, shard).await {
         Ok(Some(s)) => s,
         Ok(None) => return,
@@ -156,11 +205,19 @@ pub async fn serve(stream: TcpStream, server: Arc<Server>, shard: usize) {
     let _ = conn.flush().await;
 }
 
-async fn startup(conn: &mut Connection, server: &Arc<Server>, shard: usize) -> DbResult<Option<(Session, (i32, i32))>> {
+async fn startup(
+    conn: &mut Connection,
+    server: &Arc<Server>,
+    shard: usize,
+) -> DbResult<Option<(Session, (i32, i32))>> {
     loop {
-        let Some(msg) = conn.read_message().await? else { return Ok(None) };
+        let Some(msg) = conn.read_message().await? else {
+            return Ok(None);
+        };
         match msg {
-            F::SslNegotiation(SslNegotiationMetaMessage::None) => conn.decode.awaiting_frontend_ssl = false,
+            F::SslNegotiation(SslNegotiationMetaMessage::None) => {
+                conn.decode.awaiting_frontend_ssl = false
+            }
             F::SslNegotiation(_) => {
                 // No TLS yet: answer 'N'; libpq then sends the startup packet in clear.
                 conn.send(B::SslResponse(SslResponse::Refuse));
@@ -177,12 +234,28 @@ async fn startup(conn: &mut Connection, server: &Arc<Server>, shard: usize) -> D
             F::Startup(s) => {
                 conn.decode.awaiting_frontend_startup = false;
                 if s.protocol_number_major != 3 {
-                    return Err(DbError::protocol(format!("unsupported frontend protocol {}.{}", s.protocol_number_major, s.protocol_number_minor)).fatal());
+                    return Err(DbError::protocol(format!(
+                        "unsupported frontend protocol {}.{}",
+                        s.protocol_number_major, s.protocol_number_minor
+                    ))
+                    .fatal());
                 }
-                let user = s.parameters.get("user").cloned().unwrap_or_else(|| "brewric".into());
-                let database = s.parameters.get("database").cloned().unwrap_or_else(|| user.clone());
+                let user = s
+                    .parameters
+                    .get("user")
+                    .cloned()
+                    .unwrap_or_else(|| "brewric".into());
+                let database = s
+                    .parameters
+                    .get("database")
+                    .cloned()
+                    .unwrap_or_else(|| user.clone());
                 if server.catalog.snapshot().database(&database).is_err() {
-                    return Err(DbError::new(sqlstate::INVALID_CATALOG_NAME, format!("database \"{database}\" does not exist")).fatal());
+                    return Err(DbError::new(
+                        sqlstate::INVALID_CATALOG_NAME,
+                        format!("database \"{database}\" does not exist"),
+                    )
+                    .fatal());
                 }
                 let mut session = Session::new(server.clone(), database, user.clone(), shard);
                 for (k, v) in &s.parameters {
@@ -193,7 +266,14 @@ async fn startup(conn: &mut Connection, server: &Arc<Server>, shard: usize) -> D
                 session.mark_startup();
                 conn.send(B::Authentication(Authentication::Ok));
                 let statuses = [
-                    ("application_name", session.settings.get("application_name").cloned().unwrap_or_default()),
+                    (
+                        "application_name",
+                        session
+                            .settings
+                            .get("application_name")
+                            .cloned()
+                            .unwrap_or_default(),
+                    ),
                     ("client_encoding", "UTF8".to_string()),
                     ("DateStyle", "ISO, MDY".to_string()),
                     ("default_transaction_read_only", "off".to_string()),
@@ -205,14 +285,26 @@ async fn startup(conn: &mut Connection, server: &Arc<Server>, shard: usize) -> D
                     ("server_version", crate::SERVER_VERSION.to_string()),
                     ("session_authorization", user),
                     ("standard_conforming_strings", "on".to_string()),
-                    ("TimeZone", session.settings.get("timezone").cloned().unwrap_or_else(|| "UTC".into())),
+                    (
+                        "TimeZone",
+                        session
+                            .settings
+                            .get("timezone")
+                            .cloned()
+                            .unwrap_or_else(|| "UTC".into()),
+                    ),
                 ];
                 for (k, v) in statuses {
                     conn.send(B::ParameterStatus(ParameterStatus::new(k.to_string(), v)));
                 }
                 let keys = server.register_session(session.cancel.clone());
-                conn.send(B::BackendKeyData(BackendKeyData::new(keys.0, SecretKey::I32(keys.1))));
-                conn.send(B::ReadyForQuery(ReadyForQuery::new(TransactionStatus::Idle)));
+                conn.send(B::BackendKeyData(BackendKeyData::new(
+                    keys.0,
+                    SecretKey::I32(keys.1),
+                )));
+                conn.send(B::ReadyForQuery(ReadyForQuery::new(
+                    TransactionStatus::Idle,
+                )));
                 conn.flush().await?;
                 return Ok(Some((session, keys)));
             }
@@ -235,7 +327,9 @@ async fn run_session(conn: &mut Connection, mut session: Session) -> DbResult<()
     // After an error in the extended protocol, messages are skipped until Sync.
     let mut skipping = false;
     loop {
-        let Some(msg) = conn.read_message().await? else { return Ok(()) };
+        let Some(msg) = conn.read_message().await? else {
+            return Ok(());
+        };
         if skipping && !matches!(msg, F::Sync(_) | F::Terminate(_)) {
             continue;
         }
@@ -247,20 +341,33 @@ async fn run_session(conn: &mut Connection, mut session: Session) -> DbResult<()
                 conn.flush().await?;
                 Ok(())
             }
-            F::Parse(p) => parse_message(&session, p.name.unwrap_or_default(), &p.query, &p.type_oids).map(|prep| {
-                statements.insert(prep.0, Arc::new(prep.1));
-                conn.send(B::ParseComplete(ParseComplete::new()));
-            }),
+            F::Parse(p) => {
+                parse_message(&session, p.name.unwrap_or_default(), &p.query, &p.type_oids).map(
+                    |prep| {
+                        statements.insert(prep.0, Arc::new(prep.1));
+                        conn.send(B::ParseComplete(ParseComplete::new()));
+                    },
+                )
+            }
             F::Bind(b) => bind_message(&statements, &b).map(|portal| {
                 portals.insert(b.portal_name.clone().unwrap_or_default(), portal);
                 conn.send(B::BindComplete(BindComplete::new()));
             }),
-            F::Describe(d) => describe_message(conn, &statements, &portals, d.target_type, &d.name.unwrap_or_default()),
+            F::Describe(d) => describe_message(
+                conn,
+                &statements,
+                &portals,
+                d.target_type,
+                &d.name.unwrap_or_default(),
+            ),
             F::Execute(e) => {
                 let name = e.name.unwrap_or_default();
                 match portals.get_mut(&name) {
                     Some(portal) => execute_portal(conn, &mut session, portal, e.max_rows).await,
-                    None => Err(DbError::new(sqlstate::INVALID_CURSOR_STATE, format!("portal \"{name}\" does not exist"))),
+                    None => Err(DbError::new(
+                        sqlstate::INVALID_CURSOR_STATE,
+                        format!("portal \"{name}\" does not exist"),
+                    )),
                 }
             }
             F::Close(c) => {
@@ -334,7 +441,14 @@ async fn simple_query(conn: &mut Connection, session: &mut Session, sql: &str) {
     // unless they manage transactions themselves.
     let implicit = stmts.len() > 1
         && session.txn == TxnState::Idle
-        && !stmts.iter().any(|s| matches!(s, Statement::StartTransaction { .. } | Statement::Commit { .. } | Statement::Rollback { .. }));
+        && !stmts.iter().any(|s| {
+            matches!(
+                s,
+                Statement::StartTransaction { .. }
+                    | Statement::Commit { .. }
+                    | Statement::Rollback { .. }
+            )
+        });
     if implicit {
         session.begin_implicit();
     }
@@ -371,16 +485,32 @@ async fn simple_query(conn: &mut Connection, session: &mut Session, sql: &str) {
     }
 }
 
-fn parse_message(session: &Session, name: String, sql: &str, type_oids: &[u32]) -> DbResult<(String, Prepared)> {
+fn parse_message(
+    session: &Session,
+    name: String,
+    sql: &str,
+    type_oids: &[u32],
+) -> DbResult<(String, Prepared)> {
     let mut stmts = crate::sql::parse(sql)?;
     if stmts.len() > 1 {
-        return Err(DbError::syntax("cannot insert multiple commands into a prepared statement"));
+        return Err(DbError::syntax(
+            "cannot insert multiple commands into a prepared statement",
+        ));
     }
     let stmt = stmts.pop();
     let declared: Vec<DataType> = type_oids
         .iter()
-        .map(|&oid| if oid == 0 { Ok(DataType::Unknown) } else {
-            DataType::from_oid(oid).ok_or_else(|| DbError::new(sqlstate::UNDEFINED_OBJECT, format!("type with OID {oid} does not exist")))
+        .map(|&oid| {
+            if oid == 0 {
+                Ok(DataType::Unknown)
+            } else {
+                DataType::from_oid(oid).ok_or_else(|| {
+                    DbError::new(
+                        sqlstate::UNDEFINED_OBJECT,
+                        format!("type with OID {oid} does not exist"),
+                    )
+                })
+            }
         })
         .collect::<DbResult<_>>()?;
     let (param_types, fields) = match &stmt {
@@ -397,15 +527,28 @@ fn parse_message(session: &Session, name: String, sql: &str, type_oids: &[u32]) 
             }
         }
     }
-    Ok((name, Prepared { stmt, sql: sql.to_string(), param_types, fields }))
+    Ok((
+        name,
+        Prepared {
+            stmt,
+            sql: sql.to_string(),
+            param_types,
+            fields,
+        },
+    ))
 }
 
-fn bind_message(statements: &HashMap<String, Arc<Prepared>>, b: &pgwire::messages::extendedquery::Bind) -> DbResult<Portal> {
+fn bind_message(
+    statements: &HashMap<String, Arc<Prepared>>,
+    b: &pgwire::messages::extendedquery::Bind,
+) -> DbResult<Portal> {
     let name = b.statement_name.clone().unwrap_or_default();
-    let prep = statements
-        .get(&name)
-        .cloned()
-        .ok_or_else(|| DbError::new(sqlstate::INVALID_SQL_STATEMENT_NAME, format!("prepared statement \"{name}\" does not exist")))?;
+    let prep = statements.get(&name).cloned().ok_or_else(|| {
+        DbError::new(
+            sqlstate::INVALID_SQL_STATEMENT_NAME,
+            format!("prepared statement \"{name}\" does not exist"),
+        )
+    })?;
     if b.parameters.len() != prep.param_types.len() {
         return Err(DbError::protocol(format!(
             "bind message supplies {} parameters, but prepared statement \"{name}\" requires {}",
@@ -423,42 +566,70 @@ fn bind_message(statements: &HashMap<String, Arc<Prepared>>, b: &pgwire::message
         };
         let d = match value {
             None => Datum::Null,
-            Some(bytes) if format == 1 && ty.type_len() > 0 && bytes.len() < ty.type_len() as usize => {
+            Some(bytes)
+                if format == 1 && ty.type_len() > 0 && bytes.len() < ty.type_len() as usize =>
+            {
                 // As PostgreSQL's recv functions: reading past the value is a protocol error.
                 return Err(DbError::protocol("insufficient data left in message"));
             }
-            Some(bytes) if format == 1 => crate::types::binary::decode_binary(*ty, bytes).map_err(|mut e| {
-                if e.code == sqlstate::INVALID_BINARY_REPRESENTATION {
-                    e.message = format!("{} in bind parameter {}", e.message, i + 1);
-                }
-                e
-            })?,
+            Some(bytes) if format == 1 => {
+                crate::types::binary::decode_binary(*ty, bytes).map_err(|mut e| {
+                    if e.code == sqlstate::INVALID_BINARY_REPRESENTATION {
+                        e.message = format!("{} in bind parameter {}", e.message, i + 1);
+                    }
+                    e
+                })?
+            }
             Some(bytes) => {
-                let s = std::str::from_utf8(bytes).map_err(|_| DbError::new("22021", "invalid byte sequence for encoding \"UTF8\""))?;
+                let s = std::str::from_utf8(bytes).map_err(|_| {
+                    DbError::new("22021", "invalid byte sequence for encoding \"UTF8\"")
+                })?;
                 crate::types::text::parse_text(*ty, s, &Default::default())?
             }
         };
         params.push(d);
     }
-    Ok(Portal { statement: prep, params, result_formats: b.result_column_format_codes.clone(), state: PortalState::NotStarted })
+    Ok(Portal {
+        statement: prep,
+        params,
+        result_formats: b.result_column_format_codes.clone(),
+        state: PortalState::NotStarted,
+    })
 }
 
-fn describe_message(conn: &mut Connection, statements: &HashMap<String, Arc<Prepared>>, portals: &HashMap<String, Portal>, target: u8, name: &str) -> DbResult<()> {
+fn describe_message(
+    conn: &mut Connection,
+    statements: &HashMap<String, Arc<Prepared>>,
+    portals: &HashMap<String, Portal>,
+    target: u8,
+    name: &str,
+) -> DbResult<()> {
     if target == b'S' {
-        let prep = statements
-            .get(name)
-            .ok_or_else(|| DbError::new(sqlstate::INVALID_SQL_STATEMENT_NAME, format!("prepared statement \"{name}\" does not exist")))?;
-        conn.send(B::ParameterDescription(ParameterDescription::new(prep.param_types.iter().map(|t| t.oid()).collect())));
+        let prep = statements.get(name).ok_or_else(|| {
+            DbError::new(
+                sqlstate::INVALID_SQL_STATEMENT_NAME,
+                format!("prepared statement \"{name}\" does not exist"),
+            )
+        })?;
+        conn.send(B::ParameterDescription(ParameterDescription::new(
+            prep.param_types.iter().map(|t| t.oid()).collect(),
+        )));
         match &prep.fields {
             Some(f) => conn.send(B::RowDescription(row_description(f, &[]))),
             None => conn.send(B::NoData(NoData::new())),
         }
     } else {
-        let portal = portals
-            .get(name)
-            .ok_or_else(|| DbError::new(sqlstate::INVALID_CURSOR_STATE, format!("portal \"{name}\" does not exist")))?;
+        let portal = portals.get(name).ok_or_else(|| {
+            DbError::new(
+                sqlstate::INVALID_CURSOR_STATE,
+                format!("portal \"{name}\" does not exist"),
+            )
+        })?;
         match &portal.statement.fields {
-            Some(f) => conn.send(B::RowDescription(row_description(f, &portal.result_formats))),
+            Some(f) => conn.send(B::RowDescription(row_description(
+                f,
+                &portal.result_formats,
+            ))),
             None => conn.send(B::NoData(NoData::new())),
         }
     }
@@ -493,7 +664,12 @@ fn row_description(fields: &[Field], formats: &[i16]) -> RowDescription {
     )
 }
 
-async fn execute_portal(conn: &mut Connection, session: &mut Session, portal: &mut Portal, max_rows: i32) -> DbResult<()> {
+async fn execute_portal(
+    conn: &mut Connection,
+    session: &mut Session,
+    portal: &mut Portal,
+    max_rows: i32,
+) -> DbResult<()> {
     if let PortalState::NotStarted = portal.state {
         let Some(stmt) = portal.statement.stmt.clone() else {
             conn.send(B::EmptyQueryResponse(EmptyQueryResponse::new()));
@@ -508,10 +684,19 @@ async fn execute_portal(conn: &mut Connection, session: &mut Session, portal: &m
         };
         let result = match fast {
             Some(r) => r?,
-            None => session.execute(&stmt, params, &portal.statement.param_types).await?,
+            None => {
+                session
+                    .execute(&stmt, params, &portal.statement.param_types)
+                    .await?
+            }
         };
         portal.state = match result {
-            StatementResult::Rows { op, tag, .. } => PortalState::Streaming { op, rows: 0, tag, buffered: None },
+            StatementResult::Rows { op, tag, .. } => PortalState::Streaming {
+                op,
+                rows: 0,
+                tag,
+                buffered: None,
+            },
             StatementResult::CopyIn(copy) => {
                 let tag = copy_in(conn, session, copy).await?;
                 conn.send(B::CommandComplete(CommandComplete::new(tag)));
@@ -519,22 +704,51 @@ async fn execute_portal(conn: &mut Connection, session: &mut Session, portal: &m
                 return Ok(());
             }
             other => {
-                stream_result(conn, other, &portal.result_formats, &session.eval_context().format, false).await?;
+                stream_result(
+                    conn,
+                    other,
+                    &portal.result_formats,
+                    &session.eval_context().format,
+                    false,
+                )
+                .await?;
                 portal.state = PortalState::Done { tag: None };
                 return Ok(());
             }
         };
     }
     match &mut portal.state {
-        PortalState::Streaming { op, rows, tag, buffered } => {
-            let limit = if max_rows <= 0 { u64::MAX } else { max_rows as u64 };
+        PortalState::Streaming {
+            op,
+            rows,
+            tag,
+            buffered,
+        } => {
+            let limit = if max_rows <= 0 {
+                u64::MAX
+            } else {
+                max_rows as u64
+            };
             let fmt = session.eval_context().format;
-            let suspended = send_rows(conn, op, buffered, &portal.result_formats, limit, rows, &fmt).await?;
+            let suspended = send_rows(
+                conn,
+                op,
+                buffered,
+                &portal.result_formats,
+                limit,
+                rows,
+                &fmt,
+            )
+            .await?;
             if suspended {
                 conn.send(B::PortalSuspended(PortalSuspended::new()));
             } else {
-                conn.send(B::CommandComplete(CommandComplete::new(format!("{tag} {rows}"))));
-                portal.state = PortalState::Done { tag: Some(tag.clone()) };
+                conn.send(B::CommandComplete(CommandComplete::new(format!(
+                    "{tag} {rows}"
+                ))));
+                portal.state = PortalState::Done {
+                    tag: Some(tag.clone()),
+                };
             }
             Ok(())
         }
@@ -542,7 +756,10 @@ async fn execute_portal(conn: &mut Connection, session: &mut Session, portal: &m
             conn.send(B::CommandComplete(CommandComplete::new(format!("{tag} 0"))));
             Ok(())
         }
-        PortalState::Done { tag: None } => Err(DbError::new(sqlstate::INVALID_CURSOR_STATE, "portal has already been run to completion")),
+        PortalState::Done { tag: None } => Err(DbError::new(
+            sqlstate::INVALID_CURSOR_STATE,
+            "portal has already been run to completion",
+        )),
         PortalState::NotStarted => Ok(()),
     }
 }
@@ -584,19 +801,44 @@ async fn send_rows(
 }
 
 /// Sends a statement's whole result (simple protocol, or a non-query in extended).
-async fn stream_result(conn: &mut Connection, result: StatementResult, formats: &[i16], fmt: &FormatContext, describe: bool) -> DbResult<u64> {
+async fn stream_result(
+    conn: &mut Connection,
+    result: StatementResult,
+    formats: &[i16],
+    fmt: &FormatContext,
+    describe: bool,
+) -> DbResult<u64> {
     match result {
-        StatementResult::Rows { fields, mut op, tag } => {
+        StatementResult::Rows {
+            fields,
+            mut op,
+            tag,
+        } => {
             if describe {
                 conn.send(B::RowDescription(row_description(&fields, formats)));
             }
             let mut rows = 0;
             let mut buffered = None;
-            send_rows(conn, &mut op, &mut buffered, formats, u64::MAX, &mut rows, fmt).await?;
-            conn.send(B::CommandComplete(CommandComplete::new(format!("{tag} {rows}"))));
+            send_rows(
+                conn,
+                &mut op,
+                &mut buffered,
+                formats,
+                u64::MAX,
+                &mut rows,
+                fmt,
+            )
+            .await?;
+            conn.send(B::CommandComplete(CommandComplete::new(format!(
+                "{tag} {rows}"
+            ))));
             Ok(rows)
         }
-        StatementResult::Batches { fields, batches, tag } => {
+        StatementResult::Batches {
+            fields,
+            batches,
+            tag,
+        } => {
             if describe {
                 conn.send(B::RowDescription(row_description(&fields, formats)));
             }
@@ -621,21 +863,39 @@ async fn stream_result(conn: &mut Connection, result: StatementResult, formats: 
             Ok(0)
         }
         StatementResult::CopyIn(_) => Err(DbError::internal("COPY result reached the row encoder")),
-        StatementResult::CopyOut { fields, mut op, options } => {
-            let format = if options.format == crate::ingest::copy::CopyFormat::Binary { 1 } else { 0 };
-            conn.send(B::CopyOutResponse(CopyOutResponse::new(format, fields.len() as i16, vec![format as i16; fields.len()])));
+        StatementResult::CopyOut {
+            fields,
+            mut op,
+            options,
+        } => {
+            let format = if options.format == crate::ingest::copy::CopyFormat::Binary {
+                1
+            } else {
+                0
+            };
+            conn.send(B::CopyOutResponse(CopyOutResponse::new(
+                format,
+                fields.len() as i16,
+                vec![format as i16; fields.len()],
+            )));
             let mut buf = Vec::with_capacity(FLUSH_BYTES);
             if format == 1 {
                 copy_out::binary_header(&mut buf);
             } else if options.header {
-                copy_out::csv_header(&fields.iter().map(|f| f.name.clone()).collect::<Vec<_>>(), &options, &mut buf);
+                copy_out::csv_header(
+                    &fields.iter().map(|f| f.name.clone()).collect::<Vec<_>>(),
+                    &options,
+                    &mut buf,
+                );
             }
             let mut rows = 0u64;
             while let Some(batch) = op.next().await? {
                 copy_out::encode_rows(&batch, &options, fmt, &mut buf);
                 rows += batch.len as u64;
                 if buf.len() >= FLUSH_BYTES {
-                    conn.send(B::CopyData(CopyData::new(bytes::Bytes::from(std::mem::take(&mut buf)))));
+                    conn.send(B::CopyData(CopyData::new(bytes::Bytes::from(
+                        std::mem::take(&mut buf),
+                    ))));
                     conn.maybe_flush().await?;
                 }
             }
@@ -646,7 +906,9 @@ async fn stream_result(conn: &mut Connection, result: StatementResult, formats: 
                 conn.send(B::CopyData(CopyData::new(bytes::Bytes::from(buf))));
             }
             conn.send(B::CopyDone(CopyDone::new()));
-            conn.send(B::CommandComplete(CommandComplete::new(format!("COPY {rows}"))));
+            conn.send(B::CommandComplete(CommandComplete::new(format!(
+                "COPY {rows}"
+            ))));
             Ok(rows)
         }
     }
@@ -656,15 +918,26 @@ async fn stream_result(conn: &mut Connection, result: StatementResult, formats: 
 /// or CopyFail (nothing is kept). Flush and Sync are ignored meanwhile, as
 /// PostgreSQL does. After an error the remaining CopyData is read and dropped
 /// until the client ends the copy; then the error is reported.
-async fn copy_in(conn: &mut Connection, session: &mut Session, mut copy: Box<crate::sql::session::CopyIn>) -> DbResult<String> {
+async fn copy_in(
+    conn: &mut Connection,
+    session: &mut Session,
+    mut copy: Box<crate::sql::session::CopyIn>,
+) -> DbResult<String> {
     let format = if copy.binary { 1 } else { 0 };
-    conn.send(B::CopyInResponse(CopyInResponse::new(format, copy.columns as i16, vec![format as i16; copy.columns])));
+    conn.send(B::CopyInResponse(CopyInResponse::new(
+        format,
+        copy.columns as i16,
+        vec![format as i16; copy.columns],
+    )));
     conn.flush().await?;
     let mut failed: Option<DbError> = None;
     loop {
         let Some(msg) = conn.read_message().await? else {
             session.copy_abort(&mut copy).await;
-            return Err(DbError::new(sqlstate::CONNECTION_EXCEPTION, "connection closed during COPY"));
+            return Err(DbError::new(
+                sqlstate::CONNECTION_EXCEPTION,
+                "connection closed during COPY",
+            ));
         };
         match msg {
             F::CopyData(d) => {
@@ -690,17 +963,25 @@ async fn copy_in(conn: &mut Connection, session: &mut Session, mut copy: Box<cra
             F::CopyFail(f) => {
                 session.copy_abort(&mut copy).await;
                 return Err(failed.unwrap_or_else(|| {
-                    DbError::new(sqlstate::QUERY_CANCELED, format!("COPY from stdin failed: {}", f.message))
+                    DbError::new(
+                        sqlstate::QUERY_CANCELED,
+                        format!("COPY from stdin failed: {}", f.message),
+                    )
                 }));
             }
             F::Flush(_) | F::Sync(_) => {}
             F::Terminate(_) => {
                 session.copy_abort(&mut copy).await;
-                return Err(DbError::new(sqlstate::CONNECTION_EXCEPTION, "connection closed during COPY"));
+                return Err(DbError::new(
+                    sqlstate::CONNECTION_EXCEPTION,
+                    "connection closed during COPY",
+                ));
             }
             _ => {
                 session.copy_abort(&mut copy).await;
-                return Err(DbError::protocol("unexpected message type during COPY from stdin"));
+                return Err(DbError::protocol(
+                    "unexpected message type during COPY from stdin",
+                ));
             }
         }
     }

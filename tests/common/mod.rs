@@ -84,6 +84,17 @@ pub fn start_with_shards(shards: usize) -> Server {
 /// Starts brewricd on an existing (or new) data directory — a restart after a
 /// crash reuses the directory of the server that was killed.
 pub fn start_in(data_dir: PathBuf, shards: usize) -> Server {
+    start_configured(data_dir, shards, &[], &[])
+}
+
+/// [`start_in`] with extra command-line arguments and environment variables
+/// (e.g. `BREWRIC_FAILPOINT`).
+pub fn start_configured(
+    data_dir: PathBuf,
+    shards: usize,
+    args: &[&str],
+    envs: &[(&str, &str)],
+) -> Server {
     std::fs::create_dir_all(&data_dir).expect("create temp data dir");
     // The server's stderr goes to a file next to (not inside) its data dir, so
     // that it can be shown when a test fails.
@@ -111,6 +122,9 @@ pub fn start_in(data_dir: PathBuf, shards: usize) -> Server {
         .env_remove("BREWRIC_LISTEN")
         .env_remove("BREWRIC_DATA_DIR")
         .env_remove("BREWRIC_SHARDS")
+        .env_remove("BREWRIC_FAILPOINT")
+        .args(args)
+        .envs(envs.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::from(stderr_file))
@@ -200,7 +214,9 @@ impl Server {
             let _ = child.kill(); // std's kill sends SIGKILL
             let _ = child.wait();
         }
-        self.data_dir.take().expect("a server started by the tests has a data dir")
+        self.data_dir
+            .take()
+            .expect("a server started by the tests has a data dir")
     }
 
     /// True when the tests run against an external server (BREWRIC_TEST_SERVER),
@@ -216,7 +232,9 @@ impl Server {
 
     /// `Some(exit status)` if the brewricd child has exited.
     pub fn exited(&mut self) -> Option<std::process::ExitStatus> {
-        self.child.as_mut().and_then(|c| c.try_wait().ok().flatten())
+        self.child
+            .as_mut()
+            .and_then(|c| c.try_wait().ok().flatten())
     }
 
     /// Panics (with the server's stderr) if brewricd has died.
@@ -320,7 +338,12 @@ pub async fn connect_with(cfg: tokio_postgres::Config) -> Result<Client, tokio_p
 /// SQLSTATE and message when it is a database error.
 pub fn describe_error(e: &tokio_postgres::Error) -> String {
     match e.as_db_error() {
-        Some(db) => format!("{}: {} (SQLSTATE {})", db.severity(), db.message(), db.code().code()),
+        Some(db) => format!(
+            "{}: {} (SQLSTATE {})",
+            db.severity(),
+            db.message(),
+            db.code().code()
+        ),
         None => {
             let mut s = e.to_string();
             let mut src = std::error::Error::source(e);

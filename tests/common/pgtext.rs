@@ -76,13 +76,23 @@ pub mod oid {
 pub fn is_text_like(oid: u32) -> bool {
     matches!(
         oid,
-        oid::TEXT | oid::VARCHAR | oid::BPCHAR | oid::NAME | oid::UNKNOWN | oid::JSON | oid::XML | oid::CHAR
+        oid::TEXT
+            | oid::VARCHAR
+            | oid::BPCHAR
+            | oid::NAME
+            | oid::UNKNOWN
+            | oid::JSON
+            | oid::XML
+            | oid::CHAR
     )
 }
 
 fn need(raw: &[u8], n: usize, what: &str) -> Result<(), String> {
     if raw.len() != n {
-        Err(format!("binary {what} must be {n} bytes, got {}", raw.len()))
+        Err(format!(
+            "binary {what} must be {n} bytes, got {}",
+            raw.len()
+        ))
     } else {
         Ok(())
     }
@@ -127,7 +137,10 @@ pub fn binary_to_text(oid: u32, raw: &[u8]) -> Result<String, String> {
         oid::BYTEA => bytea_text(raw),
         oid::JSONB => {
             if raw.first() != Some(&1) {
-                return Err(format!("binary jsonb must start with version byte 1, got {:?}", raw.first()));
+                return Err(format!(
+                    "binary jsonb must start with version byte 1, got {:?}",
+                    raw.first()
+                ));
             }
             utf8(&raw[1..])?
         }
@@ -158,7 +171,14 @@ pub fn binary_to_text(oid: u32, raw: &[u8]) -> Result<String, String> {
         oid::UUID => {
             need(raw, 16, "uuid")?;
             let h: String = raw.iter().map(|b| format!("{b:02x}")).collect();
-            format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32])
+            format!(
+                "{}-{}-{}-{}-{}",
+                &h[0..8],
+                &h[8..12],
+                &h[12..16],
+                &h[16..20],
+                &h[20..32]
+            )
         }
         o if is_text_like(o) => utf8(raw)?,
         o => return Err(format!("no binary-to-text conversion for type OID {o}")),
@@ -187,7 +207,11 @@ pub fn float8_text(v: f64) -> String {
         return "NaN".into();
     }
     if v.is_infinite() {
-        return if v > 0.0 { "Infinity".into() } else { "-Infinity".into() };
+        return if v > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        };
     }
     shortest_text(&format!("{v:e}"), 15)
 }
@@ -198,7 +222,11 @@ pub fn float4_text(v: f32) -> String {
         return "NaN".into();
     }
     if v.is_infinite() {
-        return if v > 0.0 { "Infinity".into() } else { "-Infinity".into() };
+        return if v > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        };
     }
     shortest_text(&format!("{v:e}"), 6)
 }
@@ -242,7 +270,10 @@ fn shortest_text(sci: &str, max_fixed_exp: i32) -> String {
 /// each) then ndigits base-10000 digits.
 pub fn numeric_text(raw: &[u8]) -> Result<String, String> {
     if raw.len() < 8 {
-        return Err(format!("binary numeric shorter than its header: {} bytes", raw.len()));
+        return Err(format!(
+            "binary numeric shorter than its header: {} bytes",
+            raw.len()
+        ));
     }
     let rd = |i: usize| i16::from_be_bytes([raw[i], raw[i + 1]]);
     let ndigits = rd(0);
@@ -263,7 +294,9 @@ pub fn numeric_text(raw: &[u8]) -> Result<String, String> {
             raw.len()
         ));
     }
-    let digits: Vec<i32> = (0..ndigits as usize).map(|i| rd(8 + 2 * i) as i32).collect();
+    let digits: Vec<i32> = (0..ndigits as usize)
+        .map(|i| rd(8 + 2 * i) as i32)
+        .collect();
     if let Some(d) = digits.iter().find(|d| !(0..10000).contains(*d)) {
         return Err(format!("binary numeric digit {d} out of range 0..9999"));
     }

@@ -15,8 +15,8 @@ use crate::exec::{EvalContext, Operand};
 use crate::types::DataType;
 
 use super::common::{
-    float_overflow, float_underflow, int_out_of_range, map1, map1_checked, map1_try, map2, map2_checked,
-    map2_try, numeric_overflow, prim, prim_column, Arg, Nulls, Prim,
+    float_overflow, float_underflow, int_out_of_range, map1, map1_checked, map1_try, map2,
+    map2_checked, map2_try, numeric_overflow, prim, prim_column, Arg, Nulls, Prim,
 };
 use super::{BinaryOp, BinarySignature};
 
@@ -48,7 +48,14 @@ macro_rules! int_ops {
 }
 int_ops!(i16, i32, i64);
 
-fn int_arith<T: IntOps>(op: BinaryOp, ty: DataType, a: Arg<T>, b: Arg<T>, len: usize, nulls: &Nulls) -> DbResult<Vec<T>> {
+fn int_arith<T: IntOps>(
+    op: BinaryOp,
+    ty: DataType,
+    a: Arg<T>,
+    b: Arg<T>,
+    len: usize,
+    nulls: &Nulls,
+) -> DbResult<Vec<T>> {
     let range = |_: T, _: T| int_out_of_range(ty);
     match op {
         BinaryOp::Plus => map2_checked(a, b, len, nulls, T::ovf_add, range),
@@ -65,8 +72,20 @@ fn int_arith<T: IntOps>(op: BinaryOp, ty: DataType, a: Arg<T>, b: Arg<T>, len: u
                 b,
                 len,
                 nulls,
-                |x, y| if y == T::ZERO { (T::ZERO, true) } else { x.ovf_div(y) },
-                |_, y| if y == T::ZERO { DbError::division_by_zero() } else { int_out_of_range(ty) },
+                |x, y| {
+                    if y == T::ZERO {
+                        (T::ZERO, true)
+                    } else {
+                        x.ovf_div(y)
+                    }
+                },
+                |_, y| {
+                    if y == T::ZERO {
+                        DbError::division_by_zero()
+                    } else {
+                        int_out_of_range(ty)
+                    }
+                },
             )
         }
         BinaryOp::Modulo => map2_checked(
@@ -74,7 +93,13 @@ fn int_arith<T: IntOps>(op: BinaryOp, ty: DataType, a: Arg<T>, b: Arg<T>, len: u
             b,
             len,
             nulls,
-            |x, y| if y == T::ZERO { (T::ZERO, true) } else { (x.wrap_rem(y), false) },
+            |x, y| {
+                if y == T::ZERO {
+                    (T::ZERO, true)
+                } else {
+                    (x.wrap_rem(y), false)
+                }
+            },
             |_, _| DbError::division_by_zero(),
         ),
         _ => Err(DbError::internal("not an arithmetic operator")),
@@ -82,7 +107,14 @@ fn int_arith<T: IntOps>(op: BinaryOp, ty: DataType, a: Arg<T>, b: Arg<T>, len: u
 }
 
 /// Float operations with PostgreSQL's checks (float.h's float8_pl & co.).
-pub(crate) trait FloatOps: Prim + PartialEq + std::ops::Add<Output = Self> + std::ops::Sub<Output = Self> + std::ops::Mul<Output = Self> + std::ops::Div<Output = Self> {
+pub(crate) trait FloatOps:
+    Prim
+    + PartialEq
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+{
     const ZERO: Self;
     fn inf(self) -> bool;
     fn nan(self) -> bool;
@@ -123,16 +155,28 @@ fn fsub<T: FloatOps>(x: T, y: T) -> (T, bool) {
 #[inline(always)]
 fn fmul<T: FloatOps>(x: T, y: T) -> (T, bool) {
     let r = x * y;
-    (r, (r.inf() && !x.inf() && !y.inf()) || (r == T::ZERO && x != T::ZERO && y != T::ZERO))
+    (
+        r,
+        (r.inf() && !x.inf() && !y.inf()) || (r == T::ZERO && x != T::ZERO && y != T::ZERO),
+    )
 }
 #[inline(always)]
 fn fdiv<T: FloatOps>(x: T, y: T) -> (T, bool) {
     let zero_div = y == T::ZERO && !x.nan();
     let r = if zero_div { T::ZERO } else { x / y };
-    (r, zero_div || (r.inf() && !x.inf()) || (r == T::ZERO && x != T::ZERO && !y.inf()))
+    (
+        r,
+        zero_div || (r.inf() && !x.inf()) || (r == T::ZERO && x != T::ZERO && !y.inf()),
+    )
 }
 
-fn float_arith<T: FloatOps>(op: BinaryOp, a: Arg<T>, b: Arg<T>, len: usize, nulls: &Nulls) -> DbResult<Vec<T>> {
+fn float_arith<T: FloatOps>(
+    op: BinaryOp,
+    a: Arg<T>,
+    b: Arg<T>,
+    len: usize,
+    nulls: &Nulls,
+) -> DbResult<Vec<T>> {
     let mul_err = |x: T, y: T| {
         let r = x * y;
         if r.inf() {
@@ -170,7 +214,11 @@ fn weight_and_first_digit(d: Decimal) -> (i32, u128) {
     let exp = ndigits - 1 - d.scale() as i32;
     let weight = exp.div_euclid(4);
     let shift = d.scale() as i32 + 4 * weight;
-    let first = if shift >= 0 { m / 10u128.pow(shift as u32) } else { m * 10u128.pow((-shift) as u32) };
+    let first = if shift >= 0 {
+        m / 10u128.pow(shift as u32)
+    } else {
+        m * 10u128.pow((-shift) as u32)
+    };
     (weight, first)
 }
 
@@ -182,7 +230,10 @@ pub(crate) fn div_scale(a: Decimal, b: Decimal) -> u32 {
     if f1 <= f2 {
         qweight -= 1;
     }
-    let rscale = (16 - qweight * 4).max(a.scale() as i32).max(b.scale() as i32).max(0);
+    let rscale = (16 - qweight * 4)
+        .max(a.scale() as i32)
+        .max(b.scale() as i32)
+        .max(0);
     rscale.min(28) as u32
 }
 
@@ -215,24 +266,42 @@ pub(crate) fn min_scale(mut d: Decimal, scale: u32) -> Decimal {
     d
 }
 
-fn numeric_arith(op: BinaryOp, a: Arg<Decimal>, b: Arg<Decimal>, len: usize, nulls: &Nulls) -> DbResult<Vec<Decimal>> {
+fn numeric_arith(
+    op: BinaryOp,
+    a: Arg<Decimal>,
+    b: Arg<Decimal>,
+    len: usize,
+    nulls: &Nulls,
+) -> DbResult<Vec<Decimal>> {
     let max_scale = |x: Decimal, y: Decimal| x.scale().max(y.scale());
     match op {
-        BinaryOp::Plus => {
-            map2_try(a, b, len, nulls, |x, y| Ok(min_scale(x.checked_add(y).ok_or_else(numeric_overflow)?, max_scale(x, y))))
-        }
-        BinaryOp::Minus => {
-            map2_try(a, b, len, nulls, |x, y| Ok(min_scale(x.checked_sub(y).ok_or_else(numeric_overflow)?, max_scale(x, y))))
-        }
+        BinaryOp::Plus => map2_try(a, b, len, nulls, |x, y| {
+            Ok(min_scale(
+                x.checked_add(y).ok_or_else(numeric_overflow)?,
+                max_scale(x, y),
+            ))
+        }),
+        BinaryOp::Minus => map2_try(a, b, len, nulls, |x, y| {
+            Ok(min_scale(
+                x.checked_sub(y).ok_or_else(numeric_overflow)?,
+                max_scale(x, y),
+            ))
+        }),
         BinaryOp::Multiply => map2_try(a, b, len, nulls, |x, y| {
-            Ok(min_scale(x.checked_mul(y).ok_or_else(numeric_overflow)?, x.scale() + y.scale()))
+            Ok(min_scale(
+                x.checked_mul(y).ok_or_else(numeric_overflow)?,
+                x.scale() + y.scale(),
+            ))
         }),
         BinaryOp::Divide => map2_try(a, b, len, nulls, numeric_div),
         BinaryOp::Modulo => map2_try(a, b, len, nulls, |x, y| {
             if y.is_zero() {
                 Err(DbError::division_by_zero())
             } else {
-                Ok(min_scale(x.checked_rem(y).ok_or_else(numeric_overflow)?, max_scale(x, y)))
+                Ok(min_scale(
+                    x.checked_rem(y).ok_or_else(numeric_overflow)?,
+                    max_scale(x, y),
+                ))
             }
         }),
         _ => Err(DbError::internal("not an arithmetic operator")),
@@ -288,21 +357,38 @@ pub(crate) fn negate(ty: DataType, a: Operand, len: usize) -> DbResult<Column> {
         return Ok(super::common::null_column(ty, len));
     }
     fn ints<T: IntOps>(ty: DataType, a: Operand, len: usize, nulls: Nulls) -> DbResult<Column> {
-        let v = map1_checked(prim::<T>(a, len)?, len, &nulls, T::ovf_neg, |_| int_out_of_range(ty))?;
+        let v = map1_checked(prim::<T>(a, len)?, len, &nulls, T::ovf_neg, |_| {
+            int_out_of_range(ty)
+        })?;
         Ok(prim_column(ty, v, nulls))
     }
     match ty {
         Int16 => ints::<i16>(ty, a, len, nulls),
         Int32 => ints::<i32>(ty, a, len, nulls),
         Int64 => ints::<i64>(ty, a, len, nulls),
-        Float32 => Ok(prim_column(ty, map1(prim::<f32>(a, len)?, len, |x| -x), nulls)),
-        Float64 => Ok(prim_column(ty, map1(prim::<f64>(a, len)?, len, |x| -x), nulls)),
-        Numeric => Ok(prim_column(ty, map1(prim::<Decimal>(a, len)?, len, |x| -x), nulls)),
+        Float32 => Ok(prim_column(
+            ty,
+            map1(prim::<f32>(a, len)?, len, |x| -x),
+            nulls,
+        )),
+        Float64 => Ok(prim_column(
+            ty,
+            map1(prim::<f64>(a, len)?, len, |x| -x),
+            nulls,
+        )),
+        Numeric => Ok(prim_column(
+            ty,
+            map1(prim::<Decimal>(a, len)?, len, |x| -x),
+            nulls,
+        )),
         Interval => {
             let v = map1_try(prim(a, len)?, len, &nulls, super::datetime::interval_negate)?;
             Ok(prim_column(ty, v, nulls))
         }
-        _ => Err(DbError::internal(format!("no unary minus for {}", ty.name()))),
+        _ => Err(DbError::internal(format!(
+            "no unary minus for {}",
+            ty.name()
+        ))),
     }
 }
 
@@ -349,8 +435,17 @@ mod tests {
 
     #[test]
     fn integer_kernels_match_reference() {
-        let ops = [BinaryOp::Plus, BinaryOp::Minus, BinaryOp::Multiply, BinaryOp::Divide, BinaryOp::Modulo];
-        for (k, ty) in [DataType::Int16, DataType::Int32, DataType::Int64].into_iter().enumerate() {
+        let ops = [
+            BinaryOp::Plus,
+            BinaryOp::Minus,
+            BinaryOp::Multiply,
+            BinaryOp::Divide,
+            BinaryOp::Modulo,
+        ];
+        for (k, ty) in [DataType::Int16, DataType::Int32, DataType::Int64]
+            .into_iter()
+            .enumerate()
+        {
             for op in ops {
                 check_binary_against_reference(op, ty, ty, 100 + k as u64, |a, b| {
                     int_ref(ty, op, a.as_i64()?, b.as_i64()?).ok()
@@ -361,10 +456,17 @@ mod tests {
 
     #[test]
     fn float_and_numeric_kernels_match_reference() {
-        let ops = [BinaryOp::Plus, BinaryOp::Minus, BinaryOp::Multiply, BinaryOp::Divide];
+        let ops = [
+            BinaryOp::Plus,
+            BinaryOp::Minus,
+            BinaryOp::Multiply,
+            BinaryOp::Divide,
+        ];
         for op in ops {
             check_binary_against_reference(op, DataType::Float64, DataType::Float64, 7, |a, b| {
-                let (Datum::Float64(x), Datum::Float64(y)) = (a, b) else { return None };
+                let (Datum::Float64(x), Datum::Float64(y)) = (a, b) else {
+                    return None;
+                };
                 let (r, bad) = match op {
                     BinaryOp::Plus => fadd(*x, *y),
                     BinaryOp::Minus => fsub(*x, *y),
@@ -374,7 +476,9 @@ mod tests {
                 (!bad).then_some(Datum::Float64(r))
             });
             check_binary_against_reference(op, DataType::Numeric, DataType::Numeric, 9, |a, b| {
-                let (Datum::Numeric(x), Datum::Numeric(y)) = (a, b) else { return None };
+                let (Datum::Numeric(x), Datum::Numeric(y)) = (a, b) else {
+                    return None;
+                };
                 let r = match op {
                     BinaryOp::Plus => x.checked_add(*y),
                     BinaryOp::Minus => x.checked_sub(*y),
@@ -389,39 +493,122 @@ mod tests {
     #[test]
     fn postgres_exact_results_and_errors() {
         use DataType::*;
-        assert_eq!(eval_bin(BinaryOp::Divide, (d::i32(7), Int32), (d::i32(2), Int32)).unwrap(), d::i32(3));
-        assert_eq!(eval_bin(BinaryOp::Divide, (d::i32(-7), Int32), (d::i32(2), Int32)).unwrap(), d::i32(-3));
-        assert_eq!(eval_bin(BinaryOp::Modulo, (d::i32(-7), Int32), (d::i32(2), Int32)).unwrap(), d::i32(-1));
-        assert_eq!(eval_bin(BinaryOp::Modulo, (d::i32(i32::MIN), Int32), (d::i32(-1), Int32)).unwrap(), d::i32(0));
-        let e = eval_bin(BinaryOp::Plus, (d::i32(i32::MAX), Int32), (d::i32(1), Int32)).unwrap_err();
-        assert_eq!((e.code, e.message.as_str()), ("22003", "integer out of range"));
-        let e = eval_bin(BinaryOp::Multiply, (Datum::Int16(300), Int16), (Datum::Int16(300), Int16)).unwrap_err();
+        assert_eq!(
+            eval_bin(BinaryOp::Divide, (d::i32(7), Int32), (d::i32(2), Int32)).unwrap(),
+            d::i32(3)
+        );
+        assert_eq!(
+            eval_bin(BinaryOp::Divide, (d::i32(-7), Int32), (d::i32(2), Int32)).unwrap(),
+            d::i32(-3)
+        );
+        assert_eq!(
+            eval_bin(BinaryOp::Modulo, (d::i32(-7), Int32), (d::i32(2), Int32)).unwrap(),
+            d::i32(-1)
+        );
+        assert_eq!(
+            eval_bin(
+                BinaryOp::Modulo,
+                (d::i32(i32::MIN), Int32),
+                (d::i32(-1), Int32)
+            )
+            .unwrap(),
+            d::i32(0)
+        );
+        let e = eval_bin(
+            BinaryOp::Plus,
+            (d::i32(i32::MAX), Int32),
+            (d::i32(1), Int32),
+        )
+        .unwrap_err();
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            ("22003", "integer out of range")
+        );
+        let e = eval_bin(
+            BinaryOp::Multiply,
+            (Datum::Int16(300), Int16),
+            (Datum::Int16(300), Int16),
+        )
+        .unwrap_err();
         assert_eq!(e.message, "smallint out of range");
-        let e = eval_bin(BinaryOp::Minus, (Datum::Int64(i64::MIN), Int64), (Datum::Int64(1), Int64)).unwrap_err();
+        let e = eval_bin(
+            BinaryOp::Minus,
+            (Datum::Int64(i64::MIN), Int64),
+            (Datum::Int64(1), Int64),
+        )
+        .unwrap_err();
         assert_eq!(e.message, "bigint out of range");
-        let e = eval_bin(BinaryOp::Divide, (d::i32(i32::MIN), Int32), (d::i32(-1), Int32)).unwrap_err();
+        let e = eval_bin(
+            BinaryOp::Divide,
+            (d::i32(i32::MIN), Int32),
+            (d::i32(-1), Int32),
+        )
+        .unwrap_err();
         assert_eq!(e.message, "integer out of range");
         let e = eval_bin(BinaryOp::Divide, (d::i32(1), Int32), (d::i32(0), Int32)).unwrap_err();
         assert_eq!((e.code, e.message.as_str()), ("22012", "division by zero"));
-        let e = eval_bin(BinaryOp::Divide, (Datum::Float64(1.0), Float64), (Datum::Float64(0.0), Float64)).unwrap_err();
+        let e = eval_bin(
+            BinaryOp::Divide,
+            (Datum::Float64(1.0), Float64),
+            (Datum::Float64(0.0), Float64),
+        )
+        .unwrap_err();
         assert_eq!(e.code, "22012");
-        let e = eval_bin(BinaryOp::Multiply, (Datum::Float64(1e300), Float64), (Datum::Float64(1e300), Float64)).unwrap_err();
-        assert_eq!((e.code, e.message.as_str()), ("22003", "value out of range: overflow"));
-        let e = eval_bin(BinaryOp::Multiply, (Datum::Float64(1e-300), Float64), (Datum::Float64(1e-300), Float64)).unwrap_err();
+        let e = eval_bin(
+            BinaryOp::Multiply,
+            (Datum::Float64(1e300), Float64),
+            (Datum::Float64(1e300), Float64),
+        )
+        .unwrap_err();
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            ("22003", "value out of range: overflow")
+        );
+        let e = eval_bin(
+            BinaryOp::Multiply,
+            (Datum::Float64(1e-300), Float64),
+            (Datum::Float64(1e-300), Float64),
+        )
+        .unwrap_err();
         assert_eq!(e.message, "value out of range: underflow");
         // NaN / 0 is NaN in PostgreSQL.
-        let r = eval_bin(BinaryOp::Divide, (Datum::Float64(f64::NAN), Float64), (Datum::Float64(0.0), Float64)).unwrap();
+        let r = eval_bin(
+            BinaryOp::Divide,
+            (Datum::Float64(f64::NAN), Float64),
+            (Datum::Float64(0.0), Float64),
+        )
+        .unwrap();
         assert!(matches!(r, Datum::Float64(x) if x.is_nan()));
         // int + float8 -> float8; int + numeric -> numeric.
-        assert_eq!(eval_bin(BinaryOp::Plus, (d::i32(1), Int32), (Datum::Float64(0.5), Float64)).unwrap(), Datum::Float64(1.5));
-        let r = eval_bin(BinaryOp::Plus, (d::i32(1), Int32), (d::num("0.50"), Numeric)).unwrap();
+        assert_eq!(
+            eval_bin(
+                BinaryOp::Plus,
+                (d::i32(1), Int32),
+                (Datum::Float64(0.5), Float64)
+            )
+            .unwrap(),
+            Datum::Float64(1.5)
+        );
+        let r = eval_bin(
+            BinaryOp::Plus,
+            (d::i32(1), Int32),
+            (d::num("0.50"), Numeric),
+        )
+        .unwrap();
         assert_eq!(r, d::num("1.50"));
-        assert_eq!(r.clone(), Datum::Numeric(Decimal::from_str("1.50").unwrap()));
+        assert_eq!(
+            r.clone(),
+            Datum::Numeric(Decimal::from_str("1.50").unwrap())
+        );
     }
 
     #[test]
     fn numeric_division_scale_as_postgres() {
-        let div = |a: &str, b: &str| numeric_div(Decimal::from_str(a).unwrap(), Decimal::from_str(b).unwrap()).unwrap().to_string();
+        let div = |a: &str, b: &str| {
+            numeric_div(Decimal::from_str(a).unwrap(), Decimal::from_str(b).unwrap())
+                .unwrap()
+                .to_string()
+        };
         assert_eq!(div("1", "3"), "0.33333333333333333333");
         assert_eq!(div("10", "4"), "2.5000000000000000");
         assert_eq!(div("2", "3"), "0.66666666666666666667");
@@ -436,32 +623,77 @@ mod tests {
         assert_eq!(div("12345678", "3"), "4115226.000000000000");
         assert_eq!(div("0.5", "0.25"), "2.0000000000000000");
         assert_eq!(div("-1", "3"), "-0.33333333333333333333");
-        assert_eq!(numeric_div(Decimal::ONE, Decimal::ZERO).unwrap_err().code, "22012");
+        assert_eq!(
+            numeric_div(Decimal::ONE, Decimal::ZERO).unwrap_err().code,
+            "22012"
+        );
     }
 
     #[test]
     fn overflow_on_null_rows_is_ignored() {
         use crate::exec::vector::Bitmap;
-        let a = Column::new(DataType::Int32, crate::exec::vector::ColumnData::Int32(vec![i32::MAX, 1]), Some(Bitmap::from_bools(&[false, true])));
+        let a = Column::new(
+            DataType::Int32,
+            crate::exec::vector::ColumnData::Int32(vec![i32::MAX, 1]),
+            Some(Bitmap::from_bools(&[false, true])),
+        );
         let one = Datum::Int32(1);
-        let sig = super::super::resolve_binary(BinaryOp::Plus, DataType::Int32, DataType::Int32).unwrap();
-        let r = super::super::eval_binary(&sig, Operand::Column(&a), Operand::Scalar(&one, DataType::Int32), 2, &EvalContext::default()).unwrap();
+        let sig =
+            super::super::resolve_binary(BinaryOp::Plus, DataType::Int32, DataType::Int32).unwrap();
+        let r = super::super::eval_binary(
+            &sig,
+            Operand::Column(&a),
+            Operand::Scalar(&one, DataType::Int32),
+            2,
+            &EvalContext::default(),
+        )
+        .unwrap();
         assert_eq!(r.datum(0), Datum::Null);
         assert_eq!(r.datum(1), Datum::Int32(2));
         // Division by a zero that sits in a NULL slot is no error either.
-        let z = Column::new(DataType::Int32, crate::exec::vector::ColumnData::Int32(vec![0, 2]), Some(Bitmap::from_bools(&[false, true])));
-        let sig = super::super::resolve_binary(BinaryOp::Divide, DataType::Int32, DataType::Int32).unwrap();
-        let r = super::super::eval_binary(&sig, Operand::Scalar(&one, DataType::Int32), Operand::Column(&z), 2, &EvalContext::default()).unwrap();
+        let z = Column::new(
+            DataType::Int32,
+            crate::exec::vector::ColumnData::Int32(vec![0, 2]),
+            Some(Bitmap::from_bools(&[false, true])),
+        );
+        let sig = super::super::resolve_binary(BinaryOp::Divide, DataType::Int32, DataType::Int32)
+            .unwrap();
+        let r = super::super::eval_binary(
+            &sig,
+            Operand::Scalar(&one, DataType::Int32),
+            Operand::Column(&z),
+            2,
+            &EvalContext::default(),
+        )
+        .unwrap();
         assert_eq!(r.datum(1), Datum::Int32(0));
     }
 
     #[test]
     fn negation() {
-        let e = negate(DataType::Int32, Operand::Scalar(&Datum::Int32(i32::MIN), DataType::Int32), 1).unwrap_err();
-        assert_eq!((e.code, e.message.as_str()), ("22003", "integer out of range"));
-        let c = negate(DataType::Int64, Operand::Scalar(&Datum::Int64(5), DataType::Int64), 2).unwrap();
+        let e = negate(
+            DataType::Int32,
+            Operand::Scalar(&Datum::Int32(i32::MIN), DataType::Int32),
+            1,
+        )
+        .unwrap_err();
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            ("22003", "integer out of range")
+        );
+        let c = negate(
+            DataType::Int64,
+            Operand::Scalar(&Datum::Int64(5), DataType::Int64),
+            2,
+        )
+        .unwrap();
         assert_eq!(c.datum(1), Datum::Int64(-5));
-        let c = negate(DataType::Int16, Operand::Scalar(&Datum::Null, DataType::Int16), 2).unwrap();
+        let c = negate(
+            DataType::Int16,
+            Operand::Scalar(&Datum::Null, DataType::Int16),
+            2,
+        )
+        .unwrap();
         assert_eq!(c.datum(0), Datum::Null);
     }
 }

@@ -21,8 +21,9 @@ use crate::types::text::{format_text, parse_text};
 use crate::types::{DataType, Datum};
 
 use super::common::{
-    bare_name, bytes, bytes_column, float_overflow, float_underflow, int_out_of_range, map1, map1_checked,
-    map1_try, null_column, numeric_overflow, prim, prim_column, same_representation, Arg, BArg, Nulls,
+    bare_name, bytes, bytes_column, float_overflow, float_underflow, int_out_of_range, map1,
+    map1_checked, map1_try, null_column, numeric_overflow, prim, prim_column, same_representation,
+    Arg, BArg, Nulls,
 };
 use super::compare::rtrim_blanks;
 use super::datetime;
@@ -35,19 +36,30 @@ fn cannot_cast(from: DataType, to: DataType) -> DbError {
 }
 
 /// Casts one value (constants, parameters): a one-row `cast_column`.
-pub(crate) fn cast_datum(value: &Datum, from: DataType, to: DataType, ctx: &EvalContext) -> DbResult<Datum> {
+pub(crate) fn cast_datum(
+    value: &Datum,
+    from: DataType,
+    to: DataType,
+    ctx: &EvalContext,
+) -> DbResult<Datum> {
     if value.is_null() {
         return Ok(Datum::Null);
     }
     let col = Column::from_datum(from, value, 1);
     if col.datum(0).is_null() {
-        return Err(DbError::internal(format!("value {value:?} is not of type {}", from.name())));
+        return Err(DbError::internal(format!(
+            "value {value:?} is not of type {}",
+            from.name()
+        )));
     }
     Ok(cast_column(&col, to, ctx)?.datum(0))
 }
 
 fn is_str(t: DataType) -> bool {
-    matches!(t, DataType::Text | DataType::Varchar(_) | DataType::Bpchar(_) | DataType::Unknown)
+    matches!(
+        t,
+        DataType::Text | DataType::Varchar(_) | DataType::Bpchar(_) | DataType::Unknown
+    )
 }
 
 /// Casts a whole column; conversions are dispatched once per call.
@@ -70,15 +82,27 @@ pub(crate) fn cast_column(col: &Column, to: DataType, ctx: &EvalContext) -> DbRe
         // ---- integers, floats, numeric
         (Int16 | Int32 | Int64, Int16 | Int32 | Int64 | Float32 | Float64 | Numeric)
         | (Float32 | Float64, Int16 | Int32 | Int64 | Float32 | Float64 | Numeric)
-        | (Numeric, Int16 | Int32 | Int64 | Float32 | Float64) => numeric_cast(from, to, op, len, nulls),
-        (Bool, Int32) => Ok(prim_column(to, map1(prim::<bool>(op, len)?, len, |b| b as i32), nulls)),
-        (Int32, Bool) => Ok(prim_column(to, map1(prim::<i32>(op, len)?, len, |v| v != 0), nulls)),
+        | (Numeric, Int16 | Int32 | Int64 | Float32 | Float64) => {
+            numeric_cast(from, to, op, len, nulls)
+        }
+        (Bool, Int32) => Ok(prim_column(
+            to,
+            map1(prim::<bool>(op, len)?, len, |b| b as i32),
+            nulls,
+        )),
+        (Int32, Bool) => Ok(prim_column(
+            to,
+            map1(prim::<i32>(op, len)?, len, |v| v != 0),
+            nulls,
+        )),
         // ---- calendar
         (Date | Timestamp | TimestampTz, Date | Timestamp | TimestampTz) => {
             datetime::cast_datetime(from, to, op, len, nulls, ctx.format.utc_offset_secs)
         }
         // ---- jsonb scalars
-        (Jsonb, Bool | Int16 | Int32 | Int64 | Float32 | Float64 | Numeric) => jsonb_cast(to, op, len, nulls, ctx),
+        (Jsonb, Bool | Int16 | Int32 | Int64 | Float32 | Float64 | Numeric) => {
+            jsonb_cast(to, op, len, nulls, ctx)
+        }
         // ---- to a string type
         (_, Text | Varchar(_) | Bpchar(_)) => {
             let src = bytes_or_format(from, col, len, &nulls, ctx)?;
@@ -103,7 +127,13 @@ pub(crate) fn cast_column(col: &Column, to: DataType, ctx: &EvalContext) -> DbRe
 
 /// The text form of every row (string sources as they are, bool as
 /// 'true'/'false' as booltext does, anything else through format_text).
-fn bytes_or_format(from: DataType, col: &Column, len: usize, nulls: &Nulls, ctx: &EvalContext) -> DbResult<BytesColumn> {
+fn bytes_or_format(
+    from: DataType,
+    col: &Column,
+    len: usize,
+    nulls: &Nulls,
+    ctx: &EvalContext,
+) -> DbResult<BytesColumn> {
     if let crate::exec::vector::ColumnData::Bytes(b) = &col.data {
         if is_str(from) {
             return Ok(b.clone());
@@ -113,7 +143,13 @@ fn bytes_or_format(from: DataType, col: &Column, len: usize, nulls: &Nulls, ctx:
     if from == DataType::Bool {
         let v = prim::<bool>(Operand::Column(col), len)?;
         for i in 0..len {
-            out.push(if !nulls.is_valid(i) { b"" } else if v.get(i) { b"true" } else { b"false" });
+            out.push(if !nulls.is_valid(i) {
+                b""
+            } else if v.get(i) {
+                b"true"
+            } else {
+                b"false"
+            });
         }
         return Ok(out);
     }
@@ -160,7 +196,8 @@ pub(crate) fn push_with_typmod(out: &mut BytesColumn, v: &[u8], to: DataType) {
             let cut = char_prefix_len(v, n);
             out.data.extend_from_slice(&v[..cut]);
             let have = char_count(&v[..cut]);
-            out.data.extend(std::iter::repeat(b' ').take(n.saturating_sub(have)));
+            out.data
+                .extend(std::iter::repeat(b' ').take(n.saturating_sub(have)));
             out.offsets.push(out.data.len() as u32);
         }
         _ => out.push(v),
@@ -173,7 +210,9 @@ pub(crate) fn check_string_length(col: &Column, to: DataType) -> DbResult<()> {
         DataType::Varchar(Some(n)) | DataType::Bpchar(Some(n)) => n as usize,
         _ => return Ok(()),
     };
-    let crate::exec::vector::ColumnData::Bytes(b) = &col.data else { return Ok(()) };
+    let crate::exec::vector::ColumnData::Bytes(b) = &col.data else {
+        return Ok(());
+    };
     for i in 0..col.len() {
         if !col.is_valid(i) {
             continue;
@@ -196,7 +235,13 @@ pub(crate) fn check_string_length(col: &Column, to: DataType) -> DbResult<()> {
 }
 
 /// The target's input function over every valid row.
-fn parse_column(to: DataType, s: BArg, len: usize, nulls: &Nulls, ctx: &EvalContext) -> DbResult<Column> {
+fn parse_column(
+    to: DataType,
+    s: BArg,
+    len: usize,
+    nulls: &Nulls,
+    ctx: &EvalContext,
+) -> DbResult<Column> {
     let mut out = Column::with_capacity(to, len);
     for i in 0..len {
         if !nulls.is_valid(i) {
@@ -240,20 +285,29 @@ pub(crate) fn float_to_numeric(x: f64, digits: usize) -> DbResult<Decimal> {
         return Err(DbError::unsupported("numeric NaN is not supported"));
     }
     if x.is_infinite() {
-        return Err(DbError::new(sqlstate::NUMERIC_VALUE_OUT_OF_RANGE, "cannot convert infinity to numeric"));
+        return Err(DbError::new(
+            sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+            "cannot convert infinity to numeric",
+        ));
     }
     if x == 0.0 {
         return Ok(Decimal::ZERO);
     }
     let s = format!("{:.*e}", digits - 1, x);
-    let (mant, exp) = s.split_once('e').ok_or_else(|| DbError::internal("float formatting"))?;
-    let exp: i32 = exp.parse().map_err(|_| DbError::internal("float formatting"))?;
+    let (mant, exp) = s
+        .split_once('e')
+        .ok_or_else(|| DbError::internal("float formatting"))?;
+    let exp: i32 = exp
+        .parse()
+        .map_err(|_| DbError::internal("float formatting"))?;
     let neg = mant.starts_with('-');
     let mut ds: String = mant.chars().filter(|c| c.is_ascii_digit()).collect();
     while ds.len() > 1 && ds.ends_with('0') {
         ds.pop();
     }
-    let mut m: i128 = ds.parse().map_err(|_| DbError::internal("float formatting"))?;
+    let mut m: i128 = ds
+        .parse()
+        .map_err(|_| DbError::internal("float formatting"))?;
     let mut scale = ds.len() as i32 - 1 - exp;
     if scale < 0 {
         for _ in 0..(-scale) {
@@ -307,7 +361,13 @@ fn int_arg<'a>(from: DataType, op: Operand<'a>, len: usize) -> DbResult<Vec<i64>
     })
 }
 
-fn numeric_cast(from: DataType, to: DataType, op: Operand, len: usize, nulls: Nulls) -> DbResult<Column> {
+fn numeric_cast(
+    from: DataType,
+    to: DataType,
+    op: Operand,
+    len: usize,
+    nulls: Nulls,
+) -> DbResult<Column> {
     use DataType::*;
     match (from, to) {
         (Int16 | Int32 | Int64, _) => {
@@ -315,8 +375,18 @@ fn numeric_cast(from: DataType, to: DataType, op: Operand, len: usize, nulls: Nu
             let a = Arg::Col(&v);
             match to {
                 Int16 | Int32 => {
-                    let (lo, hi) = if to == Int16 { (i16::MIN as i64, i16::MAX as i64) } else { (i32::MIN as i64, i32::MAX as i64) };
-                    let r = map1_checked(a, len, &nulls, |x| (x, x < lo || x > hi), |_| int_out_of_range(to))?;
+                    let (lo, hi) = if to == Int16 {
+                        (i16::MIN as i64, i16::MAX as i64)
+                    } else {
+                        (i32::MIN as i64, i32::MAX as i64)
+                    };
+                    let r = map1_checked(
+                        a,
+                        len,
+                        &nulls,
+                        |x| (x, x < lo || x > hi),
+                        |_| int_out_of_range(to),
+                    )?;
                     Ok(out_int(to, r, nulls))
                 }
                 Int64 => Ok(prim_column(to, v, nulls)),
@@ -331,18 +401,34 @@ fn numeric_cast(from: DataType, to: DataType, op: Operand, len: usize, nulls: Nu
                 Int16 | Int32 | Int64 => {
                     let f32_as_f64 = |x: f32| x as f64;
                     // rint on the float4 value itself, as ftoi4 does.
-                    let r = map1_checked(a, len, &nulls, |x| float_to_int(to, x, f32_as_f64), |_| int_out_of_range(to))?;
+                    let r = map1_checked(
+                        a,
+                        len,
+                        &nulls,
+                        |x| float_to_int(to, x, f32_as_f64),
+                        |_| int_out_of_range(to),
+                    )?;
                     Ok(out_int(to, r, nulls))
                 }
                 Float64 => Ok(prim_column(to, map1(a, len, |x| x as f64), nulls)),
-                _ => Ok(prim_column(to, map1_try(a, len, &nulls, |x| float_to_numeric(x as f64, 6))?, nulls)),
+                _ => Ok(prim_column(
+                    to,
+                    map1_try(a, len, &nulls, |x| float_to_numeric(x as f64, 6))?,
+                    nulls,
+                )),
             }
         }
         (Float64, _) => {
             let a = prim::<f64>(op, len)?;
             match to {
                 Int16 | Int32 | Int64 => {
-                    let r = map1_checked(a, len, &nulls, |x| float_to_int(to, x, |y| y), |_| int_out_of_range(to))?;
+                    let r = map1_checked(
+                        a,
+                        len,
+                        &nulls,
+                        |x| float_to_int(to, x, |y| y),
+                        |_| int_out_of_range(to),
+                    )?;
                     Ok(out_int(to, r, nulls))
                 }
                 Float32 => {
@@ -352,13 +438,26 @@ fn numeric_cast(from: DataType, to: DataType, op: Operand, len: usize, nulls: Nu
                         &nulls,
                         |x| {
                             let r = x as f32;
-                            (r, (r.is_infinite() && !x.is_infinite()) || (r == 0.0 && x != 0.0))
+                            (
+                                r,
+                                (r.is_infinite() && !x.is_infinite()) || (r == 0.0 && x != 0.0),
+                            )
                         },
-                        |x| if (x as f32).is_infinite() { float_overflow() } else { float_underflow() },
+                        |x| {
+                            if (x as f32).is_infinite() {
+                                float_overflow()
+                            } else {
+                                float_underflow()
+                            }
+                        },
                     )?;
                     Ok(prim_column(to, r, nulls))
                 }
-                _ => Ok(prim_column(to, map1_try(a, len, &nulls, |x| float_to_numeric(x, 15))?, nulls)),
+                _ => Ok(prim_column(
+                    to,
+                    map1_try(a, len, &nulls, |x| float_to_numeric(x, 15))?,
+                    nulls,
+                )),
             }
         }
         (Numeric, _) => {
@@ -368,7 +467,11 @@ fn numeric_cast(from: DataType, to: DataType, op: Operand, len: usize, nulls: Nu
                     let r = map1_try(a, len, &nulls, |d| numeric_to_int(to, d))?;
                     Ok(out_int(to, r, nulls))
                 }
-                Float32 => Ok(prim_column(to, map1(a, len, |d| d.to_string().parse::<f32>().unwrap_or(0.0)), nulls)),
+                Float32 => Ok(prim_column(
+                    to,
+                    map1(a, len, |d| d.to_string().parse::<f32>().unwrap_or(0.0)),
+                    nulls,
+                )),
                 _ => Ok(prim_column(to, map1(a, len, numeric_to_f64), nulls)),
             }
         }
@@ -390,9 +493,19 @@ fn jsonb_kind(s: &str) -> &'static str {
 }
 
 /// jsonb -> bool / number: the jsonb must be a scalar of that kind (22023 otherwise).
-fn jsonb_cast(to: DataType, op: Operand, len: usize, nulls: Nulls, ctx: &EvalContext) -> DbResult<Column> {
+fn jsonb_cast(
+    to: DataType,
+    op: Operand,
+    len: usize,
+    nulls: Nulls,
+    ctx: &EvalContext,
+) -> DbResult<Column> {
     let s = bytes(op, len)?;
-    let want = if to == DataType::Bool { "boolean" } else { "numeric" };
+    let want = if to == DataType::Bool {
+        "boolean"
+    } else {
+        "numeric"
+    };
     let mut nums: Vec<Decimal> = Vec::with_capacity(len);
     let mut bools: Vec<bool> = Vec::with_capacity(len);
     for i in 0..len {
@@ -440,46 +553,122 @@ mod tests {
     #[test]
     fn numeric_casts_as_postgres() {
         use DataType::*;
-        assert_eq!(cast1(Datum::Float64(2.5), Float64, Int32).unwrap(), Datum::Int32(2));
-        assert_eq!(cast1(Datum::Float64(3.5), Float64, Int32).unwrap(), Datum::Int32(4));
-        assert_eq!(cast1(Datum::Float64(-2.5), Float64, Int32).unwrap(), Datum::Int32(-2));
-        assert_eq!(cast1(Datum::Float32(3.5), Float32, Int16).unwrap(), Datum::Int16(4));
+        assert_eq!(
+            cast1(Datum::Float64(2.5), Float64, Int32).unwrap(),
+            Datum::Int32(2)
+        );
+        assert_eq!(
+            cast1(Datum::Float64(3.5), Float64, Int32).unwrap(),
+            Datum::Int32(4)
+        );
+        assert_eq!(
+            cast1(Datum::Float64(-2.5), Float64, Int32).unwrap(),
+            Datum::Int32(-2)
+        );
+        assert_eq!(
+            cast1(Datum::Float32(3.5), Float32, Int16).unwrap(),
+            Datum::Int16(4)
+        );
         let n = |s: &str| Datum::Numeric(Decimal::from_str(s).unwrap());
         assert_eq!(cast1(n("-2.5"), Numeric, Int32).unwrap(), Datum::Int32(-3));
         assert_eq!(cast1(n("2.5"), Numeric, Int64).unwrap(), Datum::Int64(3));
         let e = cast1(Datum::Int32(40000), Int32, Int16).unwrap_err();
-        assert_eq!((e.code, e.message.as_str()), ("22003", "smallint out of range"));
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            ("22003", "smallint out of range")
+        );
         let e = cast1(Datum::Float64(3e9), Float64, Int32).unwrap_err();
         assert_eq!(e.message, "integer out of range");
-        assert_eq!(cast1(Datum::Float64(f64::NAN), Float64, Int64).unwrap_err().message, "bigint out of range");
+        assert_eq!(
+            cast1(Datum::Float64(f64::NAN), Float64, Int64)
+                .unwrap_err()
+                .message,
+            "bigint out of range"
+        );
         let e = cast1(Datum::Float64(1e300), Float64, Float32).unwrap_err();
         assert_eq!(e.message, "value out of range: overflow");
-        assert_eq!(cast1(Datum::Float64(1.0 / 3.0), Float64, Numeric).unwrap(), n("0.333333333333333"));
-        assert_eq!(cast1(Datum::Float64(1e10), Float64, Numeric).unwrap(), n("10000000000"));
-        assert_eq!(cast1(Datum::Float32(0.1), Float32, Numeric).unwrap(), n("0.1"));
-        assert_eq!(cast1(Datum::Float32(1234567.0), Float32, Numeric).unwrap(), n("1234570"));
-        assert_eq!(cast1(Datum::Float64(2.5), Float64, Numeric).unwrap().clone(), n("2.5"));
-        assert_eq!(cast1(n("0.1"), Numeric, Float64).unwrap(), Datum::Float64(0.1));
-        assert_eq!(cast1(Datum::Int64(i64::MAX), Int64, Numeric).unwrap(), n("9223372036854775807"));
-        assert_eq!(cast1(Datum::Bool(true), Bool, Int32).unwrap(), Datum::Int32(1));
-        assert_eq!(cast1(Datum::Int32(-3), Int32, Bool).unwrap(), Datum::Bool(true));
+        assert_eq!(
+            cast1(Datum::Float64(1.0 / 3.0), Float64, Numeric).unwrap(),
+            n("0.333333333333333")
+        );
+        assert_eq!(
+            cast1(Datum::Float64(1e10), Float64, Numeric).unwrap(),
+            n("10000000000")
+        );
+        assert_eq!(
+            cast1(Datum::Float32(0.1), Float32, Numeric).unwrap(),
+            n("0.1")
+        );
+        assert_eq!(
+            cast1(Datum::Float32(1234567.0), Float32, Numeric).unwrap(),
+            n("1234570")
+        );
+        assert_eq!(
+            cast1(Datum::Float64(2.5), Float64, Numeric)
+                .unwrap()
+                .clone(),
+            n("2.5")
+        );
+        assert_eq!(
+            cast1(n("0.1"), Numeric, Float64).unwrap(),
+            Datum::Float64(0.1)
+        );
+        assert_eq!(
+            cast1(Datum::Int64(i64::MAX), Int64, Numeric).unwrap(),
+            n("9223372036854775807")
+        );
+        assert_eq!(
+            cast1(Datum::Bool(true), Bool, Int32).unwrap(),
+            Datum::Int32(1)
+        );
+        assert_eq!(
+            cast1(Datum::Int32(-3), Int32, Bool).unwrap(),
+            Datum::Bool(true)
+        );
         let e = cast1(Datum::Int32(1), Int32, Date).unwrap_err();
-        assert_eq!((e.code, e.message.as_str()), ("42846", "cannot cast type integer to date"));
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            ("42846", "cannot cast type integer to date")
+        );
         assert_eq!(cast1(Datum::Null, Int32, Int16).unwrap(), Datum::Null);
     }
 
     #[test]
     fn string_casts_and_lengths() {
         use DataType::*;
-        assert_eq!(cast1(Datum::Bool(true), Bool, Text).unwrap(), Datum::text("true"));
-        assert_eq!(cast1(Datum::text("abcdef"), Text, Varchar(Some(3))).unwrap(), Datum::text("abc"));
-        assert_eq!(cast1(Datum::text("ab"), Text, Bpchar(Some(4))).unwrap(), Datum::text("ab  "));
-        assert_eq!(cast1(Datum::text("ab  "), Bpchar(Some(4)), Text).unwrap(), Datum::text("ab"));
-        assert_eq!(cast1(Datum::text("éèà"), Text, Varchar(Some(2))).unwrap(), Datum::text("éè"));
-        assert_eq!(cast1(Datum::text("x"), Unknown, Text).unwrap(), Datum::text("x"));
-        let col = Column::from_datums(Text, &[Datum::text("abcd"), Datum::text("ab   "), Datum::Null]);
+        assert_eq!(
+            cast1(Datum::Bool(true), Bool, Text).unwrap(),
+            Datum::text("true")
+        );
+        assert_eq!(
+            cast1(Datum::text("abcdef"), Text, Varchar(Some(3))).unwrap(),
+            Datum::text("abc")
+        );
+        assert_eq!(
+            cast1(Datum::text("ab"), Text, Bpchar(Some(4))).unwrap(),
+            Datum::text("ab  ")
+        );
+        assert_eq!(
+            cast1(Datum::text("ab  "), Bpchar(Some(4)), Text).unwrap(),
+            Datum::text("ab")
+        );
+        assert_eq!(
+            cast1(Datum::text("éèà"), Text, Varchar(Some(2))).unwrap(),
+            Datum::text("éè")
+        );
+        assert_eq!(
+            cast1(Datum::text("x"), Unknown, Text).unwrap(),
+            Datum::text("x")
+        );
+        let col = Column::from_datums(
+            Text,
+            &[Datum::text("abcd"), Datum::text("ab   "), Datum::Null],
+        );
         let e = check_string_length(&col, Varchar(Some(3))).unwrap_err();
-        assert_eq!((e.code, e.message.as_str()), ("22001", "value too long for type character varying(3)"));
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            ("22001", "value too long for type character varying(3)")
+        );
         let ok = Column::from_datums(Text, &[Datum::text("ab   "), Datum::Null]);
         assert!(check_string_length(&ok, Bpchar(Some(3))).is_ok());
         assert!(check_string_length(&ok, Text).is_ok());
@@ -489,9 +678,21 @@ mod tests {
     fn datetime_casts() {
         use DataType::*;
         let day = 86_400_000_000_000i64;
-        assert_eq!(cast1(Datum::Int32(1), Date, Timestamp).unwrap(), Datum::Int64(day));
-        assert_eq!(cast1(Datum::Int64(-1), Timestamp, Date).unwrap(), Datum::Int32(-1));
-        let ctx = EvalContext { format: crate::types::FormatContext { utc_offset_secs: 3600, ..Default::default() }, statement_time_ns: 0 };
+        assert_eq!(
+            cast1(Datum::Int32(1), Date, Timestamp).unwrap(),
+            Datum::Int64(day)
+        );
+        assert_eq!(
+            cast1(Datum::Int64(-1), Timestamp, Date).unwrap(),
+            Datum::Int32(-1)
+        );
+        let ctx = EvalContext {
+            format: crate::types::FormatContext {
+                utc_offset_secs: 3600,
+                ..Default::default()
+            },
+            statement_time_ns: 0,
+        };
         // Local midnight at +01:00 is 23:00 UTC the day before.
         let r = cast_datum(&Datum::Int32(1), Date, TimestampTz, &ctx).unwrap();
         assert_eq!(r, Datum::Int64(day - 3_600_000_000_000));
@@ -506,11 +707,23 @@ mod tests {
     #[test]
     fn jsonb_scalars() {
         use DataType::*;
-        assert_eq!(cast1(Datum::text("1.50"), Jsonb, Numeric).unwrap(), Datum::Numeric(Decimal::from_str("1.50").unwrap()));
-        assert_eq!(cast1(Datum::text("2.5"), Jsonb, Int32).unwrap(), Datum::Int32(3));
-        assert_eq!(cast1(Datum::text("true"), Jsonb, Bool).unwrap(), Datum::Bool(true));
+        assert_eq!(
+            cast1(Datum::text("1.50"), Jsonb, Numeric).unwrap(),
+            Datum::Numeric(Decimal::from_str("1.50").unwrap())
+        );
+        assert_eq!(
+            cast1(Datum::text("2.5"), Jsonb, Int32).unwrap(),
+            Datum::Int32(3)
+        );
+        assert_eq!(
+            cast1(Datum::text("true"), Jsonb, Bool).unwrap(),
+            Datum::Bool(true)
+        );
         let e = cast1(Datum::text("\"a\""), Jsonb, Int32).unwrap_err();
-        assert_eq!((e.code, e.message.as_str()), ("22023", "cannot cast jsonb string to type integer"));
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            ("22023", "cannot cast jsonb string to type integer")
+        );
     }
 
     #[test]
@@ -531,16 +744,28 @@ mod tests {
             for trial in 0..6u64 {
                 let col = rand_column(from, 64, k as u64 * 100 + trial, trial % 2 == 0);
                 let whole = cast_column(&col, to, &ctx);
-                let rows: Vec<DbResult<Datum>> = (0..col.len()).map(|i| cast_datum(&col.datum(i), from, to, &ctx)).collect();
+                let rows: Vec<DbResult<Datum>> = (0..col.len())
+                    .map(|i| cast_datum(&col.datum(i), from, to, &ctx))
+                    .collect();
                 match whole {
                     Ok(c) => {
                         for (i, r) in rows.iter().enumerate() {
-                            let r = r.as_ref().expect("row cast failed but column cast succeeded");
-                            assert!(datum_eq(&c.datum(i), r), "{from:?}->{to:?} row {i}: {:?} vs {:?}", c.datum(i), r);
+                            let r = r
+                                .as_ref()
+                                .expect("row cast failed but column cast succeeded");
+                            assert!(
+                                datum_eq(&c.datum(i), r),
+                                "{from:?}->{to:?} row {i}: {:?} vs {:?}",
+                                c.datum(i),
+                                r
+                            );
                         }
                     }
                     Err(e) => {
-                        let first = rows.iter().find_map(|r| r.as_ref().err()).expect("column cast failed but rows did not");
+                        let first = rows
+                            .iter()
+                            .find_map(|r| r.as_ref().err())
+                            .expect("column cast failed but rows did not");
                         assert_eq!(first.code, e.code);
                     }
                 }

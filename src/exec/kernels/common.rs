@@ -39,7 +39,11 @@ impl Nulls {
                     Some(b) => Nulls::Mask(b.clone()),
                 })
             }
-            Operand::Scalar(d, _) => Ok(if d.is_null() { Nulls::AllNull } else { Nulls::NoNulls }),
+            Operand::Scalar(d, _) => Ok(if d.is_null() {
+                Nulls::AllNull
+            } else {
+                Nulls::NoNulls
+            }),
         }
     }
 
@@ -95,7 +99,11 @@ impl Nulls {
 
 /// `len` NULLs of type `ty`.
 pub(crate) fn null_column(ty: DataType, len: usize) -> Column {
-    Column::new(ty, default_data(ty.physical(), len), Some(Bitmap::new_unset(len)))
+    Column::new(
+        ty,
+        default_data(ty.physical(), len),
+        Some(Bitmap::new_unset(len)),
+    )
 }
 
 /// `len` default slots (0, empty) of a physical type.
@@ -174,23 +182,27 @@ impl<'a, T: Copy> Arg<'a, T> {
 }
 
 fn kind_mismatch(op: &Operand, want: &str) -> DbError {
-    DbError::internal(format!("kernel expected a {want} operand, got type {}", op.data_type().name()))
+    DbError::internal(format!(
+        "kernel expected a {want} operand, got type {}",
+        op.data_type().name()
+    ))
 }
 
 /// Typed access to a fixed-width operand (a NULL constant reads as the default value).
 pub(crate) fn prim<'a, T: Prim>(op: Operand<'a>, len: usize) -> DbResult<Arg<'a, T>> {
     match op {
         Operand::Column(c) => {
-            let s = T::slice(&c.data).ok_or_else(|| kind_mismatch(&op, std::any::type_name::<T>()))?;
+            let s =
+                T::slice(&c.data).ok_or_else(|| kind_mismatch(&op, std::any::type_name::<T>()))?;
             if s.len() < len {
                 return Err(DbError::internal("kernel operand shorter than the batch"));
             }
             Ok(Arg::Col(&s[..len]))
         }
         Operand::Scalar(Datum::Null, _) => Ok(Arg::Const(T::default())),
-        Operand::Scalar(d, _) => {
-            T::from_datum(d).map(Arg::Const).ok_or_else(|| kind_mismatch(&op, std::any::type_name::<T>()))
-        }
+        Operand::Scalar(d, _) => T::from_datum(d)
+            .map(Arg::Const)
+            .ok_or_else(|| kind_mismatch(&op, std::any::type_name::<T>())),
     }
 }
 
@@ -337,7 +349,11 @@ pub(crate) fn map2_try<A: Copy, B: Copy, O: Default + Clone>(
         }
         _ => {
             for i in 0..len {
-                out.push(if nulls.is_valid(i) { f(a.get(i), b.get(i))? } else { O::default() });
+                out.push(if nulls.is_valid(i) {
+                    f(a.get(i), b.get(i))?
+                } else {
+                    O::default()
+                });
             }
         }
     }
@@ -413,17 +429,26 @@ impl<'a> Held<'a> {
 
 /// 22003 "value out of range: overflow" (float results).
 pub(crate) fn float_overflow() -> DbError {
-    DbError::new(crate::error::sqlstate::NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: overflow")
+    DbError::new(
+        crate::error::sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+        "value out of range: overflow",
+    )
 }
 
 /// 22003 "value out of range: underflow" (float results).
 pub(crate) fn float_underflow() -> DbError {
-    DbError::new(crate::error::sqlstate::NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: underflow")
+    DbError::new(
+        crate::error::sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+        "value out of range: underflow",
+    )
 }
 
 /// 22003 "value overflows numeric format".
 pub(crate) fn numeric_overflow() -> DbError {
-    DbError::new(crate::error::sqlstate::NUMERIC_VALUE_OUT_OF_RANGE, "value overflows numeric format")
+    DbError::new(
+        crate::error::sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+        "value overflows numeric format",
+    )
 }
 
 /// 22003 "integer out of range" & co. for an integer type.

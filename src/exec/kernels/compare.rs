@@ -95,7 +95,13 @@ fn bytes_loop(a: BArg, b: BArg, len: usize, f: impl Fn(&[u8], &[u8]) -> bool) ->
     }
 }
 
-fn cmp_bytes_with(op: BinaryOp, a: BArg, b: BArg, len: usize, norm: fn(&[u8]) -> &[u8]) -> Vec<bool> {
+fn cmp_bytes_with(
+    op: BinaryOp,
+    a: BArg,
+    b: BArg,
+    len: usize,
+    norm: fn(&[u8]) -> &[u8],
+) -> Vec<bool> {
     match op {
         BinaryOp::Eq => bytes_loop(a, b, len, |x, y| norm(x) == norm(y)),
         BinaryOp::NotEq => bytes_loop(a, b, len, |x, y| norm(x) != norm(y)),
@@ -164,7 +170,14 @@ mod tests {
 
     #[test]
     fn every_type_matches_row_reference() {
-        let ops = [BinaryOp::Eq, BinaryOp::NotEq, BinaryOp::Lt, BinaryOp::LtEq, BinaryOp::Gt, BinaryOp::GtEq];
+        let ops = [
+            BinaryOp::Eq,
+            BinaryOp::NotEq,
+            BinaryOp::Lt,
+            BinaryOp::LtEq,
+            BinaryOp::Gt,
+            BinaryOp::GtEq,
+        ];
         let types = [
             DataType::Bool,
             DataType::Int16,
@@ -192,30 +205,50 @@ mod tests {
     fn float_nan_and_zero() {
         let a = Column::from_datums(
             DataType::Float64,
-            &[Datum::Float64(f64::NAN), Datum::Float64(-0.0), Datum::Float64(1.0), Datum::Float64(f64::NAN)],
+            &[
+                Datum::Float64(f64::NAN),
+                Datum::Float64(-0.0),
+                Datum::Float64(1.0),
+                Datum::Float64(f64::NAN),
+            ],
         );
         let b = Column::from_datums(
             DataType::Float64,
-            &[Datum::Float64(f64::NAN), Datum::Float64(0.0), Datum::Float64(f64::NAN), Datum::Float64(f64::INFINITY)],
+            &[
+                Datum::Float64(f64::NAN),
+                Datum::Float64(0.0),
+                Datum::Float64(f64::NAN),
+                Datum::Float64(f64::INFINITY),
+            ],
         );
-        let sig = super::super::resolve_binary(BinaryOp::Eq, DataType::Float64, DataType::Float64).unwrap();
+        let sig = super::super::resolve_binary(BinaryOp::Eq, DataType::Float64, DataType::Float64)
+            .unwrap();
         let ctx = EvalContext::default();
-        let eq = super::super::eval_binary(&sig, Operand::Column(&a), Operand::Column(&b), 4, &ctx).unwrap();
-        assert_eq!((0..4).map(|i| eq.datum(i)).collect::<Vec<_>>(), vec![
-            Datum::Bool(true),
-            Datum::Bool(true),
-            Datum::Bool(false),
-            Datum::Bool(false)
-        ]);
-        let sig = super::super::resolve_binary(BinaryOp::Gt, DataType::Float64, DataType::Float64).unwrap();
-        let gt = super::super::eval_binary(&sig, Operand::Column(&a), Operand::Column(&b), 4, &ctx).unwrap();
+        let eq = super::super::eval_binary(&sig, Operand::Column(&a), Operand::Column(&b), 4, &ctx)
+            .unwrap();
+        assert_eq!(
+            (0..4).map(|i| eq.datum(i)).collect::<Vec<_>>(),
+            vec![
+                Datum::Bool(true),
+                Datum::Bool(true),
+                Datum::Bool(false),
+                Datum::Bool(false)
+            ]
+        );
+        let sig = super::super::resolve_binary(BinaryOp::Gt, DataType::Float64, DataType::Float64)
+            .unwrap();
+        let gt = super::super::eval_binary(&sig, Operand::Column(&a), Operand::Column(&b), 4, &ctx)
+            .unwrap();
         assert_eq!(gt.datum(3), Datum::Bool(true));
         assert_eq!(gt.datum(2), Datum::Bool(false));
     }
 
     #[test]
     fn bpchar_ignores_trailing_blanks_and_text_is_bytewise() {
-        let a = Column::from_datums(DataType::Bpchar(Some(4)), &[Datum::text("ab  "), Datum::text("B   ")]);
+        let a = Column::from_datums(
+            DataType::Bpchar(Some(4)),
+            &[Datum::text("ab  "), Datum::text("B   ")],
+        );
         let b = Datum::text("ab");
         let out = compare(
             BinaryOp::Eq,
@@ -230,8 +263,15 @@ mod tests {
         // C collation: 'B' < 'a'.
         let t = Column::from_datums(DataType::Text, &[Datum::text("B"), Datum::text("a")]);
         let s = Datum::text("a");
-        let lt = compare(BinaryOp::Lt, DataType::Text, Operand::Column(&t), Operand::Scalar(&s, DataType::Text), 2, Nulls::NoNulls)
-            .unwrap();
+        let lt = compare(
+            BinaryOp::Lt,
+            DataType::Text,
+            Operand::Column(&t),
+            Operand::Scalar(&s, DataType::Text),
+            2,
+            Nulls::NoNulls,
+        )
+        .unwrap();
         assert_eq!(lt.datum(0), Datum::Bool(true));
         assert_eq!(lt.datum(1), Datum::Bool(false));
         let _ = rand_column;
@@ -240,7 +280,8 @@ mod tests {
     #[test]
     fn date_vs_timestamp_widens() {
         let ctx = EvalContext::default();
-        let sig = super::super::resolve_binary(BinaryOp::Lt, DataType::Date, DataType::Timestamp).unwrap();
+        let sig = super::super::resolve_binary(BinaryOp::Lt, DataType::Date, DataType::Timestamp)
+            .unwrap();
         let d = Datum::Int32(1);
         let ts = Datum::Int64(86_400_000_000_000 + 1);
         let r = super::super::eval_binary(

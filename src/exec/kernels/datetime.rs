@@ -13,8 +13,8 @@ use crate::error::{sqlstate, DbError, DbResult};
 use crate::exec::vector::Column;
 use crate::exec::{EvalContext, Operand};
 use crate::types::datetime as dt;
-use crate::types::{DataType, Interval};
 use crate::types::Interval as Iv;
+use crate::types::{DataType, Interval};
 
 use super::common::{bytes, map1_try, map2_try, prim, prim_column, Arg, Nulls};
 use super::{BinaryOp, BinarySignature};
@@ -87,14 +87,20 @@ fn date_plus_days(d: i32, n: i32) -> DbResult<i32> {
 
 fn date_minus_date(x: i32, y: i32) -> DbResult<i32> {
     if !date_finite(x) || !date_finite(y) {
-        return Err(DbError::new(sqlstate::DATETIME_FIELD_OVERFLOW, "cannot subtract infinite dates"));
+        return Err(DbError::new(
+            sqlstate::DATETIME_FIELD_OVERFLOW,
+            "cannot subtract infinite dates",
+        ));
     }
     x.checked_sub(y).ok_or_else(dt::date_out_of_range)
 }
 
 fn ts_minus_ts(x: i64, y: i64) -> DbResult<Iv> {
     if !ts_finite(x) || !ts_finite(y) {
-        return Err(DbError::new(sqlstate::DATETIME_FIELD_OVERFLOW, "cannot subtract infinite timestamps"));
+        return Err(DbError::new(
+            sqlstate::DATETIME_FIELD_OVERFLOW,
+            "cannot subtract infinite timestamps",
+        ));
     }
     Ok(dt::timestamp_diff(x, y))
 }
@@ -140,7 +146,10 @@ pub(crate) fn datetime_arith(
     match (sig.op, sig.left, sig.right) {
         (Plus, Date, Int32) => go!(|d: i32, n: i32| date_plus_days(d, n)),
         (Plus, Int32, Date) => go!(|n: i32, d: i32| date_plus_days(d, n)),
-        (Minus, Date, Int32) => go!(|d: i32, n: i32| date_plus_days(d, n.checked_neg().ok_or_else(dt::date_out_of_range)?)),
+        (Minus, Date, Int32) => go!(|d: i32, n: i32| date_plus_days(
+            d,
+            n.checked_neg().ok_or_else(dt::date_out_of_range)?
+        )),
         (Minus, Date, Date) => go!(date_minus_date),
         (Plus, Date, Interval) => go!(|d: i32, iv: Iv| ts_plus(date_to_ts(d)?, iv, 0)),
         (Plus, Interval, Date) => go!(|iv: Iv, d: i32| ts_plus(date_to_ts(d)?, iv, 0)),
@@ -196,9 +205,20 @@ pub(crate) fn cast_datetime(
 // ---------------------------------------------------------------- functions
 
 /// `date_trunc(field, ts | tstz)`: a timestamptz is truncated in the session zone.
-pub(crate) fn date_trunc(ty: DataType, field: Operand, v: Operand, len: usize, nulls: Nulls, ctx: &EvalContext) -> DbResult<Column> {
+pub(crate) fn date_trunc(
+    ty: DataType,
+    field: Operand,
+    v: Operand,
+    len: usize,
+    nulls: Nulls,
+    ctx: &EvalContext,
+) -> DbResult<Column> {
     let f = bytes(field, len)?;
-    let off = if ty == DataType::TimestampTz { ctx.format.utc_offset_secs } else { 0 };
+    let off = if ty == DataType::TimestampTz {
+        ctx.format.utc_offset_secs
+    } else {
+        0
+    };
     let vals: Arg<i64> = prim(v, len)?;
     let mut out = Vec::with_capacity(len);
     for i in 0..len {
@@ -221,7 +241,10 @@ pub(crate) fn interval_trunc(field: &str, iv: Iv) -> DbResult<Iv> {
     use dt::DateUnit as U;
     let lower = field.to_ascii_lowercase();
     let unit = dt::lookup_interval_unit(&lower).ok_or_else(|| {
-        DbError::new(sqlstate::INVALID_PARAMETER_VALUE, format!("unit \"{lower}\" not recognized for type interval"))
+        DbError::new(
+            sqlstate::INVALID_PARAMETER_VALUE,
+            format!("unit \"{lower}\" not recognized for type interval"),
+        )
     })?;
     let (mut year, mut mon, mut mday) = (iv.months / 12, iv.months % 12, iv.days);
     let mut t = iv.micros;
@@ -248,8 +271,15 @@ pub(crate) fn interval_trunc(field: &str, iv: Iv) -> DbResult<Iv> {
         }
         U::Microsecond => -1,
         _ => {
-            let e = DbError::new(sqlstate::FEATURE_NOT_SUPPORTED, format!("unit \"{lower}\" not supported for type interval"));
-            return Err(if unit == U::Week { e.with_detail("Months usually have fractional weeks.") } else { e });
+            let e = DbError::new(
+                sqlstate::FEATURE_NOT_SUPPORTED,
+                format!("unit \"{lower}\" not supported for type interval"),
+            );
+            return Err(if unit == U::Week {
+                e.with_detail("Months usually have fractional weeks.")
+            } else {
+                e
+            });
         }
     };
     if rank >= 9 {
@@ -282,18 +312,34 @@ pub(crate) fn interval_trunc(field: &str, iv: Iv) -> DbResult<Iv> {
     if rank >= 0 {
         usec = 0;
     }
-    let months = year.checked_mul(12).and_then(|y| y.checked_add(mon)).ok_or_else(dt::interval_out_of_range)?;
+    let months = year
+        .checked_mul(12)
+        .and_then(|y| y.checked_add(mon))
+        .ok_or_else(dt::interval_out_of_range)?;
     let micros = ((hour * 60 + min) * 60 + sec) * dt::MICROS_PER_SEC + usec;
-    Ok(Iv { months, days: mday, micros })
+    Ok(Iv {
+        months,
+        days: mday,
+        micros,
+    })
 }
 
 /// `date_trunc(field, interval)` over a column.
-pub(crate) fn date_trunc_interval(field: Operand, v: Operand, len: usize, nulls: Nulls) -> DbResult<Column> {
+pub(crate) fn date_trunc_interval(
+    field: Operand,
+    v: Operand,
+    len: usize,
+    nulls: Nulls,
+) -> DbResult<Column> {
     let f = bytes(field, len)?;
     let vals: Arg<Iv> = prim(v, len)?;
     let mut out = Vec::with_capacity(len);
     for i in 0..len {
-        out.push(if nulls.is_valid(i) { interval_trunc(f.get_str(i), vals.get(i))? } else { Iv::default() });
+        out.push(if nulls.is_valid(i) {
+            interval_trunc(f.get_str(i), vals.get(i))?
+        } else {
+            Iv::default()
+        });
     }
     Ok(prim_column(DataType::Interval, out, nulls))
 }
@@ -324,10 +370,18 @@ pub(crate) fn extract(
             out.push(Decimal::ZERO);
             continue;
         }
-        out.push(dt::extract_field_at_offset(f.get_str(i), ty, &vcol.datum(i), off)?);
+        out.push(dt::extract_field_at_offset(
+            f.get_str(i),
+            ty,
+            &vcol.datum(i),
+            off,
+        )?);
     }
     if as_float {
-        let fl: Vec<f64> = out.iter().map(|d| super::cast::numeric_to_f64(*d)).collect();
+        let fl: Vec<f64> = out
+            .iter()
+            .map(|d| super::cast::numeric_to_f64(*d))
+            .collect();
         Ok(prim_column(DataType::Float64, fl, nulls))
     } else {
         Ok(prim_column(DataType::Numeric, out, nulls))
@@ -335,7 +389,12 @@ pub(crate) fn extract(
 }
 
 /// `time_bucket(width interval, ts | tstz | date [, origin])`.
-pub(crate) fn time_bucket(ty: DataType, args: &[Operand], len: usize, nulls: Nulls) -> DbResult<Column> {
+pub(crate) fn time_bucket(
+    ty: DataType,
+    args: &[Operand],
+    len: usize,
+    nulls: Nulls,
+) -> DbResult<Column> {
     let w: Arg<Interval> = prim(args[0], len)?;
     let origin: Option<Arg<i64>> = match args.get(2) {
         Some(o) => Some(prim(*o, len)?),
@@ -369,7 +428,10 @@ pub(crate) fn time_bucket(ty: DataType, args: &[Operand], len: usize, nulls: Nul
 /// TimescaleDB's integer `time_bucket(width, ts [, offset])` (TIME_BUCKET macro).
 pub(crate) fn int_bucket(width: i64, ts: i64, offset: i64, min: i64, max: i64) -> DbResult<i64> {
     if width <= 0 {
-        return Err(DbError::new(sqlstate::INVALID_PARAMETER_VALUE, "period must be greater than 0"));
+        return Err(DbError::new(
+            sqlstate::INVALID_PARAMETER_VALUE,
+            "period must be greater than 0",
+        ));
     }
     let mut ts = ts;
     let mut offset = offset;
@@ -396,7 +458,10 @@ pub(crate) fn int_bucket(width: i64, ts: i64, offset: i64, min: i64, max: i64) -
 /// `to_timestamp(double precision)`: seconds since the Unix epoch, rounded to microseconds.
 pub(crate) fn to_timestamp(secs: f64) -> DbResult<i64> {
     if secs.is_nan() {
-        return Err(DbError::new(sqlstate::DATETIME_FIELD_OVERFLOW, "timestamp cannot be NaN"));
+        return Err(DbError::new(
+            sqlstate::DATETIME_FIELD_OVERFLOW,
+            "timestamp cannot be NaN",
+        ));
     }
     if secs.is_infinite() {
         return Ok(if secs > 0.0 { i64::MAX } else { i64::MIN });
@@ -410,7 +475,9 @@ pub(crate) fn to_timestamp(secs: f64) -> DbResult<i64> {
         ));
     }
     let micros = micros as i64 + dt::PG_EPOCH_MICROS;
-    micros.checked_mul(dt::NANOS_PER_MICRO).ok_or_else(dt::timestamp_out_of_range)
+    micros
+        .checked_mul(dt::NANOS_PER_MICRO)
+        .ok_or_else(dt::timestamp_out_of_range)
 }
 
 /// C's `%g` (6 significant digits), as PostgreSQL prints the value in this error.
@@ -484,7 +551,11 @@ pub(crate) fn age(a_ns: i64, b_ns: i64, off: i32) -> DbResult<Interval> {
         mday -= 1;
     }
     while mday < 0 {
-        let (y, m) = if flip { (p1.year, p1.month) } else { (p2.year, p2.month) };
+        let (y, m) = if flip {
+            (p1.year, p1.month)
+        } else {
+            (p2.year, p2.month)
+        };
         mday += dt::days_in_month(y, m) as i64;
         mon -= 1;
     }
@@ -501,10 +572,17 @@ pub(crate) fn age(a_ns: i64, b_ns: i64, off: i32) -> DbResult<Interval> {
         mon = -mon;
         year = -year;
     }
-    let months = year.checked_mul(12).and_then(|y| y.checked_add(mon)).and_then(|m| i32::try_from(m).ok());
+    let months = year
+        .checked_mul(12)
+        .and_then(|y| y.checked_add(mon))
+        .and_then(|m| i32::try_from(m).ok());
     let months = months.ok_or_else(dt::interval_out_of_range)?;
     let micros = ((hour * 60 + min) * 60 + sec) * 1_000_000 + fsec;
-    Ok(Interval { months, days: mday as i32, micros })
+    Ok(Interval {
+        months,
+        days: mday as i32,
+        micros,
+    })
 }
 
 /// Midnight of the statement's local date, as a local timestamp.
@@ -516,7 +594,10 @@ pub(crate) fn local_midnight(ctx: &EvalContext) -> DbResult<i64> {
 
 /// `current_date`.
 pub(crate) fn current_date(ctx: &EvalContext) -> DbResult<i32> {
-    dt::timestamp_ns_to_date(tz_to_local(ctx.statement_time_ns, ctx.format.utc_offset_secs)?)
+    dt::timestamp_ns_to_date(tz_to_local(
+        ctx.statement_time_ns,
+        ctx.format.utc_offset_secs,
+    )?)
 }
 
 /// `localtimestamp`.
@@ -528,7 +609,11 @@ pub(crate) fn local_timestamp(ctx: &EvalContext) -> DbResult<i64> {
 pub(crate) fn age_from_today(ty: DataType, x: i64, ctx: &EvalContext) -> DbResult<Interval> {
     let midnight = local_midnight(ctx)?;
     if ty == DataType::TimestampTz {
-        age(local_to_tz(midnight, ctx.format.utc_offset_secs)?, x, ctx.format.utc_offset_secs)
+        age(
+            local_to_tz(midnight, ctx.format.utc_offset_secs)?,
+            x,
+            ctx.format.utc_offset_secs,
+        )
     } else {
         age(midnight, x, 0)
     }
@@ -537,7 +622,10 @@ pub(crate) fn age_from_today(ty: DataType, x: i64, ctx: &EvalContext) -> DbResul
 /// `make_date(year, month, day)`; 22008 "date field value out of range: y-m-d".
 pub(crate) fn make_date(y: i32, m: i32, d: i32) -> DbResult<i32> {
     let bad = || {
-        DbError::new(sqlstate::DATETIME_FIELD_OVERFLOW, format!("date field value out of range: {y}-{m:02}-{d:02}"))
+        DbError::new(
+            sqlstate::DATETIME_FIELD_OVERFLOW,
+            format!("date field value out of range: {y}-{m:02}-{d:02}"),
+        )
     };
     if y == 0 || !(1..=12).contains(&m) || d < 1 {
         return Err(bad());
@@ -560,30 +648,79 @@ mod tests {
         let a = dt::days_from_civil(2001, 4, 10) * DAY;
         let b = dt::days_from_civil(1957, 6, 13) * DAY;
         let r = age(a, b, 0).unwrap();
-        assert_eq!(r, Interval { months: 43 * 12 + 9, days: 27, micros: 0 });
+        assert_eq!(
+            r,
+            Interval {
+                months: 43 * 12 + 9,
+                days: 27,
+                micros: 0
+            }
+        );
         let r = age(b, a, 0).unwrap();
-        assert_eq!(r, Interval { months: -(43 * 12 + 9), days: -27, micros: 0 });
+        assert_eq!(
+            r,
+            Interval {
+                months: -(43 * 12 + 9),
+                days: -27,
+                micros: 0
+            }
+        );
         // age('2024-03-01', '2024-01-31 12:00') = 1 mon 12:00:00 (borrows January's 31 days)
         let a = dt::days_from_civil(2024, 3, 1) * DAY;
         let b = dt::days_from_civil(2024, 1, 31) * DAY + 12 * 3_600_000_000_000;
         let r = age(a, b, 0).unwrap();
-        assert_eq!(r, Interval { months: 1, days: 0, micros: 12 * 3_600_000_000 });
+        assert_eq!(
+            r,
+            Interval {
+                months: 1,
+                days: 0,
+                micros: 12 * 3_600_000_000
+            }
+        );
     }
 
     #[test]
     fn interval_trunc_as_postgres() {
-        let iv = |months, days, micros| Iv { months, days, micros };
+        let iv = |months, days, micros| Iv {
+            months,
+            days,
+            micros,
+        };
         let h = dt::MICROS_PER_HOUR;
-        assert_eq!(interval_trunc("hour", iv(0, 1, 2 * h + 30 * 60_000_000 + 15_000_000)).unwrap(), iv(0, 1, 2 * h));
+        assert_eq!(
+            interval_trunc("hour", iv(0, 1, 2 * h + 30 * 60_000_000 + 15_000_000)).unwrap(),
+            iv(0, 1, 2 * h)
+        );
         assert_eq!(interval_trunc("month", iv(17, 3, 5)).unwrap(), iv(17, 0, 0));
-        assert_eq!(interval_trunc("quarter", iv(17, 0, 0)).unwrap(), iv(15, 0, 0));
-        assert_eq!(interval_trunc("decade", iv(180, 0, 0)).unwrap(), iv(120, 0, 0));
-        assert_eq!(interval_trunc("second", iv(0, 0, -1_500_000)).unwrap(), iv(0, 0, -1_000_000));
-        assert_eq!(interval_trunc("millisecond", iv(0, 0, 1_234_560)).unwrap(), iv(0, 0, 1_234_000));
-        assert_eq!(interval_trunc("day", iv(0, -1, -2 * h)).unwrap(), iv(0, -1, 0));
+        assert_eq!(
+            interval_trunc("quarter", iv(17, 0, 0)).unwrap(),
+            iv(15, 0, 0)
+        );
+        assert_eq!(
+            interval_trunc("decade", iv(180, 0, 0)).unwrap(),
+            iv(120, 0, 0)
+        );
+        assert_eq!(
+            interval_trunc("second", iv(0, 0, -1_500_000)).unwrap(),
+            iv(0, 0, -1_000_000)
+        );
+        assert_eq!(
+            interval_trunc("millisecond", iv(0, 0, 1_234_560)).unwrap(),
+            iv(0, 0, 1_234_000)
+        );
+        assert_eq!(
+            interval_trunc("day", iv(0, -1, -2 * h)).unwrap(),
+            iv(0, -1, 0)
+        );
         let e = interval_trunc("week", iv(0, 10, 0)).unwrap_err();
-        assert_eq!((e.code, e.message.as_str()), ("0A000", "unit \"week\" not supported for type interval"));
-        assert_eq!(interval_trunc("foo", iv(0, 10, 0)).unwrap_err().code, "22023");
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            ("0A000", "unit \"week\" not supported for type interval")
+        );
+        assert_eq!(
+            interval_trunc("foo", iv(0, 10, 0)).unwrap_err().code,
+            "22023"
+        );
     }
 
     #[test]
@@ -593,20 +730,77 @@ mod tests {
         let ctx = EvalContext::default();
         let run = |op, l: (Datum, DataType), r: (Datum, DataType)| {
             let sig = super::super::resolve_binary(op, l.1, r.1).unwrap();
-            super::super::eval_binary(&sig, Operand::Scalar(&l.0, l.1), Operand::Scalar(&r.0, r.1), 1, &ctx).map(|c| c.datum(0))
+            super::super::eval_binary(
+                &sig,
+                Operand::Scalar(&l.0, l.1),
+                Operand::Scalar(&r.0, r.1),
+                1,
+                &ctx,
+            )
+            .map(|c| c.datum(0))
         };
         let inf_d = (Datum::Int32(i32::MAX), DataType::Date);
         let inf_ts = (Datum::Int64(i64::MAX), DataType::Timestamp);
-        let iv = (Datum::Interval(Iv { months: 1, days: 0, micros: 0 }), DataType::Interval);
-        assert_eq!(run(BinaryOp::Plus, inf_d.clone(), (Datum::Int32(1), DataType::Int32)).unwrap(), Datum::Int32(i32::MAX));
-        assert_eq!(run(BinaryOp::Plus, inf_d.clone(), iv.clone()).unwrap(), Datum::Int64(i64::MAX));
-        assert_eq!(run(BinaryOp::Minus, (Datum::Int64(i64::MIN), DataType::TimestampTz), iv.clone()).unwrap(), Datum::Int64(i64::MIN));
-        let e = run(BinaryOp::Minus, inf_d.clone(), (Datum::Int32(0), DataType::Date)).unwrap_err();
-        assert_eq!((e.code, e.message.as_str()), ("22008", "cannot subtract infinite dates"));
-        let e = run(BinaryOp::Minus, inf_ts.clone(), (Datum::Int64(0), DataType::Timestamp)).unwrap_err();
+        let iv = (
+            Datum::Interval(Iv {
+                months: 1,
+                days: 0,
+                micros: 0,
+            }),
+            DataType::Interval,
+        );
+        assert_eq!(
+            run(
+                BinaryOp::Plus,
+                inf_d.clone(),
+                (Datum::Int32(1), DataType::Int32)
+            )
+            .unwrap(),
+            Datum::Int32(i32::MAX)
+        );
+        assert_eq!(
+            run(BinaryOp::Plus, inf_d.clone(), iv.clone()).unwrap(),
+            Datum::Int64(i64::MAX)
+        );
+        assert_eq!(
+            run(
+                BinaryOp::Minus,
+                (Datum::Int64(i64::MIN), DataType::TimestampTz),
+                iv.clone()
+            )
+            .unwrap(),
+            Datum::Int64(i64::MIN)
+        );
+        let e = run(
+            BinaryOp::Minus,
+            inf_d.clone(),
+            (Datum::Int32(0), DataType::Date),
+        )
+        .unwrap_err();
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            ("22008", "cannot subtract infinite dates")
+        );
+        let e = run(
+            BinaryOp::Minus,
+            inf_ts.clone(),
+            (Datum::Int64(0), DataType::Timestamp),
+        )
+        .unwrap_err();
         assert_eq!(e.message, "cannot subtract infinite timestamps");
         let c = Column::from_datums(DataType::Date, &[Datum::Int32(i32::MIN)]);
-        let r = super::super::cast_column(&c, DataType::TimestampTz, &EvalContext { format: crate::types::FormatContext { utc_offset_secs: 3600, ..Default::default() }, statement_time_ns: 0 }).unwrap();
+        let r = super::super::cast_column(
+            &c,
+            DataType::TimestampTz,
+            &EvalContext {
+                format: crate::types::FormatContext {
+                    utc_offset_secs: 3600,
+                    ..Default::default()
+                },
+                statement_time_ns: 0,
+            },
+        )
+        .unwrap();
         assert_eq!(r.datum(0), Datum::Int64(i64::MIN));
         assert_eq!(to_timestamp(f64::INFINITY).unwrap(), i64::MAX);
     }
@@ -616,7 +810,12 @@ mod tests {
         assert_eq!(int_bucket(10, 23, 0, i64::MIN, i64::MAX).unwrap(), 20);
         assert_eq!(int_bucket(10, -3, 0, i64::MIN, i64::MAX).unwrap(), -10);
         assert_eq!(int_bucket(10, 23, 5, i64::MIN, i64::MAX).unwrap(), 15);
-        assert_eq!(int_bucket(0, 23, 0, i64::MIN, i64::MAX).unwrap_err().message, "period must be greater than 0");
+        assert_eq!(
+            int_bucket(0, 23, 0, i64::MIN, i64::MAX)
+                .unwrap_err()
+                .message,
+            "period must be greater than 0"
+        );
     }
 
     #[test]
@@ -624,9 +823,15 @@ mod tests {
         assert_eq!(to_timestamp(0.0).unwrap(), 0);
         assert_eq!(to_timestamp(1.5).unwrap(), 1_500_000_000);
         assert_eq!(to_timestamp(1e-7).unwrap(), 0);
-        assert_eq!(to_timestamp(f64::NAN).unwrap_err().message, "timestamp cannot be NaN");
+        assert_eq!(
+            to_timestamp(f64::NAN).unwrap_err().message,
+            "timestamp cannot be NaN"
+        );
         let e = to_timestamp(1e20).unwrap_err();
-        assert_eq!((e.code, e.message.as_str()), ("22008", "timestamp out of range: \"1e+20\""));
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            ("22008", "timestamp out of range: \"1e+20\"")
+        );
         assert_eq!(crate_float_g(123456789.0), "1.23457e+08");
         assert_eq!(crate_float_g(0.0001234), "0.0001234");
         assert_eq!(crate_float_g(-2.5), "-2.5");
@@ -635,6 +840,9 @@ mod tests {
     #[test]
     fn make_date_checks() {
         assert_eq!(make_date(1970, 1, 2).unwrap(), 1);
-        assert_eq!(make_date(2023, 2, 30).unwrap_err().message, "date field value out of range: 2023-02-30");
+        assert_eq!(
+            make_date(2023, 2, 30).unwrap_err().message,
+            "date field value out of range: 2023-02-30"
+        );
     }
 }

@@ -13,7 +13,9 @@ use crate::exec::{EvalContext, Operand};
 use crate::types::{DataType, Datum};
 
 use super::common::{bare_name, null_column, prim, prim_column, Held, Nulls};
-use super::resolve::{self, base, select_candidate, Selected, B, BY, C, D, F8, I2, I4, I8, IV, N, PT, T, TS, TZ};
+use super::resolve::{
+    self, base, select_candidate, Selected, B, BY, C, D, F8, I2, I4, I8, IV, N, PT, T, TS, TZ,
+};
 use super::FunctionSignature;
 
 /// A scalar function kernel. The resolved argument types in the signature
@@ -46,6 +48,7 @@ pub enum ScalarFunction {
     Chr,
     Ascii,
     ToHex,
+    SizePretty,
     QuoteIdent,
     QuoteLiteral,
     Concat,
@@ -161,6 +164,7 @@ const CATALOG: &[Entry] = &[
     ("ascii", F::Ascii, &[T], I4),
     ("to_hex", F::ToHex, &[I4], T),
     ("to_hex", F::ToHex, &[I8], T),
+    ("pg_size_pretty", F::SizePretty, &[I8], T),
     ("quote_ident", F::QuoteIdent, &[T], T),
     ("quote_literal", F::QuoteLiteral, &[T], T),
     // math
@@ -289,7 +293,11 @@ fn pt_type(p: PT) -> DataType {
 fn signature_text(name: &str, args: &[DataType]) -> String {
     let list: Vec<String> = args.iter().map(|&t| bare_name(t)).collect();
     // EXTRACT(... FROM ...) is sugar for pg_catalog.extract, and PostgreSQL's messages say so.
-    let name = if name == "extract" { "pg_catalog.extract" } else { name };
+    let name = if name == "extract" {
+        "pg_catalog.extract"
+    } else {
+        name
+    };
     format!("{name}({})", list.join(", "))
 }
 
@@ -325,12 +333,28 @@ pub(crate) fn resolve_function(name: &str, args: &[DataType]) -> DbResult<Functi
             if args.is_empty() || (name == "concat_ws" && !can_be(args[0], DataType::Text)) {
                 return Err(no_function(name, args));
             }
-            let mut a: Vec<DataType> =
-                args.iter().map(|&t| if t == DataType::Unknown { DataType::Text } else { t }).collect();
+            let mut a: Vec<DataType> = args
+                .iter()
+                .map(|&t| {
+                    if t == DataType::Unknown {
+                        DataType::Text
+                    } else {
+                        t
+                    }
+                })
+                .collect();
             if name == "concat_ws" {
                 a[0] = DataType::Text;
             }
-            return sig(if name == "concat" { F::Concat } else { F::ConcatWs }, a, DataType::Text);
+            return sig(
+                if name == "concat" {
+                    F::Concat
+                } else {
+                    F::ConcatWs
+                },
+                a,
+                DataType::Text,
+            );
         }
         _ => {}
     }
@@ -338,7 +362,11 @@ pub(crate) fn resolve_function(name: &str, args: &[DataType]) -> DbResult<Functi
     let inputs: Vec<DataType> = args.iter().map(|&t| base(t)).collect();
     // Exact match.
     if let Some(e) = entries.iter().find(|e| {
-        e.2.len() == inputs.len() && e.2.iter().zip(&inputs).all(|(p, &i)| matches!(p, PT::T(t) if *t == i))
+        e.2.len() == inputs.len()
+            && e.2
+                .iter()
+                .zip(&inputs)
+                .all(|(p, &i)| matches!(p, PT::T(t) if *t == i))
     }) {
         return sig(e.1, e.2.iter().map(|&p| pt_type(p)).collect(), pt_type(e.3));
     }
@@ -368,7 +396,12 @@ fn can_be(from: DataType, to: DataType) -> bool {
 }
 
 /// Evaluates a resolved function.
-pub(crate) fn eval_function(sig: &FunctionSignature, args: &[Operand], len: usize, ctx: &EvalContext) -> DbResult<Column> {
+pub(crate) fn eval_function(
+    sig: &FunctionSignature,
+    args: &[Operand],
+    len: usize,
+    ctx: &EvalContext,
+) -> DbResult<Column> {
     if args.len() != sig.args.len() {
         return Err(DbError::internal(format!(
             "{:?} resolved for {} arguments, called with {}",
@@ -377,25 +410,51 @@ pub(crate) fn eval_function(sig: &FunctionSignature, args: &[Operand], len: usiz
             args.len()
         )));
     }
-    let held: Vec<Held> = args.iter().zip(&sig.args).map(|(a, &t)| Held::coerce(*a, t, ctx)).collect::<DbResult<_>>()?;
+    let held: Vec<Held> = args
+        .iter()
+        .zip(&sig.args)
+        .map(|(a, &t)| Held::coerce(*a, t, ctx))
+        .collect::<DbResult<_>>()?;
     let ops: Vec<Operand> = held.iter().map(|h| h.operand()).collect();
     let types = &sig.args[..];
     match sig.func {
         F::Coalesce => return coalesce(sig.result, &ops, len),
         F::Greatest | F::Least => return extreme(sig.func == F::Greatest, sig.result, &ops, len),
         F::NullIf => return nullif(sig, &ops, len, ctx),
-        F::Concat | F::ConcatWs => return super::string::concat_fn(sig.func == F::ConcatWs, types, &ops, len, ctx),
-        F::Pi => return Ok(prim_column(DataType::Float64, vec![std::f64::consts::PI; len], Nulls::NoNulls)),
+        F::Concat | F::ConcatWs => {
+            return super::string::concat_fn(sig.func == F::ConcatWs, types, &ops, len, ctx)
+        }
+        F::Pi => {
+            return Ok(prim_column(
+                DataType::Float64,
+                vec![std::f64::consts::PI; len],
+                Nulls::NoNulls,
+            ))
+        }
         F::Random => {
             let v: Vec<f64> = (0..len).map(|_| super::math::random_f64()).collect();
             return Ok(prim_column(DataType::Float64, v, Nulls::NoNulls));
         }
-        F::Now => return Ok(prim_column(DataType::TimestampTz, vec![ctx.statement_time_ns; len], Nulls::NoNulls)),
+        F::Now => {
+            return Ok(prim_column(
+                DataType::TimestampTz,
+                vec![ctx.statement_time_ns; len],
+                Nulls::NoNulls,
+            ))
+        }
         F::CurrentDate => {
-            return Ok(prim_column(DataType::Date, vec![super::datetime::current_date(ctx)?; len], Nulls::NoNulls))
+            return Ok(prim_column(
+                DataType::Date,
+                vec![super::datetime::current_date(ctx)?; len],
+                Nulls::NoNulls,
+            ))
         }
         F::LocalTimestamp => {
-            return Ok(prim_column(DataType::Timestamp, vec![super::datetime::local_timestamp(ctx)?; len], Nulls::NoNulls))
+            return Ok(prim_column(
+                DataType::Timestamp,
+                vec![super::datetime::local_timestamp(ctx)?; len],
+                Nulls::NoNulls,
+            ))
         }
         F::Cast => return super::cast::cast_column(&ops[0].to_column(len), sig.result, ctx),
         _ => {}
@@ -406,41 +465,71 @@ pub(crate) fn eval_function(sig: &FunctionSignature, args: &[Operand], len: usiz
     }
     use ScalarFunction::*;
     match sig.func {
-        Lower | Upper | Initcap | CharLength | OctetLength | BitLength | Substr | Btrim | Ltrim | Rtrim | Replace
-        | Strpos | Left | Right | Repeat | Reverse | Lpad | Rpad | StartsWith | SplitPart | Translate | Md5 | Chr
-        | Ascii | ToHex | QuoteIdent | QuoteLiteral => super::string::eval_string(sig.func, types, &ops, len, nulls),
-        Abs | Sign | Round | Trunc | Ceil | Floor | Sqrt | Cbrt | Power | Exp | Ln | Log10 | Log | Mod | Div
-        | Degrees | Radians | Sin | Cos | Tan | Asin | Acos | Atan | Atan2 => {
+        Lower | Upper | Initcap | CharLength | OctetLength | BitLength | Substr | Btrim | Ltrim
+        | Rtrim | Replace | Strpos | Left | Right | Repeat | Reverse | Lpad | Rpad | StartsWith
+        | SplitPart | Translate | Md5 | Chr | Ascii | ToHex | SizePretty | QuoteIdent
+        | QuoteLiteral => super::string::eval_string(sig.func, types, &ops, len, nulls),
+        Abs | Sign | Round | Trunc | Ceil | Floor | Sqrt | Cbrt | Power | Exp | Ln | Log10
+        | Log | Mod | Div | Degrees | Radians | Sin | Cos | Tan | Asin | Acos | Atan | Atan2 => {
             super::math::eval_math(sig.func, types, &ops, len, nulls)
         }
-        DateTrunc if types[1] == DataType::Interval => super::datetime::date_trunc_interval(ops[0], ops[1], len, nulls),
+        DateTrunc if types[1] == DataType::Interval => {
+            super::datetime::date_trunc_interval(ops[0], ops[1], len, nulls)
+        }
         DateTrunc => super::datetime::date_trunc(types[1], ops[0], ops[1], len, nulls, ctx),
-        DatePart | Extract => super::datetime::extract(sig.func == DatePart, types[1], ops[0], ops[1], len, nulls, ctx),
+        DatePart | Extract => super::datetime::extract(
+            sig.func == DatePart,
+            types[1],
+            ops[0],
+            ops[1],
+            len,
+            nulls,
+            ctx,
+        ),
         TimeBucket => match types[0] {
             DataType::Interval => super::datetime::time_bucket(types[1], &ops, len, nulls),
             t => int_time_bucket(t, &ops, len, nulls),
         },
         ToTimestamp => {
-            let v = super::common::map1_try(prim::<f64>(ops[0], len)?, len, &nulls, super::datetime::to_timestamp)?;
+            let v = super::common::map1_try(
+                prim::<f64>(ops[0], len)?,
+                len,
+                &nulls,
+                super::datetime::to_timestamp,
+            )?;
             Ok(prim_column(DataType::TimestampTz, v, nulls))
         }
         Age => {
-            let off = if types[0] == DataType::TimestampTz { ctx.format.utc_offset_secs } else { 0 };
+            let off = if types[0] == DataType::TimestampTz {
+                ctx.format.utc_offset_secs
+            } else {
+                0
+            };
             let a = prim::<i64>(ops[0], len)?;
             let v = if ops.len() == 2 {
                 super::common::map2_try(a, prim::<i64>(ops[1], len)?, len, &nulls, |x, y| {
                     super::datetime::age(x, y, off)
                 })?
             } else {
-                super::common::map1_try(a, len, &nulls, |x| super::datetime::age_from_today(types[0], x, ctx))?
+                super::common::map1_try(a, len, &nulls, |x| {
+                    super::datetime::age_from_today(types[0], x, ctx)
+                })?
             };
             Ok(prim_column(DataType::Interval, v, nulls))
         }
         MakeDate => {
-            let (y, m, d) = (prim::<i32>(ops[0], len)?, prim::<i32>(ops[1], len)?, prim::<i32>(ops[2], len)?);
+            let (y, m, d) = (
+                prim::<i32>(ops[0], len)?,
+                prim::<i32>(ops[1], len)?,
+                prim::<i32>(ops[2], len)?,
+            );
             let mut out = Vec::with_capacity(len);
             for i in 0..len {
-                out.push(if nulls.is_valid(i) { super::datetime::make_date(y.get(i), m.get(i), d.get(i))? } else { 0 });
+                out.push(if nulls.is_valid(i) {
+                    super::datetime::make_date(y.get(i), m.get(i), d.get(i))?
+                } else {
+                    0
+                });
             }
             Ok(prim_column(DataType::Date, out, nulls))
         }
@@ -472,7 +561,13 @@ fn int_time_bucket(ty: DataType, ops: &[Operand], len: usize, nulls: Nulls) -> D
         for i in 0..len {
             out.push(if nulls.is_valid(i) {
                 let off = o.map_or(0, |o| o.get(i).into());
-                back(super::datetime::int_bucket(w.get(i).into(), t.get(i).into(), off, min, max)?)
+                back(super::datetime::int_bucket(
+                    w.get(i).into(),
+                    t.get(i).into(),
+                    off,
+                    min,
+                    max,
+                )?)
             } else {
                 T::default()
             });
@@ -480,8 +575,12 @@ fn int_time_bucket(ty: DataType, ops: &[Operand], len: usize, nulls: Nulls) -> D
         Ok(prim_column(ty, out, nulls))
     }
     match ty {
-        DataType::Int16 => go::<i16>(ty, ops, len, nulls, i16::MIN as i64, i16::MAX as i64, |v| v as i16),
-        DataType::Int32 => go::<i32>(ty, ops, len, nulls, i32::MIN as i64, i32::MAX as i64, |v| v as i32),
+        DataType::Int16 => go::<i16>(ty, ops, len, nulls, i16::MIN as i64, i16::MAX as i64, |v| {
+            v as i16
+        }),
+        DataType::Int32 => go::<i32>(ty, ops, len, nulls, i32::MIN as i64, i32::MAX as i64, |v| {
+            v as i32
+        }),
         _ => go::<i64>(ty, ops, len, nulls, i64::MIN, i64::MAX, |v| v),
     }
 }
@@ -497,7 +596,10 @@ fn coalesce(ty: DataType, ops: &[Operand], len: usize) -> DbResult<Column> {
     }
     let mut out = Column::with_capacity(ty, len);
     for i in 0..len {
-        let v = cols.iter().find(|c| c.is_valid(i)).map_or(Datum::Null, |c| c.datum(i));
+        let v = cols
+            .iter()
+            .find(|c| c.is_valid(i))
+            .map_or(Datum::Null, |c| c.datum(i));
         out.push_datum(&v);
     }
     Ok(out)
@@ -524,7 +626,11 @@ fn extreme(greatest: bool, ty: DataType, ops: &[Operand], len: usize) -> DbResul
                         }
                         _ => v.total_cmp(&b),
                     };
-                    let better = if greatest { ord == std::cmp::Ordering::Greater } else { ord == std::cmp::Ordering::Less };
+                    let better = if greatest {
+                        ord == std::cmp::Ordering::Greater
+                    } else {
+                        ord == std::cmp::Ordering::Less
+                    };
                     if better {
                         v
                     } else {
@@ -539,7 +645,12 @@ fn extreme(greatest: bool, ty: DataType, ops: &[Operand], len: usize) -> DbResul
 }
 
 /// NULLIF(a, b): NULL when a = b, else a.
-fn nullif(sig: &FunctionSignature, ops: &[Operand], len: usize, ctx: &EvalContext) -> DbResult<Column> {
+fn nullif(
+    sig: &FunctionSignature,
+    ops: &[Operand],
+    len: usize,
+    ctx: &EvalContext,
+) -> DbResult<Column> {
     let bsig = super::BinarySignature {
         op: super::BinaryOp::Eq,
         left: sig.args[0],
@@ -572,54 +683,149 @@ mod tests {
         assert_eq!(r("round", &[Int32]), (F::Round, vec![Float64], Float64));
         assert_eq!(r("round", &[Numeric]), (F::Round, vec![Numeric], Numeric));
         assert_eq!(r("round", &[Unknown]), (F::Round, vec![Float64], Float64));
-        assert_eq!(r("round", &[Int32, Int32]), (F::Round, vec![Numeric, Int32], Numeric));
+        assert_eq!(
+            r("round", &[Int32, Int32]),
+            (F::Round, vec![Numeric, Int32], Numeric)
+        );
         assert_eq!(r("abs", &[Int16]), (F::Abs, vec![Int16], Int16));
         assert_eq!(r("sqrt", &[Int64]), (F::Sqrt, vec![Float64], Float64));
         assert_eq!(r("length", &[Unknown]), (F::CharLength, vec![Text], Int32));
-        assert_eq!(r("length", &[Varchar(Some(4))]), (F::CharLength, vec![Text], Int32));
-        assert_eq!(r("length", &[Bpchar(Some(4))]), (F::CharLength, vec![Bpchar(None)], Int32));
+        assert_eq!(
+            r("length", &[Varchar(Some(4))]),
+            (F::CharLength, vec![Text], Int32)
+        );
+        assert_eq!(
+            r("length", &[Bpchar(Some(4))]),
+            (F::CharLength, vec![Bpchar(None)], Int32)
+        );
         assert_eq!(r("substring", &[Text, Int16]).0, F::Substr);
         assert!(resolve_function("substring", &[Text, Int64]).is_err());
-        assert_eq!(r("time_bucket", &[Unknown, Timestamp]), (F::TimeBucket, vec![Interval, Timestamp], Timestamp));
+        assert_eq!(
+            r("time_bucket", &[Unknown, Timestamp]),
+            (F::TimeBucket, vec![Interval, Timestamp], Timestamp)
+        );
         assert_eq!(r("time_bucket", &[Unknown, TimestampTz]).2, TimestampTz);
         assert_eq!(r("time_bucket", &[Int32, Int32]).2, Int32);
         assert_eq!(r("date_trunc", &[Unknown, TimestampTz]).2, TimestampTz);
         assert_eq!(r("date_trunc", &[Unknown, Date]).2, TimestampTz);
         assert_eq!(r("date_trunc", &[Unknown, Interval]).2, Interval);
         let e = resolve_function("date_trunc", &[Unknown, Unknown]).unwrap_err();
-        assert_eq!((e.code, e.message.as_str()), ("42725", "function date_trunc(unknown, unknown) is not unique"));
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            (
+                "42725",
+                "function date_trunc(unknown, unknown) is not unique"
+            )
+        );
         assert_eq!(r("extract", &[Text, Date]).2, Numeric);
         assert_eq!(r("date_part", &[Unknown, Timestamp]).2, Float64);
-        assert_eq!(r("coalesce", &[Int32, Numeric]), (F::Coalesce, vec![Numeric, Numeric], Numeric));
+        assert_eq!(
+            r("coalesce", &[Int32, Numeric]),
+            (F::Coalesce, vec![Numeric, Numeric], Numeric)
+        );
         assert_eq!(r("greatest", &[Int32, Int64]).2, Int64);
-        assert_eq!(r("nullif", &[Int32, Numeric]), (F::NullIf, vec![Numeric, Numeric], Numeric));
-        assert_eq!(r("concat", &[Unknown, Bool, Int32]), (F::Concat, vec![Text, Bool, Int32], Text));
+        assert_eq!(
+            r("nullif", &[Int32, Numeric]),
+            (F::NullIf, vec![Numeric, Numeric], Numeric)
+        );
+        assert_eq!(
+            r("concat", &[Unknown, Bool, Int32]),
+            (F::Concat, vec![Text, Bool, Int32], Text)
+        );
         assert_eq!(r("int4", &[Text]), (F::Cast, vec![Text], Int32));
         assert_eq!(r("now", &[]).2, TimestampTz);
-        assert_eq!(r("mod", &[Int16, Int32]), (F::Mod, vec![Int32, Int32], Int32));
+        assert_eq!(
+            r("mod", &[Int16, Int32]),
+            (F::Mod, vec![Int32, Int32], Int32)
+        );
         let e = resolve_function("nosuch", &[Int32]).unwrap_err();
-        assert_eq!((e.code, e.message.as_str()), ("42883", "function nosuch(integer) does not exist"));
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            ("42883", "function nosuch(integer) does not exist")
+        );
         assert_eq!(
             e.hint.as_deref(),
             Some("No function matches the given name and argument types. You might need to add explicit type casts.")
         );
         let e = resolve_function("coalesce", &[Int32, Text]).unwrap_err();
-        assert_eq!((e.code, e.message.as_str()), ("42804", "COALESCE types integer and text cannot be matched"));
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            ("42804", "COALESCE types integer and text cannot be matched")
+        );
         let e = resolve_function("lower", &[Varchar(Some(3)), Int32]).unwrap_err();
-        assert_eq!(e.message, "function lower(character varying, integer) does not exist");
+        assert_eq!(
+            e.message,
+            "function lower(character varying, integer) does not exist"
+        );
     }
 
     #[test]
     fn conditional_functions() {
         let n = (Datum::Null, Int32);
-        assert_eq!(call("coalesce", &[n.clone(), (Datum::Int32(2), Int32), (Datum::Int32(3), Int32)]).unwrap(), Datum::Int32(2));
-        assert_eq!(call("coalesce", &[n.clone(), n.clone()]).unwrap(), Datum::Null);
-        assert_eq!(call("greatest", &[(Datum::Int32(1), Int32), n.clone(), (Datum::Int64(5), Int64)]).unwrap(), Datum::Int64(5));
-        assert_eq!(call("least", &[(Datum::Int32(1), Int32), n.clone(), (Datum::Int32(-5), Int32)]).unwrap(), Datum::Int32(-5));
-        assert_eq!(call("greatest", &[n.clone(), n.clone()]).unwrap(), Datum::Null);
-        assert_eq!(call("nullif", &[(Datum::Int32(1), Int32), (Datum::Int32(1), Int32)]).unwrap(), Datum::Null);
-        assert_eq!(call("nullif", &[(Datum::Int32(1), Int32), (Datum::Int32(2), Int32)]).unwrap(), Datum::Int32(1));
-        assert_eq!(call("nullif", &[(Datum::Int32(1), Int32), n]).unwrap(), Datum::Int32(1));
+        assert_eq!(
+            call(
+                "coalesce",
+                &[
+                    n.clone(),
+                    (Datum::Int32(2), Int32),
+                    (Datum::Int32(3), Int32)
+                ]
+            )
+            .unwrap(),
+            Datum::Int32(2)
+        );
+        assert_eq!(
+            call("coalesce", &[n.clone(), n.clone()]).unwrap(),
+            Datum::Null
+        );
+        assert_eq!(
+            call(
+                "greatest",
+                &[
+                    (Datum::Int32(1), Int32),
+                    n.clone(),
+                    (Datum::Int64(5), Int64)
+                ]
+            )
+            .unwrap(),
+            Datum::Int64(5)
+        );
+        assert_eq!(
+            call(
+                "least",
+                &[
+                    (Datum::Int32(1), Int32),
+                    n.clone(),
+                    (Datum::Int32(-5), Int32)
+                ]
+            )
+            .unwrap(),
+            Datum::Int32(-5)
+        );
+        assert_eq!(
+            call("greatest", &[n.clone(), n.clone()]).unwrap(),
+            Datum::Null
+        );
+        assert_eq!(
+            call(
+                "nullif",
+                &[(Datum::Int32(1), Int32), (Datum::Int32(1), Int32)]
+            )
+            .unwrap(),
+            Datum::Null
+        );
+        assert_eq!(
+            call(
+                "nullif",
+                &[(Datum::Int32(1), Int32), (Datum::Int32(2), Int32)]
+            )
+            .unwrap(),
+            Datum::Int32(1)
+        );
+        assert_eq!(
+            call("nullif", &[(Datum::Int32(1), Int32), n]).unwrap(),
+            Datum::Int32(1)
+        );
     }
 
     #[test]
@@ -627,12 +833,43 @@ mod tests {
         let day = crate::types::datetime::NANOS_PER_DAY;
         let ts = (Datum::Int64(day + 3_723_000_000_000), Timestamp); // 1970-01-02 01:02:03
         let f = |s: &str| (Datum::text(s), Unknown);
-        assert_eq!(call("date_trunc", &[f("day"), ts.clone()]).unwrap(), Datum::Int64(day));
-        assert_eq!(call("time_bucket", &[(Datum::Int32(10), Int32), (Datum::Int32(-3), Int32)]).unwrap(), Datum::Int32(-10));
-        assert_eq!(call("to_timestamp", &[(Datum::Float64(1.5), Float64)]).unwrap(), Datum::Int64(1_500_000_000));
-        assert_eq!(call("epoch_ns", &[(Datum::Int64(42), TimestampTz)]).unwrap(), Datum::Int64(42));
-        assert_eq!(call("make_date", &[(Datum::Int32(1970), Int32), (Datum::Int32(1), Int32), (Datum::Int32(3), Int32)]).unwrap(), Datum::Int32(2));
-        let iv = crate::types::Interval { months: 0, days: 0, micros: 3_600_000_000 };
+        assert_eq!(
+            call("date_trunc", &[f("day"), ts.clone()]).unwrap(),
+            Datum::Int64(day)
+        );
+        assert_eq!(
+            call(
+                "time_bucket",
+                &[(Datum::Int32(10), Int32), (Datum::Int32(-3), Int32)]
+            )
+            .unwrap(),
+            Datum::Int32(-10)
+        );
+        assert_eq!(
+            call("to_timestamp", &[(Datum::Float64(1.5), Float64)]).unwrap(),
+            Datum::Int64(1_500_000_000)
+        );
+        assert_eq!(
+            call("epoch_ns", &[(Datum::Int64(42), TimestampTz)]).unwrap(),
+            Datum::Int64(42)
+        );
+        assert_eq!(
+            call(
+                "make_date",
+                &[
+                    (Datum::Int32(1970), Int32),
+                    (Datum::Int32(1), Int32),
+                    (Datum::Int32(3), Int32)
+                ]
+            )
+            .unwrap(),
+            Datum::Int32(2)
+        );
+        let iv = crate::types::Interval {
+            months: 0,
+            days: 0,
+            micros: 3_600_000_000,
+        };
         let r = call("time_bucket", &[(Datum::Interval(iv), Interval), ts]).unwrap();
         assert_eq!(r, Datum::Int64(day + 3_600_000_000_000));
         let ctx_now = call("now", &[]).unwrap();

@@ -116,13 +116,22 @@ impl P<'_> {
             }
             _ => {
                 let start = self.i;
-                while self.i < self.s.len() && !matches!(self.s[self.i], b',' | b']' | b'}' | b' ' | b'\t' | b'\n' | b'\r') {
+                while self.i < self.s.len()
+                    && !matches!(
+                        self.s[self.i],
+                        b',' | b']' | b'}' | b' ' | b'\t' | b'\n' | b'\r'
+                    )
+                {
                     self.i += 1;
                 }
                 if self.i == start {
                     return None;
                 }
-                Some(J::Scalar(std::str::from_utf8(&self.s[start..self.i]).ok()?.to_string()))
+                Some(J::Scalar(
+                    std::str::from_utf8(&self.s[start..self.i])
+                        .ok()?
+                        .to_string(),
+                ))
             }
         }
     }
@@ -168,7 +177,10 @@ fn write(v: &J, out: &mut String) {
 
 /// The text of a JSON string literal (quotes included), unescaped.
 fn decode(raw: &str) -> String {
-    let inner = raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')).unwrap_or(raw);
+    let inner = raw
+        .strip_prefix('"')
+        .and_then(|r| r.strip_suffix('"'))
+        .unwrap_or(raw);
     let mut out = String::with_capacity(inner.len());
     let mut chars = inner.chars();
     let mut pending_high: Option<u32> = None;
@@ -185,13 +197,17 @@ fn decode(raw: &str) -> String {
             Some('f') => out.push('\u{c}'),
             Some('u') => {
                 let hex: String = chars.by_ref().take(4).collect();
-                let Ok(u) = u32::from_str_radix(&hex, 16) else { continue };
+                let Ok(u) = u32::from_str_radix(&hex, 16) else {
+                    continue;
+                };
                 if (0xD800..0xDC00).contains(&u) {
                     pending_high = Some(u);
                     continue;
                 }
                 let cp = match pending_high.take() {
-                    Some(h) if (0xDC00..0xE000).contains(&u) => 0x10000 + ((h - 0xD800) << 10) + (u - 0xDC00),
+                    Some(h) if (0xDC00..0xE000).contains(&u) => {
+                        0x10000 + ((h - 0xD800) << 10) + (u - 0xDC00)
+                    }
                     _ => u,
                 };
                 out.push(char::from_u32(cp).unwrap_or('\u{fffd}'));
@@ -236,13 +252,23 @@ fn concat(l: J, r: J) -> J {
 }
 
 fn scalar_delete() -> DbError {
-    DbError::new(sqlstate::INVALID_PARAMETER_VALUE, "cannot delete from scalar")
+    DbError::new(
+        sqlstate::INVALID_PARAMETER_VALUE,
+        "cannot delete from scalar",
+    )
 }
 
 fn delete_key(v: J, key: &str) -> DbResult<J> {
     match v {
-        J::Obj(m) => Ok(J::Obj(m.into_iter().filter(|(k, _)| decode(k) != key).collect())),
-        J::Arr(items) => Ok(J::Arr(items.into_iter().filter(|it| !(is_string(it) && matches!(it, J::Scalar(s) if decode(s) == key))).collect())),
+        J::Obj(m) => Ok(J::Obj(
+            m.into_iter().filter(|(k, _)| decode(k) != key).collect(),
+        )),
+        J::Arr(items) => Ok(J::Arr(
+            items
+                .into_iter()
+                .filter(|it| !(is_string(it) && matches!(it, J::Scalar(s) if decode(s) == key)))
+                .collect(),
+        )),
         J::Scalar(_) => Err(scalar_delete()),
     }
 }
@@ -257,7 +283,10 @@ fn delete_index(v: J, idx: i32) -> DbResult<J> {
             }
             Ok(J::Arr(items))
         }
-        J::Obj(_) => Err(DbError::new(sqlstate::INVALID_PARAMETER_VALUE, "cannot delete from object using integer index")),
+        J::Obj(_) => Err(DbError::new(
+            sqlstate::INVALID_PARAMETER_VALUE,
+            "cannot delete from object using integer index",
+        )),
         J::Scalar(_) => Err(scalar_delete()),
     }
 }
@@ -273,7 +302,13 @@ fn normalized(v: &J, ctx: &EvalContext, out: &mut BytesColumn) -> DbResult<()> {
 }
 
 /// `jsonb || jsonb`.
-pub(crate) fn jsonb_concat(a: Operand, b: Operand, len: usize, nulls: Nulls, ctx: &EvalContext) -> DbResult<Column> {
+pub(crate) fn jsonb_concat(
+    a: Operand,
+    b: Operand,
+    len: usize,
+    nulls: Nulls,
+    ctx: &EvalContext,
+) -> DbResult<Column> {
     let (x, y) = (bytes(a, len)?, bytes(b, len)?);
     let mut out = BytesColumn::with_capacity(len, len * 16);
     for i in 0..len {
@@ -314,7 +349,11 @@ pub(crate) fn jsonb_delete(
                 out.push(b"");
                 continue;
             }
-            normalized(&delete_key(parse(x.get(i))?, key.get_str(i))?, ctx, &mut out)?;
+            normalized(
+                &delete_key(parse(x.get(i))?, key.get_str(i))?,
+                ctx,
+                &mut out,
+            )?;
         }
     }
     Ok(bytes_column(DataType::Jsonb, out, nulls))
@@ -335,19 +374,56 @@ mod tests {
 
     #[test]
     fn concat_and_delete_as_postgres() {
-        let r = eval_bin(BinaryOp::Concat, j("{\"a\": 1.50, \"b\": 2}"), j("{\"b\": 12345678901234567890}")).unwrap();
+        let r = eval_bin(
+            BinaryOp::Concat,
+            j("{\"a\": 1.50, \"b\": 2}"),
+            j("{\"b\": 12345678901234567890}"),
+        )
+        .unwrap();
         assert_eq!(s(r), "{\"a\": 1.50, \"b\": 12345678901234567890}");
-        assert_eq!(s(eval_bin(BinaryOp::Concat, j("[1, 2]"), j("[3]")).unwrap()), "[1, 2, 3]");
-        assert_eq!(s(eval_bin(BinaryOp::Concat, j("[1]"), j("{\"a\": 1}")).unwrap()), "[1, {\"a\": 1}]");
-        assert_eq!(s(eval_bin(BinaryOp::Concat, j("1"), j("\"x\"")).unwrap()), "[1, \"x\"]");
-        let r = eval_bin(BinaryOp::Minus, j("{\"a\": 1, \"b\": 2}"), (Datum::text("a"), DataType::Unknown)).unwrap();
+        assert_eq!(
+            s(eval_bin(BinaryOp::Concat, j("[1, 2]"), j("[3]")).unwrap()),
+            "[1, 2, 3]"
+        );
+        assert_eq!(
+            s(eval_bin(BinaryOp::Concat, j("[1]"), j("{\"a\": 1}")).unwrap()),
+            "[1, {\"a\": 1}]"
+        );
+        assert_eq!(
+            s(eval_bin(BinaryOp::Concat, j("1"), j("\"x\"")).unwrap()),
+            "[1, \"x\"]"
+        );
+        let r = eval_bin(
+            BinaryOp::Minus,
+            j("{\"a\": 1, \"b\": 2}"),
+            (Datum::text("a"), DataType::Unknown),
+        )
+        .unwrap();
         assert_eq!(s(r), "{\"b\": 2}");
-        let r = eval_bin(BinaryOp::Minus, j("[\"a\", \"b\", 1]"), (Datum::text("a"), DataType::Text)).unwrap();
+        let r = eval_bin(
+            BinaryOp::Minus,
+            j("[\"a\", \"b\", 1]"),
+            (Datum::text("a"), DataType::Text),
+        )
+        .unwrap();
         assert_eq!(s(r), "[\"b\", 1]");
-        let r = eval_bin(BinaryOp::Minus, j("[1, 2, 3]"), (Datum::Int32(-1), DataType::Int32)).unwrap();
+        let r = eval_bin(
+            BinaryOp::Minus,
+            j("[1, 2, 3]"),
+            (Datum::Int32(-1), DataType::Int32),
+        )
+        .unwrap();
         assert_eq!(s(r), "[1, 2]");
-        let e = eval_bin(BinaryOp::Minus, j("{\"a\": 1}"), (Datum::Int32(0), DataType::Int32)).unwrap_err();
-        assert_eq!((e.code, e.message.as_str()), ("22023", "cannot delete from object using integer index"));
+        let e = eval_bin(
+            BinaryOp::Minus,
+            j("{\"a\": 1}"),
+            (Datum::Int32(0), DataType::Int32),
+        )
+        .unwrap_err();
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            ("22023", "cannot delete from object using integer index")
+        );
         let e = eval_bin(BinaryOp::Minus, j("5"), (Datum::text("a"), DataType::Text)).unwrap_err();
         assert_eq!(e.message, "cannot delete from scalar");
         assert_eq!(decode("\"a\\u00e9\\n\""), "aé\n");

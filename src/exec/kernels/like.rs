@@ -79,7 +79,11 @@ impl LikePattern {
                     } else {
                         i
                     };
-                    let n = if bytewise { 1 } else { utf8_len(pattern[start]) };
+                    let n = if bytewise {
+                        1
+                    } else {
+                        utf8_len(pattern[start])
+                    };
                     let end = (start + n).min(pattern.len());
                     match toks.last_mut() {
                         Some(Tok::Lit(l)) => l.extend_from_slice(&pattern[start..end]),
@@ -98,7 +102,11 @@ impl LikePattern {
             [Tok::Any] => LikeKind::Prefix(Vec::new()),
             _ => LikeKind::General,
         };
-        Ok(LikePattern { toks, kind, bytewise })
+        Ok(LikePattern {
+            toks,
+            kind,
+            bytewise,
+        })
     }
 
     #[inline]
@@ -204,13 +212,25 @@ fn lower_into<'b>(s: &[u8], buf: &'b mut Vec<u8>) -> &'b [u8] {
     if s.is_ascii() {
         buf.extend(s.iter().map(|b| b.to_ascii_lowercase()));
     } else {
-        buf.extend_from_slice(std::str::from_utf8(s).unwrap_or("").to_lowercase().as_bytes());
+        buf.extend_from_slice(
+            std::str::from_utf8(s)
+                .unwrap_or("")
+                .to_lowercase()
+                .as_bytes(),
+        );
     }
     buf
 }
 
 /// LIKE-family operators. `ty` is the left side's type (bytea matches byte-wise).
-pub(crate) fn like_op(op: BinaryOp, ty: DataType, a: Operand, b: Operand, len: usize, nulls: Nulls) -> DbResult<Column> {
+pub(crate) fn like_op(
+    op: BinaryOp,
+    ty: DataType,
+    a: Operand,
+    b: Operand,
+    len: usize,
+    nulls: Nulls,
+) -> DbResult<Column> {
     let negate = matches!(op, BinaryOp::NotLike | BinaryOp::NotILike);
     let icase = matches!(op, BinaryOp::ILike | BinaryOp::NotILike);
     let bytewise = ty == DataType::Bytea;
@@ -219,7 +239,11 @@ pub(crate) fn like_op(op: BinaryOp, ty: DataType, a: Operand, b: Operand, len: u
     let mut buf = Vec::new();
     match p {
         BArg::Const(pat) => {
-            let pat = if icase { lower_into(pat, &mut buf).to_vec() } else { pat.to_vec() };
+            let pat = if icase {
+                lower_into(pat, &mut buf).to_vec()
+            } else {
+                pat.to_vec()
+            };
             let compiled = LikePattern::compile(&pat, bytewise)?;
             for (i, o) in out.iter_mut().enumerate() {
                 let v = s.get(i);
@@ -235,7 +259,11 @@ pub(crate) fn like_op(op: BinaryOp, ty: DataType, a: Operand, b: Operand, len: u
                     continue;
                 }
                 let raw = pc.get(i);
-                let pat = if icase { lower_into(raw, &mut pbuf) } else { raw };
+                let pat = if icase {
+                    lower_into(raw, &mut pbuf)
+                } else {
+                    raw
+                };
                 if cache.as_ref().map_or(true, |(k, _)| k.as_slice() != pat) {
                     cache = Some((pat.to_vec(), LikePattern::compile(pat, bytewise)?));
                 }
@@ -458,9 +486,16 @@ impl<'p> Parser<'p> {
     }
 
     fn escape(&mut self) -> DbResult<Node> {
-        let c = self.peek().ok_or_else(|| bad_regex("invalid escape \\ sequence"))?;
+        let c = self
+            .peek()
+            .ok_or_else(|| bad_regex("invalid escape \\ sequence"))?;
         self.i += 1;
-        let class = |item| Node::Class(Class { negated: false, items: vec![item] });
+        let class = |item| {
+            Node::Class(Class {
+                negated: false,
+                items: vec![item],
+            })
+        };
         Ok(match c {
             'd' => class(ClassItem::Digit(true)),
             'D' => class(ClassItem::Digit(false)),
@@ -479,14 +514,19 @@ impl<'p> Parser<'p> {
     }
 
     fn class(&mut self) -> DbResult<Class> {
-        let mut cls = Class { negated: false, items: Vec::new() };
+        let mut cls = Class {
+            negated: false,
+            items: Vec::new(),
+        };
         if self.peek() == Some('^') {
             cls.negated = true;
             self.i += 1;
         }
         let mut first = true;
         loop {
-            let c = self.peek().ok_or_else(|| bad_regex("brackets [] not balanced"))?;
+            let c = self
+                .peek()
+                .ok_or_else(|| bad_regex("brackets [] not balanced"))?;
             if c == ']' && !first {
                 self.i += 1;
                 return Ok(cls);
@@ -494,20 +534,27 @@ impl<'p> Parser<'p> {
             first = false;
             if c == '[' && self.p.get(self.i + 1) == Some(&':') {
                 let rest: String = self.p[self.i + 2..].iter().collect();
-                let end = rest.find(":]").ok_or_else(|| bad_regex("brackets [] not balanced"))?;
+                let end = rest
+                    .find(":]")
+                    .ok_or_else(|| bad_regex("brackets [] not balanced"))?;
                 let name = &rest[..end];
                 let known = [
-                    "alpha", "digit", "alnum", "upper", "lower", "space", "punct", "xdigit", "word", "blank",
-                    "cntrl", "print", "graph",
+                    "alpha", "digit", "alnum", "upper", "lower", "space", "punct", "xdigit",
+                    "word", "blank", "cntrl", "print", "graph",
                 ];
-                let n = known.iter().find(|k| **k == name).ok_or_else(|| bad_regex("invalid character class"))?;
+                let n = known
+                    .iter()
+                    .find(|k| **k == name)
+                    .ok_or_else(|| bad_regex("invalid character class"))?;
                 cls.items.push(ClassItem::Named(n));
                 self.i += 2 + name.chars().count() + 2;
                 continue;
             }
             self.i += 1;
             let lo = if c == '\\' {
-                let e = self.peek().ok_or_else(|| bad_regex("brackets [] not balanced"))?;
+                let e = self
+                    .peek()
+                    .ok_or_else(|| bad_regex("brackets [] not balanced"))?;
                 self.i += 1;
                 match e {
                     'd' => {
@@ -531,10 +578,14 @@ impl<'p> Parser<'p> {
             };
             if self.peek() == Some('-') && self.p.get(self.i + 1).is_some_and(|&n| n != ']') {
                 self.i += 1;
-                let mut hi = self.peek().ok_or_else(|| bad_regex("brackets [] not balanced"))?;
+                let mut hi = self
+                    .peek()
+                    .ok_or_else(|| bad_regex("brackets [] not balanced"))?;
                 self.i += 1;
                 if hi == '\\' {
-                    hi = self.peek().ok_or_else(|| bad_regex("brackets [] not balanced"))?;
+                    hi = self
+                        .peek()
+                        .ok_or_else(|| bad_regex("brackets [] not balanced"))?;
                     self.i += 1;
                 }
                 if hi < lo {
@@ -615,14 +666,25 @@ impl<'r> Matcher<'r> {
         }
     }
 
-    fn repeat(&self, n: &Node, min: u32, max: u32, count: u32, i: usize, k: &mut dyn FnMut(usize) -> bool) -> bool {
+    fn repeat(
+        &self,
+        n: &Node,
+        min: u32,
+        max: u32,
+        count: u32,
+        i: usize,
+        k: &mut dyn FnMut(usize) -> bool,
+    ) -> bool {
         if !self.tick() {
             return false;
         }
         if count == 0 && self.single(n, ' ').is_some() {
             // One character per repetition: scan forward, then back off (no recursion per character).
             let mut j = i;
-            while ((j - i) as u64) < max as u64 && j < self.s.len() && self.single(n, self.s[j]) == Some(true) {
+            while ((j - i) as u64) < max as u64
+                && j < self.s.len()
+                && self.single(n, self.s[j]) == Some(true)
+            {
                 j += 1;
             }
             loop {
@@ -646,7 +708,15 @@ impl<'r> Matcher<'r> {
         r
     }
 
-    fn repeat_group(&self, n: &Node, min: u32, max: u32, count: u32, i: usize, k: &mut dyn FnMut(usize) -> bool) -> bool {
+    fn repeat_group(
+        &self,
+        n: &Node,
+        min: u32,
+        max: u32,
+        count: u32,
+        i: usize,
+        k: &mut dyn FnMut(usize) -> bool,
+    ) -> bool {
         if count < max
             && self.node(n, i, &mut |j| {
                 if j == i && count >= min {
@@ -678,8 +748,16 @@ impl Regex {
     pub fn is_match(&self, s: &str, buf: &mut Vec<char>) -> DbResult<bool> {
         buf.clear();
         buf.extend(s.chars());
-        let m = Matcher { s: buf, icase: self.icase, steps: Cell::new(0), depth: Cell::new(0) };
-        let anchored = self.alts.iter().all(|a| matches!(a.first(), Some(Node::Start)));
+        let m = Matcher {
+            s: buf,
+            icase: self.icase,
+            steps: Cell::new(0),
+            depth: Cell::new(0),
+        };
+        let anchored = self
+            .alts
+            .iter()
+            .all(|a| matches!(a.first(), Some(Node::Start)));
         let last = if anchored { 0 } else { buf.len() };
         for start in 0..=last {
             if self.alts.iter().any(|a| m.seq(a, start, &mut |_| true)) {
@@ -697,7 +775,13 @@ impl Regex {
 }
 
 /// ~ !~ ~* !~* (left side text or bpchar, right side the pattern).
-pub(crate) fn regex_op(op: BinaryOp, a: Operand, b: Operand, len: usize, nulls: Nulls) -> DbResult<Column> {
+pub(crate) fn regex_op(
+    op: BinaryOp,
+    a: Operand,
+    b: Operand,
+    len: usize,
+    nulls: Nulls,
+) -> DbResult<Column> {
     let negate = matches!(op, BinaryOp::RegexNotMatch | BinaryOp::RegexNotIMatch);
     let icase = matches!(op, BinaryOp::RegexIMatch | BinaryOp::RegexNotIMatch);
     let (s, p) = (bytes(a, len)?, bytes(b, len)?);
@@ -710,7 +794,10 @@ pub(crate) fn regex_op(op: BinaryOp, a: Operand, b: Operand, len: usize, nulls: 
         }
         let pat = p.get(i);
         if cache.as_ref().map_or(true, |(k, _)| *k != pat) {
-            cache = Some((pat, Regex::compile(std::str::from_utf8(pat).unwrap_or(""), icase)?));
+            cache = Some((
+                pat,
+                Regex::compile(std::str::from_utf8(pat).unwrap_or(""), icase)?,
+            ));
         }
         if let Some((_, re)) = &cache {
             *o = re.is_match(s.get_str(i), &mut buf)? != negate;
@@ -738,7 +825,9 @@ mod tests {
     }
 
     fn lm(s: &str, p: &str) -> bool {
-        LikePattern::compile(p.as_bytes(), false).unwrap().matches(s.as_bytes())
+        LikePattern::compile(p.as_bytes(), false)
+            .unwrap()
+            .matches(s.as_bytes())
     }
 
     #[test]
@@ -746,7 +835,9 @@ mod tests {
         let alphabet = ['a', 'b', 'é', '%', '_', '\\'];
         let mut seed = 12345u64;
         let mut next = || {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             (seed >> 33) as usize
         };
         for _ in 0..4000 {
@@ -755,10 +846,16 @@ mod tests {
             if p.ends_with('\\') && !p.ends_with("\\\\") {
                 p.push('a');
             }
-            let Ok(c) = LikePattern::compile(p.as_bytes(), false) else { continue };
+            let Ok(c) = LikePattern::compile(p.as_bytes(), false) else {
+                continue;
+            };
             let sc: Vec<char> = s.chars().collect();
             let pc: Vec<char> = p.chars().collect();
-            assert_eq!(c.matches(s.as_bytes()), like_ref(&sc, &pc), "{s:?} LIKE {p:?}");
+            assert_eq!(
+                c.matches(s.as_bytes()),
+                like_ref(&sc, &pc),
+                "{s:?} LIKE {p:?}"
+            );
         }
     }
 
@@ -777,25 +874,67 @@ mod tests {
         assert!(lm("mississippi", "%iss%ppi"));
         assert!(!lm("mississippi", "%iss%ppx"));
         let e = LikePattern::compile(b"ab\\", false).unwrap_err();
-        assert_eq!((e.code, e.message.as_str()), ("22025", "LIKE pattern must not end with escape character"));
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            ("22025", "LIKE pattern must not end with escape character")
+        );
     }
 
     #[test]
     fn like_operator_shapes_and_ilike() {
-        let col = Column::from_datums(DataType::Text, &[Datum::text("Hello"), Datum::Null, Datum::text("help")]);
+        let col = Column::from_datums(
+            DataType::Text,
+            &[Datum::text("Hello"), Datum::Null, Datum::text("help")],
+        );
         let pat = Datum::text("HEL%");
         let nulls = Nulls::of(&Operand::Column(&col), 3).unwrap();
-        let r = like_op(BinaryOp::ILike, DataType::Text, Operand::Column(&col), Operand::Scalar(&pat, DataType::Text), 3, nulls.clone()).unwrap();
-        assert_eq!((r.datum(0), r.datum(1), r.datum(2)), (Datum::Bool(true), Datum::Null, Datum::Bool(true)));
-        let r = like_op(BinaryOp::NotLike, DataType::Text, Operand::Column(&col), Operand::Scalar(&pat, DataType::Text), 3, nulls.clone()).unwrap();
+        let r = like_op(
+            BinaryOp::ILike,
+            DataType::Text,
+            Operand::Column(&col),
+            Operand::Scalar(&pat, DataType::Text),
+            3,
+            nulls.clone(),
+        )
+        .unwrap();
+        assert_eq!(
+            (r.datum(0), r.datum(1), r.datum(2)),
+            (Datum::Bool(true), Datum::Null, Datum::Bool(true))
+        );
+        let r = like_op(
+            BinaryOp::NotLike,
+            DataType::Text,
+            Operand::Column(&col),
+            Operand::Scalar(&pat, DataType::Text),
+            3,
+            nulls.clone(),
+        )
+        .unwrap();
         assert_eq!(r.datum(0), Datum::Bool(true));
-        let pats = Column::from_datums(DataType::Text, &[Datum::text("H%"), Datum::text("x"), Datum::text("%p")]);
-        let r = like_op(BinaryOp::Like, DataType::Text, Operand::Column(&col), Operand::Column(&pats), 3, nulls).unwrap();
-        assert_eq!((r.datum(0), r.datum(2)), (Datum::Bool(true), Datum::Bool(true)));
+        let pats = Column::from_datums(
+            DataType::Text,
+            &[Datum::text("H%"), Datum::text("x"), Datum::text("%p")],
+        );
+        let r = like_op(
+            BinaryOp::Like,
+            DataType::Text,
+            Operand::Column(&col),
+            Operand::Column(&pats),
+            3,
+            nulls,
+        )
+        .unwrap();
+        assert_eq!(
+            (r.datum(0), r.datum(2)),
+            (Datum::Bool(true), Datum::Bool(true))
+        );
     }
 
     fn rm(s: &str, p: &str) -> bool {
-        Regex::compile(p, false).unwrap().is_match(s, &mut Vec::new()).unwrap()
+        Regex::compile(p, false)
+            .unwrap()
+            .is_match(s, &mut Vec::new())
+            .unwrap()
     }
 
     #[test]
@@ -818,7 +957,10 @@ mod tests {
         assert!(rm("aaa", "^(a|aa)*$"));
         assert!(rm("", "^$"));
         assert!(rm("abcabc", "^(abc){2}$"));
-        assert!(Regex::compile("ABC", true).unwrap().is_match("xabcx", &mut Vec::new()).unwrap());
+        assert!(Regex::compile("ABC", true)
+            .unwrap()
+            .is_match("xabcx", &mut Vec::new())
+            .unwrap());
         let e = Regex::compile("(ab", false).err().unwrap();
         assert_eq!(e.code, "2201B");
         assert!(Regex::compile("a**", false).is_err());
@@ -834,15 +976,31 @@ mod tests {
         // Exponential patterns hit the budget instead of hanging.
         let re = Regex::compile("^(a*)*b$", false).unwrap();
         let long = "a".repeat(40);
-        assert!(re.is_match(&long, &mut Vec::new()).is_err() || !re.is_match(&long, &mut Vec::new()).unwrap());
+        assert!(
+            re.is_match(&long, &mut Vec::new()).is_err()
+                || !re.is_match(&long, &mut Vec::new()).unwrap()
+        );
     }
 
     #[test]
     fn regex_operator_with_nulls() {
-        let col = Column::from_datums(DataType::Text, &[Datum::text("pg_toast"), Datum::Null, Datum::text("users")]);
+        let col = Column::from_datums(
+            DataType::Text,
+            &[Datum::text("pg_toast"), Datum::Null, Datum::text("users")],
+        );
         let pat = Datum::text("^pg_");
         let nulls = Nulls::of(&Operand::Column(&col), 3).unwrap();
-        let r = regex_op(BinaryOp::RegexNotMatch, Operand::Column(&col), Operand::Scalar(&pat, DataType::Text), 3, nulls).unwrap();
-        assert_eq!((r.datum(0), r.datum(1), r.datum(2)), (Datum::Bool(false), Datum::Null, Datum::Bool(true)));
+        let r = regex_op(
+            BinaryOp::RegexNotMatch,
+            Operand::Column(&col),
+            Operand::Scalar(&pat, DataType::Text),
+            3,
+            nulls,
+        )
+        .unwrap();
+        assert_eq!(
+            (r.datum(0), r.datum(1), r.datum(2)),
+            (Datum::Bool(false), Datum::Null, Datum::Bool(true))
+        );
     }
 }

@@ -28,9 +28,19 @@ pub(crate) fn and_or(is_and: bool, a: Operand, b: Operand, len: usize) -> DbResu
         let (av, bv) = (na.is_valid(i), nb.is_valid(i));
         let (p, q) = (x.get(i), y.get(i));
         // The value that decides the result on its own: false for AND, true for OR.
-        let decisive = if is_and { (av && !p) || (bv && !q) } else { (av && p) || (bv && q) };
+        let decisive = if is_and {
+            (av && !p) || (bv && !q)
+        } else {
+            (av && p) || (bv && q)
+        };
         let valid = decisive || (av && bv);
-        let value = if decisive { !is_and } else if is_and { p && q } else { p || q };
+        let value = if decisive {
+            !is_and
+        } else if is_and {
+            p && q
+        } else {
+            p || q
+        };
         values.push(valid && value);
         if valid {
             validity.set(i);
@@ -38,7 +48,11 @@ pub(crate) fn and_or(is_and: bool, a: Operand, b: Operand, len: usize) -> DbResu
             any_null = true;
         }
     }
-    Ok(Column::new(DataType::Bool, ColumnData::Bool(values), any_null.then_some(validity)))
+    Ok(Column::new(
+        DataType::Bool,
+        ColumnData::Bool(values),
+        any_null.then_some(validity),
+    ))
 }
 
 /// `NOT a`.
@@ -83,7 +97,10 @@ mod tests {
                         (Operand::Column(&cp), Operand::Column(&cq)),
                         (Operand::Column(&cp), Operand::Scalar(&dq, DataType::Bool)),
                         (Operand::Scalar(&dp, DataType::Bool), Operand::Column(&cq)),
-                        (Operand::Scalar(&dp, DataType::Bool), Operand::Scalar(&dq, DataType::Bool)),
+                        (
+                            Operand::Scalar(&dp, DataType::Bool),
+                            Operand::Scalar(&dq, DataType::Bool),
+                        ),
                     ];
                     for (a, b) in shapes {
                         let r = and_or(is_and, a, b, 2).unwrap();
@@ -96,7 +113,10 @@ mod tests {
 
     #[test]
     fn not_keeps_nulls() {
-        let c = Column::from_datums(DataType::Bool, &[Datum::Bool(true), Datum::Null, Datum::Bool(false)]);
+        let c = Column::from_datums(
+            DataType::Bool,
+            &[Datum::Bool(true), Datum::Null, Datum::Bool(false)],
+        );
         let r = not(Operand::Column(&c), 3).unwrap();
         assert_eq!(r.datum(0), Datum::Bool(false));
         assert_eq!(r.datum(1), Datum::Null);

@@ -19,8 +19,8 @@ use crate::types::DataType;
 
 use super::arith::{with_scale, IntOps};
 use super::common::{
-    float_overflow, float_underflow, int_out_of_range, map1, map1_checked, map1_try, map2_try, numeric_overflow,
-    prim, prim_column, Nulls,
+    float_overflow, float_underflow, int_out_of_range, map1, map1_checked, map1_try, map2_try,
+    numeric_overflow, prim, prim_column, Nulls,
 };
 use super::ScalarFunction as F;
 
@@ -37,7 +37,10 @@ fn sqrt_negative() -> DbError {
     DbError::new(POWER_ERR, "cannot take square root of a negative number")
 }
 fn input_out_of_range() -> DbError {
-    DbError::new(sqlstate::NUMERIC_VALUE_OUT_OF_RANGE, "input is out of range")
+    DbError::new(
+        sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+        "input is out of range",
+    )
 }
 
 /// Checks a float8 function result as PostgreSQL's float_overflow/underflow checks do.
@@ -53,10 +56,16 @@ fn checked_f(r: f64, x: f64, allow_zero: bool) -> DbResult<f64> {
 
 fn dpow(x: f64, y: f64) -> DbResult<f64> {
     if x == 0.0 && y < 0.0 {
-        return Err(DbError::new(POWER_ERR, "zero raised to a negative power is undefined"));
+        return Err(DbError::new(
+            POWER_ERR,
+            "zero raised to a negative power is undefined",
+        ));
     }
     if x < 0.0 && y.floor() != y && !y.is_nan() {
-        return Err(DbError::new(POWER_ERR, "a negative number raised to a non-integer power yields a complex result"));
+        return Err(DbError::new(
+            POWER_ERR,
+            "a negative number raised to a non-integer power yields a complex result",
+        ));
     }
     if x.is_nan() || y.is_nan() {
         return Ok(if x == 1.0 || y == 0.0 { 1.0 } else { f64::NAN });
@@ -156,7 +165,11 @@ fn numeric_log(base: Decimal, x: Decimal) -> DbResult<Decimal> {
         return Err(DbError::division_by_zero());
     }
     let lx = x.checked_ln().ok_or_else(numeric_overflow)?;
-    let r = if base == Decimal::TEN { x.checked_log10().ok_or_else(numeric_overflow)? } else { lx.checked_div(lb).ok_or_else(numeric_overflow)? };
+    let r = if base == Decimal::TEN {
+        x.checked_log10().ok_or_else(numeric_overflow)?
+    } else {
+        lx.checked_div(lb).ok_or_else(numeric_overflow)?
+    };
     let rscale = 16 - (ln_dweight(x) - ln_dweight(base));
     Ok(final_scale(r, rscale, &[base.scale(), x.scale()]))
 }
@@ -178,11 +191,17 @@ fn numeric_sqrt(d: Decimal) -> DbResult<Decimal> {
 
 fn numeric_power(x: Decimal, y: Decimal) -> DbResult<Decimal> {
     if x.is_zero() && y.is_sign_negative() && !y.is_zero() {
-        return Err(DbError::new(POWER_ERR, "zero raised to a negative power is undefined"));
+        return Err(DbError::new(
+            POWER_ERR,
+            "zero raised to a negative power is undefined",
+        ));
     }
     let integral = y.fract().is_zero();
     if x.is_sign_negative() && !x.is_zero() && !integral {
-        return Err(DbError::new(POWER_ERR, "a negative number raised to a non-integer power yields a complex result"));
+        return Err(DbError::new(
+            POWER_ERR,
+            "a negative number raised to a non-integer power yields a complex result",
+        ));
     }
     if integral {
         let e = y.to_i64().ok_or_else(numeric_overflow)?;
@@ -195,20 +214,27 @@ fn numeric_power(x: Decimal, y: Decimal) -> DbResult<Decimal> {
         return Ok(final_scale(r, 16, &[x.scale(), y.scale()]));
     }
     let r = x.checked_powd(y).ok_or_else(numeric_overflow)?;
-    let est = x.to_f64().unwrap_or(1.0).ln() * y.to_f64().unwrap_or(0.0) * std::f64::consts::LOG10_E;
+    let est =
+        x.to_f64().unwrap_or(1.0).ln() * y.to_f64().unwrap_or(0.0) * std::f64::consts::LOG10_E;
     Ok(final_scale(r, 16 - est as i32, &[x.scale(), y.scale()]))
 }
 
 /// round(numeric, s) / trunc(numeric, s), with negative s rounding left of the point.
 pub(crate) fn numeric_round(d: Decimal, s: i32, strategy: RoundingStrategy) -> DbResult<Decimal> {
     if s >= 0 {
-        return Ok(with_scale(d.round_dp_with_strategy(s.min(28) as u32, strategy), s.min(28) as u32));
+        return Ok(with_scale(
+            d.round_dp_with_strategy(s.min(28) as u32, strategy),
+            s.min(28) as u32,
+        ));
     }
     if s < -28 {
         return Ok(Decimal::ZERO);
     }
     let p = Decimal::from_i128_with_scale(10i128.pow((-s) as u32), 0);
-    let q = d.checked_div(p).ok_or_else(numeric_overflow)?.round_dp_with_strategy(0, strategy);
+    let q = d
+        .checked_div(p)
+        .ok_or_else(numeric_overflow)?
+        .round_dp_with_strategy(0, strategy);
     let mut r = q.checked_mul(p).ok_or_else(numeric_overflow)?;
     r.rescale(0);
     Ok(r)
@@ -241,7 +267,13 @@ pub(crate) fn random_f64() -> f64 {
 }
 
 /// Evaluates a math function whose argument types are `types`.
-pub(crate) fn eval_math(func: F, types: &[DataType], args: &[Operand], len: usize, nulls: Nulls) -> DbResult<Column> {
+pub(crate) fn eval_math(
+    func: F,
+    types: &[DataType],
+    args: &[Operand],
+    len: usize,
+    nulls: Nulls,
+) -> DbResult<Column> {
     use DataType::*;
     let ty = types.first().copied().unwrap_or(Float64);
     macro_rules! f1 {
@@ -258,17 +290,34 @@ pub(crate) fn eval_math(func: F, types: &[DataType], args: &[Operand], len: usiz
     }
     macro_rules! f2 {
         ($f:expr) => {{
-            let v = map2_try(prim::<f64>(args[0], len)?, prim::<f64>(args[1], len)?, len, &nulls, $f)?;
+            let v = map2_try(
+                prim::<f64>(args[0], len)?,
+                prim::<f64>(args[1], len)?,
+                len,
+                &nulls,
+                $f,
+            )?;
             Ok(prim_column(Float64, v, nulls))
         }};
     }
     macro_rules! n2 {
         ($f:expr) => {{
-            let v = map2_try(prim::<Decimal>(args[0], len)?, prim::<Decimal>(args[1], len)?, len, &nulls, $f)?;
+            let v = map2_try(
+                prim::<Decimal>(args[0], len)?,
+                prim::<Decimal>(args[1], len)?,
+                len,
+                &nulls,
+                $f,
+            )?;
             Ok(prim_column(Numeric, v, nulls))
         }};
     }
-    fn abs_int<T: IntOps + PartialOrd>(ty: DataType, a: Operand, len: usize, nulls: Nulls) -> DbResult<Column> {
+    fn abs_int<T: IntOps + PartialOrd>(
+        ty: DataType,
+        a: Operand,
+        len: usize,
+        nulls: Nulls,
+    ) -> DbResult<Column> {
         let v = map1_checked(
             prim::<T>(a, len)?,
             len,
@@ -282,21 +331,69 @@ pub(crate) fn eval_math(func: F, types: &[DataType], args: &[Operand], len: usiz
         (F::Abs, Int16) => abs_int::<i16>(ty, args[0], len, nulls),
         (F::Abs, Int32) => abs_int::<i32>(ty, args[0], len, nulls),
         (F::Abs, Int64) => abs_int::<i64>(ty, args[0], len, nulls),
-        (F::Abs, Float32) => Ok(prim_column(ty, map1(prim::<f32>(args[0], len)?, len, f32::abs), nulls)),
-        (F::Abs, Float64) => Ok(prim_column(ty, map1(prim::<f64>(args[0], len)?, len, f64::abs), nulls)),
-        (F::Abs, Numeric) => Ok(prim_column(ty, map1(prim::<Decimal>(args[0], len)?, len, |d| d.abs()), nulls)),
-        (F::Sign, Float64) => f1!(|x: f64| Ok(if x > 0.0 { 1.0 } else if x < 0.0 { -1.0 } else { 0.0 })),
-        (F::Sign, Numeric) => n1!(|d: Decimal| Ok(Decimal::from(if d.is_zero() { 0 } else if d.is_sign_negative() { -1 } else { 1 }))),
-        (F::Round, Float64) => Ok(prim_column(Float64, map1(prim::<f64>(args[0], len)?, len, f64::round_ties_even), nulls)),
-        (F::Trunc, Float64) => Ok(prim_column(Float64, map1(prim::<f64>(args[0], len)?, len, f64::trunc), nulls)),
-        (F::Ceil, Float64) => Ok(prim_column(Float64, map1(prim::<f64>(args[0], len)?, len, f64::ceil), nulls)),
-        (F::Floor, Float64) => Ok(prim_column(Float64, map1(prim::<f64>(args[0], len)?, len, f64::floor), nulls)),
+        (F::Abs, Float32) => Ok(prim_column(
+            ty,
+            map1(prim::<f32>(args[0], len)?, len, f32::abs),
+            nulls,
+        )),
+        (F::Abs, Float64) => Ok(prim_column(
+            ty,
+            map1(prim::<f64>(args[0], len)?, len, f64::abs),
+            nulls,
+        )),
+        (F::Abs, Numeric) => Ok(prim_column(
+            ty,
+            map1(prim::<Decimal>(args[0], len)?, len, |d| d.abs()),
+            nulls,
+        )),
+        (F::Sign, Float64) => f1!(|x: f64| Ok(if x > 0.0 {
+            1.0
+        } else if x < 0.0 {
+            -1.0
+        } else {
+            0.0
+        })),
+        (F::Sign, Numeric) => n1!(|d: Decimal| Ok(Decimal::from(if d.is_zero() {
+            0
+        } else if d.is_sign_negative() {
+            -1
+        } else {
+            1
+        }))),
+        (F::Round, Float64) => Ok(prim_column(
+            Float64,
+            map1(prim::<f64>(args[0], len)?, len, f64::round_ties_even),
+            nulls,
+        )),
+        (F::Trunc, Float64) => Ok(prim_column(
+            Float64,
+            map1(prim::<f64>(args[0], len)?, len, f64::trunc),
+            nulls,
+        )),
+        (F::Ceil, Float64) => Ok(prim_column(
+            Float64,
+            map1(prim::<f64>(args[0], len)?, len, f64::ceil),
+            nulls,
+        )),
+        (F::Floor, Float64) => Ok(prim_column(
+            Float64,
+            map1(prim::<f64>(args[0], len)?, len, f64::floor),
+            nulls,
+        )),
         (F::Round | F::Trunc, Numeric) => {
-            let strategy = if func == F::Round { RoundingStrategy::MidpointAwayFromZero } else { RoundingStrategy::ToZero };
+            let strategy = if func == F::Round {
+                RoundingStrategy::MidpointAwayFromZero
+            } else {
+                RoundingStrategy::ToZero
+            };
             if args.len() == 2 {
-                let v = map2_try(prim::<Decimal>(args[0], len)?, prim::<i32>(args[1], len)?, len, &nulls, |d, s| {
-                    numeric_round(d, s, strategy)
-                })?;
+                let v = map2_try(
+                    prim::<Decimal>(args[0], len)?,
+                    prim::<i32>(args[1], len)?,
+                    len,
+                    &nulls,
+                    |d, s| numeric_round(d, s, strategy),
+                )?;
                 Ok(prim_column(Numeric, v, nulls))
             } else {
                 n1!(|d: Decimal| numeric_round(d, 0, strategy))
@@ -304,7 +401,11 @@ pub(crate) fn eval_math(func: F, types: &[DataType], args: &[Operand], len: usiz
         }
         (F::Ceil, Numeric) => n1!(|d: Decimal| Ok(d.ceil())),
         (F::Floor, Numeric) => n1!(|d: Decimal| Ok(d.floor())),
-        (F::Sqrt, Float64) => f1!(|x: f64| if x < 0.0 { Err(sqrt_negative()) } else { Ok(x.sqrt()) }),
+        (F::Sqrt, Float64) => f1!(|x: f64| if x < 0.0 {
+            Err(sqrt_negative())
+        } else {
+            Ok(x.sqrt())
+        }),
         (F::Sqrt, Numeric) => n1!(numeric_sqrt),
         (F::Cbrt, Float64) => f1!(|x: f64| Ok(x.cbrt())),
         (F::Power, Float64) => f2!(dpow),
@@ -326,8 +427,20 @@ pub(crate) fn eval_math(func: F, types: &[DataType], args: &[Operand], len: usiz
         (F::Log10, Numeric) => n1!(|d: Decimal| numeric_log(Decimal::TEN, d)),
         (F::Log, Numeric) => n2!(numeric_log),
         (F::Mod, Int16 | Int32 | Int64 | Numeric) => {
-            let sig = super::BinarySignature { op: super::BinaryOp::Modulo, left: ty, right: ty, result: ty };
-            super::arith::arith(&sig, args[0], args[1], len, nulls, &crate::exec::EvalContext::default())
+            let sig = super::BinarySignature {
+                op: super::BinaryOp::Modulo,
+                left: ty,
+                right: ty,
+                result: ty,
+            };
+            super::arith::arith(
+                &sig,
+                args[0],
+                args[1],
+                len,
+                nulls,
+                &crate::exec::EvalContext::default(),
+            )
         }
         (F::Div, Numeric) => n2!(|x: Decimal, y: Decimal| {
             if y.is_zero() {
@@ -338,14 +451,37 @@ pub(crate) fn eval_math(func: F, types: &[DataType], args: &[Operand], len: usiz
         }),
         (F::Degrees, Float64) => f1!(|x: f64| checked_f(x.to_degrees(), x, true)),
         (F::Radians, Float64) => f1!(|x: f64| checked_f(x.to_radians(), x, true)),
-        (F::Sin, Float64) => f1!(|x: f64| if x.is_infinite() { Err(input_out_of_range()) } else { Ok(x.sin()) }),
-        (F::Cos, Float64) => f1!(|x: f64| if x.is_infinite() { Err(input_out_of_range()) } else { Ok(x.cos()) }),
-        (F::Tan, Float64) => f1!(|x: f64| if x.is_infinite() { Err(input_out_of_range()) } else { Ok(x.tan()) }),
-        (F::Asin, Float64) => f1!(|x: f64| if !(-1.0..=1.0).contains(&x) { Err(input_out_of_range()) } else { Ok(x.asin()) }),
-        (F::Acos, Float64) => f1!(|x: f64| if !(-1.0..=1.0).contains(&x) { Err(input_out_of_range()) } else { Ok(x.acos()) }),
+        (F::Sin, Float64) => f1!(|x: f64| if x.is_infinite() {
+            Err(input_out_of_range())
+        } else {
+            Ok(x.sin())
+        }),
+        (F::Cos, Float64) => f1!(|x: f64| if x.is_infinite() {
+            Err(input_out_of_range())
+        } else {
+            Ok(x.cos())
+        }),
+        (F::Tan, Float64) => f1!(|x: f64| if x.is_infinite() {
+            Err(input_out_of_range())
+        } else {
+            Ok(x.tan())
+        }),
+        (F::Asin, Float64) => f1!(|x: f64| if !(-1.0..=1.0).contains(&x) {
+            Err(input_out_of_range())
+        } else {
+            Ok(x.asin())
+        }),
+        (F::Acos, Float64) => f1!(|x: f64| if !(-1.0..=1.0).contains(&x) {
+            Err(input_out_of_range())
+        } else {
+            Ok(x.acos())
+        }),
         (F::Atan, Float64) => f1!(|x: f64| Ok(x.atan())),
         (F::Atan2, Float64) => f2!(|y: f64, x: f64| Ok(y.atan2(x))),
-        (f, t) => Err(DbError::internal(format!("no math kernel {f:?}({})", t.name()))),
+        (f, t) => Err(DbError::internal(format!(
+            "no math kernel {f:?}({})",
+            t.name()
+        ))),
     }
 }
 
@@ -357,7 +493,10 @@ mod tests {
     use std::str::FromStr;
 
     fn n(s: &str) -> (Datum, DataType) {
-        (Datum::Numeric(Decimal::from_str(s).unwrap()), DataType::Numeric)
+        (
+            Datum::Numeric(Decimal::from_str(s).unwrap()),
+            DataType::Numeric,
+        )
     }
     fn f(v: f64) -> (Datum, DataType) {
         (Datum::Float64(v), DataType::Float64)
@@ -395,7 +534,10 @@ mod tests {
         assert_eq!(c("mod", &[i(-7), i(2)]), "-1");
         assert_eq!(c("abs", &[(Datum::Int16(-3), DataType::Int16)]), "3");
         let e = call("abs", &[i(i32::MIN)]).unwrap_err();
-        assert_eq!((e.code, e.message.as_str()), ("22003", "integer out of range"));
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            ("22003", "integer out of range")
+        );
         assert_eq!(c("sqrt", &[n("2.0")]), "1.414213562373095");
         assert_eq!(c("sqrt", &[n("16")]), "4.000000000000000");
         assert_eq!(c("sqrt", &[n("10000000000")]), "100000.00000000000");
@@ -413,17 +555,38 @@ mod tests {
         assert_eq!(c("power", &[n("2.5"), n("0.5")]), "1.5811388300841897");
         // PostgreSQL (glibc cbrt) prints 3.0000000000000004; Rust's cbrt is exact here.
         assert!((call("cbrt", &[f(27.0)]).unwrap().as_i64().is_none()));
-        assert_eq!(c("degrees", &[(call("pi", &[]).unwrap(), DataType::Float64)]), "180");
+        assert_eq!(
+            c("degrees", &[(call("pi", &[]).unwrap(), DataType::Float64)]),
+            "180"
+        );
         let e = call("ln", &[f(0.0)]).unwrap_err();
-        assert_eq!((e.code, e.message.as_str()), ("2201E", "cannot take logarithm of zero"));
-        assert_eq!(call("ln", &[n("-1")]).unwrap_err().message, "cannot take logarithm of a negative number");
-        assert_eq!(call("power", &[f(0.0), f(-1.0)]).unwrap_err().message, "zero raised to a negative power is undefined");
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            ("2201E", "cannot take logarithm of zero")
+        );
+        assert_eq!(
+            call("ln", &[n("-1")]).unwrap_err().message,
+            "cannot take logarithm of a negative number"
+        );
+        assert_eq!(
+            call("power", &[f(0.0), f(-1.0)]).unwrap_err().message,
+            "zero raised to a negative power is undefined"
+        );
         assert_eq!(call("pow", &[f(-1.0), f(0.5)]).unwrap_err().code, "2201F");
-        assert_eq!(call("exp", &[f(1000.0)]).unwrap_err().message, "value out of range: overflow");
-        assert_eq!(call("asin", &[f(2.0)]).unwrap_err().message, "input is out of range");
+        assert_eq!(
+            call("exp", &[f(1000.0)]).unwrap_err().message,
+            "value out of range: overflow"
+        );
+        assert_eq!(
+            call("asin", &[f(2.0)]).unwrap_err().message,
+            "input is out of range"
+        );
         let r = call("random", &[]).unwrap();
         assert!(matches!(r, Datum::Float64(x) if (0.0..1.0).contains(&x)));
         let e = call("round", &[f(1.5), i(1)]).unwrap_err();
-        assert_eq!(e.message, "function round(double precision, integer) does not exist");
+        assert_eq!(
+            e.message,
+            "function round(double precision, integer) does not exist"
+        );
     }
 }

@@ -101,7 +101,12 @@ impl BinaryOp {
     pub fn is_comparison(self) -> bool {
         matches!(
             self,
-            BinaryOp::Eq | BinaryOp::NotEq | BinaryOp::Lt | BinaryOp::LtEq | BinaryOp::Gt | BinaryOp::GtEq
+            BinaryOp::Eq
+                | BinaryOp::NotEq
+                | BinaryOp::Lt
+                | BinaryOp::LtEq
+                | BinaryOp::Gt
+                | BinaryOp::GtEq
         )
     }
 }
@@ -171,19 +176,25 @@ pub fn eval_binary(
         return Ok(common::null_column(sig.result, len));
     }
     match sig.op {
-        BinaryOp::Eq | BinaryOp::NotEq | BinaryOp::Lt | BinaryOp::LtEq | BinaryOp::Gt | BinaryOp::GtEq => {
-            compare::compare(sig.op, sig.left, l, r, len, nulls)
-        }
-        BinaryOp::Plus | BinaryOp::Minus | BinaryOp::Multiply | BinaryOp::Divide | BinaryOp::Modulo => {
-            arith::arith(sig, l, r, len, nulls, ctx)
-        }
+        BinaryOp::Eq
+        | BinaryOp::NotEq
+        | BinaryOp::Lt
+        | BinaryOp::LtEq
+        | BinaryOp::Gt
+        | BinaryOp::GtEq => compare::compare(sig.op, sig.left, l, r, len, nulls),
+        BinaryOp::Plus
+        | BinaryOp::Minus
+        | BinaryOp::Multiply
+        | BinaryOp::Divide
+        | BinaryOp::Modulo => arith::arith(sig, l, r, len, nulls, ctx),
         BinaryOp::Concat => string::concat_op(sig, l, r, len, nulls, ctx),
         BinaryOp::Like | BinaryOp::NotLike | BinaryOp::ILike | BinaryOp::NotILike => {
             like::like_op(sig.op, sig.left, l, r, len, nulls)
         }
-        BinaryOp::RegexMatch | BinaryOp::RegexNotMatch | BinaryOp::RegexIMatch | BinaryOp::RegexNotIMatch => {
-            like::regex_op(sig.op, l, r, len, nulls)
-        }
+        BinaryOp::RegexMatch
+        | BinaryOp::RegexNotMatch
+        | BinaryOp::RegexIMatch
+        | BinaryOp::RegexNotIMatch => like::regex_op(sig.op, l, r, len, nulls),
         BinaryOp::And | BinaryOp::Or => Err(crate::error::DbError::internal("unreachable AND/OR")),
     }
 }
@@ -232,7 +243,12 @@ pub fn cast_column(col: &Column, to: DataType, ctx: &EvalContext) -> DbResult<Co
 }
 
 /// Casts one value (constants, parameters).
-pub fn cast_datum(value: &Datum, from: DataType, to: DataType, ctx: &EvalContext) -> DbResult<Datum> {
+pub fn cast_datum(
+    value: &Datum,
+    from: DataType,
+    to: DataType,
+    ctx: &EvalContext,
+) -> DbResult<Datum> {
     cast::cast_datum(value, from, to, ctx)
 }
 
@@ -246,7 +262,10 @@ pub fn check_string_length(col: &Column, to: DataType) -> DbResult<()> {
 
 /// `a / b` for numeric with PostgreSQL's result scale (select_div_scale,
 /// capped at rust_decimal's 28 digits); 22012 on a zero divisor. For avg().
-pub fn numeric_div(a: rust_decimal::Decimal, b: rust_decimal::Decimal) -> DbResult<rust_decimal::Decimal> {
+pub fn numeric_div(
+    a: rust_decimal::Decimal,
+    b: rust_decimal::Decimal,
+) -> DbResult<rust_decimal::Decimal> {
     arith::numeric_div(a, b)
 }
 

@@ -63,7 +63,14 @@ pub(crate) fn category(t: DataType) -> char {
 
 /// pg_type.typispreferred.
 pub(crate) fn preferred(t: DataType) -> bool {
-    matches!(t, DataType::Bool | DataType::Float64 | DataType::Text | DataType::TimestampTz | DataType::Interval)
+    matches!(
+        t,
+        DataType::Bool
+            | DataType::Float64
+            | DataType::Text
+            | DataType::TimestampTz
+            | DataType::Interval
+    )
 }
 
 fn pt_category(p: PT) -> (char, bool) {
@@ -151,7 +158,9 @@ pub(crate) fn select_candidate(inputs: &[DataType], cands: &[&[PT]]) -> Selected
     let nargs = inputs.len();
     // Candidates the inputs can be coerced to implicitly.
     let mut live: Vec<usize> = (0..cands.len())
-        .filter(|&k| cands[k].len() == nargs && inputs.iter().zip(cands[k]).all(|(&i, &p)| pt_accepts(i, p)))
+        .filter(|&k| {
+            cands[k].len() == nargs && inputs.iter().zip(cands[k]).all(|(&i, &p)| pt_accepts(i, p))
+        })
         .collect();
     match live.len() {
         0 => return Selected::NotFound,
@@ -165,7 +174,11 @@ pub(crate) fn select_candidate(inputs: &[DataType], cands: &[&[PT]]) -> Selected
         let best = live.iter().map(|&k| score(k)).max().unwrap_or(0);
         live.retain(|&k| score(k) == best);
     };
-    keep_best(&mut live, &|k| (0..nargs).filter(|&i| !unknown(i) && pt_is(inputs[i], cands[k][i])).count());
+    keep_best(&mut live, &|k| {
+        (0..nargs)
+            .filter(|&i| !unknown(i) && pt_is(inputs[i], cands[k][i]))
+            .count()
+    });
     if live.len() == 1 {
         return Selected::One(live[0]);
     }
@@ -249,8 +262,11 @@ pub(crate) fn select_candidate(inputs: &[DataType], cands: &[&[PT]]) -> Selected
             }
         }
         if let (true, Some(kt)) = (same, known) {
-            let fits: Vec<usize> =
-                live.iter().copied().filter(|&k| cands[k].iter().all(|&p| pt_accepts(kt, p))).collect();
+            let fits: Vec<usize> = live
+                .iter()
+                .copied()
+                .filter(|&k| cands[k].iter().all(|&p| pt_accepts(kt, p)))
+                .collect();
             if fits.len() == 1 {
                 return Selected::One(fits[0]);
             }
@@ -370,10 +386,18 @@ fn operator_rows(op: BinaryOp) -> Vec<(PT, PT, PT)> {
     if op.is_comparison() {
         rows.extend(CMP_PAIRS.iter().map(|&(l, r)| (l, r, B)));
     }
-    if matches!(op, BinaryOp::Plus | BinaryOp::Minus | BinaryOp::Multiply | BinaryOp::Divide) {
+    if matches!(
+        op,
+        BinaryOp::Plus | BinaryOp::Minus | BinaryOp::Multiply | BinaryOp::Divide
+    ) {
         rows.extend_from_slice(NUM_ARITH);
     }
-    rows.extend(OTHER_OPS.iter().filter(|r| r.0 == op).map(|&(_, l, r, res)| (l, r, res)));
+    rows.extend(
+        OTHER_OPS
+            .iter()
+            .filter(|r| r.0 == op)
+            .map(|&(_, l, r, res)| (l, r, res)),
+    );
     rows
 }
 
@@ -401,30 +425,65 @@ fn int_rank(t: DataType) -> u8 {
 /// Maps a chosen catalog operator to the types its kernel runs on: PostgreSQL's
 /// cross-type integer/float/datetime operators widen both sides first (same
 /// results); for `anynonarray || text` the non-text side keeps its type.
-fn kernel_types(op: BinaryOp, l: PT, r: PT, res: PT, inputs: (DataType, DataType)) -> BinarySignature {
+fn kernel_types(
+    op: BinaryOp,
+    l: PT,
+    r: PT,
+    res: PT,
+    inputs: (DataType, DataType),
+) -> BinarySignature {
     let (mut lt, mut rt) = (pt_type(l), pt_type(r));
     // The `anynonarray` side keeps its own type (an unknown literal is text);
     // the `||` kernel casts it to text itself, as `anytextcat` does.
-    let own = |t: DataType| if t == DataType::Unknown { DataType::Text } else { t };
+    let own = |t: DataType| {
+        if t == DataType::Unknown {
+            DataType::Text
+        } else {
+            t
+        }
+    };
     if matches!(l, PT::AnyNonArray) {
         lt = own(inputs.0);
     }
     if matches!(r, PT::AnyNonArray) {
         rt = own(inputs.1);
     }
-    let num = |t: DataType| matches!(t, DataType::Int16 | DataType::Int32 | DataType::Int64 | DataType::Float32 | DataType::Float64);
-    let dt = |t: DataType| matches!(t, DataType::Date | DataType::Timestamp | DataType::TimestampTz);
+    let num = |t: DataType| {
+        matches!(
+            t,
+            DataType::Int16
+                | DataType::Int32
+                | DataType::Int64
+                | DataType::Float32
+                | DataType::Float64
+        )
+    };
+    let dt = |t: DataType| {
+        matches!(
+            t,
+            DataType::Date | DataType::Timestamp | DataType::TimestampTz
+        )
+    };
     if lt != rt && ((num(lt) && num(rt)) || (op.is_comparison() && dt(lt) && dt(rt))) {
         let w = if int_rank(lt) >= int_rank(rt) { lt } else { rt };
         lt = w;
         rt = w;
     }
-    BinarySignature { op, left: lt, right: rt, result: pt_type(res) }
+    BinarySignature {
+        op,
+        left: lt,
+        right: rt,
+        result: pt_type(res),
+    }
 }
 
 fn no_operator(op: &str, left: Option<DataType>, right: DataType) -> DbError {
     let text = match left {
-        Some(l) => format!("operator does not exist: {} {op} {}", bare_name(l), bare_name(right)),
+        Some(l) => format!(
+            "operator does not exist: {} {op} {}",
+            bare_name(l),
+            bare_name(right)
+        ),
         None => format!("operator does not exist: {op} {}", bare_name(right)),
     };
     DbError::new(sqlstate::UNDEFINED_FUNCTION, text)
@@ -433,11 +492,16 @@ fn no_operator(op: &str, left: Option<DataType>, right: DataType) -> DbError {
 
 fn ambiguous_operator(op: &str, left: Option<DataType>, right: DataType) -> DbError {
     let text = match left {
-        Some(l) => format!("operator is not unique: {} {op} {}", bare_name(l), bare_name(right)),
+        Some(l) => format!(
+            "operator is not unique: {} {op} {}",
+            bare_name(l),
+            bare_name(right)
+        ),
         None => format!("operator is not unique: {op} {}", bare_name(right)),
     };
-    DbError::new(sqlstate::AMBIGUOUS_FUNCTION, text)
-        .with_hint("Could not choose a best candidate operator. You might need to add explicit type casts.")
+    DbError::new(sqlstate::AMBIGUOUS_FUNCTION, text).with_hint(
+        "Could not choose a best candidate operator. You might need to add explicit type casts.",
+    )
 }
 
 fn require_bool(t: DataType, what: &str) -> DbResult<()> {
@@ -451,12 +515,21 @@ fn require_bool(t: DataType, what: &str) -> DbResult<()> {
     }
 }
 
-pub(crate) fn resolve_binary(op: BinaryOp, left: DataType, right: DataType) -> DbResult<BinarySignature> {
+pub(crate) fn resolve_binary(
+    op: BinaryOp,
+    left: DataType,
+    right: DataType,
+) -> DbResult<BinarySignature> {
     if matches!(op, BinaryOp::And | BinaryOp::Or) {
         let w = if op == BinaryOp::And { "AND" } else { "OR" };
         require_bool(left, w)?;
         require_bool(right, w)?;
-        return Ok(BinarySignature { op, left: DataType::Bool, right: DataType::Bool, result: DataType::Bool });
+        return Ok(BinarySignature {
+            op,
+            left: DataType::Bool,
+            right: DataType::Bool,
+            result: DataType::Bool,
+        });
     }
     let (l, r) = (base(left), base(right));
     let rows = operator_rows(op);
@@ -466,7 +539,10 @@ pub(crate) fn resolve_binary(op: BinaryOp, left: DataType, right: DataType) -> D
         (x, DataType::Unknown) if x != DataType::Unknown => (x, x),
         p => p,
     };
-    let found = match rows.iter().position(|&(a, b, _)| pt_is(el, a) && pt_is(er, b)) {
+    let found = match rows
+        .iter()
+        .position(|&(a, b, _)| pt_is(el, a) && pt_is(er, b))
+    {
         Some(k) => k,
         None => {
             let params: Vec<[PT; 2]> = rows.iter().map(|&(a, b, _)| [a, b]).collect();
@@ -474,7 +550,9 @@ pub(crate) fn resolve_binary(op: BinaryOp, left: DataType, right: DataType) -> D
             match select_candidate(&[l, r], &cands) {
                 Selected::One(k) => k,
                 Selected::NotFound => return Err(no_operator(op.pg_name(), Some(left), right)),
-                Selected::Ambiguous => return Err(ambiguous_operator(op.pg_name(), Some(left), right)),
+                Selected::Ambiguous => {
+                    return Err(ambiguous_operator(op.pg_name(), Some(left), right))
+                }
             }
         }
     };
@@ -551,7 +629,11 @@ pub(crate) fn common_type(types: &[DataType], context: &str) -> DbResult<DataTyp
         if !can_coerce(t, ptype, false) {
             return Err(DbError::new(
                 sqlstate::CANNOT_COERCE,
-                format!("{context} could not convert type {} to {}", bare_name(t), bare_name(ptype)),
+                format!(
+                    "{context} could not convert type {} to {}",
+                    bare_name(t),
+                    bare_name(ptype)
+                ),
             ));
         }
     }
@@ -560,8 +642,13 @@ pub(crate) fn common_type(types: &[DataType], context: &str) -> DbResult<DataTyp
 
 /// `select_common_typmod`: keep a length modifier only when every input of the type has the same one.
 fn with_typmod(ptype: DataType, types: &[DataType]) -> DataType {
-    let mut mods = types.iter().filter(|&&t| t != DataType::Unknown).map(|&t| t);
-    let Some(first) = mods.next() else { return ptype };
+    let mut mods = types
+        .iter()
+        .filter(|&&t| t != DataType::Unknown)
+        .map(|&t| t);
+    let Some(first) = mods.next() else {
+        return ptype;
+    };
     if base(first) == ptype && mods.all(|t| t == first) {
         first
     } else {
@@ -585,9 +672,18 @@ mod tests {
         assert_eq!(sig(BinaryOp::Plus, Int32, Int64), (Int64, Int64, Int64));
         assert_eq!(sig(BinaryOp::Plus, Int16, Int16), (Int16, Int16, Int16));
         assert_eq!(sig(BinaryOp::Plus, Int16, Int32), (Int32, Int32, Int32));
-        assert_eq!(sig(BinaryOp::Plus, Int32, Float64), (Float64, Float64, Float64));
-        assert_eq!(sig(BinaryOp::Plus, Int32, Numeric), (Numeric, Numeric, Numeric));
-        assert_eq!(sig(BinaryOp::Plus, Numeric, Float64), (Float64, Float64, Float64));
+        assert_eq!(
+            sig(BinaryOp::Plus, Int32, Float64),
+            (Float64, Float64, Float64)
+        );
+        assert_eq!(
+            sig(BinaryOp::Plus, Int32, Numeric),
+            (Numeric, Numeric, Numeric)
+        );
+        assert_eq!(
+            sig(BinaryOp::Plus, Numeric, Float64),
+            (Float64, Float64, Float64)
+        );
         // PostgreSQL: real + integer and real + numeric are double precision.
         assert_eq!(sig(BinaryOp::Plus, Float32, Int32).2, Float64);
         assert_eq!(sig(BinaryOp::Plus, Float32, Numeric).2, Float64);
@@ -595,7 +691,10 @@ mod tests {
         assert_eq!(sig(BinaryOp::Divide, Int32, Int32).2, Int32);
         assert_eq!(sig(BinaryOp::Modulo, Int16, Int32), (Int32, Int32, Int32));
         assert_eq!(sig(BinaryOp::Plus, Int32, Unknown), (Int32, Int32, Int32));
-        assert_eq!(sig(BinaryOp::Multiply, Interval, Int32), (Interval, Float64, Interval));
+        assert_eq!(
+            sig(BinaryOp::Multiply, Interval, Int32),
+            (Interval, Float64, Interval)
+        );
     }
 
     #[test]
@@ -603,12 +702,27 @@ mod tests {
         assert_eq!(sig(BinaryOp::Eq, Int32, Unknown), (Int32, Int32, Bool));
         assert_eq!(sig(BinaryOp::Eq, Int32, Numeric), (Numeric, Numeric, Bool));
         assert_eq!(sig(BinaryOp::Eq, Float64, Int32), (Float64, Float64, Bool));
-        assert_eq!(sig(BinaryOp::Lt, Date, Timestamp), (Timestamp, Timestamp, Bool));
-        assert_eq!(sig(BinaryOp::Lt, Timestamp, TimestampTz), (TimestampTz, TimestampTz, Bool));
-        assert_eq!(sig(BinaryOp::Eq, Varchar(Some(3)), Text), (Text, Text, Bool));
+        assert_eq!(
+            sig(BinaryOp::Lt, Date, Timestamp),
+            (Timestamp, Timestamp, Bool)
+        );
+        assert_eq!(
+            sig(BinaryOp::Lt, Timestamp, TimestampTz),
+            (TimestampTz, TimestampTz, Bool)
+        );
+        assert_eq!(
+            sig(BinaryOp::Eq, Varchar(Some(3)), Text),
+            (Text, Text, Bool)
+        );
         assert_eq!(sig(BinaryOp::Eq, Bpchar(Some(3)), Text), (Text, Text, Bool));
-        assert_eq!(sig(BinaryOp::Eq, Bpchar(Some(3)), Unknown), (Bpchar(None), Bpchar(None), Bool));
-        assert_eq!(sig(BinaryOp::Gt, TimestampTz, Unknown), (TimestampTz, TimestampTz, Bool));
+        assert_eq!(
+            sig(BinaryOp::Eq, Bpchar(Some(3)), Unknown),
+            (Bpchar(None), Bpchar(None), Bool)
+        );
+        assert_eq!(
+            sig(BinaryOp::Gt, TimestampTz, Unknown),
+            (TimestampTz, TimestampTz, Bool)
+        );
         let e = resolve_binary(BinaryOp::Eq, Text, Int32).unwrap_err();
         assert_eq!(e.code, "42883");
         assert_eq!(e.message, "operator does not exist: text = integer");
@@ -619,10 +733,22 @@ mod tests {
     fn datetime_operators() {
         assert_eq!(sig(BinaryOp::Plus, Date, Int32), (Date, Int32, Date));
         assert_eq!(sig(BinaryOp::Minus, Date, Date), (Date, Date, Int32));
-        assert_eq!(sig(BinaryOp::Plus, Date, Interval), (Date, Interval, Timestamp));
-        assert_eq!(sig(BinaryOp::Minus, Timestamp, Timestamp), (Timestamp, Timestamp, Interval));
-        assert_eq!(sig(BinaryOp::Minus, Timestamp, Date), (Timestamp, Timestamp, Interval));
-        assert_eq!(sig(BinaryOp::Plus, TimestampTz, Unknown), (TimestampTz, Interval, TimestampTz));
+        assert_eq!(
+            sig(BinaryOp::Plus, Date, Interval),
+            (Date, Interval, Timestamp)
+        );
+        assert_eq!(
+            sig(BinaryOp::Minus, Timestamp, Timestamp),
+            (Timestamp, Timestamp, Interval)
+        );
+        assert_eq!(
+            sig(BinaryOp::Minus, Timestamp, Date),
+            (Timestamp, Timestamp, Interval)
+        );
+        assert_eq!(
+            sig(BinaryOp::Plus, TimestampTz, Unknown),
+            (TimestampTz, Interval, TimestampTz)
+        );
         // PostgreSQL: now() - '...' is timestamptz - timestamptz (the literal adopts the other side's type).
         assert_eq!(sig(BinaryOp::Minus, TimestampTz, Unknown).2, Interval);
         assert_eq!(sig(BinaryOp::Minus, TimestampTz, Interval).2, TimestampTz);
@@ -636,23 +762,52 @@ mod tests {
         assert_eq!(sig(BinaryOp::Concat, Int32, Unknown), (Int32, Text, Text));
         assert_eq!(sig(BinaryOp::Concat, Bool, Text), (Bool, Text, Text));
         assert_eq!(sig(BinaryOp::Concat, Bytea, Bytea), (Bytea, Bytea, Bytea));
-        assert_eq!(sig(BinaryOp::Concat, Text, Varchar(None)), (Text, Text, Text));
-        assert_eq!(resolve_binary(BinaryOp::Concat, Int32, Int32).unwrap_err().code, "42883");
-        assert_eq!(sig(BinaryOp::Like, Varchar(Some(4)), Unknown), (Text, Text, Bool));
-        assert_eq!(sig(BinaryOp::Like, Bpchar(Some(4)), Unknown), (Bpchar(None), Text, Bool));
+        assert_eq!(
+            sig(BinaryOp::Concat, Text, Varchar(None)),
+            (Text, Text, Text)
+        );
+        assert_eq!(
+            resolve_binary(BinaryOp::Concat, Int32, Int32)
+                .unwrap_err()
+                .code,
+            "42883"
+        );
+        assert_eq!(
+            sig(BinaryOp::Like, Varchar(Some(4)), Unknown),
+            (Text, Text, Bool)
+        );
+        assert_eq!(
+            sig(BinaryOp::Like, Bpchar(Some(4)), Unknown),
+            (Bpchar(None), Text, Bool)
+        );
         assert_eq!(sig(BinaryOp::RegexMatch, Text, Unknown), (Text, Text, Bool));
     }
 
     #[test]
     fn unary_and_boolean() {
         assert_eq!(resolve_unary(UnaryOp::Neg, Int32).unwrap(), (Int32, Int32));
-        assert_eq!(resolve_unary(UnaryOp::Neg, Interval).unwrap(), (Interval, Interval));
+        assert_eq!(
+            resolve_unary(UnaryOp::Neg, Interval).unwrap(),
+            (Interval, Interval)
+        );
         let e = resolve_unary(UnaryOp::Neg, Unknown).unwrap_err();
-        assert_eq!((e.code, e.message.as_str()), ("42725", "operator is not unique: - unknown"));
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            ("42725", "operator is not unique: - unknown")
+        );
         let e = resolve_unary(UnaryOp::Not, Int32).unwrap_err();
-        assert_eq!(e.message, "argument of NOT must be type boolean, not type integer");
+        assert_eq!(
+            e.message,
+            "argument of NOT must be type boolean, not type integer"
+        );
         let e = resolve_binary(BinaryOp::And, Int32, Bool).unwrap_err();
-        assert_eq!((e.code, e.message.as_str()), ("42804", "argument of AND must be type boolean, not type integer"));
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            (
+                "42804",
+                "argument of AND must be type boolean, not type integer"
+            )
+        );
         assert!(resolve_binary(BinaryOp::Or, Unknown, Bool).is_ok());
         let e = resolve_unary(UnaryOp::Neg, Bool).unwrap_err();
         assert_eq!(e.message, "operator does not exist: - boolean");
@@ -681,17 +836,38 @@ mod tests {
     #[test]
     fn common_types_as_postgres() {
         assert_eq!(common_type(&[Int32, Numeric], "COALESCE").unwrap(), Numeric);
-        assert_eq!(common_type(&[Varchar(Some(3)), Varchar(Some(5))], "CASE").unwrap(), Varchar(None));
-        assert_eq!(common_type(&[Varchar(Some(3)), Varchar(Some(3))], "CASE").unwrap(), Varchar(Some(3)));
+        assert_eq!(
+            common_type(&[Varchar(Some(3)), Varchar(Some(5))], "CASE").unwrap(),
+            Varchar(None)
+        );
+        assert_eq!(
+            common_type(&[Varchar(Some(3)), Varchar(Some(3))], "CASE").unwrap(),
+            Varchar(Some(3))
+        );
         assert_eq!(common_type(&[Unknown, Unknown], "UNION").unwrap(), Text);
         assert_eq!(common_type(&[Int32, Int64], "GREATEST").unwrap(), Int64);
-        assert_eq!(common_type(&[Float32, Numeric], "COALESCE").unwrap(), Float32);
-        assert_eq!(common_type(&[TimestampTz, Date], "COALESCE").unwrap(), TimestampTz);
-        assert_eq!(common_type(&[Date, Timestamp], "COALESCE").unwrap(), Timestamp);
+        assert_eq!(
+            common_type(&[Float32, Numeric], "COALESCE").unwrap(),
+            Float32
+        );
+        assert_eq!(
+            common_type(&[TimestampTz, Date], "COALESCE").unwrap(),
+            TimestampTz
+        );
+        assert_eq!(
+            common_type(&[Date, Timestamp], "COALESCE").unwrap(),
+            Timestamp
+        );
         assert_eq!(common_type(&[Unknown, Int32], "VALUES").unwrap(), Int32);
         let e = common_type(&[Int32, Text], "UNION").unwrap_err();
-        assert_eq!((e.code, e.message.as_str()), ("42804", "UNION types integer and text cannot be matched"));
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            ("42804", "UNION types integer and text cannot be matched")
+        );
         let e = common_type(&[Jsonb, Bytea], "UNION").unwrap_err();
-        assert_eq!((e.code, e.message.as_str()), ("42846", "UNION could not convert type bytea to jsonb"));
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            ("42846", "UNION could not convert type bytea to jsonb")
+        );
     }
 }

@@ -23,7 +23,10 @@ use super::BinarySignature;
 const MAX_VALUE_BYTES: usize = 1 << 30;
 
 fn too_large() -> DbError {
-    DbError::new(sqlstate::PROGRAM_LIMIT_EXCEEDED, "requested length too large")
+    DbError::new(
+        sqlstate::PROGRAM_LIMIT_EXCEEDED,
+        "requested length too large",
+    )
 }
 
 /// `a || b` for text, bytea and jsonb.
@@ -40,11 +43,23 @@ pub(crate) fn concat_op(
     }
     // `anynonarray || text`: the other side becomes text through its cast to
     // text (so `'a' || true` is 'atrue', as in PostgreSQL).
-    fn to_text<'a>(op: Operand<'a>, t: DataType, result: DataType, ctx: &EvalContext) -> DbResult<super::common::Held<'a>> {
-        let target = if result == DataType::Bytea || t.is_string() { t } else { DataType::Text };
+    fn to_text<'a>(
+        op: Operand<'a>,
+        t: DataType,
+        result: DataType,
+        ctx: &EvalContext,
+    ) -> DbResult<super::common::Held<'a>> {
+        let target = if result == DataType::Bytea || t.is_string() {
+            t
+        } else {
+            DataType::Text
+        };
         super::common::Held::coerce(op, target, ctx)
     }
-    let (ha, hb) = (to_text(a, sig.left, sig.result, ctx)?, to_text(b, sig.right, sig.result, ctx)?);
+    let (ha, hb) = (
+        to_text(a, sig.left, sig.result, ctx)?,
+        to_text(b, sig.right, sig.result, ctx)?,
+    );
     let (x, y) = (bytes(ha.operand(), len)?, bytes(hb.operand(), len)?);
     let mut out = BytesColumn::with_capacity(len, len * 16);
     match (x, y) {
@@ -100,7 +115,11 @@ fn build_prim<T: super::common::Prim>(
 ) -> DbResult<Column> {
     let mut out = Vec::with_capacity(len);
     for i in 0..len {
-        out.push(if nulls.is_valid(i) { f(i)? } else { T::default() });
+        out.push(if nulls.is_valid(i) {
+            f(i)?
+        } else {
+            T::default()
+        });
     }
     Ok(prim_column(ty, out, nulls))
 }
@@ -134,7 +153,10 @@ fn char_slice(s: &str, from: i64, to: Option<i64>) -> &str {
 fn substr_bounds(start: i64, count: Option<i64>) -> DbResult<Option<(i64, Option<i64>)>> {
     match count {
         None => Ok(Some((start, None))),
-        Some(c) if c < 0 => Err(DbError::new("22011", "negative substring length not allowed")),
+        Some(c) if c < 0 => Err(DbError::new(
+            "22011",
+            "negative substring length not allowed",
+        )),
         Some(c) => {
             let end = start + c;
             if end <= 1 || end <= start.max(1) {
@@ -225,7 +247,9 @@ pub(crate) fn eval_string(
         }
         F::BitLength => {
             let a = s()?;
-            build_prim(DataType::Int32, len, nulls, |i| Ok(a.get(i).len() as i32 * 8))
+            build_prim(DataType::Int32, len, nulls, |i| {
+                Ok(a.get(i).len() as i32 * 8)
+            })
         }
         F::Substr => {
             let a = s()?;
@@ -240,7 +264,9 @@ pub(crate) fn eval_string(
                 if bytea {
                     let v = a.get(i);
                     let st = (f.max(1) as usize - 1).min(v.len());
-                    let en = e.map_or(v.len(), |e| ((e - 1) as usize).min(v.len())).max(st);
+                    let en = e
+                        .map_or(v.len(), |e| ((e - 1) as usize).min(v.len()))
+                        .max(st);
                     o.extend_from_slice(&v[st..en]);
                 } else {
                     o.extend_from_slice(char_slice(a.get_str(i), f, e).as_bytes());
@@ -302,7 +328,10 @@ pub(crate) fn eval_string(
                     if n.is_empty() {
                         return Ok(1);
                     }
-                    return Ok(v.windows(n.len()).position(|w| w == n).map_or(0, |p| p as i32 + 1));
+                    return Ok(v
+                        .windows(n.len())
+                        .position(|w| w == n)
+                        .map_or(0, |p| p as i32 + 1));
                 }
                 let (v, n) = (a.get_str(i), sub.get_str(i));
                 Ok(match v.find(n) {
@@ -317,7 +346,11 @@ pub(crate) fn eval_string(
                 let v = a.get(i);
                 let total = char_count(v) as i64;
                 let n = n.get(i) as i64;
-                let keep = if n >= 0 { n.min(total) } else { (total + n).max(0) };
+                let keep = if n >= 0 {
+                    n.min(total)
+                } else {
+                    (total + n).max(0)
+                };
                 let part = if func == F::Left {
                     &v[..char_prefix_len(v, keep as usize)]
                 } else {
@@ -382,17 +415,26 @@ pub(crate) fn eval_string(
         }
         F::StartsWith => {
             let (a, p) = (s()?, bytes(args[1], len)?);
-            build_prim(DataType::Bool, len, nulls, |i| Ok(a.get(i).starts_with(p.get(i))))
+            build_prim(DataType::Bool, len, nulls, |i| {
+                Ok(a.get(i).starts_with(p.get(i)))
+            })
         }
         F::SplitPart => {
             let (a, d, n) = (s()?, bytes(args[1], len)?, i32_arg(args[2], len)?);
             build_bytes(t, len, nulls, |i, o| {
                 let (v, delim, n) = (a.get_str(i), d.get_str(i), n.get(i));
                 if n == 0 {
-                    return Err(DbError::new(sqlstate::INVALID_PARAMETER_VALUE, "field position must not be zero"));
+                    return Err(DbError::new(
+                        sqlstate::INVALID_PARAMETER_VALUE,
+                        "field position must not be zero",
+                    ));
                 }
                 let part = if delim.is_empty() {
-                    if n == 1 || n == -1 { Some(v) } else { None }
+                    if n == 1 || n == -1 {
+                        Some(v)
+                    } else {
+                        None
+                    }
                 } else if v.is_empty() {
                     None
                 } else if n > 0 {
@@ -400,7 +442,11 @@ pub(crate) fn eval_string(
                 } else {
                     let parts: Vec<&str> = v.split(delim).collect();
                     let k = (-(n as i64)) as usize;
-                    if k <= parts.len() { Some(parts[parts.len() - k]) } else { None }
+                    if k <= parts.len() {
+                        Some(parts[parts.len() - k])
+                    } else {
+                        None
+                    }
                 };
                 if let Some(p) = part {
                     o.extend_from_slice(p.as_bytes());
@@ -442,10 +488,16 @@ pub(crate) fn eval_string(
             build_bytes(t, len, nulls, |i, o| {
                 let v = n.get(i);
                 if v < 0 {
-                    return Err(DbError::new(sqlstate::INVALID_PARAMETER_VALUE, "character number must be positive"));
+                    return Err(DbError::new(
+                        sqlstate::INVALID_PARAMETER_VALUE,
+                        "character number must be positive",
+                    ));
                 }
                 if v == 0 {
-                    return Err(DbError::new(sqlstate::PROGRAM_LIMIT_EXCEEDED, "null character not permitted"));
+                    return Err(DbError::new(
+                        sqlstate::PROGRAM_LIMIT_EXCEEDED,
+                        "null character not permitted",
+                    ));
                 }
                 if v > 0x10ffff {
                     return Err(DbError::new(
@@ -454,7 +506,10 @@ pub(crate) fn eval_string(
                     ));
                 }
                 let c = char::from_u32(v as u32).ok_or_else(|| {
-                    DbError::new(sqlstate::PROGRAM_LIMIT_EXCEEDED, format!("requested character not valid for encoding: {v}"))
+                    DbError::new(
+                        sqlstate::PROGRAM_LIMIT_EXCEEDED,
+                        format!("requested character not valid for encoding: {v}"),
+                    )
                 })?;
                 let mut tmp = [0u8; 4];
                 o.extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
@@ -463,11 +518,17 @@ pub(crate) fn eval_string(
         }
         F::Ascii => {
             let a = s()?;
-            build_prim(DataType::Int32, len, nulls, |i| Ok(a.get_str(i).chars().next().map_or(0, |c| c as i32)))
+            build_prim(DataType::Int32, len, nulls, |i| {
+                Ok(a.get_str(i).chars().next().map_or(0, |c| c as i32))
+            })
         }
         F::ToHex => build_bytes(t, len, nulls, {
             let is64 = types[0] == DataType::Int64;
-            let (a32, a64) = if is64 { (None, Some(prim::<i64>(args[0], len)?)) } else { (Some(prim::<i32>(args[0], len)?), None) };
+            let (a32, a64) = if is64 {
+                (None, Some(prim::<i64>(args[0], len)?))
+            } else {
+                (Some(prim::<i32>(args[0], len)?), None)
+            };
             move |i, o| {
                 let s = match (a32, a64) {
                     (Some(a), _) => format!("{:x}", a.get(i) as u32),
@@ -478,12 +539,23 @@ pub(crate) fn eval_string(
                 Ok(())
             }
         }),
+        F::SizePretty => build_bytes(t, len, nulls, {
+            let a = prim::<i64>(args[0], len)?;
+            move |i, o| {
+                o.extend_from_slice(size_pretty(a.get(i)).as_bytes());
+                Ok(())
+            }
+        }),
         F::QuoteIdent => {
             let a = s()?;
             build_bytes(t, len, nulls, |i, o| {
                 let v = a.get_str(i);
-                let safe = v.chars().next().is_some_and(|c| c.is_ascii_lowercase() || c == '_')
-                    && v.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+                let safe = v
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+                    && v.chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
                 if safe {
                     o.extend_from_slice(v.as_bytes());
                 } else {
@@ -513,13 +585,21 @@ pub(crate) fn eval_string(
                 Ok(())
             })
         }
-        other => Err(DbError::internal(format!("{other:?} is not a string function"))),
+        other => Err(DbError::internal(format!(
+            "{other:?} is not a string function"
+        ))),
     }
 }
 
 /// `concat(...)` / `concat_ws(sep, ...)`: each non-NULL argument through its
 /// type's output function; NULL arguments are skipped (a NULL separator makes NULL).
-pub(crate) fn concat_fn(with_sep: bool, types: &[DataType], args: &[Operand], len: usize, ctx: &EvalContext) -> DbResult<Column> {
+pub(crate) fn concat_fn(
+    with_sep: bool,
+    types: &[DataType],
+    args: &[Operand],
+    len: usize,
+    ctx: &EvalContext,
+) -> DbResult<Column> {
     let cols: Vec<std::borrow::Cow<Column>> = args.iter().map(|a| a.to_column(len)).collect();
     let (sep_nulls, first) = if with_sep {
         match args.first() {
@@ -529,7 +609,11 @@ pub(crate) fn concat_fn(with_sep: bool, types: &[DataType], args: &[Operand], le
     } else {
         (Nulls::NoNulls, 0)
     };
-    let sep = if with_sep { Some(bytes(args[0], len)?) } else { None };
+    let sep = if with_sep {
+        Some(bytes(args[0], len)?)
+    } else {
+        None
+    };
     let mut out = BytesColumn::with_capacity(len, len * 16);
     for i in 0..len {
         if !sep_nulls.is_valid(i) {
@@ -548,7 +632,9 @@ pub(crate) fn concat_fn(with_sep: bool, types: &[DataType], args: &[Operand], le
             }
             let ty = types.get(k).copied().unwrap_or(c.data_type);
             match &c.data {
-                crate::exec::vector::ColumnData::Bytes(b) if ty != DataType::Bytea && ty != DataType::Jsonb => {
+                crate::exec::vector::ColumnData::Bytes(b)
+                    if ty != DataType::Bytea && ty != DataType::Jsonb =>
+                {
                     out.data.extend_from_slice(b.get(i))
                 }
                 _ => format_text(ty, &c.datum(i), &ctx.format, &mut out.data),
@@ -563,12 +649,15 @@ pub(crate) fn concat_fn(with_sep: bool, types: &[DataType], args: &[Operand], le
 /// MD5 (RFC 1321).
 pub(crate) fn md5(input: &[u8]) -> [u8; 16] {
     const S: [u32; 64] = [
-        7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20, 5, 9,
-        14, 20, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15,
-        21, 6, 10, 15, 21,
+        7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 5, 9, 14, 20, 5, 9, 14, 20, 5,
+        9, 14, 20, 5, 9, 14, 20, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 6, 10,
+        15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21,
     ];
-    let k: Vec<u32> = (0..64).map(|i| ((i as f64 + 1.0).sin().abs() * 4294967296.0) as u32).collect();
-    let (mut a0, mut b0, mut c0, mut d0) = (0x67452301u32, 0xefcdab89u32, 0x98badcfeu32, 0x10325476u32);
+    let k: Vec<u32> = (0..64)
+        .map(|i| ((i as f64 + 1.0).sin().abs() * 4294967296.0) as u32)
+        .collect();
+    let (mut a0, mut b0, mut c0, mut d0) =
+        (0x67452301u32, 0xefcdab89u32, 0x98badcfeu32, 0x10325476u32);
     let mut msg = input.to_vec();
     let bit_len = (input.len() as u64).wrapping_mul(8);
     msg.push(0x80);
@@ -577,8 +666,10 @@ pub(crate) fn md5(input: &[u8]) -> [u8; 16] {
     }
     msg.extend_from_slice(&bit_len.to_le_bytes());
     for chunk in msg.chunks(64) {
-        let m: Vec<u32> =
-            chunk.chunks(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect();
+        let m: Vec<u32> = chunk
+            .chunks(4)
+            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+            .collect();
         let (mut a, mut b, mut c, mut d) = (a0, b0, c0, d0);
         for i in 0..64 {
             let (f, g) = match i / 16 {
@@ -606,6 +697,26 @@ pub(crate) fn md5(input: &[u8]) -> [u8; 16] {
     out
 }
 
+/// PostgreSQL's pg_size_pretty(bigint): bytes below 10 kB, then kB, MB, GB,
+/// TB, PB, each unit while the value stays below 10240 of it (rounded half
+/// away from zero at each step, as PostgreSQL's half_rounded does).
+pub fn size_pretty(bytes: i64) -> String {
+    let mut size = bytes;
+    if size.unsigned_abs() < 10 * 1024 {
+        return format!("{size} bytes");
+    }
+    let half_rounded = |x: i64| (x + if x < 0 { -1 } else { 1 }) / 2;
+    // PostgreSQL shifts by 9 bits first (keeping one bit for rounding), then by 10.
+    size >>= 9;
+    for unit in ["kB", "MB", "GB", "TB"] {
+        if size.unsigned_abs() < 20 * 1024 - 1 {
+            return format!("{} {unit}", half_rounded(size));
+        }
+        size >>= 10;
+    }
+    format!("{} PB", half_rounded(size))
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::tests::call;
@@ -626,83 +737,207 @@ mod tests {
     fn postgres_string_results() {
         assert_eq!(s(call("lower", &[txt("HeLLo É")]).unwrap()), "hello é");
         assert_eq!(s(call("upper", &[txt("abc")]).unwrap()), "ABC");
-        assert_eq!(s(call("initcap", &[txt("hELLO wORLD-foo_bar 3x")]).unwrap()), "Hello World-Foo_Bar 3x");
+        assert_eq!(
+            s(call("initcap", &[txt("hELLO wORLD-foo_bar 3x")]).unwrap()),
+            "Hello World-Foo_Bar 3x"
+        );
         assert_eq!(call("length", &[txt("héllo")]).unwrap(), Datum::Int32(5));
-        assert_eq!(call("octet_length", &[txt("héllo")]).unwrap(), Datum::Int32(6));
-        assert_eq!(call("length", &[(Datum::text("ab  "), DataType::Bpchar(Some(4)))]).unwrap(), Datum::Int32(2));
-        assert_eq!(call("octet_length", &[(Datum::text("ab  "), DataType::Bpchar(Some(4)))]).unwrap(), Datum::Int32(4));
+        assert_eq!(
+            call("octet_length", &[txt("héllo")]).unwrap(),
+            Datum::Int32(6)
+        );
+        assert_eq!(
+            call(
+                "length",
+                &[(Datum::text("ab  "), DataType::Bpchar(Some(4)))]
+            )
+            .unwrap(),
+            Datum::Int32(2)
+        );
+        assert_eq!(
+            call(
+                "octet_length",
+                &[(Datum::text("ab  "), DataType::Bpchar(Some(4)))]
+            )
+            .unwrap(),
+            Datum::Int32(4)
+        );
         assert_eq!(s(call("substr", &[txt("hello"), int(2)]).unwrap()), "ello");
-        assert_eq!(s(call("substr", &[txt("hello"), int(0), int(3)]).unwrap()), "he");
-        assert_eq!(s(call("substring", &[txt("hello"), int(-1), int(3)]).unwrap()), "h");
-        assert_eq!(s(call("substr", &[txt("héllo"), int(2), int(2)]).unwrap()), "él");
+        assert_eq!(
+            s(call("substr", &[txt("hello"), int(0), int(3)]).unwrap()),
+            "he"
+        );
+        assert_eq!(
+            s(call("substring", &[txt("hello"), int(-1), int(3)]).unwrap()),
+            "h"
+        );
+        assert_eq!(
+            s(call("substr", &[txt("héllo"), int(2), int(2)]).unwrap()),
+            "él"
+        );
         assert_eq!(s(call("substr", &[txt("hello"), int(10)]).unwrap()), "");
         let e = call("substr", &[txt("hello"), int(0), int(-1)]).unwrap_err();
-        assert_eq!((e.code, e.message.as_str()), ("22011", "negative substring length not allowed"));
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            ("22011", "negative substring length not allowed")
+        );
         assert_eq!(s(call("btrim", &[txt("xxaxx"), txt("x")]).unwrap()), "a");
         assert_eq!(s(call("ltrim", &[txt("  a ")]).unwrap()), "a ");
         assert_eq!(s(call("rtrim", &[txt("  a ")]).unwrap()), "  a");
         assert_eq!(s(call("trim", &[txt("  a ")]).unwrap()), "a");
-        assert_eq!(s(call("replace", &[txt("abcabc"), txt("b"), txt("XY")]).unwrap()), "aXYcaXYc");
-        assert_eq!(call("strpos", &[txt("héllo"), txt("llo")]).unwrap(), Datum::Int32(3));
-        assert_eq!(call("position", &[txt("abc"), txt("")]).unwrap(), Datum::Int32(1));
-        assert_eq!(call("strpos", &[txt("abc"), txt("z")]).unwrap(), Datum::Int32(0));
+        assert_eq!(
+            s(call("replace", &[txt("abcabc"), txt("b"), txt("XY")]).unwrap()),
+            "aXYcaXYc"
+        );
+        assert_eq!(
+            call("strpos", &[txt("héllo"), txt("llo")]).unwrap(),
+            Datum::Int32(3)
+        );
+        assert_eq!(
+            call("position", &[txt("abc"), txt("")]).unwrap(),
+            Datum::Int32(1)
+        );
+        assert_eq!(
+            call("strpos", &[txt("abc"), txt("z")]).unwrap(),
+            Datum::Int32(0)
+        );
         assert_eq!(s(call("left", &[txt("hello"), int(-2)]).unwrap()), "hel");
         assert_eq!(s(call("right", &[txt("hello"), int(-2)]).unwrap()), "llo");
         assert_eq!(s(call("right", &[txt("hello"), int(2)]).unwrap()), "lo");
         assert_eq!(s(call("repeat", &[txt("ab"), int(3)]).unwrap()), "ababab");
         assert_eq!(s(call("repeat", &[txt("x"), int(-1)]).unwrap()), "");
         assert_eq!(s(call("reverse", &[txt("héllo")]).unwrap()), "olléh");
-        assert_eq!(s(call("lpad", &[txt("hi"), int(5), txt("ab")]).unwrap()), "abahi");
+        assert_eq!(
+            s(call("lpad", &[txt("hi"), int(5), txt("ab")]).unwrap()),
+            "abahi"
+        );
         assert_eq!(s(call("rpad", &[txt("hi"), int(5)]).unwrap()), "hi   ");
         assert_eq!(s(call("lpad", &[txt("hello"), int(3)]).unwrap()), "hel");
-        assert_eq!(s(call("lpad", &[txt("hi"), int(5), txt("")]).unwrap()), "hi");
-        assert_eq!(call("starts_with", &[txt("hello"), txt("he")]).unwrap(), Datum::Bool(true));
-        assert_eq!(s(call("split_part", &[txt("a,b,c"), txt(","), int(2)]).unwrap()), "b");
-        assert_eq!(s(call("split_part", &[txt("a,b,c"), txt(","), int(-1)]).unwrap()), "c");
-        assert_eq!(s(call("split_part", &[txt("a,b,c"), txt(","), int(5)]).unwrap()), "");
+        assert_eq!(
+            s(call("lpad", &[txt("hi"), int(5), txt("")]).unwrap()),
+            "hi"
+        );
+        assert_eq!(
+            call("starts_with", &[txt("hello"), txt("he")]).unwrap(),
+            Datum::Bool(true)
+        );
+        assert_eq!(
+            s(call("split_part", &[txt("a,b,c"), txt(","), int(2)]).unwrap()),
+            "b"
+        );
+        assert_eq!(
+            s(call("split_part", &[txt("a,b,c"), txt(","), int(-1)]).unwrap()),
+            "c"
+        );
+        assert_eq!(
+            s(call("split_part", &[txt("a,b,c"), txt(","), int(5)]).unwrap()),
+            ""
+        );
         let e = call("split_part", &[txt("a,b"), txt(","), int(0)]).unwrap_err();
-        assert_eq!((e.code, e.message.as_str()), ("22023", "field position must not be zero"));
-        assert_eq!(s(call("translate", &[txt("12345"), txt("143"), txt("ax")]).unwrap()), "a2x5");
-        assert_eq!(s(call("md5", &[txt("abc")]).unwrap()), "900150983cd24fb0d6963f7d28e17f72");
-        assert_eq!(s(call("md5", &[txt("")]).unwrap()), "d41d8cd98f00b204e9800998ecf8427e");
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            ("22023", "field position must not be zero")
+        );
+        assert_eq!(
+            s(call("translate", &[txt("12345"), txt("143"), txt("ax")]).unwrap()),
+            "a2x5"
+        );
+        assert_eq!(
+            s(call("md5", &[txt("abc")]).unwrap()),
+            "900150983cd24fb0d6963f7d28e17f72"
+        );
+        assert_eq!(
+            s(call("md5", &[txt("")]).unwrap()),
+            "d41d8cd98f00b204e9800998ecf8427e"
+        );
         assert_eq!(s(call("chr", &[int(233)]).unwrap()), "é");
-        assert_eq!(call("chr", &[int(0)]).unwrap_err().message, "null character not permitted");
+        assert_eq!(
+            call("chr", &[int(0)]).unwrap_err().message,
+            "null character not permitted"
+        );
         assert_eq!(call("chr", &[int(-1)]).unwrap_err().code, "22023");
-        assert_eq!(call("chr", &[int(55296)]).unwrap_err().message, "requested character not valid for encoding: 55296");
+        assert_eq!(
+            call("chr", &[int(55296)]).unwrap_err().message,
+            "requested character not valid for encoding: 55296"
+        );
         assert_eq!(call("ascii", &[txt("é")]).unwrap(), Datum::Int32(233));
         assert_eq!(call("ascii", &[txt("")]).unwrap(), Datum::Int32(0));
         assert_eq!(s(call("to_hex", &[int(-1)]).unwrap()), "ffffffff");
-        assert_eq!(s(call("to_hex", &[(Datum::Int64(255), DataType::Int64)]).unwrap()), "ff");
+        assert_eq!(
+            s(call("to_hex", &[(Datum::Int64(255), DataType::Int64)]).unwrap()),
+            "ff"
+        );
         assert_eq!(s(call("quote_ident", &[txt("Foo")]).unwrap()), "\"Foo\"");
         assert_eq!(s(call("quote_ident", &[txt("foo_1")]).unwrap()), "foo_1");
-        assert_eq!(s(call("quote_literal", &[txt("a'b\\c")]).unwrap()), "E'a''b\\\\c'");
-        assert_eq!(call("lower", &[(Datum::Null, DataType::Text)]).unwrap(), Datum::Null);
+        assert_eq!(
+            s(call("quote_literal", &[txt("a'b\\c")]).unwrap()),
+            "E'a''b\\\\c'"
+        );
+        assert_eq!(
+            call("lower", &[(Datum::Null, DataType::Text)]).unwrap(),
+            Datum::Null
+        );
         let e = call("lower", &[int(1)]).unwrap_err();
-        assert_eq!((e.code, e.message.as_str()), ("42883", "function lower(integer) does not exist"));
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            ("42883", "function lower(integer) does not exist")
+        );
     }
 
     #[test]
     fn concat_operator_shapes() {
         use super::super::tests::eval_bin;
-        let r = eval_bin(super::super::BinaryOp::Concat, (Datum::text("a"), DataType::Unknown), (Datum::text("b"), DataType::Unknown)).unwrap();
+        let r = eval_bin(
+            super::super::BinaryOp::Concat,
+            (Datum::text("a"), DataType::Unknown),
+            (Datum::text("b"), DataType::Unknown),
+        )
+        .unwrap();
         assert_eq!(r, Datum::text("ab"));
-        let r = eval_bin(super::super::BinaryOp::Concat, (Datum::text("ab  "), DataType::Bpchar(Some(4))), (Datum::text("x"), DataType::Unknown)).unwrap();
+        let r = eval_bin(
+            super::super::BinaryOp::Concat,
+            (Datum::text("ab  "), DataType::Bpchar(Some(4))),
+            (Datum::text("x"), DataType::Unknown),
+        )
+        .unwrap();
         assert_eq!(r, Datum::text("abx"));
-        let r = eval_bin(super::super::BinaryOp::Concat, (Datum::text("x"), DataType::Text), (Datum::Null, DataType::Text)).unwrap();
+        let r = eval_bin(
+            super::super::BinaryOp::Concat,
+            (Datum::text("x"), DataType::Text),
+            (Datum::Null, DataType::Text),
+        )
+        .unwrap();
         assert_eq!(r, Datum::Null);
-        let r = eval_bin(super::super::BinaryOp::Concat, (Datum::Bytes(vec![1]), DataType::Bytea), (Datum::Bytes(vec![2]), DataType::Bytea)).unwrap();
+        let r = eval_bin(
+            super::super::BinaryOp::Concat,
+            (Datum::Bytes(vec![1]), DataType::Bytea),
+            (Datum::Bytes(vec![2]), DataType::Bytea),
+        )
+        .unwrap();
         assert_eq!(r, Datum::Bytes(vec![1, 2]));
     }
 
     #[test]
     fn concat_skips_nulls() {
-        let r = call("concat", &[txt("a"), (Datum::Null, DataType::Int32), txt("b")]).unwrap();
+        let r = call(
+            "concat",
+            &[txt("a"), (Datum::Null, DataType::Int32), txt("b")],
+        )
+        .unwrap();
         assert_eq!(s(r), "ab");
-        let r = call("concat_ws", &[txt(","), txt("a"), (Datum::Null, DataType::Text), txt("b")]).unwrap();
+        let r = call(
+            "concat_ws",
+            &[txt(","), txt("a"), (Datum::Null, DataType::Text), txt("b")],
+        )
+        .unwrap();
         assert_eq!(s(r), "a,b");
         let r = call("concat_ws", &[(Datum::Null, DataType::Text), txt("a")]).unwrap();
         assert_eq!(r, Datum::Null);
-        let r = call("concat", &[(Datum::text("ab  "), DataType::Bpchar(Some(4))), txt("x")]).unwrap();
+        let r = call(
+            "concat",
+            &[(Datum::text("ab  "), DataType::Bpchar(Some(4))), txt("x")],
+        )
+        .unwrap();
         assert_eq!(s(r), "ab  x");
     }
 }

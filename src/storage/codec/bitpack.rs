@@ -64,26 +64,48 @@ pub fn packed_len(count: usize, width: u32) -> usize {
 /// # Panics
 /// If `width > 64`.
 pub fn pack(values: &[u64], width: u32, out: &mut Vec<u8>) {
-    pack_with(values.len(), width, out, |start, buf| buf.copy_from_slice(&values[start..start + buf.len()]));
+    pack_with(values.len(), width, out, |start, buf| {
+        buf.copy_from_slice(&values[start..start + buf.len()])
+    });
 }
 
 /// Unpacks `count` values at `width` from the front of `bytes`, appending them
 /// to `out`; returns the bytes read (`packed_len(count, width)`). On error
 /// `out` is left as it was.
-pub fn unpack(bytes: &[u8], width: u32, count: usize, out: &mut Vec<u64>) -> Result<usize, CodecError> {
+pub fn unpack(
+    bytes: &[u8],
+    width: u32,
+    count: usize,
+    out: &mut Vec<u64>,
+) -> Result<usize, CodecError> {
     if count > MAX_VALUES {
-        return Err(CodecError::new("bitpack", 0, format!("value count {count} above the limit of {MAX_VALUES}")));
+        return Err(CodecError::new(
+            "bitpack",
+            0,
+            format!("value count {count} above the limit of {MAX_VALUES}"),
+        ));
     }
     unpack_append(bytes, width, count, 0, out)
 }
 
 fn check(bytes: &[u8], width: u32, count: usize) -> Result<usize, CodecError> {
     if width > 64 {
-        return Err(CodecError::new("bitpack", 0, format!("bit width {width} above 64")));
+        return Err(CodecError::new(
+            "bitpack",
+            0,
+            format!("bit width {width} above 64"),
+        ));
     }
     let need = packed_len(count, width);
     if bytes.len() < need {
-        return Err(CodecError::new("bitpack", bytes.len(), format!("truncated: {count} values at {width} bits need {need} bytes, {} present", bytes.len())));
+        return Err(CodecError::new(
+            "bitpack",
+            bytes.len(),
+            format!(
+                "truncated: {count} values at {width} bits need {need} bytes, {} present",
+                bytes.len()
+            ),
+        ));
     }
     Ok(need)
 }
@@ -91,7 +113,12 @@ fn check(bytes: &[u8], width: u32, count: usize) -> Result<usize, CodecError> {
 /// Packs `count` values at `width`; `fill(start, buf)` writes values
 /// `start .. start + buf.len()` (at most one block at a time) into `buf`; it
 /// is not called at all when `width` or `count` is 0.
-pub(crate) fn pack_with(count: usize, width: u32, out: &mut Vec<u8>, mut fill: impl FnMut(usize, &mut [u64])) {
+pub(crate) fn pack_with(
+    count: usize,
+    width: u32,
+    out: &mut Vec<u8>,
+    mut fill: impl FnMut(usize, &mut [u64]),
+) {
     assert!(width <= 64, "bit width {width} above 64");
     if width == 0 || count == 0 {
         return;
@@ -122,7 +149,13 @@ pub(crate) fn pack_with(count: usize, width: u32, out: &mut Vec<u8>, mut fill: i
 /// unpack), and appends them to `out`; returns the bytes read. Appends nothing
 /// on error. (Appending row by row, rather than resizing and then
 /// overwriting, spares a memset of the output.)
-pub(crate) fn unpack_append<T: Lane>(bytes: &[u8], width: u32, count: usize, base: u64, out: &mut Vec<T>) -> Result<usize, CodecError> {
+pub(crate) fn unpack_append<T: Lane>(
+    bytes: &[u8],
+    width: u32,
+    count: usize,
+    base: u64,
+    out: &mut Vec<T>,
+) -> Result<usize, CodecError> {
     let need = check(bytes, width, count)?;
     out.reserve(count);
     let nwords = width as usize * LANES;
@@ -281,7 +314,12 @@ mod tests {
         assert_eq!(out[0], 7);
         let mask = mask_of(width as usize);
         for (i, (a, b)) in values.iter().zip(&out[1..]).enumerate() {
-            assert_eq!(a & mask, *b, "value {i} of {} at width {width}", values.len());
+            assert_eq!(
+                a & mask,
+                *b,
+                "value {i} of {} at width {width}",
+                values.len()
+            );
         }
         assert_eq!(out.len(), values.len() + 1);
     }
@@ -302,7 +340,9 @@ mod tests {
         let mut rng = Rng(1);
         for width in 0..=64u32 {
             for &len in LENGTHS {
-                let vals: Vec<u64> = (0..len).map(|_| rng.next() & mask_of(width as usize)).collect();
+                let vals: Vec<u64> = (0..len)
+                    .map(|_| rng.next() & mask_of(width as usize))
+                    .collect();
                 round_trip(&vals, width);
             }
         }
@@ -332,7 +372,11 @@ mod tests {
             let (lane, row) = (i % 16, i / 16);
             let bit = row * 3;
             let lo = word((bit / 64) * 16 + lane) >> (bit % 64);
-            let v = if bit % 64 + 3 > 64 { lo | word((bit / 64 + 1) * 16 + lane) << (64 - bit % 64) } else { lo };
+            let v = if bit % 64 + 3 > 64 {
+                lo | word((bit / 64 + 1) * 16 + lane) << (64 - bit % 64)
+            } else {
+                lo
+            };
             assert_eq!(v & 7, vals[i], "value {i}");
         }
         // the tail is a plain LSB-first bit stream

@@ -88,9 +88,15 @@ pub fn encode_i64(values: &[i64]) -> Vec<u8> {
             changes += usize::from(w[1] != w[0]);
         }
     }
-    let delta_est = if dmin <= dmax { DELTA_HEADER + packed_len(n, bits_needed(dmax.wrapping_sub(dmin) as u64)) } else { usize::MAX };
+    let delta_est = if dmin <= dmax {
+        DELTA_HEADER + packed_len(n, bits_needed(dmax.wrapping_sub(dmin) as u64))
+    } else {
+        usize::MAX
+    };
     let runs_est = (changes * n).div_ceil(sampled.max(1)).max(1);
-    let rle_est = RLE_HEADER + packed_len(runs_est, for_width) + packed_len(runs_est, bits_needed((2 * n / runs_est) as u64));
+    let rle_est = RLE_HEADER
+        + packed_len(runs_est, for_width)
+        + packed_len(runs_est, bits_needed((2 * n / runs_est) as u64));
 
     // Exact sizes for the candidates the sample favours; FOR is the fallback.
     let mut best = (for_size, None);
@@ -128,7 +134,11 @@ fn decode_inner(bytes: &[u8], out: &mut Vec<i64>, old: usize) -> Result<(), Code
     let mut r = Reader::new(bytes, CODEC);
     let tag = r.u8("scheme tag")?;
     let Some(scheme) = Scheme::from_tag(tag) else {
-        return Err(CodecError::new(CODEC, 0, format!("unknown scheme tag {tag}")));
+        return Err(CodecError::new(
+            CODEC,
+            0,
+            format!("unknown scheme tag {tag}"),
+        ));
     };
     let n = r.count()?;
     match scheme {
@@ -159,7 +169,11 @@ fn decode_inner(bytes: &[u8], out: &mut Vec<i64>, old: usize) -> Result<(), Code
         Scheme::Rle => {
             let runs = r.u32("run count")? as usize;
             if runs > n || (runs == 0 && n > 0) {
-                return Err(CodecError::new(CODEC, r.pos() - 4, format!("{runs} runs for {n} values")));
+                return Err(CodecError::new(
+                    CODEC,
+                    r.pos() - 4,
+                    format!("{runs} runs for {n} values"),
+                ));
             }
             let min = r.i64("RLE reference")?;
             let vwidth = r.width("RLE value bit width")?;
@@ -172,7 +186,11 @@ fn decode_inner(bytes: &[u8], out: &mut Vec<i64>, old: usize) -> Result<(), Code
             r.finish()?;
             let total = lens.iter().try_fold(0u64, |a, &l| a.checked_add(l));
             if total != Some(n as u64) {
-                return Err(CodecError::new(CODEC, lens_at, format!("run lengths do not add up to {n} values")));
+                return Err(CodecError::new(
+                    CODEC,
+                    lens_at,
+                    format!("run lengths do not add up to {n} values"),
+                ));
             }
             out.reserve(n);
             for (&v, &l) in vals.iter().zip(&lens) {
@@ -302,32 +320,82 @@ mod tests {
             ("constant_min", |n, _| vec![i64::MIN; n]),
             ("constant_max", |n, _| vec![i64::MAX; n]),
             ("ascending", |n, _| (0..n as i64).collect()),
-            ("descending_from_max", |n, _| (0..n as i64).map(|i| i64::MAX - 3 * i).collect()),
+            ("descending_from_max", |n, _| {
+                (0..n as i64).map(|i| i64::MAX - 3 * i).collect()
+            }),
             ("sorted_random_steps", |n, r| {
                 let mut v = r.next() as i64;
-                (0..n).map(|_| { v = v.wrapping_add(r.below(1000) as i64); v }).collect()
+                (0..n)
+                    .map(|_| {
+                        v = v.wrapping_add(r.below(1000) as i64);
+                        v
+                    })
+                    .collect()
             }),
-            ("random_full_range", |n, r| (0..n).map(|_| r.next() as i64).collect()),
-            ("extremes", |n, r| (0..n).map(|_| [i64::MIN, i64::MAX, 0, -1, 1][r.below(5) as usize]).collect()),
-            ("alternating_min_max", |n, _| (0..n).map(|i| if i % 2 == 0 { i64::MIN } else { i64::MAX }).collect()),
-            ("small_0_100", |n, r| (0..n).map(|_| r.below(100) as i64).collect()),
-            ("negative_small", |n, r| (0..n).map(|_| r.range(-5000, -4990)).collect()),
+            ("random_full_range", |n, r| {
+                (0..n).map(|_| r.next() as i64).collect()
+            }),
+            ("extremes", |n, r| {
+                (0..n)
+                    .map(|_| [i64::MIN, i64::MAX, 0, -1, 1][r.below(5) as usize])
+                    .collect()
+            }),
+            ("alternating_min_max", |n, _| {
+                (0..n)
+                    .map(|i| if i % 2 == 0 { i64::MIN } else { i64::MAX })
+                    .collect()
+            }),
+            ("small_0_100", |n, r| {
+                (0..n).map(|_| r.below(100) as i64).collect()
+            }),
+            ("negative_small", |n, r| {
+                (0..n).map(|_| r.range(-5000, -4990)).collect()
+            }),
             ("random_walk_0_100", |n, r| random_walk(n, r)),
             ("long_runs", |n, r| {
                 let mut v = 0;
-                (0..n).map(|i| { if i % 300 == 0 { v = r.next() as i64 } v }).collect()
+                (0..n)
+                    .map(|i| {
+                        if i % 300 == 0 {
+                            v = r.next() as i64
+                        }
+                        v
+                    })
+                    .collect()
             }),
             ("short_runs", |n, r| {
                 let mut v = 0;
-                (0..n).map(|_| { if r.below(8) == 0 { v = r.range(-3, 3) } v }).collect()
+                (0..n)
+                    .map(|_| {
+                        if r.below(8) == 0 {
+                            v = r.range(-3, 3)
+                        }
+                        v
+                    })
+                    .collect()
             }),
-            ("one_outlier", |n, r| (0..n).map(|i| if i == n / 2 { i64::MIN } else { r.below(4) as i64 }).collect()),
+            ("one_outlier", |n, r| {
+                (0..n)
+                    .map(|i| {
+                        if i == n / 2 {
+                            i64::MIN
+                        } else {
+                            r.below(4) as i64
+                        }
+                    })
+                    .collect()
+            }),
         ]
     }
 
     fn random_walk(n: usize, r: &mut Rng) -> Vec<i64> {
         let mut x = r.below(100) as i64;
-        (0..n).map(|_| { x = (x + r.range(-3, 3)).clamp(0, 100); x }).collect()
+        (0..n)
+            .map(|_| {
+                x = (x + r.range(-3, 3)).clamp(0, 100);
+                x
+            })
+            .collect()
     }
 
     fn round_trip(values: &[i64]) -> Vec<u8> {
@@ -335,7 +403,12 @@ mod tests {
         let mut out = vec![42];
         decode_i64(&enc, &mut out).unwrap_or_else(|e| panic!("{e}: {:?}", scheme(&enc)));
         assert_eq!(out[0], 42);
-        assert!(out[1..] == *values, "{:?} of {} values", scheme(&enc), values.len());
+        assert!(
+            out[1..] == *values,
+            "{:?} of {} values",
+            scheme(&enc),
+            values.len()
+        );
         enc
     }
 
@@ -348,7 +421,11 @@ mod tests {
                     let v = gen(n, &mut rng);
                     let enc = round_trip(&v);
                     // never much worse than raw: header + 64 bits/value at most
-                    assert!(enc.len() <= RLE_HEADER + 8 * n + 8, "{name}/{n}: {} bytes", enc.len());
+                    assert!(
+                        enc.len() <= RLE_HEADER + 8 * n + 8,
+                        "{name}/{n}: {} bytes",
+                        enc.len()
+                    );
                 }
             }
         }
@@ -363,8 +440,15 @@ mod tests {
                 let (min, max) = min_max(&v).unwrap();
                 let fw = bits_needed(max.wrapping_sub(min) as u64);
                 let (dmin, dmax) = delta_min_max(&v);
-                let dw = if n > 1 { bits_needed(dmax.wrapping_sub(dmin) as u64) } else { 0 };
-                let mut encs = vec![frame_of_reference(&v, n as u32, min, fw), delta_for(&v, n as u32, dmin, dw)];
+                let dw = if n > 1 {
+                    bits_needed(dmax.wrapping_sub(dmin) as u64)
+                } else {
+                    0
+                };
+                let mut encs = vec![
+                    frame_of_reference(&v, n as u32, min, fw),
+                    delta_for(&v, n as u32, dmin, dw),
+                ];
                 encs.extend(rle(&v, n as u32, min, fw, usize::MAX));
                 for enc in encs {
                     let mut out = Vec::new();
@@ -381,9 +465,18 @@ mod tests {
         let pick = |v: &[i64]| scheme(&round_trip(v)).unwrap();
         assert_eq!(pick(&[]), Scheme::Constant);
         assert_eq!(pick(&vec![-7; 5000]), Scheme::Constant);
-        assert_eq!(pick(&(0..5000).map(|i| 1_000_000 + 3 * i).collect::<Vec<_>>()), Scheme::DeltaFor);
-        assert_eq!(pick(&(0..5000).map(|_| rng.below(100) as i64).collect::<Vec<_>>()), Scheme::For);
-        assert_eq!(pick(&(0..5000).map(|i| i / 500).collect::<Vec<_>>()), Scheme::Rle);
+        assert_eq!(
+            pick(&(0..5000).map(|i| 1_000_000 + 3 * i).collect::<Vec<_>>()),
+            Scheme::DeltaFor
+        );
+        assert_eq!(
+            pick(&(0..5000).map(|_| rng.below(100) as i64).collect::<Vec<_>>()),
+            Scheme::For
+        );
+        assert_eq!(
+            pick(&(0..5000).map(|i| i / 500).collect::<Vec<_>>()),
+            Scheme::Rle
+        );
         let walk = random_walk(8192, &mut rng);
         assert_eq!(pick(&walk), Scheme::DeltaFor);
     }
@@ -424,7 +517,10 @@ mod tests {
         assert_eq!(e.offset, 1, "{e}");
         let mut wide = frame_of_reference(&[1, 2, 3], 3, 1, 2);
         wide[13] = 65;
-        assert!(decode_i64(&wide, &mut out).unwrap_err().to_string().contains("above 64"));
+        assert!(decode_i64(&wide, &mut out)
+            .unwrap_err()
+            .to_string()
+            .contains("above 64"));
         assert!(out.is_empty());
     }
 

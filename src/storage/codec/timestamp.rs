@@ -27,7 +27,9 @@
 //! decoded whole: trailing bytes are an error.
 
 use super::bitpack::{self, bits_needed, packed_len};
-use super::{count_u32, put_i64, put_u32, put_u8, sample_runs, unzigzag, zigzag, CodecError, Reader};
+use super::{
+    count_u32, put_i64, put_u32, put_u8, sample_runs, unzigzag, zigzag, CodecError, Reader,
+};
 
 const CODEC: &str = "timestamp";
 const SAMPLE_LEN: usize = 64;
@@ -66,8 +68,22 @@ pub fn encode_timestamps(values: &[i64]) -> Vec<u8> {
     let count = count_u32(n);
     if n <= 2 {
         let start = values.first().copied().unwrap_or(0);
-        let stride = if n == 2 { values[1].wrapping_sub(values[0]) } else { 0 };
-        return stride_encoding(values, count, &StridePlan { start, stride, exceptions: 0, dev_min: 0, dev_max: 0 });
+        let stride = if n == 2 {
+            values[1].wrapping_sub(values[0])
+        } else {
+            0
+        };
+        return stride_encoding(
+            values,
+            count,
+            &StridePlan {
+                start,
+                stride,
+                exceptions: 0,
+                dev_min: 0,
+                dev_max: 0,
+            },
+        );
     }
     // A block exactly on a grid is settled in one pass.
     if let Some(sp) = stride_plan(values, STRIDE_HEADER) {
@@ -81,7 +97,9 @@ pub fn encode_timestamps(values: &[i64]) -> Vec<u8> {
     // stride, which decodes several times faster.
     let dp = dod_plan(values);
     match stride_plan(values, dp.size.max(STRIDE_HEADER + n / 16)) {
-        Some(sp) if sp.size(n) <= dp.size || sp.size(n) <= dod_exact_size(values, &dp) => stride_encoding(values, count, &sp),
+        Some(sp) if sp.size(n) <= dp.size || sp.size(n) <= dod_exact_size(values, &dp) => {
+            stride_encoding(values, count, &sp)
+        }
         _ => dod_encoding(values, count, &dp),
     }
 }
@@ -101,7 +119,11 @@ fn decode_inner(bytes: &[u8], out: &mut Vec<i64>, old: usize) -> Result<(), Code
     let mut r = Reader::new(bytes, CODEC);
     let tag = r.u8("scheme tag")?;
     let Some(scheme) = Scheme::from_tag(tag) else {
-        return Err(CodecError::new(CODEC, 0, format!("unknown scheme tag {tag}")));
+        return Err(CodecError::new(
+            CODEC,
+            0,
+            format!("unknown scheme tag {tag}"),
+        ));
     };
     let n = r.count()?;
     match scheme {
@@ -125,7 +147,11 @@ fn decode_inner(bytes: &[u8], out: &mut Vec<i64>, old: usize) -> Result<(), Code
             for (&i, &d) in line.iter().zip(&devs) {
                 let i = i as usize;
                 let Some(o) = dst.get_mut(i) else {
-                    return Err(CodecError::new(CODEC, idx_at, format!("exception index {i} beyond {n} values")));
+                    return Err(CodecError::new(
+                        CODEC,
+                        idx_at,
+                        format!("exception index {i} beyond {n} values"),
+                    ));
                 };
                 *o = o.wrapping_add(d);
             }
@@ -148,7 +174,13 @@ fn decode_inner(bytes: &[u8], out: &mut Vec<i64>, old: usize) -> Result<(), Code
                 for (&i, &z) in idx.iter().zip(&vals) {
                     match dst.get_mut(i as usize) {
                         Some(o) if i >= 2 => *o = unzigzag(z).wrapping_add(reference),
-                        _ => return Err(CodecError::new(CODEC, idx_at, format!("exception index {i} outside 2..{n}"))),
+                        _ => {
+                            return Err(CodecError::new(
+                                CODEC,
+                                idx_at,
+                                format!("exception index {i} outside 2..{n}"),
+                            ))
+                        }
                     }
                 }
             }
@@ -187,7 +219,11 @@ fn exception_count(r: &mut Reader, limit: usize) -> Result<usize, CodecError> {
     let at = r.pos();
     let e = r.u32("exception count")? as usize;
     if e > limit {
-        return Err(CodecError::new(CODEC, at, format!("{e} exceptions for {limit} values")));
+        return Err(CodecError::new(
+            CODEC,
+            at,
+            format!("{e} exceptions for {limit} values"),
+        ));
     }
     Ok(e)
 }
@@ -226,7 +262,10 @@ impl StridePlan {
         if self.exceptions == 0 {
             return STRIDE_HEADER;
         }
-        STRIDE_HEADER + 9 + packed_len(self.exceptions, bits_needed(n as u64 - 1)) + packed_len(self.exceptions, self.dev_width())
+        STRIDE_HEADER
+            + 9
+            + packed_len(self.exceptions, bits_needed(n as u64 - 1))
+            + packed_len(self.exceptions, self.dev_width())
     }
 }
 
@@ -235,11 +274,22 @@ impl StridePlan {
 fn stride_plan(v: &[i64], limit: usize) -> Option<StridePlan> {
     let n = v.len();
     let runs = || sample_runs(n, SAMPLE_LEN);
-    let stride = majority(runs().flat_map(|(s, len)| v[s..s + len].windows(2).map(|w| w[1].wrapping_sub(w[0]))));
-    let start = majority(runs().flat_map(|(s, len)| (s..s + len).map(|i| v[i].wrapping_sub((i as i64).wrapping_mul(stride)))));
-    let mut p = StridePlan { start, stride, exceptions: 0, dev_min: i64::MAX, dev_max: i64::MIN };
+    let stride = majority(
+        runs().flat_map(|(s, len)| v[s..s + len].windows(2).map(|w| w[1].wrapping_sub(w[0]))),
+    );
+    let start = majority(runs().flat_map(|(s, len)| {
+        (s..s + len).map(|i| v[i].wrapping_sub((i as i64).wrapping_mul(stride)))
+    }));
+    let mut p = StridePlan {
+        start,
+        stride,
+        exceptions: 0,
+        dev_min: i64::MAX,
+        dev_max: i64::MIN,
+    };
     // every exception costs at least its index
-    let max_exceptions = limit.saturating_sub(STRIDE_HEADER + 9).saturating_mul(8) / bits_needed(n as u64 - 1).max(1) as usize;
+    let max_exceptions = limit.saturating_sub(STRIDE_HEADER + 9).saturating_mul(8)
+        / bits_needed(n as u64 - 1).max(1) as usize;
     let mut line = start;
     for &x in v {
         let dev = x.wrapping_sub(line);
@@ -292,7 +342,8 @@ struct DodPlan {
 
 #[inline(always)]
 fn dod(w: &[i64]) -> i64 {
-    w[2].wrapping_sub(w[1]).wrapping_sub(w[1].wrapping_sub(w[0]))
+    w[2].wrapping_sub(w[1])
+        .wrapping_sub(w[1].wrapping_sub(w[0]))
 }
 
 /// Reference and width for delta-of-delta, from a sample: the window of
@@ -319,20 +370,36 @@ fn dod_plan(v: &[i64]) -> DodPlan {
     for w in 0..=max_bits {
         fitting += hist[w as usize];
         let exc = ((sample.len() - fitting) * m).div_ceil(sample.len());
-        let exc_size = if exc > 0 { 1 + packed_len(exc, idx_width) + packed_len(exc, max_bits.max(1)) } else { 0 };
+        let exc_size = if exc > 0 {
+            1 + packed_len(exc, idx_width) + packed_len(exc, max_bits.max(1))
+        } else {
+            0
+        };
         let size = DOD_HEADER + packed_len(n, w) + exc_size;
         if size <= best.0 {
             best = (size, w);
         }
     }
     let (size, width) = best;
-    let reference = if width == 0 { center } else { center.wrapping_sub((1u64 << (width - 1)) as i64) };
-    DodPlan { reference, width, size }
+    let reference = if width == 0 {
+        center
+    } else {
+        center.wrapping_sub((1u64 << (width - 1)) as i64)
+    };
+    DodPlan {
+        reference,
+        width,
+        size,
+    }
 }
 
 /// The exact size of `dod_encoding(v, _, p)`.
 fn dod_exact_size(v: &[i64], p: &DodPlan) -> usize {
-    let mask = if p.width == 64 { u64::MAX } else { (1u64 << p.width) - 1 };
+    let mask = if p.width == 64 {
+        u64::MAX
+    } else {
+        (1u64 << p.width) - 1
+    };
     let (mut exc, mut max_z) = (0usize, 0u64);
     for w in v.windows(3) {
         let x = dod(w).wrapping_sub(p.reference);
@@ -342,7 +409,11 @@ fn dod_exact_size(v: &[i64], p: &DodPlan) -> usize {
         }
     }
     let n = v.len();
-    let exc_size = if exc > 0 { 1 + packed_len(exc, bits_needed(n as u64 - 1)) + packed_len(exc, bits_needed(max_z)) } else { 0 };
+    let exc_size = if exc > 0 {
+        1 + packed_len(exc, bits_needed(n as u64 - 1)) + packed_len(exc, bits_needed(max_z))
+    } else {
+        0
+    };
     DOD_HEADER + packed_len(n, p.width) + exc_size
 }
 
@@ -357,7 +428,11 @@ fn dod_encoding(v: &[i64], count: u32, p: &DodPlan) -> Vec<u8> {
     put_u8(&mut out, p.width as u8);
     let exc_at = out.len();
     put_u32(&mut out, 0); // exception count, known after packing
-    let mask = if p.width == 64 { u64::MAX } else { (1u64 << p.width) - 1 };
+    let mask = if p.width == 64 {
+        u64::MAX
+    } else {
+        (1u64 << p.width) - 1
+    };
     let reference = p.reference;
     let mut idx = Vec::new();
     let mut vals = Vec::new();
@@ -380,7 +455,11 @@ fn dod_encoding(v: &[i64], count: u32, p: &DodPlan) -> Vec<u8> {
         bitpack::pack_with(n, p.width, &mut out, |s, buf| {
             let skip = if s == 0 { 2 } else { 0 };
             buf[..skip].fill(0);
-            for (k, (b, w)) in buf[skip..].iter_mut().zip(v[s + skip - 2..].windows(3)).enumerate() {
+            for (k, (b, w)) in buf[skip..]
+                .iter_mut()
+                .zip(v[s + skip - 2..].windows(3))
+                .enumerate()
+            {
                 *b = slot(s + skip + k, w);
             }
         });
@@ -416,7 +495,11 @@ mod tests {
             if r.below(n as u64 + gaps + 1) < gaps {
                 continue;
             }
-            let jitter = if r.below(n as u64 + 1) < late { r.range(-1_000_000, 1_000_000) } else { 0 };
+            let jitter = if r.below(n as u64 + 1) < late {
+                r.range(-1_000_000, 1_000_000)
+            } else {
+                0
+            };
             out.push(T0 + slot * 10 * SEC + jitter);
         }
         out
@@ -430,17 +513,50 @@ mod tests {
             ("constant", |n, _| vec![T0; n]),
             ("few_gaps_few_late", |n, r| gappy(n, r, 3, 3)),
             ("many_gaps", |n, r| gappy(n, r, n as u64 / 10, 0)),
-            ("all_jittered", |n, r| (0..n as i64).map(|i| T0 + i * 10 * SEC + r.range(-1_000_000, 1_000_000)).collect()),
+            ("all_jittered", |n, r| {
+                (0..n as i64)
+                    .map(|i| T0 + i * 10 * SEC + r.range(-1_000_000, 1_000_000))
+                    .collect()
+            }),
             ("irregular", |n, r| {
                 let mut t = T0;
-                (0..n).map(|_| { t += r.range(1, 60 * SEC); t }).collect()
+                (0..n)
+                    .map(|_| {
+                        t += r.range(1, 60 * SEC);
+                        t
+                    })
+                    .collect()
             }),
-            ("duplicates", |n, _| (0..n as i64).map(|i| T0 + (i / 2) * SEC).collect()),
-            ("descending", |n, _| (0..n as i64).map(|i| T0 - i * SEC).collect()),
-            ("overflowing_grid", |n, _| (0..n as i64).map(|i| (i64::MAX - 5 * SEC).wrapping_add(i.wrapping_mul(SEC))).collect()),
-            ("random_full_range", |n, r| (0..n).map(|_| r.next() as i64).collect()),
-            ("extremes", |n, r| (0..n).map(|_| [i64::MIN, i64::MAX, 0, -1][r.below(4) as usize]).collect()),
-            ("regular_with_extreme_outlier", |n, _| (0..n as i64).map(|i| if i == n as i64 / 3 { i64::MIN } else { T0 + i * SEC }).collect()),
+            ("duplicates", |n, _| {
+                (0..n as i64).map(|i| T0 + (i / 2) * SEC).collect()
+            }),
+            ("descending", |n, _| {
+                (0..n as i64).map(|i| T0 - i * SEC).collect()
+            }),
+            ("overflowing_grid", |n, _| {
+                (0..n as i64)
+                    .map(|i| (i64::MAX - 5 * SEC).wrapping_add(i.wrapping_mul(SEC)))
+                    .collect()
+            }),
+            ("random_full_range", |n, r| {
+                (0..n).map(|_| r.next() as i64).collect()
+            }),
+            ("extremes", |n, r| {
+                (0..n)
+                    .map(|_| [i64::MIN, i64::MAX, 0, -1][r.below(4) as usize])
+                    .collect()
+            }),
+            ("regular_with_extreme_outlier", |n, _| {
+                (0..n as i64)
+                    .map(|i| {
+                        if i == n as i64 / 3 {
+                            i64::MIN
+                        } else {
+                            T0 + i * SEC
+                        }
+                    })
+                    .collect()
+            }),
         ]
     }
 
@@ -449,7 +565,12 @@ mod tests {
         let mut out = vec![-9];
         decode_timestamps(&enc, &mut out).unwrap_or_else(|e| panic!("{e}: {:?}", scheme(&enc)));
         assert_eq!(out[0], -9);
-        assert!(out[1..] == *values, "{:?} of {} values", scheme(&enc), values.len());
+        assert!(
+            out[1..] == *values,
+            "{:?} of {} values",
+            scheme(&enc),
+            values.len()
+        );
         enc
     }
 
@@ -461,7 +582,11 @@ mod tests {
                 for &n in LENGTHS {
                     let v = gen(n, &mut rng);
                     let enc = round_trip(&v);
-                    assert!(enc.len() <= DOD_HEADER + 1 + 8 * n + n.div_ceil(4) + 16, "{name}/{n}: {} bytes", enc.len());
+                    assert!(
+                        enc.len() <= DOD_HEADER + 1 + 8 * n + n.div_ceil(4) + 16,
+                        "{name}/{n}: {} bytes",
+                        enc.len()
+                    );
                 }
             }
         }
@@ -492,7 +617,11 @@ mod tests {
         for n in [1024, 8192, 10_000, 1 << 16] {
             let enc = round_trip(&regular(n));
             assert_eq!(scheme(&enc), Some(Scheme::Stride));
-            assert_eq!(enc.len(), STRIDE_HEADER, "a constant stride is a few bytes per block");
+            assert_eq!(
+                enc.len(),
+                STRIDE_HEADER,
+                "a constant stride is a few bytes per block"
+            );
             assert!(enc.len() * 8 <= n);
         }
         // irregularities per block: 1 gap + 1 late point in 1024, 4 + 4 in 8192
@@ -504,7 +633,11 @@ mod tests {
             }
             let enc = round_trip(&v);
             let bits = enc.len() as f64 * 8.0 / n as f64;
-            assert!(bits <= 1.0, "regular with gaps and late points: {bits} bits/value ({:?})", scheme(&enc));
+            assert!(
+                bits <= 1.0,
+                "regular with gaps and late points: {bits} bits/value ({:?})",
+                scheme(&enc)
+            );
         }
     }
 
@@ -514,19 +647,29 @@ mod tests {
         v[100] += 1234;
         let enc = round_trip(&v);
         assert_eq!(scheme(&enc), Some(Scheme::Stride));
-        assert!(enc.len() <= STRIDE_HEADER + 9 + 2 + 2, "{} bytes", enc.len());
+        assert!(
+            enc.len() <= STRIDE_HEADER + 9 + 2 + 2,
+            "{} bytes",
+            enc.len()
+        );
         // a gap shifts the grid for the rest of the block: delta-of-delta wins
         let mut g = regular(4096);
         g.remove(100);
         let enc = round_trip(&g);
         assert_eq!(scheme(&enc), Some(Scheme::DeltaOfDelta));
-        assert!(enc.len() <= DOD_HEADER + 1 + 2 * 2 + 2 * 8, "{} bytes", enc.len());
+        assert!(
+            enc.len() <= DOD_HEADER + 1 + 2 * 2 + 2 * 8,
+            "{} bytes",
+            enc.len()
+        );
     }
 
     #[test]
     fn jittered_points_pack_narrow() {
         let mut rng = Rng(13);
-        let v: Vec<i64> = (0..8192).map(|i| T0 + i * 10 * SEC + rng.range(-500, 500)).collect();
+        let v: Vec<i64> = (0..8192)
+            .map(|i| T0 + i * 10 * SEC + rng.range(-500, 500))
+            .collect();
         let enc = round_trip(&v);
         let bits = enc.len() as f64 * 8.0 / v.len() as f64;
         assert!(bits <= 13.0, "{bits} bits/value ({:?})", scheme(&enc));

@@ -1,0 +1,327 @@
+//! The checkpoint protocol: memtables become segment files and the WAL is
+//! truncated behind them, without losing or duplicating a row at any crash
+//! point. Run by `CHECKPOINT` and by the background flusher (memtable size
+//! or age), one checkpoint at a time, across all shards together:
+//!
+//! 1. Freeze. With the commit gate held exclusively — so no multi-shard
+//!    transaction is between its Commit record and the publication of its
+//!    rows — every shard moves its memtables to a frozen list (still
+//!    scanned) and notes its WAL's next LSN and its in-flight transactions
+//!    (logged here, not yet published or aborted) with their first LSNs.
+//! 2. Flush. Each shard sorts and encodes its frozen rows and writes the
+//!    segment files through its io_uring ring, fsyncs them and their
+//!    directory, and installs them in place of the frozen rows.
+//! 3. Manifest. `checkpoint.json` is replaced atomically: per WAL
+//!    directory the frozen LSN and the in-flight transactions, and every
+//!    live segment. Recovery loads those segments and replays only records
+//!    at or above the LSN, or of those transactions.
+//! 4. Truncate. Each WAL deletes its segments whose records all lie below
+//!    the frozen LSN and below its in-flight transactions' first records;
+//!    segment files retired (TRUNCATE, DROP) are deleted.
+//!
+//! Why all shards at once: a multi-shard transaction's Commit record lives
+//! in one shard's WAL while its rows live in others'; truncating one WAL
+//! alone could drop a Commit record that another shard's replay still needs.
+//! Must not: run two checkpoints at once (`serial`), or hold the commit gate
+//! beyond the freeze.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::PathBuf;
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use super::files::{Manifest, ShardCheckpoint};
+use super::flush::{encode_frozen, write_segments};
+use crate::error::{DbError, DbResult};
+use crate::server::Server;
+use crate::wal::io_error;
+
+/// The server-wide state of checkpoints.
+#[derive(Default)]
+pub struct Checkpoints {
+    /// Held shared by a multi-shard commit from its Commit record until its
+    /// rows are published everywhere; exclusively by a checkpoint's freeze.
+    pub gate: tokio::sync::RwLock<()>,
+    serial: tokio::sync::Mutex<()>,
+    pub data_dir: OnceLock<PathBuf>,
+    state: Mutex<CheckpointState>,
+}
+
+#[derive(Default)]
+struct CheckpointState {
+    number: u64,
+    /// WAL directories of shards beyond the current shard count (the server
+    /// was restarted with fewer shards): replayed at start, then flushed by
+    /// the first checkpoint, with their next LSN.
+    orphans: HashMap<u32, u64>,
+    next_segment: HashMap<u32, u64>,
+}
+
+/// What one checkpoint did.
+#[derive(Debug, Default, Clone)]
+pub struct CheckpointStats {
+    pub rows: u64,
+    pub segments: usize,
+    pub bytes: u64,
+    pub wal_segments_removed: usize,
+}
+
+impl Checkpoints {
+    /// Called once at start with what recovery found.
+    pub fn init(&self, data_dir: PathBuf, manifest: &Manifest, orphans: HashMap<u32, u64>) {
+        let _ = self.data_dir.set(data_dir);
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        st.number = manifest.checkpoint;
+        st.orphans = orphans;
+        st.next_segment = manifest
+            .shards
+            .iter()
+            .map(|(d, s)| (*d, s.next_segment))
+            .collect();
+    }
+}
+
+/// Per shard: what the freeze noted.
+struct Frozen {
+    lsn: u64,
+    in_flight: HashMap<u64, u64>,
+}
+
+/// Runs one checkpoint (see the module doc). Without a data directory
+/// (in-memory servers in tests) it does nothing.
+pub async fn checkpoint(server: &Server) -> DbResult<CheckpointStats> {
+    let cps = &server.checkpoints;
+    let Some(data_dir) = cps.data_dir.get().cloned() else {
+        return Ok(CheckpointStats::default());
+    };
+    let _serial = cps.serial.lock().await;
+    let catalog = server.catalog.snapshot();
+
+    // 1. Freeze every shard under the exclusive commit gate.
+    let mut frozen = Vec::with_capacity(server.shards.len());
+    {
+        let _gate = cps.gate.write().await;
+        for shard in &server.shards {
+            frozen.push(
+                shard
+                    .run(|ctx| {
+                        let lsn = ctx.wal.borrow().as_ref().map_or(0, |w| {
+                            w.roll_segment();
+                            w.next_lsn()
+                        });
+                        let tables = ctx.storage.borrow_mut().freeze();
+                        (
+                            Frozen {
+                                lsn,
+                                in_flight: ctx.in_flight.borrow().clone(),
+                            },
+                            tables,
+                        )
+                    })
+                    .await?,
+            );
+        }
+    }
+
+    // 2. Flush on every shard at once.
+    let mut flushes = Vec::new();
+    for (shard, (_, tables)) in server.shards.iter().zip(frozen.iter_mut()) {
+        let tables = std::mem::take(tables);
+        let catalog = catalog.clone();
+        let data_dir = data_dir.clone();
+        flushes.push(shard.run_local(move |ctx| async move {
+            let mut stats = CheckpointStats::default();
+            let mut failure = None;
+            for t in &tables {
+                let def = catalog
+                    .databases
+                    .values()
+                    .find_map(|d| d.table_by_oid(t.table))
+                    .cloned();
+                let written = match (&failure, def) {
+                    (Some(_), _) | (None, None) => None,
+                    (None, Some(def)) => {
+                        let (dir, mut next) = {
+                            let s = ctx.storage.borrow();
+                            (s.dir, s.next_segment)
+                        };
+                        let encoded = encode_frozen(&def, t, dir, &mut next);
+                        ctx.storage.borrow_mut().next_segment = next;
+                        stats.rows += t.rows.iter().map(|b| b.len as u64).sum::<u64>();
+                        match write_segments(ctx.storage_io(), &data_dir, dir, t.table, encoded)
+                            .await
+                        {
+                            Ok(segs) => Some(segs),
+                            Err(e) => {
+                                failure = Some(io_error("write a segment file", &e));
+                                None
+                            }
+                        }
+                    }
+                };
+                let mut storage = ctx.storage.borrow_mut();
+                match written {
+                    Some(segs) => {
+                        stats.segments += segs.len();
+                        stats.bytes += segs.iter().map(|s| s.bytes).sum::<u64>();
+                        storage.install(t, segs);
+                    }
+                    None if failure.is_some() => storage.refreeze_failed(t),
+                    // The table was dropped: its frozen rows go with it.
+                    None => {
+                        storage.install(t, Vec::new());
+                    }
+                }
+            }
+            match failure {
+                Some(e) => Err(e),
+                None => Ok(stats),
+            }
+        }));
+    }
+    let mut stats = CheckpointStats::default();
+    let mut failure = None;
+    for f in flushes {
+        match f.await.and_then(|r| r) {
+            Ok(s) => {
+                stats.rows += s.rows;
+                stats.segments += s.segments;
+                stats.bytes += s.bytes;
+            }
+            Err(e) => {
+                failure.get_or_insert(e);
+            }
+        }
+    }
+    if let Some(e) = failure {
+        // Nothing is truncated: the WAL still holds every row; the frozen rows
+        // went back to the memtables and the next checkpoint writes them again.
+        return Err(e);
+    }
+
+    // 3. The manifest.
+    let mut manifest = Manifest {
+        next_txn: server.peek_next_txn(),
+        ..Default::default()
+    };
+    let mut bounds = Vec::with_capacity(server.shards.len());
+    for (shard, (f, _)) in server.shards.iter().zip(&frozen) {
+        let (segments, next_segment) = shard
+            .run(|ctx| {
+                let s = ctx.storage.borrow();
+                (
+                    s.live_segments()
+                        .iter()
+                        .map(|s| s.manifest_path())
+                        .collect::<Vec<_>>(),
+                    s.next_segment,
+                )
+            })
+            .await?;
+        manifest.segments.extend(segments);
+        let pending: BTreeSet<u64> = f.in_flight.keys().copied().collect();
+        manifest.shards.insert(
+            shard.id as u32,
+            ShardCheckpoint {
+                lsn: f.lsn,
+                pending,
+                next_segment,
+            },
+        );
+        bounds.push(f.in_flight.values().copied().fold(f.lsn, u64::min));
+    }
+    let orphans = {
+        let mut st = cps.state.lock().unwrap_or_else(|p| p.into_inner());
+        st.number += 1;
+        manifest.checkpoint = st.number;
+        // Segment ids of directories no shard writes to any more stay reserved.
+        for (d, n) in &st.next_segment {
+            manifest
+                .shards
+                .entry(*d)
+                .or_insert_with(|| ShardCheckpoint {
+                    next_segment: *n,
+                    ..Default::default()
+                });
+        }
+        for (d, lsn) in &st.orphans {
+            let e = manifest.shards.entry(*d).or_default();
+            e.lsn = *lsn;
+        }
+        st.orphans.clone()
+    };
+    manifest.segments.sort();
+    let dir = data_dir.clone();
+    let m = manifest.clone();
+    tokio::task::spawn_blocking(move || m.save(&dir))
+        .await
+        .map_err(|e| DbError::internal(e.to_string()))?
+        .map_err(|e| io_error("write the checkpoint manifest", &e))?;
+    crate::failpoint::hit("checkpoint-after-manifest");
+
+    // 4. Truncate the WALs and delete retired segment files.
+    for (shard, bound) in server.shards.iter().zip(bounds) {
+        let removed = shard
+            .run(move |ctx| {
+                for seg in ctx.storage.borrow_mut().take_retired() {
+                    let _ = std::fs::remove_file(&seg.path);
+                }
+                match ctx.wal.borrow().as_ref() {
+                    Some(w) => w.remove_segments_below(bound),
+                    None => Ok(0),
+                }
+            })
+            .await?
+            .map_err(|e| io_error("remove WAL segments", &e))?;
+        stats.wal_segments_removed += removed;
+    }
+    for dir in orphans.keys() {
+        let _ = std::fs::remove_dir_all(crate::wal::shard_dir(&data_dir, *dir));
+    }
+    cps.state
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .orphans
+        .clear();
+    Ok(stats)
+}
+
+/// Flush thresholds of the background flusher.
+#[derive(Debug, Clone, Copy)]
+pub struct FlushPolicy {
+    /// A shard whose memtables hold more than this many bytes triggers a checkpoint.
+    pub memtable_bytes: usize,
+    /// Rows older than this in a memtable trigger a checkpoint.
+    pub max_age: Duration,
+}
+
+/// The background flusher: checks every shard's memtables once a second
+/// and runs a checkpoint when one is too big or too old. Runs until the
+/// server stops (spawn it on a shard's LocalSet).
+pub async fn run_flusher(server: std::sync::Arc<Server>, policy: FlushPolicy) {
+    loop {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let mut due = false;
+        for shard in &server.shards {
+            if let Ok((bytes, oldest)) = shard
+                .run(|ctx| ctx.storage.borrow().memtable_pressure())
+                .await
+            {
+                if bytes > policy.memtable_bytes
+                    || oldest.is_some_and(|t| Instant::now().duration_since(t) > policy.max_age)
+                {
+                    due = true;
+                }
+            }
+        }
+        if due {
+            if let Err(e) = checkpoint(&server).await {
+                eprintln!(
+                    "brewricd: background checkpoint failed: {} (will retry)",
+                    e.message
+                );
+                tokio::time::sleep(Duration::from_secs(5)).await;
+            }
+        }
+    }
+}

@@ -1,0 +1,316 @@
+//! Reading segments for a scan: prune block groups (and whole segments) by
+//! the zone maps against the range predicates found in the filter, read the
+//! needed columns' blocks that are not cached — adjacent blocks of a column
+//! coalesced into one read, all reads of a window submitted together
+//! through the shard's io_uring ring — and decode them straight into
+//! executor batches holding only the needed columns.
+//! Must not: evaluate the filter (the fragment does; pruning only skips
+//! groups that cannot hold a matching row) or decode a block that fails its
+//! checksum (that is SQLSTATE XX001 with the file and offset).
+
+use std::rc::Rc;
+use std::sync::Arc;
+
+use super::cache::BlockKey;
+use super::files::SegmentFile;
+use super::segment::reader::decode_block_bytes;
+use super::segment::BlockMeta;
+use crate::error::{DbError, DbResult};
+use crate::exec::kernels::BinaryOp;
+use crate::exec::vector::Batch;
+use crate::runtime::storage_io::IoRequest;
+use crate::runtime::ShardContext;
+use crate::sql::plan::Expr;
+use crate::types::{DataType, Datum};
+
+pub const DATA_CORRUPTED: &str = "XX001";
+/// Block groups read per window (a window's reads are submitted together).
+const WINDOW_GROUPS: usize = 32;
+/// Coalesced reads stop growing at this size.
+const MAX_READ_BYTES: u64 = 4 << 20;
+
+/// A closed range a column's values must fall in for a row to match.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Range {
+    Int(i64, i64),
+    Float(f64, f64),
+}
+
+/// Range predicates on columns (conjuncts of the filter), by table column.
+#[derive(Debug, Clone, Default)]
+pub struct Pruning {
+    ranges: Vec<(usize, Range)>,
+}
+
+fn int_like(t: DataType) -> bool {
+    matches!(
+        t,
+        DataType::Int16
+            | DataType::Int32
+            | DataType::Int64
+            | DataType::Date
+            | DataType::Timestamp
+            | DataType::TimestampTz
+    )
+}
+
+impl Pruning {
+    /// Finds `column op literal` conjuncts (op: = < <= > >=, either side) and
+    /// `column IN (literals)` in `filter`, whose columns index the table's columns.
+    pub fn from_filter(filter: Option<&Expr>) -> Pruning {
+        let mut p = Pruning::default();
+        if let Some(f) = filter {
+            p.collect(f);
+        }
+        p
+    }
+
+    fn collect(&mut self, e: &Expr) {
+        match e {
+            Expr::Binary { sig, left, right } if sig.op == BinaryOp::And => {
+                self.collect(left);
+                self.collect(right);
+            }
+            Expr::Binary { sig, left, right } => {
+                let (col, lit, op) = match (left.as_ref(), right.as_ref()) {
+                    (Expr::Column(c, t), Expr::Literal(d, lt)) => ((*c, *t), (d, *lt), sig.op),
+                    (Expr::Literal(d, lt), Expr::Column(c, t)) => {
+                        ((*c, *t), (d, *lt), flip(sig.op))
+                    }
+                    _ => return,
+                };
+                if let Some(r) = range_of(col.1, lit.0, lit.1, op) {
+                    self.ranges.push((col.0, r));
+                }
+            }
+            Expr::InList {
+                expr,
+                list,
+                negated: false,
+                ..
+            } => {
+                let Expr::Column(c, t) = expr.as_ref() else {
+                    return;
+                };
+                let mut acc: Option<Range> = None;
+                for item in list {
+                    let Expr::Literal(d, lt) = item else { return };
+                    let Some(r) = range_of(*t, d, *lt, BinaryOp::Eq) else {
+                        return;
+                    };
+                    acc = Some(match (acc, r) {
+                        (None, r) => r,
+                        (Some(Range::Int(a, b)), Range::Int(x, y)) => {
+                            Range::Int(a.min(x), b.max(y))
+                        }
+                        (Some(Range::Float(a, b)), Range::Float(x, y)) => {
+                            Range::Float(a.min(x), b.max(y))
+                        }
+                        _ => return,
+                    });
+                }
+                if let Some(r) = acc {
+                    self.ranges.push((*c, r));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ranges.is_empty()
+    }
+
+    /// Whether block group `g` of `seg` may hold a matching row.
+    pub fn group_may_match(&self, seg: &SegmentFile, g: usize) -> bool {
+        let blocks = &seg.footer.groups[g].1;
+        self.ranges.iter().all(|(c, r)| match blocks.get(*c) {
+            Some(b) => block_may_match(b, *r),
+            None => true,
+        })
+    }
+}
+
+fn flip(op: BinaryOp) -> BinaryOp {
+    match op {
+        BinaryOp::Lt => BinaryOp::Gt,
+        BinaryOp::LtEq => BinaryOp::GtEq,
+        BinaryOp::Gt => BinaryOp::Lt,
+        BinaryOp::GtEq => BinaryOp::LtEq,
+        other => other,
+    }
+}
+
+fn range_of(col_type: DataType, lit: &Datum, lit_type: DataType, op: BinaryOp) -> Option<Range> {
+    if int_like(col_type)
+        && col_type.physical() == lit_type.physical()
+        && (col_type == lit_type || !is_time(col_type))
+    {
+        let v = lit.as_i64()?;
+        return Some(match op {
+            BinaryOp::Eq => Range::Int(v, v),
+            BinaryOp::Lt => Range::Int(i64::MIN, v.checked_sub(1)?),
+            BinaryOp::LtEq => Range::Int(i64::MIN, v),
+            BinaryOp::Gt => Range::Int(v.checked_add(1)?, i64::MAX),
+            BinaryOp::GtEq => Range::Int(v, i64::MAX),
+            _ => return None,
+        });
+    }
+    if matches!(col_type, DataType::Float64 | DataType::Float32)
+        && matches!(lit_type, DataType::Float64 | DataType::Float32)
+    {
+        let v = match lit {
+            Datum::Float64(f) => *f,
+            Datum::Float32(f) => *f as f64,
+            _ => return None,
+        };
+        if v.is_nan() {
+            return None;
+        }
+        // Strict bounds are kept closed: pruning only needs to be conservative.
+        return Some(match op {
+            BinaryOp::Eq => Range::Float(v, v),
+            BinaryOp::Lt | BinaryOp::LtEq => Range::Float(f64::NEG_INFINITY, v),
+            BinaryOp::Gt | BinaryOp::GtEq => Range::Float(v, f64::INFINITY),
+            _ => return None,
+        });
+    }
+    None
+}
+
+fn is_time(t: DataType) -> bool {
+    matches!(
+        t,
+        DataType::Date | DataType::Timestamp | DataType::TimestampTz
+    )
+}
+
+fn block_may_match(b: &BlockMeta, r: Range) -> bool {
+    let h = &b.header;
+    if h.nulls == h.rows {
+        return false; // a comparison with NULL is never true
+    }
+    if !h.has_zone_map() {
+        return true;
+    }
+    match r {
+        Range::Int(lo, hi) => {
+            if b.header.encoding == super::segment::column::ENC_FLOAT64
+                || b.header.encoding == super::segment::column::ENC_FLOAT32
+            {
+                return true;
+            }
+            !(h.max < lo || h.min > hi)
+        }
+        Range::Float(lo, hi) => {
+            let (min, max) = (f64::from_bits(h.min as u64), f64::from_bits(h.max as u64));
+            !(max < lo || min > hi)
+        }
+    }
+}
+
+/// Reads and decodes block groups `groups` of `seg`, columns `columns`
+/// (table column indexes), into batches holding those columns in that order.
+pub async fn read_groups(
+    ctx: &Rc<ShardContext>,
+    seg: &Rc<SegmentFile>,
+    groups: &[usize],
+    columns: &[usize],
+    types: &[DataType],
+) -> DbResult<Vec<Batch>> {
+    let file_name = seg.path.display().to_string();
+    let corrupt = |e: super::segment::SegmentError| DbError::new(DATA_CORRUPTED, e.to_string());
+    // 1. What is missing from the cache, coalesced into contiguous reads.
+    let mut have: Vec<Vec<Option<Rc<Vec<u8>>>>> = Vec::with_capacity(groups.len());
+    let mut reads: Vec<(u64, u64, Vec<(usize, usize, BlockMeta)>)> = Vec::new(); // (offset, len, [(gi, ci, meta)])
+    {
+        let mut storage = ctx.storage.borrow_mut();
+        for &g in groups {
+            have.push(
+                columns
+                    .iter()
+                    .map(|&c| {
+                        storage.cache.get(&BlockKey {
+                            segment: seg.cache_key,
+                            column: c as u32,
+                            group: g as u32,
+                        })
+                    })
+                    .collect(),
+            );
+        }
+    }
+    // Column-major layout: a column's blocks of consecutive groups are adjacent.
+    for (ci, &c) in columns.iter().enumerate() {
+        for (gi, &g) in groups.iter().enumerate() {
+            if have[gi][ci].is_some() {
+                continue;
+            }
+            let meta = seg.footer.groups[g].1[c];
+            match reads.last_mut() {
+                Some((off, len, parts))
+                    if *off + *len == meta.offset && *len + meta.len as u64 <= MAX_READ_BYTES =>
+                {
+                    *len += meta.len as u64;
+                    parts.push((gi, ci, meta));
+                }
+                _ => reads.push((meta.offset, meta.len as u64, vec![(gi, ci, meta)])),
+            }
+        }
+    }
+    if !reads.is_empty() {
+        let requests = reads
+            .iter()
+            .map(|(off, len, _)| IoRequest::Read {
+                file: Arc::clone(&seg.file),
+                offset: *off,
+                len: *len as usize,
+            })
+            .collect();
+        let results = ctx.storage_io().submit(requests).await;
+        let mut storage = ctx.storage.borrow_mut();
+        for ((off, _, parts), res) in reads.into_iter().zip(results) {
+            let bytes = res.map_err(|e| {
+                DbError::new(
+                    DATA_CORRUPTED,
+                    format!("segment {file_name}: cannot read at byte {off}: {e}"),
+                )
+            })?;
+            for (gi, ci, meta) in parts {
+                let start = (meta.offset - off) as usize;
+                let block = Rc::new(bytes[start..start + meta.len as usize].to_vec());
+                let key = BlockKey {
+                    segment: seg.cache_key,
+                    column: columns[ci] as u32,
+                    group: groups[gi] as u32,
+                };
+                storage.cache.insert(key, block.clone());
+                have[gi][ci] = Some(block);
+            }
+        }
+    }
+    // 2. Decode.
+    let mut out = Vec::with_capacity(groups.len());
+    for (gi, &g) in groups.iter().enumerate() {
+        let rows = seg.footer.groups[g].0 as usize;
+        let mut cols = Vec::with_capacity(columns.len());
+        for (ci, &c) in columns.iter().enumerate() {
+            let meta = &seg.footer.groups[g].1[c];
+            let bytes = have[gi][ci]
+                .as_ref()
+                .ok_or_else(|| DbError::internal("block missing after read"))?;
+            let col = decode_block_bytes(&file_name, meta, bytes, types[c]).map_err(corrupt)?;
+            cols.push(Arc::new(col));
+        }
+        out.push(Batch::new(cols, rows));
+    }
+    Ok(out)
+}
+
+/// The block groups of `seg` a scan with `pruning` must read, in windows.
+pub fn groups_to_read(seg: &SegmentFile, pruning: &Pruning) -> Vec<Vec<usize>> {
+    let wanted: Vec<usize> = (0..seg.footer.groups.len())
+        .filter(|&g| pruning.group_may_match(seg, g))
+        .collect();
+    wanted.chunks(WINDOW_GROUPS).map(|c| c.to_vec()).collect()
+}

@@ -1,0 +1,270 @@
+//! One shard's table data: per table, the memtable (rows as they arrive),
+//! frozen memtables (being flushed, still scanned) and the segment files
+//! that hold everything flushed. A scan takes a `ScanSnapshot` of all three
+//! at one instant on the shard thread, so it sees each row exactly once
+//! however a flush or TRUNCATE moves rows around while it runs.
+//! Must not: be shared between shards or locked; only its shard thread
+//! touches it.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::cache::BlockCache;
+use super::files::SegmentFile;
+use super::memtable::Memtable;
+use crate::catalog::TableId;
+use crate::exec::vector::Batch;
+use crate::types::DataType;
+
+/// Default block cache bound per shard.
+pub const DEFAULT_CACHE_BYTES: usize = 256 << 20;
+
+#[derive(Debug)]
+struct TableStore {
+    types: Vec<DataType>,
+    memtable: Memtable,
+    memtable_bytes: usize,
+    /// When the oldest row now in the memtable arrived.
+    memtable_since: Option<Instant>,
+    frozen: Vec<(u64, Arc<Vec<Batch>>)>,
+    segments: Vec<Rc<SegmentFile>>,
+    /// Bumped by TRUNCATE: a flush that froze rows of an older generation
+    /// must not install its segments.
+    generation: u64,
+}
+
+impl TableStore {
+    fn new(types: &[DataType]) -> TableStore {
+        TableStore {
+            types: types.to_vec(),
+            memtable: Memtable::new(types.to_vec()),
+            memtable_bytes: 0,
+            memtable_since: None,
+            frozen: Vec::new(),
+            segments: Vec::new(),
+            generation: 0,
+        }
+    }
+}
+
+/// What a scan reads: segments first, then in-memory batches.
+#[derive(Debug, Default)]
+pub struct ScanSnapshot {
+    pub types: Vec<DataType>,
+    pub segments: Vec<Rc<SegmentFile>>,
+    pub batches: Vec<Batch>,
+}
+
+/// A table's rows taken out of its memtable for a flush.
+#[derive(Debug)]
+pub struct FrozenTable {
+    pub table: TableId,
+    pub types: Vec<DataType>,
+    pub generation: u64,
+    pub flush_id: u64,
+    pub rows: Arc<Vec<Batch>>,
+}
+
+/// All tables' rows on one shard.
+#[derive(Debug)]
+pub struct ShardStorage {
+    tables: HashMap<TableId, TableStore>,
+    pub cache: BlockCache,
+    /// Segments no longer live, deleted once a manifest without them is durable.
+    retired: Vec<Rc<SegmentFile>>,
+    /// The data directory (None: in-memory only, as in unit tests).
+    pub data_dir: Option<PathBuf>,
+    /// This shard's segment directory number and next segment id.
+    pub dir: u32,
+    pub next_segment: u64,
+    next_flush: u64,
+}
+
+impl Default for ShardStorage {
+    fn default() -> Self {
+        ShardStorage {
+            tables: HashMap::new(),
+            cache: BlockCache::new(DEFAULT_CACHE_BYTES),
+            retired: Vec::new(),
+            data_dir: None,
+            dir: 0,
+            next_segment: 0,
+            next_flush: 0,
+        }
+    }
+}
+
+impl ShardStorage {
+    fn table_mut(&mut self, table: TableId, types: &[DataType]) -> &mut TableStore {
+        self.tables
+            .entry(table)
+            .or_insert_with(|| TableStore::new(types))
+    }
+
+    pub fn append(&mut self, table: TableId, types: &[DataType], batch: &Batch) {
+        let t = self.table_mut(table, types);
+        t.memtable.append(batch);
+        t.memtable_bytes += batch.byte_size();
+        t.memtable_since.get_or_insert_with(Instant::now);
+    }
+
+    /// Adds a segment found at start (recovery) or written by a flush.
+    pub fn add_segment(&mut self, types: &[DataType], segment: Rc<SegmentFile>) {
+        self.table_mut(segment.table, types).segments.push(segment);
+    }
+
+    pub fn scan(&self, table: TableId) -> ScanSnapshot {
+        let Some(t) = self.tables.get(&table) else {
+            return ScanSnapshot::default();
+        };
+        let mut batches: Vec<Batch> = t
+            .frozen
+            .iter()
+            .flat_map(|(_, rows)| rows.iter().cloned())
+            .collect();
+        batches.extend(t.memtable.snapshot());
+        ScanSnapshot {
+            types: t.types.clone(),
+            segments: t.segments.clone(),
+            batches,
+        }
+    }
+
+    /// Every row in memory (memtable and frozen), for tests and callers that
+    /// do not read segments.
+    pub fn snapshot(&self, table: TableId) -> Vec<Batch> {
+        self.scan(table).batches
+    }
+
+    pub fn drop_table(&mut self, table: TableId) {
+        if let Some(t) = self.tables.remove(&table) {
+            self.retire(t.segments);
+        }
+    }
+
+    pub fn truncate(&mut self, table: TableId) {
+        if let Some(t) = self.tables.get_mut(&table) {
+            t.memtable.truncate();
+            t.memtable_bytes = 0;
+            t.memtable_since = None;
+            t.frozen.clear();
+            t.generation += 1;
+            let old = std::mem::take(&mut t.segments);
+            self.retire(old);
+        }
+    }
+
+    fn retire(&mut self, segments: Vec<Rc<SegmentFile>>) {
+        for s in &segments {
+            self.cache.forget_segment(s.cache_key);
+        }
+        self.retired.extend(segments);
+    }
+
+    /// Bytes of rows held in memtables and when the oldest arrived.
+    pub fn memtable_pressure(&self) -> (usize, Option<Instant>) {
+        let bytes = self.tables.values().map(|t| t.memtable_bytes).sum();
+        let oldest = self.tables.values().filter_map(|t| t.memtable_since).min();
+        (bytes, oldest)
+    }
+
+    /// Moves every non-empty memtable into the frozen list (still scanned)
+    /// and returns the rows to flush.
+    pub fn freeze(&mut self) -> Vec<FrozenTable> {
+        let mut out = Vec::new();
+        let mut ids: Vec<TableId> = self.tables.keys().copied().collect();
+        ids.sort_unstable();
+        for table in ids {
+            let flush_id = self.next_flush;
+            let Some(t) = self.tables.get_mut(&table) else {
+                continue;
+            };
+            if t.memtable.row_count() == 0 {
+                continue;
+            }
+            let rows = Arc::new(t.memtable.take_all());
+            t.memtable_bytes = 0;
+            t.memtable_since = None;
+            t.frozen.push((flush_id, rows.clone()));
+            out.push(FrozenTable {
+                table,
+                types: t.types.clone(),
+                generation: t.generation,
+                flush_id,
+                rows,
+            });
+            self.next_flush += 1;
+        }
+        out
+    }
+
+    /// Replaces a frozen memtable by the segments written from it; if the
+    /// table was truncated or dropped meanwhile, the segments are retired
+    /// instead. Returns whether they were installed.
+    pub fn install(&mut self, frozen: &FrozenTable, segments: Vec<Rc<SegmentFile>>) -> bool {
+        match self.tables.get_mut(&frozen.table) {
+            Some(t) if t.generation == frozen.generation => {
+                t.frozen.retain(|(id, _)| *id != frozen.flush_id);
+                t.segments.extend(segments);
+                true
+            }
+            _ => {
+                self.retire(segments);
+                false
+            }
+        }
+    }
+
+    /// A flush that failed: its rows go back to being scanned from memory
+    /// (they stay frozen; the next checkpoint writes them again).
+    pub fn refreeze_failed(&mut self, frozen: &FrozenTable) {
+        if let Some(t) = self.tables.get_mut(&frozen.table) {
+            if t.generation == frozen.generation {
+                if let Some(pos) = t.frozen.iter().position(|(id, _)| *id == frozen.flush_id) {
+                    let (_, rows) = t.frozen.remove(pos);
+                    for b in rows.iter() {
+                        t.memtable.append(b);
+                        t.memtable_bytes += b.byte_size();
+                    }
+                    t.memtable_since.get_or_insert_with(Instant::now);
+                }
+            }
+        }
+    }
+
+    /// Every live segment of this shard.
+    pub fn live_segments(&self) -> Vec<Rc<SegmentFile>> {
+        self.tables
+            .values()
+            .flat_map(|t| t.segments.iter().cloned())
+            .collect()
+    }
+
+    /// Segments retired so far (to delete once the next manifest is durable).
+    pub fn take_retired(&mut self) -> Vec<Rc<SegmentFile>> {
+        std::mem::take(&mut self.retired)
+    }
+
+    /// Bytes on disk of a table's segments on this shard.
+    pub fn table_bytes(&self, table: TableId) -> u64 {
+        self.tables
+            .get(&table)
+            .map_or(0, |t| t.segments.iter().map(|s| s.bytes).sum())
+    }
+
+    /// Row count of a table on this shard (segments + memory).
+    pub fn row_count(&self, table: TableId) -> u64 {
+        self.tables.get(&table).map_or(0, |t| {
+            t.segments.iter().map(|s| s.footer.rows).sum::<u64>()
+                + t.frozen
+                    .iter()
+                    .flat_map(|(_, r)| r.iter())
+                    .map(|b| b.len as u64)
+                    .sum::<u64>()
+                + t.memtable.row_count() as u64
+        })
+    }
+}

@@ -1,0 +1,258 @@
+//! Checkpoints: memtables become segment files and the WAL is truncated
+//! behind them. A crash at any point of a checkpoint (after a segment file is
+//! written but not synced, after it is synced, before the manifest is
+//! renamed into place, after it) loses no acknowledged row and duplicates
+//! none; rows keep their values through segments; TRUNCATE and DROP of a
+//! flushed table stay done after a restart.
+
+mod common;
+
+use tokio_postgres::Client;
+
+const FAILPOINTS: &[&str] = &[
+    "flush-after-segment-write",
+    "flush-after-segment-sync",
+    "checkpoint-before-manifest-rename",
+    "checkpoint-after-manifest",
+];
+
+/// Inserts rows `first..first + n` of the test table (spread over both shards).
+async fn insert(client: &Client, first: i64, n: i64) {
+    let values: Vec<String> = (first..first + n)
+        .map(|i| format!("('2016-01-01 00:00:00+00'::timestamptz + interval '10 seconds' * {i}, {}, {}.5, 'row {i}')", i % 7, i % 100))
+        .collect();
+    client
+        .batch_execute(&format!("INSERT INTO m VALUES {}", values.join(",")))
+        .await
+        .unwrap();
+}
+
+/// (count, sum of k, sum of v, distinct s, min time, max time) of the table.
+async fn summary(client: &Client) -> String {
+    let row = client
+        .query_one(
+            "SELECT count(*)::text || ' ' || coalesce(sum(host), 0)::text || ' ' || coalesce(sum(v), 0)::text || ' ' || \
+             count(DISTINCT s)::text || ' ' || coalesce(min(time)::text, '-') || ' ' || coalesce(max(time)::text, '-') FROM m",
+            &[],
+        )
+        .await
+        .unwrap();
+    row.get(0)
+}
+
+fn expected(n: i64) -> String {
+    let host: i64 = (0..n).map(|i| i % 7).sum();
+    let v: f64 = (0..n).map(|i| (i % 100) as f64 + 0.5).sum();
+    let fmt_t = |i: i64| {
+        let secs = i * 10;
+        format!(
+            "2016-01-{:02} {:02}:{:02}:{:02}+00",
+            1 + secs / 86400,
+            secs % 86400 / 3600,
+            secs % 3600 / 60,
+            secs % 60
+        )
+    };
+    format!("{n} {host} {v} {n} {} {}", fmt_t(0), fmt_t(n - 1))
+}
+
+fn segment_files(dir: &std::path::Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for d in std::fs::read_dir(dir.join("segments"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        for f in std::fs::read_dir(d.path()).into_iter().flatten().flatten() {
+            out.push(format!(
+                "{}/{}",
+                d.file_name().to_string_lossy(),
+                f.file_name().to_string_lossy()
+            ));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[tokio::test]
+async fn a_crash_at_any_point_of_a_checkpoint_loses_and_duplicates_nothing() {
+    for fp in FAILPOINTS {
+        let server = common::start();
+        if server.is_external() {
+            eprintln!("skipped: needs a brewricd started by the test");
+            return;
+        }
+        let client = server.connect(common::DEFAULT_DB).await;
+        client
+            .batch_execute(
+                "CREATE TABLE m (time timestamptz, host integer, v double precision, s text)",
+            )
+            .await
+            .unwrap();
+        // Rows already in segments from an earlier checkpoint, and rows only in the WAL.
+        insert(&client, 0, 3000).await;
+        client.batch_execute("CHECKPOINT").await.unwrap();
+        insert(&client, 3000, 5000).await;
+        let dir = server.kill9();
+
+        let server = common::start_configured(dir, 2, &[], &[("BREWRIC_FAILPOINT", fp)]);
+        let client = server.connect(common::DEFAULT_DB).await;
+        assert_eq!(
+            summary(&client).await,
+            expected(8000),
+            "{fp}: after the first restart"
+        );
+        insert(&client, 8000, 2000).await;
+        let crashed = client.batch_execute("CHECKPOINT").await;
+        assert!(
+            crashed.is_err(),
+            "{fp}: the failpoint did not stop the server"
+        );
+        let dir = server.kill9();
+
+        let server = common::start_in(dir, 2);
+        let client = server.connect(common::DEFAULT_DB).await;
+        assert_eq!(
+            summary(&client).await,
+            expected(10_000),
+            "{fp}: after a crash inside a checkpoint"
+        );
+        client.batch_execute("CHECKPOINT").await.unwrap();
+        assert_eq!(
+            summary(&client).await,
+            expected(10_000),
+            "{fp}: after the next checkpoint"
+        );
+        let dir = server.kill9();
+        let files = segment_files(&dir);
+        let manifest = std::fs::read_to_string(dir.join("checkpoint.json")).unwrap();
+        for f in &files {
+            assert!(
+                manifest.contains(f.as_str()),
+                "{fp}: {f} is on disk but not in the manifest"
+            );
+        }
+
+        let server = common::start_in(dir, 2);
+        let client = server.connect(common::DEFAULT_DB).await;
+        assert_eq!(
+            summary(&client).await,
+            expected(10_000),
+            "{fp}: after a restart from segments"
+        );
+    }
+}
+
+#[tokio::test]
+async fn truncate_and_drop_of_flushed_tables_survive_restarts_and_free_their_files() {
+    let server = common::start();
+    if server.is_external() {
+        return;
+    }
+    let client = server.connect(common::DEFAULT_DB).await;
+    client
+        .batch_execute(
+            "CREATE TABLE m (time timestamptz, host integer, v double precision, s text)",
+        )
+        .await
+        .unwrap();
+    client
+        .batch_execute("CREATE TABLE gone (a integer)")
+        .await
+        .unwrap();
+    insert(&client, 0, 4000).await;
+    client
+        .batch_execute("INSERT INTO gone VALUES (1), (2), (3); CHECKPOINT")
+        .await
+        .unwrap();
+    let flushed = segment_files(server.data_dir().unwrap());
+    assert!(!flushed.is_empty());
+    client
+        .batch_execute("TRUNCATE m; DROP TABLE gone")
+        .await
+        .unwrap();
+    insert(&client, 0, 10).await;
+    let dir = server.kill9();
+
+    let server = common::start_in(dir, 2);
+    let client = server.connect(common::DEFAULT_DB).await;
+    assert_eq!(summary(&client).await, expected(10));
+    client.batch_execute("CHECKPOINT").await.unwrap();
+    let files = segment_files(server.data_dir().unwrap());
+    assert!(
+        !files.is_empty() && files.iter().all(|f| !flushed.contains(f)),
+        "the truncated and dropped tables' files are gone: {files:?}"
+    );
+    let dir = server.kill9();
+    let server = common::start_in(dir, 2);
+    let client = server.connect(common::DEFAULT_DB).await;
+    assert_eq!(summary(&client).await, expected(10));
+    let e = client.query("SELECT * FROM gone", &[]).await.unwrap_err();
+    assert_eq!(common::sqlstate(&e).as_deref(), Some("42P01"));
+}
+
+#[tokio::test]
+async fn the_wal_is_truncated_behind_a_checkpoint() {
+    let server = common::start();
+    if server.is_external() {
+        return;
+    }
+    let client = server.connect(common::DEFAULT_DB).await;
+    client
+        .batch_execute(
+            "CREATE TABLE m (time timestamptz, host integer, v double precision, s text)",
+        )
+        .await
+        .unwrap();
+    for round in 0..3 {
+        insert(&client, round * 2000, 2000).await;
+        client.batch_execute("CHECKPOINT").await.unwrap();
+    }
+    // One more write makes each shard's WAL move to a fresh segment; the next
+    // checkpoint then deletes everything before it.
+    insert(&client, 6000, 100).await;
+    client.batch_execute("CHECKPOINT").await.unwrap();
+    let dir = server.data_dir().unwrap().to_path_buf();
+    for shard in ["shard-000", "shard-001"] {
+        let wal: Vec<_> = std::fs::read_dir(dir.join("wal").join(shard))
+            .unwrap()
+            .flatten()
+            .collect();
+        assert!(
+            wal.len() <= 2,
+            "{shard}: {} WAL segments remain after checkpoints",
+            wal.len()
+        );
+    }
+    let dir = server.kill9();
+    let server = common::start_in(dir, 2);
+    let client = server.connect(common::DEFAULT_DB).await;
+    assert_eq!(summary(&client).await, expected(6100));
+    // Changing the shard count keeps every row: the orphaned shard's rows are
+    // checkpointed at start and its WAL directory removed.
+    client
+        .batch_execute(
+            "INSERT INTO m SELECT time + interval '1 day', host, v, s FROM m WHERE host = 1",
+        )
+        .await
+        .ok();
+    let dir = server.kill9();
+    let server = common::start_in(dir, 1);
+    let client = server.connect(common::DEFAULT_DB).await;
+    let n: i64 = client
+        .query_one("SELECT count(*) FROM m", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert!(n >= 6100, "{n} rows after restarting with one shard");
+    let before = summary(&client).await;
+    let dir = server.kill9();
+    assert!(
+        !dir.join("wal").join("shard-001").exists(),
+        "the orphaned WAL directory was removed"
+    );
+    let server = common::start_in(dir, 2);
+    let client = server.connect(common::DEFAULT_DB).await;
+    assert_eq!(summary(&client).await, before, "back to two shards");
+}
