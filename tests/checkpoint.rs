@@ -256,3 +256,65 @@ async fn the_wal_is_truncated_behind_a_checkpoint() {
     let client = server.connect(common::DEFAULT_DB).await;
     assert_eq!(summary(&client).await, before, "back to two shards");
 }
+
+#[tokio::test]
+async fn a_damaged_block_is_reported_with_file_and_offset_never_decoded() {
+    let server = common::start_with_shards(1);
+    if server.is_external() {
+        return;
+    }
+    let client = server.connect(common::DEFAULT_DB).await;
+    client
+        .batch_execute(
+            "CREATE TABLE m (time timestamptz, host integer, v double precision, s text)",
+        )
+        .await
+        .unwrap();
+    insert(&client, 0, 5000).await;
+    client.batch_execute("CHECKPOINT").await.unwrap();
+    let dir = server.kill9();
+    let file = segment_files(&dir)
+        .into_iter()
+        .next()
+        .expect("a segment file");
+    let path = dir.join("segments").join(&file);
+    let mut bytes = std::fs::read(&path).unwrap();
+    // The first block (column `time`, rows 0..2048) starts after the 32-byte
+    // file header; flip a byte of its payload, past the 40-byte block header.
+    bytes[32 + 40 + 3] ^= 0x40;
+    std::fs::write(&path, &bytes).unwrap();
+
+    let server = common::start_in(dir, 1);
+    let client = server.connect(common::DEFAULT_DB).await;
+    let n: i64 = client
+        .query_one("SELECT count(*) FROM m", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 5000, "a query that reads no column still works");
+    let n: i64 = client
+        .query_one("SELECT count(v) FROM m WHERE host < 3", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert!(
+        n > 0,
+        "a query that reads other columns of the damaged block's group still works"
+    );
+    let e = client
+        .query("SELECT max(time) FROM m", &[])
+        .await
+        .unwrap_err();
+    assert_eq!(
+        common::sqlstate(&e).as_deref(),
+        Some("XX001"),
+        "{}",
+        common::describe_error(&e)
+    );
+    let msg = common::describe_error(&e);
+    assert!(
+        msg.contains(&file.split('/').next_back().unwrap().to_string())
+            && msg.contains("at byte 32"),
+        "{msg}"
+    );
+}

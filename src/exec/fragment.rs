@@ -116,7 +116,7 @@ impl Fragment {
                 return Ok(());
             }
         }
-        if let (Some(state), Some(spec)) = (agg, &self.aggregate) {
+        if let (Some(state), Some(spec)) = (agg, &narrow.aggregate) {
             let _ = tx.send(state.finish(!spec.group_by.is_empty())).await;
         }
         Ok(())
@@ -140,7 +140,7 @@ impl Fragment {
         n: &mut usize,
     ) -> DbResult<bool> {
         let out = narrow.process(&self.eval, batch)?;
-        match (agg, &self.aggregate) {
+        match (agg, &narrow.aggregate) {
             (Some(state), Some(spec)) => update_aggregation(state, spec, &out, &self.eval)?,
             _ => {
                 if out.len > 0 && tx.send(Ok(out)).await.is_err() {
@@ -162,33 +162,75 @@ struct Narrowed {
     columns: Vec<usize>,
     filter: Option<Expr>,
     projection: Vec<usize>,
+    aggregate: Option<FragmentAggregate>,
 }
 
 impl Narrowed {
     fn new(f: &Fragment) -> Narrowed {
-        let mut used: Vec<usize> = f.projection.clone();
-        if let Some(filter) = &f.filter {
-            filter.clone().transform(&mut |e| {
-                if let Expr::Column(i, _) = &e {
+        let mut used: Vec<usize> = Vec::new();
+        let mut refs = |e: &Expr| {
+            e.clone().transform(&mut |x| {
+                if let Expr::Column(i, _) = &x {
                     used.push(*i);
                 }
-                e
+                x
             });
+        };
+        if let Some(filter) = &f.filter {
+            refs(filter);
+        }
+        match &f.aggregate {
+            // An aggregate reads its own inputs; the scan's projection is then
+            // only the columns it references.
+            Some(a) => {
+                a.group_by.iter().for_each(&mut refs);
+                for call in &a.aggs {
+                    call.arg
+                        .iter()
+                        .chain(call.filter.iter())
+                        .for_each(&mut refs);
+                }
+            }
+            None => used.extend(&f.projection),
         }
         used.sort_unstable();
         used.dedup();
-        let pos = |i: usize| used.binary_search(&i).unwrap_or(0);
-        let filter = f.filter.as_ref().map(|e| {
+        let remap = |e: &Expr| {
             e.clone().transform(&mut |x| match x {
-                Expr::Column(i, t) => Expr::Column(pos(i), t),
+                Expr::Column(i, t) => Expr::Column(used.binary_search(&i).unwrap_or(0), t),
                 other => other,
             })
-        });
-        let projection = f.projection.iter().map(|&i| pos(i)).collect();
+        };
+        let filter = f.filter.as_ref().map(remap);
+        let (projection, aggregate) = match &f.aggregate {
+            Some(a) => (
+                (0..used.len()).collect(),
+                Some(FragmentAggregate {
+                    group_by: a.group_by.iter().map(remap).collect(),
+                    aggs: a
+                        .aggs
+                        .iter()
+                        .map(|c| AggCall {
+                            arg: c.arg.as_ref().map(remap),
+                            filter: c.filter.as_ref().map(remap),
+                            ..c.clone()
+                        })
+                        .collect(),
+                }),
+            ),
+            None => (
+                f.projection
+                    .iter()
+                    .map(|&i| used.binary_search(&i).unwrap_or(0))
+                    .collect(),
+                None,
+            ),
+        };
         Narrowed {
             columns: used,
             filter,
             projection,
+            aggregate,
         }
     }
 

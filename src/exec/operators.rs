@@ -169,19 +169,16 @@ pub fn build(plan: &Plan, ctx: &Rc<QueryContext>) -> DbResult<BoxedOperator> {
             } = input.as_ref()
             {
                 if predicate.is_shard_pure() {
-                    let all: Vec<usize> = (0..table.columns.len()).collect();
+                    // The filter runs on the shards, over the table's columns; the
+                    // scan returns just the projection (and reads only what both need).
                     let pred = remap_columns(&predicate, projection);
-                    let scan = ScanOp::new(ctx, table.oid, all, Some(pred), None);
-                    let exprs = projection
-                        .iter()
-                        .enumerate()
-                        .map(|(_, &c)| Expr::Column(c, table.columns[c].data_type))
-                        .collect();
-                    return Ok(Box::new(ProjectOp {
-                        input: Box::new(scan),
-                        exprs,
-                        ctx: ctx.clone(),
-                    }));
+                    return Ok(Box::new(ScanOp::new(
+                        ctx,
+                        table.oid,
+                        projection.clone(),
+                        Some(pred),
+                        None,
+                    )));
                 }
             }
             Box::new(FilterOp {
