@@ -50,10 +50,10 @@
 //! whole byte, and ending exactly there. The first value is `B` raw bits.
 //! Then for each further value, `x` = its bits XOR the previous value's bits:
 //! `0` when `x` is 0; else `1` and then either `0` and `len` bits of
-//! `x >> trail` (reusing the previous window `lead`, `len`, `trail = B - lead
-//! - len`, which starts as lead 0, len B), or `1`, `lead: 6 bits`,
-//! `len - 1: 6 bits` (`lead + len <= B`) and `len` bits of `x >> trail`,
-//! which sets the window.
+//! `x >> trail` (reusing the previous window `lead`, `len`,
+//! `trail = B - lead - len`, which starts as lead 0, len B), or `1`,
+//! `lead: 6 bits`, `len - 1: 6 bits` (`lead + len <= B`) and `len` bits of
+//! `x >> trail`, which sets the window.
 //!
 //! `bits[n]` is `bitpack` layout. An encoding must be decoded whole:
 //! trailing bytes are an error.
