@@ -74,6 +74,7 @@ fn conversion_error(msg: String) -> SltError {
 /// Runs each record with `Client::simple_query`; values are the server's text.
 struct SimpleProtocol {
     client: Client,
+    checkpoint_after_writes: bool,
 }
 
 /// Runs each record with `prepare` + `query_raw` (Parse/Describe/Bind/Execute/Sync,
@@ -97,6 +98,12 @@ impl AsyncDB for SimpleProtocol {
 
     async fn run(&mut self, sql: &str) -> Result<DBOutput<DefaultColumnType>, SltError> {
         let messages = self.client.simple_query(sql).await?;
+        if self.checkpoint_after_writes {
+            let head = sql.trim_start().get(..6).unwrap_or("").to_ascii_lowercase();
+            if matches!(head.as_str(), "insert" | "copy " | "update" | "delete" | "trunca") {
+                self.client.simple_query("CHECKPOINT").await?;
+            }
+        }
         let mut result: Option<(usize, Vec<Vec<String>>)> = None;
         let mut count = 0u64;
         for m in messages {
@@ -225,6 +232,9 @@ fn slt_files(dir: &Path) -> Vec<PathBuf> {
 enum Protocol {
     Simple,
     Extended,
+    /// The simple protocol, with a CHECKPOINT after every write, so that
+    /// queries read their rows back from segment files.
+    SimpleFromSegments,
 }
 
 impl Protocol {
@@ -232,13 +242,14 @@ impl Protocol {
         match self {
             Protocol::Simple => "simple",
             Protocol::Extended => "extended",
+            Protocol::SimpleFromSegments => "segments",
         }
     }
 
     /// The sqllogictest label set for this protocol (`onlyif simple_protocol`).
     fn label(self) -> &'static str {
         match self {
-            Protocol::Simple => "simple_protocol",
+            Protocol::Simple | Protocol::SimpleFromSegments => "simple_protocol",
             Protocol::Extended => "extended_protocol",
         }
     }
@@ -347,12 +358,13 @@ async fn run_all(protocol: Protocol) {
             Ok(_) => {
                 let cfg = server.config(&db);
                 match protocol {
-                    Protocol::Simple => {
+                    Protocol::Simple | Protocol::SimpleFromSegments => {
+                        let checkpoint_after_writes = protocol == Protocol::SimpleFromSegments;
                         let runner = Runner::new(move || {
                             let cfg = cfg.clone();
                             async move {
                                 let client = common::connect_with(cfg).await?;
-                                Ok::<_, SltError>(SimpleProtocol { client })
+                                Ok::<_, SltError>(SimpleProtocol { client, checkpoint_after_writes })
                             }
                         });
                         run_file(runner, path, protocol, brewric).await
@@ -426,6 +438,17 @@ async fn sql_tests_simple_protocol() {
 #[tokio::test]
 async fn sql_tests_extended_protocol() {
     run_all(Protocol::Extended).await;
+}
+
+/// Every .slt file again, with the rows flushed to segment files after each
+/// write (brewricd only: CHECKPOINT is a superuser command in PostgreSQL).
+#[tokio::test]
+async fn sql_tests_reading_segments() {
+    if std::env::var("BREWRIC_TEST_SERVER").is_ok() {
+        eprintln!("skipped against an external server");
+        return;
+    }
+    run_all(Protocol::SimpleFromSegments).await;
 }
 
 /// The binary-to-text renderer the extended runner relies on.

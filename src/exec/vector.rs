@@ -468,7 +468,8 @@ impl Column {
     }
 }
 
-/// Up to `BATCH_ROWS` rows as equal-length columns.
+/// Rows as equal-length columns: up to `BATCH_ROWS` from memtables and
+/// operators, up to `storage::segment::BLOCK_ROWS` from segment scans.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Batch {
     pub columns: Vec<ColumnRef>,

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use super::{BlockHeader, FLAG_VALIDITY, FLAG_ZONE_MAP, FLAG_ZSTD};
 use crate::exec::vector::{Batch, Bitmap, Column, ColumnData};
-use crate::storage::codec::{integer, timestamp};
+use crate::storage::codec::{boolean, float, integer, string, timestamp};
 use crate::types::DataType;
 
 /// Block encodings (the header's first byte; stable, never renumber).
@@ -25,7 +25,7 @@ pub const ENC_BOOL: u8 = 6;
 /// without a dedicated codec yet).
 pub const ENC_PLAIN: u8 = 7;
 
-/// The largest payload a block may declare (a block holds ≤ 2048 values;
+/// The largest payload a block may declare (a block holds ≤ 8192 values;
 /// text values are bounded by the 1 GB field limit, blocks far below that in
 /// practice): a guard against lengths read from damaged bytes.
 pub const MAX_BLOCK_PAYLOAD: u32 = 1 << 30;
@@ -47,7 +47,8 @@ pub fn encode_block(col: &Column, out: &mut Vec<u8>) -> BlockHeader {
     let nulls = col.null_count();
     let mut raw = Vec::new();
     if nulls > 0 {
-        let validity = col.validity.as_ref().map(bitmap_bytes).unwrap_or_default();
+        let valid: Vec<bool> = (0..rows).map(|i| col.is_valid(i)).collect();
+        let validity = boolean::encode_validity(&valid);
         raw.extend_from_slice(&(validity.len() as u32).to_le_bytes());
         raw.extend_from_slice(&validity);
     }
@@ -90,15 +91,23 @@ pub fn encode_block(col: &Column, out: &mut Vec<u8>) -> BlockHeader {
         ),
         ColumnData::Float64(v) => {
             zone_floats(v.iter().copied(), &valid, &mut header);
-            encode_plain(col, &mut header, &mut raw);
+            header.encoding = ENC_FLOAT64;
+            raw.extend_from_slice(&float::encode_f64(&filled(v, nulls, &valid)));
         }
         ColumnData::Float32(v) => {
             zone_floats(v.iter().map(|&x| x as f64), &valid, &mut header);
-            encode_plain(col, &mut header, &mut raw);
+            header.encoding = ENC_FLOAT32;
+            raw.extend_from_slice(&float::encode_f32(&filled(v, nulls, &valid)));
         }
         ColumnData::Bool(v) => {
             zone_ints(v.iter().map(|&b| b as i64), &valid, &mut header);
-            encode_plain(col, &mut header, &mut raw);
+            header.encoding = ENC_BOOL;
+            raw.extend_from_slice(&boolean::encode_bools(&filled(v, nulls, &valid)));
+        }
+        // NULL text slots are empty strings already: nothing to fill.
+        ColumnData::Bytes(b) if b.data.len() <= string::MAX_BYTES => {
+            header.encoding = ENC_BYTES;
+            raw.extend_from_slice(&string::encode_bytes(&b.offsets, &b.data));
         }
         ColumnData::Numeric(_) | ColumnData::Bytes(_) | ColumnData::Interval(_) => {
             encode_plain(col, &mut header, &mut raw)
@@ -121,14 +130,14 @@ pub fn encode_block(col: &Column, out: &mut Vec<u8>) -> BlockHeader {
     header
 }
 
-fn bitmap_bytes(v: &Bitmap) -> Vec<u8> {
-    let mut bytes = vec![0u8; v.len().div_ceil(8)];
-    for i in 0..v.len() {
-        if v.get(i) {
-            bytes[i / 8] |= 1 << (i % 8);
-        }
+/// The values with NULL slots filled (a copy only when there are NULLs).
+fn filled<'a, T: Copy + Default>(v: &'a [T], nulls: usize, valid: &dyn Fn(usize) -> bool) -> std::borrow::Cow<'a, [T]> {
+    if nulls == 0 {
+        return std::borrow::Cow::Borrowed(v);
     }
-    bytes
+    let mut out = v.to_vec();
+    fill_nulls(&mut out, valid);
+    std::borrow::Cow::Owned(out)
 }
 
 fn zone_ints(
@@ -268,15 +277,12 @@ pub fn decode_block(
             .get(0..4)
             .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
             .ok_or("truncated validity length")?;
-        if len != rows.div_ceil(8) {
-            return Err(format!("validity of {len} bytes for {rows} rows"));
-        }
-        let bytes = raw.get(4..4 + len).ok_or("truncated validity bitmap")?;
+        let bytes = raw.get(4..4usize.saturating_add(len)).ok_or("truncated validity")?;
+        let mut valid = Vec::with_capacity(rows);
+        boolean::decode_validity(bytes, rows, &mut valid).map_err(|e| e.to_string())?;
         let mut bm = Bitmap::new_unset(rows);
-        for i in 0..rows {
-            if bytes[i / 8] >> (i % 8) & 1 == 1 {
-                bm.set(i);
-            }
+        for (i, _) in valid.iter().enumerate().filter(|(_, v)| **v) {
+            bm.set(i);
         }
         if rows - bm.count_set() != header.nulls as usize {
             return Err(format!(
@@ -312,6 +318,33 @@ pub fn decode_block(
                 P::Int32 => ColumnData::Int32(narrow(&v)?),
                 P::Int16 => ColumnData::Int16(narrow(&v)?),
                 other => return Err(format!("integer block for a {other:?} column")),
+            }
+        }
+        ENC_FLOAT64 | ENC_FLOAT32 | ENC_BOOL | ENC_BYTES => {
+            use crate::types::PhysicalType as P;
+            let cx = |e: crate::storage::codec::CodecError| e.to_string();
+            match (header.encoding, physical) {
+                (ENC_FLOAT64, P::Float64) => {
+                    let mut v = Vec::with_capacity(rows);
+                    float::decode_f64(body, &mut v).map_err(cx)?;
+                    ColumnData::Float64(v)
+                }
+                (ENC_FLOAT32, P::Float32) => {
+                    let mut v = Vec::with_capacity(rows);
+                    float::decode_f32(body, &mut v).map_err(cx)?;
+                    ColumnData::Float32(v)
+                }
+                (ENC_BOOL, P::Bool) => {
+                    let mut v = Vec::with_capacity(rows);
+                    boolean::decode_bools(body, &mut v).map_err(cx)?;
+                    ColumnData::Bool(v)
+                }
+                (ENC_BYTES, P::Bytes) => {
+                    let mut b = crate::exec::vector::BytesColumn::with_capacity(rows, 0);
+                    string::decode_bytes(body, &mut b).map_err(cx)?;
+                    ColumnData::Bytes(b)
+                }
+                (enc, p) => return Err(format!("block encoding {enc} for a {p:?} column")),
             }
         }
         ENC_PLAIN => {

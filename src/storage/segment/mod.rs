@@ -17,8 +17,6 @@ pub mod column;
 pub mod reader;
 pub mod writer;
 
-use crate::exec::vector::BATCH_ROWS;
-
 /// File magic at offset 0.
 pub const MAGIC: &[u8; 8] = b"BRWRCSEG";
 /// Trailer magic, the last 8 bytes of a segment.
@@ -28,8 +26,11 @@ pub const VERSION: u32 = 1;
 pub const HEADER_BYTES: usize = 32;
 pub const BLOCK_HEADER_BYTES: usize = 40;
 pub const TRAILER_BYTES: usize = 24;
-/// Rows per block group: one executor batch, so a block decodes straight into it.
-pub const BLOCK_ROWS: usize = BATCH_ROWS;
+/// Rows per block group. A block decodes straight into one executor batch
+/// (scans of segments hand out batches of up to this many rows, larger than
+/// the memtable's `BATCH_ROWS`: per-block headers then cost ~0.005 bytes per
+/// row and value, and each operator call covers more rows).
+pub const BLOCK_ROWS: usize = 8192;
 
 /// Block header flag bits.
 pub const FLAG_VALIDITY: u8 = 1;

@@ -385,7 +385,7 @@ mod tests {
 
     #[test]
     fn a_segment_round_trips_with_its_footer() {
-        let (spec, batch, types) = sample(5000);
+        let (spec, batch, types) = sample(20_000);
         let (bytes, footer) = write_segment(&spec, &batch);
         let (header, parsed) = parse_segment("t.seg", &bytes).unwrap();
         assert_eq!(
@@ -398,9 +398,10 @@ mod tests {
             }
         );
         assert_eq!(parsed, footer);
-        assert_eq!(parsed.rows, 5000);
+        assert_eq!(parsed.rows, 20_000);
         assert_eq!(parsed.groups.len(), 3);
-        assert_eq!(parsed.series.len(), 10);
+        assert_eq!(parsed.groups[2].0, 20_000 - 2 * 8192);
+        assert_eq!(parsed.series.len(), 40);
         assert_eq!(parsed.series[2].first_row, 1000);
         assert_eq!(
             parsed.series[2].key,
@@ -421,7 +422,7 @@ mod tests {
                 row += 1;
             }
         }
-        assert_eq!(row, 5000);
+        assert_eq!(row, 20_000);
     }
 
     #[test]
