@@ -121,11 +121,19 @@ fn replay(
     advance_sequences(server, &recovered);
     let catalog = server.catalog.snapshot();
     let types = catalog.table_types();
+    let time_columns: HashMap<u32, usize> = catalog
+        .databases
+        .values()
+        .flat_map(|d| d.schemas.values())
+        .flat_map(|s| s.tables.values())
+        .filter_map(|t| brewric::storage::flush::time_column(t).map(|c| (t.oid, c)))
+        .collect();
     let segment_rows = load_segments(server, cfg, manifest, &types, &rt)?;
     rt.block_on(async {
         for (dir, ops) in recovered.ops {
             let shard = &shards[dir as usize % shards.len()];
             let types = types.clone();
+            let time_columns = time_columns.clone();
             shard
                 .run(move |ctx| {
                     let mut storage = ctx.storage.borrow_mut();
@@ -137,6 +145,11 @@ fn replay(
                                 }
                             }
                             recovery::ReplayOp::Truncate { table } => storage.truncate(table),
+                            recovery::ReplayOp::DropBefore { table, cutoff } => {
+                                if let Some(time) = time_columns.get(&table) {
+                                    storage.drop_before(table, *time, cutoff);
+                                }
+                            }
                         }
                     }
                 })

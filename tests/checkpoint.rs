@@ -318,3 +318,86 @@ async fn a_damaged_block_is_reported_with_file_and_offset_never_decoded() {
         "{msg}"
     );
 }
+
+fn segment_count(dir: &std::path::Path) -> usize {
+    segment_files(dir).len()
+}
+
+#[tokio::test]
+async fn compaction_merges_segments_and_a_crash_during_it_loses_nothing() {
+    for fp in ["", "compaction-after-write", "compaction-after-manifest"] {
+        let server = common::start();
+        if server.is_external() {
+            return;
+        }
+        let client = server.connect(common::DEFAULT_DB).await;
+        client.batch_execute("CREATE TABLE m (time timestamptz, host integer, v double precision, s text)").await.unwrap();
+        // Five checkpoints of rows in the same day: five segments per shard.
+        for round in 0..5 {
+            insert(&client, round * 1500, 1500).await;
+            client.batch_execute("CHECKPOINT").await.unwrap();
+        }
+        let before = segment_count(server.data_dir().unwrap());
+        assert!(before >= 8, "{before} segments before compaction");
+        let dir = server.kill9();
+        let server = common::start_configured(dir, 2, &[], &[("BREWRIC_FAILPOINT", fp)]);
+        let client = server.connect(common::DEFAULT_DB).await;
+        let merged = client.query_one("SELECT brewric_compact()", &[]).await;
+        if fp.is_empty() {
+            let merged: i64 = merged.unwrap().get(0);
+            assert!(merged >= 8, "{merged} segments merged");
+            assert_eq!(summary(&client).await, expected(7500), "after compaction");
+            assert!(segment_count(server.data_dir().unwrap()) <= 2, "one segment per shard remains");
+        } else {
+            assert!(merged.is_err(), "{fp}: the failpoint did not stop the server");
+        }
+        let dir = server.kill9();
+        let server = common::start_in(dir, 2);
+        let client = server.connect(common::DEFAULT_DB).await;
+        assert_eq!(summary(&client).await, expected(7500), "{fp}: after a restart");
+        let dir = server.data_dir().unwrap().to_path_buf();
+        let manifest = std::fs::read_to_string(dir.join("checkpoint.json")).unwrap();
+        for f in segment_files(&dir) {
+            assert!(manifest.contains(f.as_str()), "{fp}: {f} is on disk but not in the manifest");
+        }
+    }
+}
+
+#[tokio::test]
+async fn drop_chunks_removes_old_partitions_and_frees_their_files() {
+    let server = common::start();
+    if server.is_external() {
+        return;
+    }
+    let client = server.connect(common::DEFAULT_DB).await;
+    client.batch_execute("CREATE TABLE m (time timestamptz, host integer, v double precision, s text)").await.unwrap();
+    // 2016-01-01 00:00 .. 2016-01-04 11:19:50, flushed: one segment per day and shard.
+    insert(&client, 0, 30_000).await;
+    client.batch_execute("CHECKPOINT").await.unwrap();
+    let before = segment_files(server.data_dir().unwrap());
+    // Old rows still in memory go too.
+    insert(&client, 0, 10).await;
+    let dropped: i64 = client
+        .query_one("SELECT drop_chunks('m', older_than => '2016-01-03 00:00:00+00'::timestamptz)", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert!(dropped >= 2, "{dropped} segments dropped");
+    let left: i64 = client.query_one("SELECT count(*) FROM m", &[]).await.unwrap().get(0);
+    assert_eq!(left, 30_000 - 17_280);
+    let oldest: String = client.query_one("SELECT min(time)::text FROM m", &[]).await.unwrap().get(0);
+    assert_eq!(oldest, "2016-01-03 00:00:00+00");
+    let after = segment_files(server.data_dir().unwrap());
+    assert_eq!(after.len(), before.len() - dropped as usize, "the dropped segments' files are deleted");
+    // A cutoff inside a day keeps that day whole; a table without time is refused.
+    let kept: i64 = client.query_one("SELECT drop_chunks('m', '2016-01-03 12:00:00+00'::timestamptz)", &[]).await.unwrap().get(0);
+    assert_eq!(kept, 0);
+    client.batch_execute("CREATE TABLE plain (a integer)").await.unwrap();
+    let e = client.query("SELECT drop_chunks('plain', older_than => interval '1 day')", &[]).await.unwrap_err();
+    assert_eq!(common::sqlstate(&e).as_deref(), Some("22023"));
+    let dir = server.kill9();
+    let server = common::start_in(dir, 2);
+    let client = server.connect(common::DEFAULT_DB).await;
+    let left: i64 = client.query_one("SELECT count(*) FROM m", &[]).await.unwrap().get(0);
+    assert_eq!(left, 30_000 - 17_280, "after a restart");
+}

@@ -51,6 +51,21 @@ pub struct Binder<'a> {
     /// and the caller binds again with them.
     pub relation_sizes: Option<Arc<HashMap<u32, u64>>>,
     pub wants_relation_sizes: bool,
+    /// Maintenance functions with side effects (`drop_chunks`,
+    /// `brewric_compact`) found while binding: the caller runs them and binds
+    /// again with their results in `effect_results`, in the same order.
+    pub effects: Vec<Effect>,
+    pub effect_results: Option<Vec<Datum>>,
+    next_effect: usize,
+}
+
+/// A maintenance function call to run before the statement's plan (see `Binder::effects`).
+#[derive(Debug, Clone)]
+pub enum Effect {
+    /// Drop the table's time partitions ending at or before `cutoff` (ns).
+    DropChunks { table: Arc<TableDef>, cutoff: i64 },
+    /// Merge segments now.
+    Compact,
 }
 
 pub fn ident_name(id: &ast::Ident) -> String {
@@ -70,6 +85,9 @@ pub fn object_name_parts(name: &ast::ObjectName) -> Vec<String> {
         })
         .collect()
 }
+
+/// Functions with side effects, bound through `Binder::effects`.
+const MAINTENANCE_FUNCTIONS: &[&str] = &["drop_chunks", "brewric_compact"];
 
 fn undefined_column(name: &str) -> DbError {
     DbError::new(
@@ -99,6 +117,9 @@ impl<'a> Binder<'a> {
             clause: "this context",
             relation_sizes: None,
             wants_relation_sizes: false,
+            effects: Vec::new(),
+            effect_results: None,
+            next_effect: 0,
         }
     }
 
@@ -1754,17 +1775,25 @@ impl<'a> Binder<'a> {
             }
         };
         let mut args = Vec::new();
+        let mut named: Vec<(String, Expr)> = Vec::new();
         for a in &arg_asts {
             match a {
-                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => {
-                    args.push(self.bind_expr(x, scope, agg.as_deref_mut())?)
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => args.push(self.bind_expr(x, scope, agg.as_deref_mut())?),
+                ast::FunctionArg::Named { name: n, arg: ast::FunctionArgExpr::Expr(x), .. }
+                    if MAINTENANCE_FUNCTIONS.contains(&name.as_str()) =>
+                {
+                    named.push((ident_name(n), self.bind_expr(x, scope, agg.as_deref_mut())?))
                 }
-                other => {
-                    return Err(DbError::unsupported(format!(
-                        "function argument not supported: {other}"
-                    )))
+                ast::FunctionArg::ExprNamed { name: ast::Expr::Identifier(n), arg: ast::FunctionArgExpr::Expr(x), .. }
+                    if MAINTENANCE_FUNCTIONS.contains(&name.as_str()) =>
+                {
+                    named.push((ident_name(n), self.bind_expr(x, scope, agg.as_deref_mut())?))
                 }
+                other => return Err(DbError::unsupported(format!("function argument not supported: {other}"))),
             }
+        }
+        if MAINTENANCE_FUNCTIONS.contains(&name.as_str()) {
+            return self.bind_effect(&name, args, named);
         }
         match name.as_str() {
             "nextval" => {
@@ -1827,6 +1856,98 @@ impl<'a> Binder<'a> {
         self.bind_function_call(&name, args)
     }
 
+    /// `drop_chunks(t, older_than)` and `brewric_compact()`: recorded as
+    /// effects on the first bind, replaced by their results on the second.
+    fn bind_effect(&mut self, name: &str, args: Vec<Expr>, named: Vec<(String, Expr)>) -> DbResult<Expr> {
+        let effect = match name {
+            "brewric_compact" if args.is_empty() && named.is_empty() => Effect::Compact,
+            "drop_chunks" => {
+                let mut table = None;
+                let mut older_than = None;
+                for (i, a) in args.into_iter().enumerate() {
+                    match i {
+                        0 => table = Some(a),
+                        1 => older_than = Some(a),
+                        _ => return Err(DbError::unsupported("drop_chunks() takes a table and older_than")),
+                    }
+                }
+                for (n, a) in named {
+                    match n.as_str() {
+                        "relation" => table = Some(a),
+                        "older_than" => older_than = Some(a),
+                        other => return Err(DbError::unsupported(format!("drop_chunks() argument {other} is not supported"))),
+                    }
+                }
+                let table_name = match table {
+                    Some(Expr::Literal(Datum::Bytes(b), _)) => String::from_utf8_lossy(&b).into_owned(),
+                    Some(Expr::Cast { expr, .. }) => match *expr {
+                        Expr::Literal(Datum::Bytes(b), _) => String::from_utf8_lossy(&b).into_owned(),
+                        _ => return Err(DbError::unsupported("drop_chunks() needs a table name literal")),
+                    },
+                    _ => return Err(DbError::unsupported("drop_chunks() needs a table name literal")),
+                };
+                let table = self.table_by_text(&table_name)?;
+                let older_than = older_than
+                    .ok_or_else(|| DbError::new(sqlstate::INVALID_PARAMETER_VALUE, "drop_chunks() needs older_than"))?;
+                let bad = || DbError::new(sqlstate::INVALID_PARAMETER_VALUE, "older_than must be an interval or a timestamp");
+                let cutoff = match self.constant(&older_than)? {
+                    (Datum::Interval(iv), _) => {
+                        let micros = iv.micros as i128 + (iv.days as i128 + iv.months as i128 * 30) * 86_400_000_000;
+                        (self.eval.statement_time_ns as i128 - micros * 1000).clamp(i64::MIN as i128, i64::MAX as i128) as i64
+                    }
+                    (Datum::Int64(ts), DataType::TimestampTz | DataType::Timestamp) => ts,
+                    _ => return Err(bad()),
+                };
+                Effect::DropChunks { table, cutoff }
+            }
+            _ => return Err(DbError::unsupported(format!("{name}() with these arguments"))),
+        };
+        match &self.effect_results {
+            Some(results) => {
+                let v = results.get(self.next_effect).cloned().unwrap_or(Datum::Null);
+                self.next_effect += 1;
+                Ok(Expr::Literal(v, DataType::Int64))
+            }
+            None => {
+                self.effects.push(effect);
+                Ok(Expr::Literal(Datum::Null, DataType::Int64))
+            }
+        }
+    }
+
+    /// A table named by a text value (`'t'`, `'s.t'`, `'"T"'`), as regclass input resolves it.
+    fn table_by_text(&self, name: &str) -> DbResult<Arc<TableDef>> {
+        let parts: Vec<String> = name
+            .split('.')
+            .map(|p| {
+                let p = p.trim();
+                if p.starts_with('"') {
+                    p.trim_matches('"').to_string()
+                } else {
+                    p.to_lowercase()
+                }
+            })
+            .collect();
+        match parts.as_slice() {
+            [t] => self.search_path.iter().find_map(|s| self.db.table(s, t)).or_else(|| self.db.table("public", t)),
+            [s, t] => self.db.table(s, t),
+            _ => None,
+        }
+        .cloned()
+        .ok_or_else(|| DbError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{name}\" does not exist")))
+    }
+
+    /// Evaluates a constant expression (no columns) to its value and type.
+    fn constant(&self, e: &Expr) -> DbResult<(Datum, DataType)> {
+        if let Expr::Literal(d, t) = e {
+            return Ok((d.clone(), *t));
+        }
+        let empty = HashMap::new();
+        let cx = crate::exec::expr::EvalInputs { eval: self.eval, params: &[], outer: &[], subqueries: &empty };
+        let one = crate::exec::vector::Batch::new(vec![], 1);
+        Ok((crate::exec::expr::eval(e, &one, &cx)?.datum(0), e.data_type()))
+    }
+
     /// A table's bytes on disk (its segment files; index structures live in
     /// them), summed over shards. Index size is 0: no separate index files.
     fn bind_relation_size(&mut self, func: &str, arg: &Expr) -> DbResult<Expr> {
@@ -1849,32 +1970,7 @@ impl<'a> Binder<'a> {
                 )))
             }
         };
-        let parts: Vec<String> = name
-            .split('.')
-            .map(|p| {
-                let p = p.trim();
-                if p.starts_with('"') {
-                    p.trim_matches('"').to_string()
-                } else {
-                    p.to_lowercase()
-                }
-            })
-            .collect();
-        let table = match parts.as_slice() {
-            [t] => self
-                .search_path
-                .iter()
-                .find_map(|s| self.db.table(s, t))
-                .or_else(|| self.db.table("public", t)),
-            [s, t] => self.db.table(s, t),
-            _ => None,
-        }
-        .ok_or_else(|| {
-            DbError::new(
-                sqlstate::UNDEFINED_TABLE,
-                format!("relation \"{name}\" does not exist"),
-            )
-        })?;
+        let table = self.table_by_text(&name)?;
         let bytes = match &self.relation_sizes {
             Some(sizes) => sizes.get(&table.oid).copied().unwrap_or(0),
             None => {

@@ -342,14 +342,22 @@ impl Session {
             Statement::Query(q) => {
                 let eval = self.eval_context();
                 let mut sizes = None;
+                let mut effect_results = None;
                 let plan = loop {
                     let catalog = self.server.catalog.snapshot();
                     let db = catalog.database(&self.database)?;
                     let mut binder = self.binder(&catalog, db, &eval, param_types.to_vec());
                     binder.relation_sizes = sizes.clone();
+                    binder.effect_results = effect_results.clone();
                     let plan = binder.bind_query(q)?;
                     if binder.wants_relation_sizes && sizes.is_none() {
                         sizes = Some(Arc::new(self.relation_sizes().await?));
+                        continue;
+                    }
+                    if !binder.effects.is_empty() && effect_results.is_none() {
+                        let effects = std::mem::take(&mut binder.effects);
+                        drop(binder);
+                        effect_results = Some(self.run_effects(effects).await?);
                         continue;
                     }
                     break plan;
@@ -1492,6 +1500,32 @@ impl Session {
                 }
             }
         }
+    }
+
+    /// Runs maintenance functions found while binding (drop_chunks,
+    /// brewric_compact), returning each one's result.
+    async fn run_effects(&self, effects: Vec<crate::sql::bind::Effect>) -> DbResult<Vec<Datum>> {
+        use crate::sql::bind::Effect;
+        if self.txn != TxnState::Idle {
+            return Err(DbError::new(
+                sqlstate::ACTIVE_SQL_TRANSACTION,
+                "drop_chunks() and brewric_compact() cannot run inside a transaction block",
+            ));
+        }
+        let mut out = Vec::with_capacity(effects.len());
+        for e in effects {
+            out.push(match e {
+                Effect::DropChunks { table, cutoff } => {
+                    let d = crate::storage::retention::drop_chunks(&self.server, &table, cutoff).await?;
+                    Datum::Int64(d.segments as i64)
+                }
+                Effect::Compact => {
+                    let s = crate::storage::compaction::compact(&self.server).await?;
+                    Datum::Int64(s.merged_segments as i64)
+                }
+            });
+        }
+        Ok(out)
     }
 
     /// Bytes of segment files per table, over all shards.

@@ -55,6 +55,9 @@ struct CheckpointState {
     /// the first checkpoint, with their next LSN.
     orphans: HashMap<u32, u64>,
     next_segment: HashMap<u32, u64>,
+    /// The manifest last written (compaction and retention rewrite it with a
+    /// new segment list; its WAL bounds stay true for them).
+    last: Option<Manifest>,
 }
 
 /// What one checkpoint did.
@@ -73,6 +76,7 @@ impl Checkpoints {
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
         st.number = manifest.checkpoint;
         st.orphans = orphans;
+        st.last = (!manifest.segments.is_empty() || manifest.checkpoint > 0).then(|| manifest.clone());
         st.next_segment = manifest
             .shards
             .iter()
@@ -145,12 +149,23 @@ pub async fn checkpoint(server: &Server) -> DbResult<CheckpointStats> {
                             let s = ctx.storage.borrow();
                             (s.dir, s.next_segment)
                         };
-                        let encoded = encode_frozen(&def, t, dir, &mut next);
-                        ctx.storage.borrow_mut().next_segment = next;
-                        stats.rows += t.rows.iter().map(|b| b.len as u64).sum::<u64>();
-                        match write_segments(ctx.storage_io(), &data_dir, dir, t.table, encoded)
-                            .await
-                        {
+                        // Sorting and encoding is CPU work: off the shard thread,
+                        // so queries and writes on this shard go on meanwhile.
+                        let job = t.clone();
+                        let encoded = tokio::task::spawn_blocking(move || {
+                            let encoded = encode_frozen(&def, &job, dir, &mut next);
+                            (encoded, next)
+                        })
+                        .await;
+                        let written = match encoded {
+                            Ok((encoded, next)) => {
+                                ctx.storage.borrow_mut().next_segment = next;
+                                stats.rows += t.rows.iter().map(|b| b.len as u64).sum::<u64>();
+                                write_segments(ctx.storage_io(), &data_dir, dir, t.table, encoded).await
+                            }
+                            Err(e) => Err(std::io::Error::other(format!("segment encoding failed: {e}"))),
+                        };
+                        match written {
                             Ok(segs) => Some(segs),
                             Err(e) => {
                                 failure = Some(io_error("write a segment file", &e));
@@ -205,20 +220,20 @@ pub async fn checkpoint(server: &Server) -> DbResult<CheckpointStats> {
         ..Default::default()
     };
     let mut bounds = Vec::with_capacity(server.shards.len());
+    // Segments retired before the live lists were taken: absent from this
+    // manifest, so deleted once it is durable (later ones wait for the next).
+    let mut retired = Vec::new();
     for (shard, (f, _)) in server.shards.iter().zip(&frozen) {
-        let (segments, next_segment) = shard
+        let (segments, next_segment, retired_paths) = shard
             .run(|ctx| {
-                let s = ctx.storage.borrow();
-                (
-                    s.live_segments()
-                        .iter()
-                        .map(|s| s.manifest_path())
-                        .collect::<Vec<_>>(),
-                    s.next_segment,
-                )
+                let mut s = ctx.storage.borrow_mut();
+                let retired: Vec<std::path::PathBuf> = s.take_retired().iter().map(|r| r.path.clone()).collect();
+                let live: Vec<String> = s.live_segments().iter().map(|s| s.manifest_path()).collect();
+                (live, s.next_segment, retired)
             })
             .await?;
         manifest.segments.extend(segments);
+        retired.extend(retired_paths);
         let pending: BTreeSet<u64> = f.in_flight.keys().copied().collect();
         manifest.shards.insert(
             shard.id as u32,
@@ -258,14 +273,15 @@ pub async fn checkpoint(server: &Server) -> DbResult<CheckpointStats> {
         .map_err(|e| DbError::internal(e.to_string()))?
         .map_err(|e| io_error("write the checkpoint manifest", &e))?;
     crate::failpoint::hit("checkpoint-after-manifest");
+    cps.state.lock().unwrap_or_else(|p| p.into_inner()).last = Some(manifest.clone());
+    for path in retired {
+        let _ = std::fs::remove_file(path);
+    }
 
     // 4. Truncate the WALs and delete retired segment files.
     for (shard, bound) in server.shards.iter().zip(bounds) {
         let removed = shard
             .run(move |ctx| {
-                for seg in ctx.storage.borrow_mut().take_retired() {
-                    let _ = std::fs::remove_file(&seg.path);
-                }
                 match ctx.wal.borrow().as_ref() {
                     Some(w) => w.remove_segments_below(bound),
                     None => Ok(0),
@@ -284,6 +300,54 @@ pub async fn checkpoint(server: &Server) -> DbResult<CheckpointStats> {
         .orphans
         .clear();
     Ok(stats)
+}
+
+/// Rewrites the last checkpoint's manifest with the shards' current live
+/// segments (after a compaction or a retention drop changed them; the WAL
+/// bounds it records stay true, as those change no row's presence in the
+/// WAL's terms), then deletes the segment files that were retired before it.
+/// Call with `serial` held. Without an earlier checkpoint there is nothing
+/// on disk to rewrite.
+pub(crate) async fn rewrite_manifest(server: &Server) -> DbResult<()> {
+    let cps = &server.checkpoints;
+    let Some(data_dir) = cps.data_dir.get().cloned() else { return Ok(()) };
+    let Some(mut manifest) = cps.state.lock().unwrap_or_else(|p| p.into_inner()).last.clone() else { return Ok(()) };
+    manifest.segments.clear();
+    let mut retired = Vec::new();
+    for shard in &server.shards {
+        let (segments, next_segment, retired_paths) = shard
+            .run(|ctx| {
+                let mut s = ctx.storage.borrow_mut();
+                let retired: Vec<std::path::PathBuf> = s.take_retired().iter().map(|r| r.path.clone()).collect();
+                let live: Vec<String> = s.live_segments().iter().map(|s| s.manifest_path()).collect();
+                (live, s.next_segment, retired)
+            })
+            .await?;
+        manifest.segments.extend(segments);
+        retired.extend(retired_paths);
+        manifest.shards.entry(shard.id as u32).or_default().next_segment = next_segment;
+    }
+    manifest.segments.sort();
+    {
+        let mut st = cps.state.lock().unwrap_or_else(|p| p.into_inner());
+        st.number += 1;
+        manifest.checkpoint = st.number;
+    }
+    let m = manifest.clone();
+    tokio::task::spawn_blocking(move || m.save(&data_dir))
+        .await
+        .map_err(|e| DbError::internal(e.to_string()))?
+        .map_err(|e| io_error("write the checkpoint manifest", &e))?;
+    cps.state.lock().unwrap_or_else(|p| p.into_inner()).last = Some(manifest);
+    for path in retired {
+        let _ = std::fs::remove_file(path);
+    }
+    Ok(())
+}
+
+/// The lock that serialises checkpoints, compactions and retention drops.
+pub(crate) async fn serial(server: &Server) -> tokio::sync::MutexGuard<'_, ()> {
+    server.checkpoints.serial.lock().await
 }
 
 /// Flush thresholds of the background flusher.
@@ -321,6 +385,13 @@ pub async fn run_flusher(server: std::sync::Arc<Server>, policy: FlushPolicy) {
                     e.message
                 );
                 tokio::time::sleep(Duration::from_secs(5)).await;
+                continue;
+            }
+            // A checkpoint adds a segment per table and partition: merge when enough piled up.
+            if super::compaction::due(&server).await {
+                if let Err(e) = super::compaction::compact(&server).await {
+                    eprintln!("brewricd: background compaction failed: {} (will retry)", e.message);
+                }
             }
         }
     }

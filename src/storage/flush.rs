@@ -52,7 +52,12 @@ pub fn encode_frozen(
     shard_dir: u32,
     next_id: &mut u64,
 ) -> Vec<EncodedSegment> {
-    let all = Batch::concat(&frozen.types, &frozen.rows);
+    encode_rows(def, frozen.table, Batch::concat(&frozen.types, &frozen.rows), shard_dir, next_id)
+}
+
+/// Sorts, partitions and encodes a table's rows (a flush's, or the merged
+/// rows of a compaction).
+pub fn encode_rows(def: &TableDef, table: u32, all: Batch, shard_dir: u32, next_id: &mut u64) -> Vec<EncodedSegment> {
     if all.len == 0 {
         return Vec::new();
     }
@@ -85,7 +90,7 @@ pub fn encode_frozen(
         let id = *next_id;
         *next_id += 1;
         let spec = SegmentSpec {
-            table: frozen.table,
+            table,
             shard: shard_dir,
             segment: id,
             columns: columns.clone(),

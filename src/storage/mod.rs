@@ -9,10 +9,12 @@
 
 pub mod cache;
 pub mod checkpoint;
+pub mod compaction;
 pub mod codec;
 pub mod files;
 pub mod flush;
 pub mod memtable;
+pub mod retention;
 pub mod scan;
 pub mod segment;
 pub mod table;

@@ -59,7 +59,7 @@ pub struct ScanSnapshot {
 }
 
 /// A table's rows taken out of its memtable for a flush.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct FrozenTable {
     pub table: TableId,
     pub types: Vec<DataType>,
@@ -233,6 +233,94 @@ impl ShardStorage {
                 }
             }
         }
+    }
+
+    /// Sets of segments worth merging: per table and time partition, the
+    /// oldest `max` when there are at least `min`.
+    pub fn compaction_candidates(&self, min: usize, max: usize) -> Vec<(TableId, Vec<Rc<SegmentFile>>)> {
+        let mut out = Vec::new();
+        let mut tables: Vec<_> = self.tables.iter().collect();
+        tables.sort_by_key(|(id, _)| **id);
+        for (id, t) in tables {
+            let mut by_partition: std::collections::BTreeMap<i64, Vec<Rc<SegmentFile>>> = Default::default();
+            for seg in &t.segments {
+                let part = match seg.footer.time_column {
+                    Some(_) => seg.footer.time_min.div_euclid(super::flush::PARTITION_NS),
+                    None => i64::MIN,
+                };
+                by_partition.entry(part).or_default().push(seg.clone());
+            }
+            for (_, mut segs) in by_partition {
+                if segs.len() >= min {
+                    segs.sort_by_key(|s| s.id);
+                    segs.truncate(max);
+                    out.push((*id, segs));
+                }
+            }
+        }
+        out
+    }
+
+    /// Replaces segments `old` of `table` by `new` (a compaction's output),
+    /// unless one of them is gone (TRUNCATE, DROP, retention meanwhile): then
+    /// `new` is retired instead. Returns whether it was installed.
+    pub fn replace_segments(&mut self, table: TableId, old: &[u64], new: Vec<Rc<SegmentFile>>) -> bool {
+        let Some(t) = self.tables.get_mut(&table) else {
+            self.retire(new);
+            return false;
+        };
+        if !old.iter().all(|id| t.segments.iter().any(|s| s.id == *id)) {
+            self.retire(new);
+            return false;
+        }
+        let (gone, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut t.segments).into_iter().partition(|s| old.contains(&s.id));
+        t.segments = keep;
+        t.segments.extend(new);
+        self.retire(gone);
+        true
+    }
+
+    /// Retention: removes the rows of `table` whose time (column `time`) is
+    /// before `cutoff` — whole segments (each lies within one partition, and
+    /// callers align `cutoff` to a partition boundary) and memtable rows.
+    /// Returns the segments and rows dropped. Not during a flush (callers hold
+    /// the checkpoint lock, so nothing is frozen).
+    pub fn drop_before(&mut self, table: TableId, time: usize, cutoff: i64) -> (usize, u64) {
+        let Some(t) = self.tables.get_mut(&table) else { return (0, 0) };
+        let (gone, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut t.segments)
+            .into_iter()
+            .partition(|s| s.footer.time_column.is_some() && s.footer.rows > 0 && s.footer.time_max < cutoff);
+        t.segments = keep;
+        let mut rows: u64 = gone.iter().map(|s| s.footer.rows).sum();
+        let before = t.memtable.row_count();
+        let kept: Vec<Batch> = t
+            .memtable
+            .take_all()
+            .into_iter()
+            .map(|b| {
+                let col = &b.columns[time];
+                let keep: Vec<u32> = match &col.data {
+                    crate::exec::vector::ColumnData::Int64(v) => {
+                        (0..b.len).filter(|&i| !col.is_valid(i) || v[i] >= cutoff).map(|i| i as u32).collect()
+                    }
+                    _ => (0..b.len as u32).collect(),
+                };
+                if keep.len() == b.len {
+                    b
+                } else {
+                    b.take(&keep)
+                }
+            })
+            .collect();
+        t.memtable_bytes = 0;
+        for b in &kept {
+            t.memtable.append(b);
+            t.memtable_bytes += b.byte_size();
+        }
+        rows += (before - t.memtable.row_count()) as u64;
+        let n = gone.len();
+        self.retire(gone);
+        (n, rows)
     }
 
     /// Every live segment of this shard.

@@ -32,6 +32,9 @@ pub enum RecordType {
     /// bytes). Everything before a durable GroupEnd was acknowledged; damage
     /// with no GroupEnd after it can only be an unacknowledged, torn write.
     GroupEnd = 4,
+    /// Retention (`drop_chunks`): txn id (u64), table OID (u32), cutoff
+    /// (i64 ns): the table's rows with a time before the cutoff are removed.
+    DropBefore = 5,
 }
 
 impl RecordType {
@@ -41,6 +44,7 @@ impl RecordType {
             2 => Some(RecordType::Commit),
             3 => Some(RecordType::Truncate),
             4 => Some(RecordType::GroupEnd),
+            5 => Some(RecordType::DropBefore),
             _ => None,
         }
     }

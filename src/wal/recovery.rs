@@ -16,7 +16,7 @@
 //! Checkpoints (`storage::checkpoint`): the manifest records, per shard
 //! directory, the LSN below which every published row is in a durable
 //! segment file, and the transactions that were logged below it but not yet
-//! published then. Replay skips `Rows` and `Truncate` records below that LSN
+//! published then. Replay skips `Rows`, `Truncate` and `DropBefore` records below that LSN
 //! unless their transaction is one of those; WAL segments entirely below
 //! the bound (and below every such transaction's first record) are deleted
 //! after the manifest is durable.
@@ -58,6 +58,7 @@ pub struct ShardLog {
 pub enum ReplayOp {
     Append { table: TableId, batch: Batch },
     Truncate { table: TableId },
+    DropBefore { table: TableId, cutoff: i64 },
 }
 
 /// What recovery found, for the log and for the shards.
@@ -217,13 +218,18 @@ pub fn plan_replay(
             let applies = committed.contains(&txn) && !flushed;
             match r.record_type {
                 RecordType::Commit | RecordType::GroupEnd => {}
-                RecordType::Rows | RecordType::Truncate if !applies => {}
+                RecordType::Rows | RecordType::Truncate | RecordType::DropBefore if !applies => {}
                 RecordType::Rows => {
                     let table = rd.u32().map_err(fail)?;
                     let Some(t) = types.get(&table) else { continue };
                     let batch = decode_batch(&mut rd, t).map_err(fail)?;
                     rows += batch.len;
                     out.push(ReplayOp::Append { table, batch });
+                }
+                RecordType::DropBefore => {
+                    let table = rd.u32().map_err(fail)?;
+                    let cutoff = rd.u64().map_err(fail)? as i64;
+                    out.push(ReplayOp::DropBefore { table, cutoff });
                 }
                 RecordType::Truncate => {
                     let table = rd.u32().map_err(fail)?;
