@@ -76,7 +76,8 @@ impl Checkpoints {
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
         st.number = manifest.checkpoint;
         st.orphans = orphans;
-        st.last = (!manifest.segments.is_empty() || manifest.checkpoint > 0).then(|| manifest.clone());
+        st.last =
+            (!manifest.segments.is_empty() || manifest.checkpoint > 0).then(|| manifest.clone());
         st.next_segment = manifest
             .shards
             .iter()
@@ -161,9 +162,12 @@ pub async fn checkpoint(server: &Server) -> DbResult<CheckpointStats> {
                             Ok((encoded, next)) => {
                                 ctx.storage.borrow_mut().next_segment = next;
                                 stats.rows += t.rows.iter().map(|b| b.len as u64).sum::<u64>();
-                                write_segments(ctx.storage_io(), &data_dir, dir, t.table, encoded).await
+                                write_segments(ctx.storage_io(), &data_dir, dir, t.table, encoded)
+                                    .await
                             }
-                            Err(e) => Err(std::io::Error::other(format!("segment encoding failed: {e}"))),
+                            Err(e) => Err(std::io::Error::other(format!(
+                                "segment encoding failed: {e}"
+                            ))),
                         };
                         match written {
                             Ok(segs) => Some(segs),
@@ -227,8 +231,13 @@ pub async fn checkpoint(server: &Server) -> DbResult<CheckpointStats> {
         let (segments, next_segment, retired_paths) = shard
             .run(|ctx| {
                 let mut s = ctx.storage.borrow_mut();
-                let retired: Vec<std::path::PathBuf> = s.take_retired().iter().map(|r| r.path.clone()).collect();
-                let live: Vec<String> = s.live_segments().iter().map(|s| s.manifest_path()).collect();
+                let retired: Vec<std::path::PathBuf> =
+                    s.take_retired().iter().map(|r| r.path.clone()).collect();
+                let live: Vec<String> = s
+                    .live_segments()
+                    .iter()
+                    .map(|s| s.manifest_path())
+                    .collect();
                 (live, s.next_segment, retired)
             })
             .await?;
@@ -281,11 +290,9 @@ pub async fn checkpoint(server: &Server) -> DbResult<CheckpointStats> {
     // 4. Truncate the WALs and delete retired segment files.
     for (shard, bound) in server.shards.iter().zip(bounds) {
         let removed = shard
-            .run(move |ctx| {
-                match ctx.wal.borrow().as_ref() {
-                    Some(w) => w.remove_segments_below(bound),
-                    None => Ok(0),
-                }
+            .run(move |ctx| match ctx.wal.borrow().as_ref() {
+                Some(w) => w.remove_segments_below(bound),
+                None => Ok(0),
             })
             .await?
             .map_err(|e| io_error("remove WAL segments", &e))?;
@@ -310,22 +317,41 @@ pub async fn checkpoint(server: &Server) -> DbResult<CheckpointStats> {
 /// on disk to rewrite.
 pub(crate) async fn rewrite_manifest(server: &Server) -> DbResult<()> {
     let cps = &server.checkpoints;
-    let Some(data_dir) = cps.data_dir.get().cloned() else { return Ok(()) };
-    let Some(mut manifest) = cps.state.lock().unwrap_or_else(|p| p.into_inner()).last.clone() else { return Ok(()) };
+    let Some(data_dir) = cps.data_dir.get().cloned() else {
+        return Ok(());
+    };
+    let Some(mut manifest) = cps
+        .state
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .last
+        .clone()
+    else {
+        return Ok(());
+    };
     manifest.segments.clear();
     let mut retired = Vec::new();
     for shard in &server.shards {
         let (segments, next_segment, retired_paths) = shard
             .run(|ctx| {
                 let mut s = ctx.storage.borrow_mut();
-                let retired: Vec<std::path::PathBuf> = s.take_retired().iter().map(|r| r.path.clone()).collect();
-                let live: Vec<String> = s.live_segments().iter().map(|s| s.manifest_path()).collect();
+                let retired: Vec<std::path::PathBuf> =
+                    s.take_retired().iter().map(|r| r.path.clone()).collect();
+                let live: Vec<String> = s
+                    .live_segments()
+                    .iter()
+                    .map(|s| s.manifest_path())
+                    .collect();
                 (live, s.next_segment, retired)
             })
             .await?;
         manifest.segments.extend(segments);
         retired.extend(retired_paths);
-        manifest.shards.entry(shard.id as u32).or_default().next_segment = next_segment;
+        manifest
+            .shards
+            .entry(shard.id as u32)
+            .or_default()
+            .next_segment = next_segment;
     }
     manifest.segments.sort();
     {
@@ -390,7 +416,10 @@ pub async fn run_flusher(server: std::sync::Arc<Server>, policy: FlushPolicy) {
             // A checkpoint adds a segment per table and partition: merge when enough piled up.
             if super::compaction::due(&server).await {
                 if let Err(e) = super::compaction::compact(&server).await {
-                    eprintln!("brewricd: background compaction failed: {} (will retry)", e.message);
+                    eprintln!(
+                        "brewricd: background compaction failed: {} (will retry)",
+                        e.message
+                    );
                 }
             }
         }

@@ -44,13 +44,25 @@ pub async fn compact(server: &Server) -> DbResult<CompactionStats> {
     let mut stats = CompactionStats::default();
     for shard in &server.shards {
         let catalog = catalog.clone();
-        let Some(data_dir) = server.checkpoints.data_dir.get().cloned() else { return Ok(stats) };
+        let Some(data_dir) = server.checkpoints.data_dir.get().cloned() else {
+            return Ok(stats);
+        };
         let part = shard
             .run_local(move |ctx| async move {
                 let mut stats = CompactionStats::default();
-                let candidates = ctx.storage.borrow().compaction_candidates(MIN_SEGMENTS, MAX_SEGMENTS);
+                let candidates = ctx
+                    .storage
+                    .borrow()
+                    .compaction_candidates(MIN_SEGMENTS, MAX_SEGMENTS);
                 for (table, mut segs) in candidates {
-                    let Some(def) = catalog.databases.values().find_map(|d| d.table_by_oid(table)).cloned() else { continue };
+                    let Some(def) = catalog
+                        .databases
+                        .values()
+                        .find_map(|d| d.table_by_oid(table))
+                        .cloned()
+                    else {
+                        continue;
+                    };
                     let mut rows = 0;
                     segs.retain(|s| {
                         rows += s.footer.rows;
@@ -62,11 +74,18 @@ pub async fn compact(server: &Server) -> DbResult<CompactionStats> {
                     // Read whole files: a merge needs every block.
                     let reads = segs
                         .iter()
-                        .map(|s| crate::runtime::storage_io::IoRequest::Read { file: Arc::clone(&s.file), offset: 0, len: s.bytes as usize })
+                        .map(|s| crate::runtime::storage_io::IoRequest::Read {
+                            file: Arc::clone(&s.file),
+                            offset: 0,
+                            len: s.bytes as usize,
+                        })
                         .collect();
                     let mut files = Vec::with_capacity(segs.len());
                     for (s, r) in segs.iter().zip(ctx.storage_io().submit(reads).await) {
-                        files.push((s.path.display().to_string(), r.map_err(|e| io_error("read a segment to compact", &e))?));
+                        files.push((
+                            s.path.display().to_string(),
+                            r.map_err(|e| io_error("read a segment to compact", &e))?,
+                        ));
                     }
                     let types = def.column_types();
                     let (dir, next) = {
@@ -79,11 +98,20 @@ pub async fn compact(server: &Server) -> DbResult<CompactionStats> {
                         for (name, bytes) in &files {
                             for group in decode_all(name, bytes, &types)? {
                                 let len = group.first().map_or(0, |c| c.len());
-                                batches.push(Batch::new(group.into_iter().map(Arc::new).collect(), len));
+                                batches.push(Batch::new(
+                                    group.into_iter().map(Arc::new).collect(),
+                                    len,
+                                ));
                             }
                         }
                         let mut next = next;
-                        let out = encode_rows(&job_def, table, Batch::concat(&types, &batches), dir, &mut next);
+                        let out = encode_rows(
+                            &job_def,
+                            table,
+                            Batch::concat(&types, &batches),
+                            dir,
+                            &mut next,
+                        );
                         Ok::<_, super::segment::SegmentError>((out, next))
                     })
                     .await
@@ -96,9 +124,16 @@ pub async fn compact(server: &Server) -> DbResult<CompactionStats> {
                         .map_err(|e| io_error("write a compacted segment", &e))?;
                     crate::failpoint::hit("compaction-after-write");
                     let old: Vec<u64> = segs.iter().map(|s| s.id).collect();
-                    let (before, after): (u64, u64) = (segs.iter().map(|s| s.bytes).sum(), written.iter().map(|s| s.bytes).sum());
+                    let (before, after): (u64, u64) = (
+                        segs.iter().map(|s| s.bytes).sum(),
+                        written.iter().map(|s| s.bytes).sum(),
+                    );
                     let n = written.len();
-                    if ctx.storage.borrow_mut().replace_segments(table, &old, written) {
+                    if ctx
+                        .storage
+                        .borrow_mut()
+                        .replace_segments(table, &old, written)
+                    {
                         stats.merged_segments += segs.len();
                         stats.written_segments += n;
                         stats.bytes_before += before;
@@ -124,11 +159,17 @@ pub async fn compact(server: &Server) -> DbResult<CompactionStats> {
 /// Whether any shard has a set of segments worth merging.
 pub async fn due(server: &Server) -> bool {
     for shard in &server.shards {
-        let found = shard.run(|ctx| !ctx.storage.borrow().compaction_candidates(MIN_SEGMENTS, MAX_SEGMENTS).is_empty()).await;
+        let found = shard
+            .run(|ctx| {
+                !ctx.storage
+                    .borrow()
+                    .compaction_candidates(MIN_SEGMENTS, MAX_SEGMENTS)
+                    .is_empty()
+            })
+            .await;
         if found.unwrap_or(false) {
             return true;
         }
     }
     false
 }
-

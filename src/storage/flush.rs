@@ -52,12 +52,24 @@ pub fn encode_frozen(
     shard_dir: u32,
     next_id: &mut u64,
 ) -> Vec<EncodedSegment> {
-    encode_rows(def, frozen.table, Batch::concat(&frozen.types, &frozen.rows), shard_dir, next_id)
+    encode_rows(
+        def,
+        frozen.table,
+        Batch::concat(&frozen.types, &frozen.rows),
+        shard_dir,
+        next_id,
+    )
 }
 
 /// Sorts, partitions and encodes a table's rows (a flush's, or the merged
 /// rows of a compaction).
-pub fn encode_rows(def: &TableDef, table: u32, all: Batch, shard_dir: u32, next_id: &mut u64) -> Vec<EncodedSegment> {
+pub fn encode_rows(
+    def: &TableDef,
+    table: u32,
+    all: Batch,
+    shard_dir: u32,
+    next_id: &mut u64,
+) -> Vec<EncodedSegment> {
     if all.len == 0 {
         return Vec::new();
     }

@@ -9,8 +9,8 @@
 
 pub mod cache;
 pub mod checkpoint;
-pub mod compaction;
 pub mod codec;
+pub mod compaction;
 pub mod files;
 pub mod flush;
 pub mod memtable;

@@ -32,7 +32,10 @@ pub async fn drop_chunks(server: &Server, def: &TableDef, cutoff: i64) -> DbResu
     let Some(time) = time_column(def) else {
         return Err(DbError::new(
             sqlstate::INVALID_PARAMETER_VALUE,
-            format!("table \"{}\" is not a hypertable (it has no time column)", def.name),
+            format!(
+                "table \"{}\" is not a hypertable (it has no time column)",
+                def.name
+            ),
         ));
     };
     let cutoff = aligned_cutoff(cutoff);
@@ -48,8 +51,11 @@ pub async fn drop_chunks(server: &Server, def: &TableDef, cutoff: i64) -> DbResu
                 payload.extend_from_slice(&cutoff.to_le_bytes());
                 let wal = ctx.wal()?;
                 ctx.begin_in_flight(txn, &wal);
-                let rx = wal.append(RecordType::DropBefore, FLAG_SELF_COMMITTED, &payload).await;
-                rx.await.map_err(|_| DbError::internal("the WAL writer stopped"))??;
+                let rx = wal
+                    .append(RecordType::DropBefore, FLAG_SELF_COMMITTED, &payload)
+                    .await;
+                rx.await
+                    .map_err(|_| DbError::internal("the WAL writer stopped"))??;
                 let (segments, rows) = ctx.storage.borrow_mut().drop_before(table, time, cutoff);
                 ctx.end_in_flight(txn);
                 Ok::<_, DbError>(Dropped { segments, rows })

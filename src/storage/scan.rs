@@ -40,6 +40,8 @@ enum Range {
 #[derive(Debug, Clone, Default)]
 pub struct Pruning {
     ranges: Vec<(usize, Range)>,
+    /// `text_column = 'v'` / `IN ('v', …)`: the values a row's column must hold.
+    texts: Vec<(usize, Vec<Vec<u8>>)>,
 }
 
 fn int_like(t: DataType) -> bool {
@@ -82,6 +84,9 @@ impl Pruning {
                 if let Some(r) = range_of(col.1, lit.0, lit.1, op) {
                     self.ranges.push((col.0, r));
                 }
+                if let (BinaryOp::Eq, Some(v)) = (op, text_of(col.1, lit.0)) {
+                    self.texts.push((col.0, vec![v]));
+                }
             }
             Expr::InList {
                 expr,
@@ -92,6 +97,20 @@ impl Pruning {
                 let Expr::Column(c, t) = expr.as_ref() else {
                     return;
                 };
+                let texts: Option<Vec<Vec<u8>>> = list
+                    .iter()
+                    .map(|item| {
+                        if let Expr::Literal(d, _) = item {
+                            text_of(*t, d)
+                        } else {
+                            None
+                        }
+                    })
+                    .collect();
+                if let Some(texts) = texts {
+                    self.texts.push((*c, texts));
+                    return;
+                }
                 let mut acc: Option<Range> = None;
                 for item in list {
                     let Expr::Literal(d, lt) = item else { return };
@@ -118,7 +137,39 @@ impl Pruning {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.ranges.is_empty()
+        self.ranges.is_empty() && self.texts.is_empty()
+    }
+
+    /// Block groups holding rows of series whose key matches the text
+    /// predicates on series key columns (None: no such predicate applies).
+    fn series_groups(&self, seg: &SegmentFile) -> Option<Vec<bool>> {
+        let f = &seg.footer;
+        let mut allowed: Option<Vec<bool>> = None;
+        for (col, values) in &self.texts {
+            let Some(pos) = f.series_columns.iter().position(|&k| k as usize == *col) else {
+                continue;
+            };
+            let mut groups = vec![false; f.groups.len()];
+            for s in &f.series {
+                let hit = s
+                    .key
+                    .get(pos)
+                    .and_then(|k| k.as_deref())
+                    .is_some_and(|k| values.iter().any(|v| v.as_slice() == k));
+                if hit && s.rows > 0 {
+                    let first = s.first_row as usize / super::segment::BLOCK_ROWS;
+                    let last = (s.first_row + s.rows - 1) as usize / super::segment::BLOCK_ROWS;
+                    for g in groups.iter_mut().take(last + 1).skip(first) {
+                        *g = true;
+                    }
+                }
+            }
+            allowed = Some(match allowed {
+                None => groups,
+                Some(a) => a.iter().zip(&groups).map(|(x, y)| *x && *y).collect(),
+            });
+        }
+        allowed
     }
 
     /// Whether block group `g` of `seg` may hold a matching row.
@@ -128,6 +179,14 @@ impl Pruning {
             Some(b) => block_may_match(b, *r),
             None => true,
         })
+    }
+}
+
+/// The bytes of a text literal compared with a text/varchar column.
+fn text_of(col_type: DataType, lit: &Datum) -> Option<Vec<u8>> {
+    match (col_type, lit) {
+        (DataType::Text | DataType::Varchar(_), Datum::Bytes(b)) => Some(b.clone()),
+        _ => None,
     }
 }
 
@@ -309,8 +368,72 @@ pub async fn read_groups(
 
 /// The block groups of `seg` a scan with `pruning` must read, in windows.
 pub fn groups_to_read(seg: &SegmentFile, pruning: &Pruning) -> Vec<Vec<usize>> {
+    let series = pruning.series_groups(seg);
     let wanted: Vec<usize> = (0..seg.footer.groups.len())
-        .filter(|&g| pruning.group_may_match(seg, g))
+        .filter(|&g| series.as_ref().is_none_or(|s| s[g]) && pruning.group_may_match(seg, g))
         .collect();
     wanted.chunks(WINDOW_GROUPS).map(|c| c.to_vec()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::kernels::BinarySignature;
+    use crate::exec::vector::Column;
+    use crate::storage::segment::writer::{write_segment, SegmentSpec};
+    use crate::storage::segment::SegmentColumn;
+
+    /// 3 hosts × 10,000 rows sorted by (host, time): 30,000 rows in 4 groups.
+    fn segment() -> SegmentFile {
+        let n = 30_000;
+        let host: Vec<Datum> = (0..n).map(|i| Datum::Bytes(format!("host_{}", i / 10_000).into_bytes())).collect();
+        let time: Vec<Datum> = (0..n).map(|i| Datum::Int64((i % 10_000) as i64 * 1_000_000_000)).collect();
+        let rows = crate::exec::vector::Batch::from_columns(vec![
+            Column::from_datums(DataType::TimestampTz, &time),
+            Column::from_datums(DataType::Text, &host),
+        ]);
+        let columns = vec![
+            SegmentColumn { name: "time".into(), type_oid: DataType::TimestampTz.oid() },
+            SegmentColumn { name: "hostname".into(), type_oid: DataType::Text.oid() },
+        ];
+        let spec = SegmentSpec { table: 1, shard: 0, segment: 0, columns, series_columns: vec![1], time_column: Some(0) };
+        let (bytes, footer) = write_segment(&spec, &rows);
+        let file = Arc::new(std::fs::File::open("/dev/null").unwrap());
+        SegmentFile::from_written("/dev/null".into(), 0, file, footer, bytes.len() as u64, 1, 0)
+    }
+
+    fn cmp(op: BinaryOp, col: usize, t: DataType, v: Datum) -> Expr {
+        Expr::Binary {
+            sig: BinarySignature { op, left: t, right: t, result: DataType::Bool },
+            left: Box::new(Expr::Column(col, t)),
+            right: Box::new(Expr::Literal(v, t)),
+        }
+    }
+
+    fn groups(filter: Expr) -> Vec<usize> {
+        groups_to_read(&segment(), &Pruning::from_filter(Some(&filter))).concat()
+    }
+
+    #[test]
+    fn the_series_index_selects_the_groups_of_a_tag_value() {
+        // host_1 is rows 10,000..20,000: groups 1 and 2 (8192-row groups).
+        assert_eq!(groups(cmp(BinaryOp::Eq, 1, DataType::Text, Datum::Bytes(b"host_1".to_vec()))), vec![1, 2]);
+        assert_eq!(groups(cmp(BinaryOp::Eq, 1, DataType::Text, Datum::Bytes(b"host_9".to_vec()))), Vec::<usize>::new());
+        let list = Expr::InList {
+            expr: Box::new(Expr::Column(1, DataType::Text)),
+            list: vec![Expr::Literal(Datum::Bytes(b"host_0".to_vec()), DataType::Text)],
+            eq: BinarySignature { op: BinaryOp::Eq, left: DataType::Text, right: DataType::Text, result: DataType::Bool },
+            negated: false,
+        };
+        assert_eq!(groups(list), vec![0, 1]);
+    }
+
+    #[test]
+    fn zone_maps_prune_groups_by_range() {
+        // Within each host, time runs 0..10,000 s; group 3 (rows 24,576..30,000) holds host_2's times 4,576 s and up.
+        let late = cmp(BinaryOp::Gt, 0, DataType::TimestampTz, Datum::Int64(9_990 * 1_000_000_000));
+        assert_eq!(groups(late), vec![1, 2, 3]);
+        let never = cmp(BinaryOp::Lt, 0, DataType::TimestampTz, Datum::Int64(-1));
+        assert_eq!(groups(never), Vec::<usize>::new());
+    }
 }

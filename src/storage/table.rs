@@ -237,12 +237,17 @@ impl ShardStorage {
 
     /// Sets of segments worth merging: per table and time partition, the
     /// oldest `max` when there are at least `min`.
-    pub fn compaction_candidates(&self, min: usize, max: usize) -> Vec<(TableId, Vec<Rc<SegmentFile>>)> {
+    pub fn compaction_candidates(
+        &self,
+        min: usize,
+        max: usize,
+    ) -> Vec<(TableId, Vec<Rc<SegmentFile>>)> {
         let mut out = Vec::new();
         let mut tables: Vec<_> = self.tables.iter().collect();
         tables.sort_by_key(|(id, _)| **id);
         for (id, t) in tables {
-            let mut by_partition: std::collections::BTreeMap<i64, Vec<Rc<SegmentFile>>> = Default::default();
+            let mut by_partition: std::collections::BTreeMap<i64, Vec<Rc<SegmentFile>>> =
+                Default::default();
             for seg in &t.segments {
                 let part = match seg.footer.time_column {
                     Some(_) => seg.footer.time_min.div_euclid(super::flush::PARTITION_NS),
@@ -264,7 +269,12 @@ impl ShardStorage {
     /// Replaces segments `old` of `table` by `new` (a compaction's output),
     /// unless one of them is gone (TRUNCATE, DROP, retention meanwhile): then
     /// `new` is retired instead. Returns whether it was installed.
-    pub fn replace_segments(&mut self, table: TableId, old: &[u64], new: Vec<Rc<SegmentFile>>) -> bool {
+    pub fn replace_segments(
+        &mut self,
+        table: TableId,
+        old: &[u64],
+        new: Vec<Rc<SegmentFile>>,
+    ) -> bool {
         let Some(t) = self.tables.get_mut(&table) else {
             self.retire(new);
             return false;
@@ -273,7 +283,9 @@ impl ShardStorage {
             self.retire(new);
             return false;
         }
-        let (gone, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut t.segments).into_iter().partition(|s| old.contains(&s.id));
+        let (gone, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut t.segments)
+            .into_iter()
+            .partition(|s| old.contains(&s.id));
         t.segments = keep;
         t.segments.extend(new);
         self.retire(gone);
@@ -286,10 +298,13 @@ impl ShardStorage {
     /// Returns the segments and rows dropped. Not during a flush (callers hold
     /// the checkpoint lock, so nothing is frozen).
     pub fn drop_before(&mut self, table: TableId, time: usize, cutoff: i64) -> (usize, u64) {
-        let Some(t) = self.tables.get_mut(&table) else { return (0, 0) };
-        let (gone, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut t.segments)
-            .into_iter()
-            .partition(|s| s.footer.time_column.is_some() && s.footer.rows > 0 && s.footer.time_max < cutoff);
+        let Some(t) = self.tables.get_mut(&table) else {
+            return (0, 0);
+        };
+        let (gone, keep): (Vec<_>, Vec<_>) =
+            std::mem::take(&mut t.segments).into_iter().partition(|s| {
+                s.footer.time_column.is_some() && s.footer.rows > 0 && s.footer.time_max < cutoff
+            });
         t.segments = keep;
         let mut rows: u64 = gone.iter().map(|s| s.footer.rows).sum();
         let before = t.memtable.row_count();
@@ -300,9 +315,10 @@ impl ShardStorage {
             .map(|b| {
                 let col = &b.columns[time];
                 let keep: Vec<u32> = match &col.data {
-                    crate::exec::vector::ColumnData::Int64(v) => {
-                        (0..b.len).filter(|&i| !col.is_valid(i) || v[i] >= cutoff).map(|i| i as u32).collect()
-                    }
+                    crate::exec::vector::ColumnData::Int64(v) => (0..b.len)
+                        .filter(|&i| !col.is_valid(i) || v[i] >= cutoff)
+                        .map(|i| i as u32)
+                        .collect(),
                     _ => (0..b.len as u32).collect(),
                 };
                 if keep.len() == b.len {

@@ -131,7 +131,11 @@ pub fn encode_block(col: &Column, out: &mut Vec<u8>) -> BlockHeader {
 }
 
 /// The values with NULL slots filled (a copy only when there are NULLs).
-fn filled<'a, T: Copy + Default>(v: &'a [T], nulls: usize, valid: &dyn Fn(usize) -> bool) -> std::borrow::Cow<'a, [T]> {
+fn filled<'a, T: Copy + Default>(
+    v: &'a [T],
+    nulls: usize,
+    valid: &dyn Fn(usize) -> bool,
+) -> std::borrow::Cow<'a, [T]> {
     if nulls == 0 {
         return std::borrow::Cow::Borrowed(v);
     }
@@ -277,7 +281,9 @@ pub fn decode_block(
             .get(0..4)
             .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
             .ok_or("truncated validity length")?;
-        let bytes = raw.get(4..4usize.saturating_add(len)).ok_or("truncated validity")?;
+        let bytes = raw
+            .get(4..4usize.saturating_add(len))
+            .ok_or("truncated validity")?;
         let mut valid = Vec::with_capacity(rows);
         boolean::decode_validity(bytes, rows, &mut valid).map_err(|e| e.to_string())?;
         let mut bm = Bitmap::new_unset(rows);
