@@ -1444,8 +1444,8 @@ impl Session {
     /// PostgreSQL), never part of one.
     async fn append_to_shards(&self, table: TableId, batches: Vec<Batch>) -> DbResult<()> {
         let catalog = self.server.catalog.snapshot();
-        let types = match catalog.database(&self.database)?.table_by_oid(table) {
-            Some(t) => t.column_types(),
+        let def = match catalog.database(&self.database)?.table_by_oid(table) {
+            Some(t) => t.clone(),
             None => {
                 return Err(DbError::new(
                     sqlstate::UNDEFINED_TABLE,
@@ -1453,13 +1453,21 @@ impl Session {
                 ))
             }
         };
+        let types = def.column_types();
+        let route = crate::storage::routing::series_route_column(&def);
         let shards = &self.server.shards;
         let mut per_shard: Vec<Vec<Batch>> = vec![Vec::new(); shards.len()];
         for b in batches {
             if b.len == 0 {
                 continue;
             }
-            if b.len >= 1024 && shards.len() > 1 {
+            if let (Some(col), true) = (route, shards.len() > 1) {
+                for (s, part) in crate::storage::routing::split_by_series(&b, col, shards.len()).into_iter().enumerate() {
+                    if let Some(p) = part {
+                        per_shard[s].push(p);
+                    }
+                }
+            } else if b.len >= 1024 && shards.len() > 1 {
                 let chunk = b.len.div_ceil(shards.len());
                 for (s, part) in per_shard.iter_mut().enumerate() {
                     let start = s * chunk;
@@ -1573,8 +1581,22 @@ impl Session {
         batches: Vec<Batch>,
     ) -> DbResult<()> {
         let shards = &self.server.shards;
+        let catalog = self.server.catalog.snapshot();
+        let route = catalog
+            .database(&self.database)
+            .ok()
+            .and_then(|d| d.table_by_oid(table).cloned())
+            .and_then(|def| crate::storage::routing::series_route_column(&def));
         let mut per_shard: Vec<Vec<Batch>> = vec![Vec::new(); shards.len()];
         for b in batches {
+            if let (Some(col), true) = (route, shards.len() > 1) {
+                for (s, part) in crate::storage::routing::split_by_series(&b, col, shards.len()).into_iter().enumerate() {
+                    if let Some(p) = part {
+                        per_shard[s].push(p);
+                    }
+                }
+                continue;
+            }
             let chunk = b.len.div_ceil(shards.len()).max(1);
             for (s, part) in per_shard.iter_mut().enumerate() {
                 let start = s * chunk;

@@ -15,6 +15,7 @@ pub mod files;
 pub mod flush;
 pub mod memtable;
 pub mod retention;
+pub mod routing;
 pub mod scan;
 pub mod segment;
 pub mod table;
