@@ -3,7 +3,7 @@
 //! walk with N(0,1) steps clamped to [0, 100], truncated to integers and
 //! stored as float8), 2-decimal prices, random doubles in [0, 1000) and a
 //! slowly varying sensor (sine plus noise). Columns are cut into blocks of
-//! 8192 values, as a segment would, and each block is decoded into one reused
+//! 2048 values (`BLOCK_ROWS`), as a segment would, and each block is decoded into one reused
 //! buffer (as a scan decodes into executor vectors). "decode+sum" also sums
 //! every decoded block (8 accumulators, as a vectorised aggregate would), the
 //! scan-side number. Throughput is in elements (values) per second; bits per
@@ -17,7 +17,7 @@ use brewric::storage::codec::float;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
 const N: usize = 1 << 20;
-const BLOCK: usize = 8192;
+const BLOCK: usize = 2048;
 
 /// SplitMix64, seeded: the same data on every run.
 struct Rng(u64);

@@ -1,8 +1,9 @@
 //! Encode and decode throughput of the column-block codecs (storage::codec)
 //! on 1M values shaped like TSBS cpu-only data: timestamps every 10 s (also
 //! with a few gaps and late points), a clamped 0..100 random walk stored as
-//! integers, and random full-range i64. Columns are cut into blocks of 8192
-//! values, as a segment would, and each block is decoded into one reused
+//! integers, `tags_id`-like ids (uniform in 0..1000: the FOR path) and random
+//! full-range i64. Columns are cut into blocks of 2048 values (`BLOCK_ROWS`),
+//! as a segment would, and each block is decoded into one reused
 //! buffer (as a scan decodes into executor vectors), so the numbers are the
 //! codecs' speed rather than DRAM write bandwidth. Throughput is in elements
 //! (values) per second; bits per value and the schemes chosen are printed
@@ -16,7 +17,7 @@ use brewric::storage::codec::{bitpack, integer, timestamp};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
 const N: usize = 1 << 20;
-const BLOCK: usize = 8192;
+const BLOCK: usize = 2048;
 const T0: i64 = 1_700_000_000_000_000_000;
 const TEN_S: i64 = 10_000_000_000;
 
@@ -174,6 +175,7 @@ fn bench_integer(c: &mut Criterion) {
     let mut rng = Rng(2);
     let datasets = [
         ("walk_0_100", random_walk(&mut rng)),
+        ("tags_id_0_1000", (0..N).map(|_| (rng.next() % 1000) as i64).collect()),
         ("random_i64", (0..N).map(|_| rng.next() as i64).collect()),
     ];
     bench_column(

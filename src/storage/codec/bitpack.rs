@@ -14,16 +14,38 @@
 //!   `b / 8`), padded with zero bits to a whole byte.
 //!
 //! Width 0 takes no bytes (every value is 0, or the caller's base). This is
-//! FastLanes' interleaving of 16 lanes but not its transposed value order, so
-//! delta decoding over the result is a scalar prefix sum.
+//! FastLanes' interleaving of 16 lanes but not its transposed value order:
+//! row `r` of a block is values `16r .. 16r + 16` in order, which decoding
+//! hands to a `Sink` (FOR, delta, float conversion fused in) one row at a
+//! time; delta decoding over the result is a prefix sum.
 //! Must not: panic on short or garbage input when unpacking.
 
+use std::mem::MaybeUninit;
+
 use super::{CodecError, MAX_VALUES};
+
+/// Runs `$body` with `$W` bound to the const `usize` equal to `$w` (0..=64),
+/// so each width gets its own specialised, fully constant-folded loop.
+macro_rules! with_width {
+    ($w:expr, $W:ident => $body:expr) => {
+        with_width!(@arms $w, $W, $body, [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28
+            29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64])
+    };
+    (@arms $w:expr, $W:ident, $body:expr, [$($n:literal)*]) => {
+        match $w {
+            $($n => {
+                const $W: usize = $n;
+                $body
+            })*
+            _ => unreachable!("bit width checked to be at most 64"),
+        }
+    };
+}
 
 /// Values per interleaved block.
 pub const BLOCK: usize = 1024;
 /// Interleaved lanes per block (1024 bits of u64s: one FastLanes register).
-const LANES: usize = 16;
+pub(crate) const LANES: usize = 16;
 /// Values per lane in a block.
 const ROWS: usize = BLOCK / LANES;
 
@@ -64,48 +86,26 @@ pub fn packed_len(count: usize, width: u32) -> usize {
 /// # Panics
 /// If `width > 64`.
 pub fn pack(values: &[u64], width: u32, out: &mut Vec<u8>) {
-    pack_with(values.len(), width, out, |start, buf| {
-        buf.copy_from_slice(&values[start..start + buf.len()])
-    });
+    pack_with(values.len(), width, out, |start, buf| buf.copy_from_slice(&values[start..start + buf.len()]));
 }
 
 /// Unpacks `count` values at `width` from the front of `bytes`, appending them
 /// to `out`; returns the bytes read (`packed_len(count, width)`). On error
 /// `out` is left as it was.
-pub fn unpack(
-    bytes: &[u8],
-    width: u32,
-    count: usize,
-    out: &mut Vec<u64>,
-) -> Result<usize, CodecError> {
+pub fn unpack(bytes: &[u8], width: u32, count: usize, out: &mut Vec<u64>) -> Result<usize, CodecError> {
     if count > MAX_VALUES {
-        return Err(CodecError::new(
-            "bitpack",
-            0,
-            format!("value count {count} above the limit of {MAX_VALUES}"),
-        ));
+        return Err(CodecError::new("bitpack", 0, format!("value count {count} above the limit of {MAX_VALUES}")));
     }
     unpack_append(bytes, width, count, 0, out)
 }
 
 fn check(bytes: &[u8], width: u32, count: usize) -> Result<usize, CodecError> {
     if width > 64 {
-        return Err(CodecError::new(
-            "bitpack",
-            0,
-            format!("bit width {width} above 64"),
-        ));
+        return Err(CodecError::new("bitpack", 0, format!("bit width {width} above 64")));
     }
     let need = packed_len(count, width);
     if bytes.len() < need {
-        return Err(CodecError::new(
-            "bitpack",
-            bytes.len(),
-            format!(
-                "truncated: {count} values at {width} bits need {need} bytes, {} present",
-                bytes.len()
-            ),
-        ));
+        return Err(CodecError::new("bitpack", bytes.len(), format!("truncated: {count} values at {width} bits need {need} bytes, {} present", bytes.len())));
     }
     Ok(need)
 }
@@ -113,12 +113,7 @@ fn check(bytes: &[u8], width: u32, count: usize) -> Result<usize, CodecError> {
 /// Packs `count` values at `width`; `fill(start, buf)` writes values
 /// `start .. start + buf.len()` (at most one block at a time) into `buf`; it
 /// is not called at all when `width` or `count` is 0.
-pub(crate) fn pack_with(
-    count: usize,
-    width: u32,
-    out: &mut Vec<u8>,
-    mut fill: impl FnMut(usize, &mut [u64]),
-) {
+pub(crate) fn pack_with(count: usize, width: u32, out: &mut Vec<u8>, mut fill: impl FnMut(usize, &mut [u64])) {
     assert!(width <= 64, "bit width {width} above 64");
     if width == 0 || count == 0 {
         return;
@@ -147,32 +142,134 @@ pub(crate) fn pack_with(
 /// Unpacks `count` values at `width` from the front of `bytes`, adding
 /// `base` to each (wrapping: frame-of-reference decoding fused into the
 /// unpack), and appends them to `out`; returns the bytes read. Appends nothing
-/// on error. (Appending row by row, rather than resizing and then
-/// overwriting, spares a memset of the output.)
-pub(crate) fn unpack_append<T: Lane>(
-    bytes: &[u8],
-    width: u32,
-    count: usize,
+/// on error. (The values are written straight into `out`'s spare capacity,
+/// sparing both a memset and per-row length updates.)
+pub(crate) fn unpack_append<T: Lane>(bytes: &[u8], width: u32, count: usize, base: u64, out: &mut Vec<T>) -> Result<usize, CodecError> {
+    check(bytes, width, count)?;
+    append_with(out, count, |dst| unpack_into(bytes, width, count, &mut AddBase { dst, base }))
+}
+
+/// Appends values, `base` added: the sink behind `unpack_append`.
+struct AddBase<'s, 'a, T> {
+    dst: &'s mut Spare<'a, T>,
     base: u64,
-    out: &mut Vec<T>,
-) -> Result<usize, CodecError> {
-    let need = check(bytes, width, count)?;
-    out.reserve(count);
-    let nwords = width as usize * LANES;
-    let mut words = [0u64; BLOCK];
-    let mut pos = 0;
-    for _ in 0..count / BLOCK {
-        let src = &bytes[pos..pos + nwords * 8];
-        for (w, c) in words[..nwords].iter_mut().zip(src.chunks_exact(8)) {
-            let mut a = [0u8; 8];
-            a.copy_from_slice(c);
-            *w = u64::from_le_bytes(a);
-        }
-        unpack_block_dyn(width, &words[..nwords], base, out);
-        pos += nwords * 8;
+}
+
+impl<T: Lane> Sink for AddBase<'_, '_, T> {
+    #[inline(always)]
+    fn row(&mut self, vals: &[u64; LANES]) {
+        self.dst.row(&std::array::from_fn(|l| T::from_u64(vals[l].wrapping_add(self.base))));
     }
-    unpack_tail(&bytes[pos..need], width, count % BLOCK, base, out);
+
+    #[inline(always)]
+    fn rest(&mut self, vals: &[u64]) {
+        for &v in vals {
+            self.dst.push(T::from_u64(v.wrapping_add(self.base)));
+        }
+    }
+}
+
+/// Receives unpacked values in order: whole rows of 16 while full blocks
+/// last, then the tail (fewer than 1024) in one slice. Decoders fuse their
+/// own work (frame of reference, prefix sums, conversions) into a sink, so
+/// each value is touched once, in registers, on its way to the output.
+pub(crate) trait Sink {
+    /// The next 16 values.
+    fn row(&mut self, vals: &[u64; LANES]);
+    /// The next `vals.len()` values.
+    fn rest(&mut self, vals: &[u64]);
+}
+
+/// Unpacks `count` values at `width` from the front of `bytes` into `sink`;
+/// returns the bytes read. On error the sink has seen nothing.
+///
+/// Full blocks run through a kernel specialised for the width (one match per
+/// call) and, where the CPU has AVX2, that kernel compiled for AVX2 (the same
+/// source: the scalar kernel is its twin); the tail is a plain bit stream.
+#[inline(always)]
+pub(crate) fn unpack_into<S: Sink>(bytes: &[u8], width: u32, count: usize, sink: &mut S) -> Result<usize, CodecError> {
+    let need = check(bytes, width, count)?;
+    let full = count / BLOCK;
+    let nb = width as usize * LANES * 8;
+    let wide = super::simd();
+    with_width!(width, W => {
+        for b in 0..full {
+            let blk = &bytes[b * nb..(b + 1) * nb];
+            #[cfg(target_arch = "x86_64")]
+            if wide {
+                // SAFETY: `simd()` is true only when the CPU supports AVX2.
+                unsafe { block_avx2::<W, S>(blk, sink) };
+                continue;
+            }
+            let _ = wide;
+            block_scalar::<W, S>(blk, sink);
+        }
+    });
+    let tail = count % BLOCK;
+    if tail > 0 {
+        let mut buf = [0u64; BLOCK];
+        unpack_tail(&bytes[full * nb..need], width, &mut buf[..tail]);
+        sink.rest(&buf[..tail]);
+    }
     Ok(need)
+}
+
+#[inline(never)]
+fn block_scalar<const W: usize, S: Sink>(bytes: &[u8], sink: &mut S) {
+    unpack_block::<W, S>(bytes, sink)
+}
+
+/// `unpack_block` compiled for AVX2 (its sink inlined into it).
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline(never)]
+unsafe fn block_avx2<const W: usize, S: Sink>(bytes: &[u8], sink: &mut S) {
+    unpack_block::<W, S>(bytes, sink)
+}
+
+/// Spare capacity of a `Vec` filled front to back: what `append_with`
+/// hands its closure.
+pub(crate) struct Spare<'a, T> {
+    dst: &'a mut [MaybeUninit<T>],
+    pos: usize,
+}
+
+impl<T: Copy> Spare<'_, T> {
+    /// Writes the next 16 values.
+    #[inline(always)]
+    pub(crate) fn row(&mut self, vals: &[T; LANES]) {
+        let d = &mut self.dst[self.pos..self.pos + LANES];
+        for (d, v) in d.iter_mut().zip(vals) {
+            d.write(*v);
+        }
+        self.pos += LANES;
+    }
+
+    /// Writes the next value.
+    #[inline(always)]
+    pub(crate) fn push(&mut self, v: T) {
+        self.dst[self.pos].write(v);
+        self.pos += 1;
+    }
+}
+
+/// Runs `f` with room for `n` more values of `out`; the values it writes are
+/// appended to `out` (in order), whatever `f` returns.
+#[inline(always)]
+pub(crate) fn append_with<T: Copy, R>(out: &mut Vec<T>, n: usize, f: impl FnOnce(&mut Spare<'_, T>) -> R) -> R {
+    out.reserve(n);
+    let old = out.len();
+    let mut spare = Spare { dst: &mut out.spare_capacity_mut()[..n], pos: 0 };
+    let r = f(&mut spare);
+    let pos = spare.pos;
+    // SAFETY: `Spare` writes its slots strictly in order from the first and
+    // counts them in `pos`, so slots `old..old + pos` are initialised, and
+    // `old + pos <= old + n <= capacity` (its slice is `n` slots long).
+    unsafe { out.set_len(old + pos) };
+    r
 }
 
 #[inline(always)]
@@ -208,57 +305,37 @@ fn pack_block<const W: usize>(inp: &[u64; BLOCK], out: &mut [u64]) {
     }
 }
 
-/// Unpacks one block from `W * 16` words, appending its 1024 values (plus
-/// `base`) to `out`.
-fn unpack_block<const W: usize, T: Lane>(inp: &[u64], base: u64, out: &mut Vec<T>) {
+/// Unpacks one block from its `W * 128` bytes into `sink`, a row at a time.
+#[inline(always)]
+fn unpack_block<const W: usize, S: Sink>(bytes: &[u8], sink: &mut S) {
     if W == 0 {
-        out.resize(out.len() + BLOCK, T::from_u64(base));
+        for _ in 0..ROWS {
+            sink.row(&[0; LANES]);
+        }
         return;
     }
-    let inp = &inp[..W * LANES];
+    let (words, _) = bytes.as_chunks::<{ LANES * 8 }>();
+    let words = &words[..W];
+    let load = |k: usize| -> [u64; LANES] {
+        let c = &words[k];
+        std::array::from_fn(|l| u64::from_le_bytes(c[l * 8..l * 8 + 8].try_into().unwrap()))
+    };
     let mask = mask_of(W);
     for r in 0..ROWS {
         let (word, shift) = ((r * W) / 64, (r * W) % 64);
-        let mut row = [T::default(); LANES];
-        let a = &inp[word * LANES..word * LANES + LANES];
-        if shift + W > 64 {
-            let b = &inp[(word + 1) * LANES..(word + 2) * LANES];
-            for ((d, x), y) in row.iter_mut().zip(a).zip(b) {
-                *d = T::from_u64((((x >> shift) | (y << (64 - shift))) & mask).wrapping_add(base));
-            }
+        let a = load(word);
+        let row: [u64; LANES] = if shift + W > 64 {
+            let b = load(word + 1);
+            std::array::from_fn(|l| ((a[l] >> shift) | (b[l] << (64 - shift))) & mask)
         } else {
-            for (d, x) in row.iter_mut().zip(a) {
-                *d = T::from_u64(((x >> shift) & mask).wrapping_add(base));
-            }
-        }
-        out.extend_from_slice(&row);
+            std::array::from_fn(|l| (a[l] >> shift) & mask)
+        };
+        sink.row(&row);
     }
-}
-
-/// Runs `$body` with `$W` bound to the const `usize` equal to `$w` (0..=64),
-/// so each width gets its own specialised, fully constant-folded loop.
-macro_rules! with_width {
-    ($w:expr, $W:ident => $body:expr) => {
-        with_width!(@arms $w, $W, $body, [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28
-            29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64])
-    };
-    (@arms $w:expr, $W:ident, $body:expr, [$($n:literal)*]) => {
-        match $w {
-            $($n => {
-                const $W: usize = $n;
-                $body
-            })*
-            _ => unreachable!("bit width checked to be at most 64"),
-        }
-    };
 }
 
 fn pack_block_dyn(width: u32, inp: &[u64; BLOCK], out: &mut [u64]) {
     with_width!(width, W => pack_block::<W>(inp, out))
-}
-
-fn unpack_block_dyn<T: Lane>(width: u32, inp: &[u64], base: u64, out: &mut Vec<T>) {
-    with_width!(width, W => unpack_block::<W, T>(inp, base, out))
 }
 
 fn pack_tail(vals: &[u64], width: u32, out: &mut Vec<u8>) {
@@ -277,13 +354,14 @@ fn pack_tail(vals: &[u64], width: u32, out: &mut Vec<u8>) {
     out.extend_from_slice(&(acc as u64).to_le_bytes()[..n.div_ceil(8) as usize]);
 }
 
-/// `bytes` holds exactly the tail's bit stream (length checked by the caller).
-fn unpack_tail<T: Lane>(bytes: &[u8], width: u32, count: usize, base: u64, out: &mut Vec<T>) {
+/// `bytes` holds exactly the tail's bit stream (length checked by the
+/// caller); fills `out` with its first `out.len()` values.
+fn unpack_tail(bytes: &[u8], width: u32, out: &mut [u64]) {
     let mask = mask_of(width as usize);
     let mut acc: u128 = 0;
     let mut n = 0u32;
     let mut pos = 0;
-    for _ in 0..count {
+    for o in out {
         if n < width {
             let k = (bytes.len() - pos).min(8);
             let mut a = [0u8; 8];
@@ -292,7 +370,7 @@ fn unpack_tail<T: Lane>(bytes: &[u8], width: u32, count: usize, base: u64, out: 
             acc |= (u64::from_le_bytes(a) as u128) << n;
             n += 8 * k as u32;
         }
-        out.push(T::from_u64(((acc as u64) & mask).wrapping_add(base)));
+        *o = (acc as u64) & mask;
         acc >>= width;
         n = n.saturating_sub(width);
     }
@@ -314,14 +392,27 @@ mod tests {
         assert_eq!(out[0], 7);
         let mask = mask_of(width as usize);
         for (i, (a, b)) in values.iter().zip(&out[1..]).enumerate() {
-            assert_eq!(
-                a & mask,
-                *b,
-                "value {i} of {} at width {width}",
-                values.len()
-            );
+            assert_eq!(a & mask, *b, "value {i} of {} at width {width}", values.len());
         }
         assert_eq!(out.len(), values.len() + 1);
+    }
+
+    #[test]
+    fn avx2_kernels_match_their_scalar_twins() {
+        let mut rng = Rng(5);
+        for width in 0..=64u32 {
+            for &len in LENGTHS {
+                let vals: Vec<u64> = (0..len).map(|_| rng.next()).collect();
+                let mut enc = Vec::new();
+                pack(&vals, width, &mut enc);
+                let base = rng.next();
+                let (a, b) = super::super::testutil::both(|| {
+                    let mut out: Vec<i64> = vec![3];
+                    unpack_append(&enc, width, len, base, &mut out).map(|_| out)
+                });
+                assert_eq!(a, b, "width {width}, {len} values");
+            }
+        }
     }
 
     #[test]
@@ -340,9 +431,7 @@ mod tests {
         let mut rng = Rng(1);
         for width in 0..=64u32 {
             for &len in LENGTHS {
-                let vals: Vec<u64> = (0..len)
-                    .map(|_| rng.next() & mask_of(width as usize))
-                    .collect();
+                let vals: Vec<u64> = (0..len).map(|_| rng.next() & mask_of(width as usize)).collect();
                 round_trip(&vals, width);
             }
         }
@@ -372,11 +461,7 @@ mod tests {
             let (lane, row) = (i % 16, i / 16);
             let bit = row * 3;
             let lo = word((bit / 64) * 16 + lane) >> (bit % 64);
-            let v = if bit % 64 + 3 > 64 {
-                lo | word((bit / 64 + 1) * 16 + lane) << (64 - bit % 64)
-            } else {
-                lo
-            };
+            let v = if bit % 64 + 3 > 64 { lo | word((bit / 64 + 1) * 16 + lane) << (64 - bit % 64) } else { lo };
             assert_eq!(v & 7, vals[i], "value {i}");
         }
         // the tail is a plain LSB-first bit stream

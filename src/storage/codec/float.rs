@@ -663,8 +663,6 @@ fn xor<T: Float>(values: &[T], count: u32) -> Vec<u8> {
 // ---------------------------------------------------------------- decoding
 
 thread_local! {
-    /// Reused digit buffer of ALP decoding.
-    static DIGITS: RefCell<Vec<i64>> = const { RefCell::new(Vec::new()) };
     /// Reused code and right-part buffers of ALP-RD decoding.
     static RD_BUFS: RefCell<(Vec<u64>, Vec<u64>)> = const { RefCell::new((Vec::new(), Vec::new())) };
 }
@@ -736,43 +734,29 @@ fn decode_alp<T: Float>(r: &mut Reader, n: usize, out: &mut Vec<T>) -> Result<()
     let len = r.u32("digits length")? as usize;
     let at = r.pos();
     let enc = r.take(len, "digits")?;
-    DIGITS.with(|cell| {
-        let mut digits = cell.borrow_mut();
-        digits.clear();
-        let res = (|| {
-            integer::decode_i64(enc, &mut digits).map_err(|err| err.at(CODEC, at))?;
-            if digits.len() != n {
-                return Err(CodecError::new(CODEC, at, format!("{} digits for {n} values", digits.len())));
-            }
-            let mut patches: Vec<u64> = Vec::new();
-            let pos = if exc > 0 { positions(r, exc, n)? } else { Vec::new() };
-            if exc > 0 {
-                let body = r.take(exc * T::BYTES, "exception values")?;
-                patches.extend(body.chunks_exact(T::BYTES).map(word_of::<T>));
-            }
-            r.finish()?;
-            out.reserve(n);
-            // the hot loop: one conversion and at most two multiplies per value
-            if e == 0 {
-                out.extend(digits.iter().map(|&d| T::digit(d)));
-            } else if f == 0 {
-                let m = T::i10(e);
-                out.extend(digits.iter().map(|&d| T::digit(d).mul(m)));
-            } else {
-                let (p, m) = (T::p10(f), T::i10(e));
-                out.extend(digits.iter().map(|&d| T::digit(d).mul(p).mul(m)));
-            }
-            let base = out.len() - n;
-            for (&p, &b) in pos.iter().zip(&patches) {
-                out[base + p as usize] = T::from_u64(b);
-            }
-            Ok(())
-        })();
-        if digits.capacity() > KEEP {
-            *digits = Vec::new();
+    // The hot loop: the digits are decoded straight into floats, one
+    // conversion and at most two multiplies per value fused into the
+    // integer codec's unpacking (no digit buffer, no second pass).
+    let old = out.len();
+    let res = if e == 0 {
+        integer::decode_map(enc, out, T::digit)
+    } else {
+        let (p, m) = (T::p10(f), T::i10(e));
+        integer::decode_map(enc, out, move |d| T::digit(d).mul(p).mul(m))
+    };
+    res.map_err(|err| err.at(CODEC, at))?;
+    if out.len() - old != n {
+        return Err(CodecError::new(CODEC, at, format!("{} digits for {n} values", out.len() - old)));
+    }
+    if exc > 0 {
+        let pos = positions(r, exc, n)?;
+        let body = r.take(exc * T::BYTES, "exception values")?;
+        let dst = &mut out[old..];
+        for (&p, b) in pos.iter().zip(body.chunks_exact(T::BYTES)) {
+            dst[p as usize] = T::from_u64(word_of::<T>(b));
         }
-        res
-    })
+    }
+    r.finish()
 }
 
 fn decode_rd<T: Float>(r: &mut Reader, n: usize, out: &mut Vec<T>) -> Result<(), CodecError> {

@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | 0 | constant | `value: i64` |
 //! | 1 | FOR | `min: i64, width: u8, bits[count]` of `value - min` |
-//! | 2 | delta + FOR | `first: i64, min_delta: i64, width: u8, bits[count]`: slot 0 is 0 (ignored), slot i ≥ 1 is `(v[i] - v[i-1]) - min_delta` |
+//! | 2 | delta + FOR | `first: i64, min_delta: i64, width: u8, bits[count]`: slot 0 is 0 (ignored: any value decodes the same), slot i ≥ 1 is `(v[i] - v[i-1]) - min_delta` |
 //! | 3 | RLE | `runs: u32, min: i64, value_width: u8, length_width: u8, bits[runs]` of `run value - min`, `bits[runs]` of `run length - 1` |
 //!
 //! `bits[n]` is `bitpack` layout at the preceding width (`bitpack::packed_len`
@@ -23,7 +23,7 @@
 //! beats FOR, then RLE when its estimate beats the best exact size so far; the
 //! smallest exact size wins (ties go to FOR, the fastest to decode).
 
-use super::bitpack::{self, bits_needed, packed_len};
+use super::bitpack::{self, bits_needed, packed_len, LANES};
 use super::{count_u32, put_i64, put_u32, put_u8, sample_runs, CodecError, Reader};
 
 const CODEC: &str = "integer";
@@ -88,15 +88,9 @@ pub fn encode_i64(values: &[i64]) -> Vec<u8> {
             changes += usize::from(w[1] != w[0]);
         }
     }
-    let delta_est = if dmin <= dmax {
-        DELTA_HEADER + packed_len(n, bits_needed(dmax.wrapping_sub(dmin) as u64))
-    } else {
-        usize::MAX
-    };
+    let delta_est = if dmin <= dmax { DELTA_HEADER + packed_len(n, bits_needed(dmax.wrapping_sub(dmin) as u64)) } else { usize::MAX };
     let runs_est = (changes * n).div_ceil(sampled.max(1)).max(1);
-    let rle_est = RLE_HEADER
-        + packed_len(runs_est, for_width)
-        + packed_len(runs_est, bits_needed((2 * n / runs_est) as u64));
+    let rle_est = RLE_HEADER + packed_len(runs_est, for_width) + packed_len(runs_est, bits_needed((2 * n / runs_est) as u64));
 
     // Exact sizes for the candidates the sample favours; FOR is the fallback.
     let mut best = (for_size, None);
@@ -122,35 +116,43 @@ pub fn encode_i64(values: &[i64]) -> Vec<u8> {
 /// Decodes an encoding made by `encode_i64`, appending the values to `out`.
 /// On error `out` is left as it was.
 pub fn decode_i64(bytes: &[u8], out: &mut Vec<i64>) -> Result<(), CodecError> {
+    decode_map(bytes, out, |x| x)
+}
+
+/// `decode_i64`, each value passed through `conv` on its way out (in
+/// registers, fused into the unpacking: the float codec turns ALP digits into
+/// floats this way). On error `out` is left as it was.
+#[inline(always)]
+pub(crate) fn decode_map<T: Copy + Default, F: Fn(i64) -> T + Copy>(bytes: &[u8], out: &mut Vec<T>, conv: F) -> Result<(), CodecError> {
     let old = out.len();
-    let r = decode_inner(bytes, out, old);
+    let r = decode_inner(bytes, out, old, conv);
     if r.is_err() {
         out.truncate(old);
     }
     r
 }
 
-fn decode_inner(bytes: &[u8], out: &mut Vec<i64>, old: usize) -> Result<(), CodecError> {
+#[inline(always)]
+fn decode_inner<T: Copy + Default, F: Fn(i64) -> T + Copy>(bytes: &[u8], out: &mut Vec<T>, old: usize, conv: F) -> Result<(), CodecError> {
     let mut r = Reader::new(bytes, CODEC);
     let tag = r.u8("scheme tag")?;
     let Some(scheme) = Scheme::from_tag(tag) else {
-        return Err(CodecError::new(
-            CODEC,
-            0,
-            format!("unknown scheme tag {tag}"),
-        ));
+        return Err(CodecError::new(CODEC, 0, format!("unknown scheme tag {tag}")));
     };
     let n = r.count()?;
     match scheme {
         Scheme::Constant => {
             let v = r.i64("constant value")?;
             r.finish()?;
-            out.resize(old + n, v);
+            out.resize(old + n, conv(v));
         }
         Scheme::For => {
             let min = r.i64("FOR reference")?;
             let width = r.width("FOR bit width")?;
-            r.unpack(width, n, min as u64, out)?;
+            let at = r.pos();
+            let used = bitpack::append_with(out, n, |dst| bitpack::unpack_into(r.rest(), width, n, &mut ForSink { dst, base: min as u64, conv }))
+                .map_err(|e| e.at(CODEC, at))?;
+            r.take(used, "FOR values")?;
             r.finish()?;
         }
         Scheme::DeltaFor => {
@@ -161,19 +163,19 @@ fn decode_inner(bytes: &[u8], out: &mut Vec<i64>, old: usize) -> Result<(), Code
                 r.finish()?;
                 return Ok(());
             }
-            r.unpack(width, n, dmin as u64, out)?;
+            let at = r.pos();
+            let used = bitpack::append_with(out, n, |dst| {
+                let mut sink = DeltaSink { dst, base: dmin as u64, acc: first, skip: true, conv, buf: [0; bitpack::BLOCK], len: 0 };
+                bitpack::unpack_into(r.rest(), width, n, &mut sink)
+            })
+            .map_err(|e| e.at(CODEC, at))?;
+            r.take(used, "deltas")?;
             r.finish()?;
-            out[old] = first;
-            prefix_sum(first, &mut out[old + 1..]);
         }
         Scheme::Rle => {
             let runs = r.u32("run count")? as usize;
             if runs > n || (runs == 0 && n > 0) {
-                return Err(CodecError::new(
-                    CODEC,
-                    r.pos() - 4,
-                    format!("{runs} runs for {n} values"),
-                ));
+                return Err(CodecError::new(CODEC, r.pos() - 4, format!("{runs} runs for {n} values")));
             }
             let min = r.i64("RLE reference")?;
             let vwidth = r.width("RLE value bit width")?;
@@ -186,27 +188,113 @@ fn decode_inner(bytes: &[u8], out: &mut Vec<i64>, old: usize) -> Result<(), Code
             r.finish()?;
             let total = lens.iter().try_fold(0u64, |a, &l| a.checked_add(l));
             if total != Some(n as u64) {
-                return Err(CodecError::new(
-                    CODEC,
-                    lens_at,
-                    format!("run lengths do not add up to {n} values"),
-                ));
+                return Err(CodecError::new(CODEC, lens_at, format!("run lengths do not add up to {n} values")));
             }
             out.reserve(n);
             for (&v, &l) in vals.iter().zip(&lens) {
-                out.extend(std::iter::repeat_n(v, l as usize));
+                out.extend(std::iter::repeat_n(conv(v), l as usize));
             }
         }
     }
     Ok(())
 }
 
-/// `xs[i] = base + xs[0] + … + xs[i]`, wrapping.
-fn prefix_sum(base: i64, xs: &mut [i64]) {
-    let mut acc = base;
-    for x in xs {
-        acc = acc.wrapping_add(*x);
-        *x = acc;
+/// FOR: `base + value`, converted.
+struct ForSink<'s, 'a, T, F> {
+    dst: &'s mut bitpack::Spare<'a, T>,
+    base: u64,
+    conv: F,
+}
+
+impl<T: Copy + Default, F: Fn(i64) -> T> bitpack::Sink for ForSink<'_, '_, T, F> {
+    #[inline(always)]
+    fn row(&mut self, vals: &[u64; LANES]) {
+        self.dst.row(&std::array::from_fn(|l| (self.conv)(vals[l].wrapping_add(self.base) as i64)));
+    }
+
+    #[inline(always)]
+    fn rest(&mut self, vals: &[u64]) {
+        for &v in vals {
+            self.dst.push((self.conv)(v.wrapping_add(self.base) as i64));
+        }
+    }
+}
+
+/// Delta + FOR: a running sum of `base + value` from `acc` (the first value;
+/// slot 0's packed value is ignored), converted. Rows are gathered into a
+/// block buffer (in L1) and each block then gets one scalar prefix pass with
+/// a short dependency chain and one vectorised convert-and-store pass.
+struct DeltaSink<'s, 'a, T, F> {
+    dst: &'s mut bitpack::Spare<'a, T>,
+    base: u64,
+    /// The last value written.
+    acc: i64,
+    /// Slot 0 is still to come.
+    skip: bool,
+    conv: F,
+    buf: [i64; bitpack::BLOCK],
+    len: usize,
+}
+
+impl<T: Copy + Default, F: Fn(i64) -> T> DeltaSink<'_, '_, T, F> {
+    /// Prefix-sums and writes out `buf[..len]`.
+    #[inline(always)]
+    fn flush(&mut self) {
+        let buf = &mut self.buf[..self.len];
+        if self.skip && !buf.is_empty() {
+            buf[0] = 0;
+            self.skip = false;
+        }
+        // four values a step: only `acc` is a chain (one add per four)
+        let mut acc = self.acc;
+        let mut quads = buf.chunks_exact_mut(4);
+        for q in &mut quads {
+            let s01 = q[0].wrapping_add(q[1]);
+            let s012 = s01.wrapping_add(q[2]);
+            let s0123 = s01.wrapping_add(q[2].wrapping_add(q[3]));
+            q[0] = acc.wrapping_add(q[0]);
+            q[1] = acc.wrapping_add(s01);
+            q[2] = acc.wrapping_add(s012);
+            acc = acc.wrapping_add(s0123);
+            q[3] = acc;
+        }
+        for x in quads.into_remainder() {
+            acc = acc.wrapping_add(*x);
+            *x = acc;
+        }
+        self.acc = acc;
+        for c in buf.chunks_exact(LANES) {
+            self.dst.row(&std::array::from_fn(|l| (self.conv)(c[l])));
+        }
+        for &x in buf.chunks_exact(LANES).remainder() {
+            self.dst.push((self.conv)(x));
+        }
+        self.len = 0;
+    }
+}
+
+impl<T: Copy + Default, F: Fn(i64) -> T> bitpack::Sink for DeltaSink<'_, '_, T, F> {
+    #[inline(always)]
+    fn row(&mut self, vals: &[u64; LANES]) {
+        let at = self.len;
+        let d = &mut self.buf[at..at + LANES];
+        for (d, v) in d.iter_mut().zip(vals) {
+            *d = v.wrapping_add(self.base) as i64;
+        }
+        self.len += LANES;
+        if self.len == bitpack::BLOCK {
+            self.flush();
+        }
+    }
+
+    #[inline(always)]
+    fn rest(&mut self, vals: &[u64]) {
+        self.len = 0;
+        for (d, v) in self.buf.iter_mut().zip(vals) {
+            *d = v.wrapping_add(self.base) as i64;
+        }
+        self.len = vals.len().min(bitpack::BLOCK);
+        self.flush();
     }
 }
 
@@ -320,9 +408,7 @@ mod tests {
             ("constant_min", |n, _| vec![i64::MIN; n]),
             ("constant_max", |n, _| vec![i64::MAX; n]),
             ("ascending", |n, _| (0..n as i64).collect()),
-            ("descending_from_max", |n, _| {
-                (0..n as i64).map(|i| i64::MAX - 3 * i).collect()
-            }),
+            ("descending_from_max", |n, _| (0..n as i64).map(|i| i64::MAX - 3 * i).collect()),
             ("sorted_random_steps", |n, r| {
                 let mut v = r.next() as i64;
                 (0..n)
@@ -332,25 +418,11 @@ mod tests {
                     })
                     .collect()
             }),
-            ("random_full_range", |n, r| {
-                (0..n).map(|_| r.next() as i64).collect()
-            }),
-            ("extremes", |n, r| {
-                (0..n)
-                    .map(|_| [i64::MIN, i64::MAX, 0, -1, 1][r.below(5) as usize])
-                    .collect()
-            }),
-            ("alternating_min_max", |n, _| {
-                (0..n)
-                    .map(|i| if i % 2 == 0 { i64::MIN } else { i64::MAX })
-                    .collect()
-            }),
-            ("small_0_100", |n, r| {
-                (0..n).map(|_| r.below(100) as i64).collect()
-            }),
-            ("negative_small", |n, r| {
-                (0..n).map(|_| r.range(-5000, -4990)).collect()
-            }),
+            ("random_full_range", |n, r| (0..n).map(|_| r.next() as i64).collect()),
+            ("extremes", |n, r| (0..n).map(|_| [i64::MIN, i64::MAX, 0, -1, 1][r.below(5) as usize]).collect()),
+            ("alternating_min_max", |n, _| (0..n).map(|i| if i % 2 == 0 { i64::MIN } else { i64::MAX }).collect()),
+            ("small_0_100", |n, r| (0..n).map(|_| r.below(100) as i64).collect()),
+            ("negative_small", |n, r| (0..n).map(|_| r.range(-5000, -4990)).collect()),
             ("random_walk_0_100", |n, r| random_walk(n, r)),
             ("long_runs", |n, r| {
                 let mut v = 0;
@@ -374,17 +446,7 @@ mod tests {
                     })
                     .collect()
             }),
-            ("one_outlier", |n, r| {
-                (0..n)
-                    .map(|i| {
-                        if i == n / 2 {
-                            i64::MIN
-                        } else {
-                            r.below(4) as i64
-                        }
-                    })
-                    .collect()
-            }),
+            ("one_outlier", |n, r| (0..n).map(|i| if i == n / 2 { i64::MIN } else { r.below(4) as i64 }).collect()),
         ]
     }
 
@@ -403,12 +465,7 @@ mod tests {
         let mut out = vec![42];
         decode_i64(&enc, &mut out).unwrap_or_else(|e| panic!("{e}: {:?}", scheme(&enc)));
         assert_eq!(out[0], 42);
-        assert!(
-            out[1..] == *values,
-            "{:?} of {} values",
-            scheme(&enc),
-            values.len()
-        );
+        assert!(out[1..] == *values, "{:?} of {} values", scheme(&enc), values.len());
         enc
     }
 
@@ -421,12 +478,25 @@ mod tests {
                     let v = gen(n, &mut rng);
                     let enc = round_trip(&v);
                     // never much worse than raw: header + 64 bits/value at most
-                    assert!(
-                        enc.len() <= RLE_HEADER + 8 * n + 8,
-                        "{name}/{n}: {} bytes",
-                        enc.len()
-                    );
+                    assert!(enc.len() <= RLE_HEADER + 8 * n + 8, "{name}/{n}: {} bytes", enc.len());
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn avx2_kernels_match_their_scalar_twins() {
+        let mut rng = Rng(11);
+        for (name, gen) in shapes() {
+            for &n in LENGTHS {
+                let v = gen(n, &mut rng);
+                let enc = encode_i64(&v);
+                let (a, b) = super::super::testutil::both(|| {
+                    let mut out = Vec::new();
+                    decode_i64(&enc, &mut out).map(|_| out)
+                });
+                assert_eq!(a.as_ref(), Ok(&v), "{name}/{n} scalar");
+                assert_eq!(b.as_ref(), Ok(&v), "{name}/{n} simd");
             }
         }
     }
@@ -440,15 +510,8 @@ mod tests {
                 let (min, max) = min_max(&v).unwrap();
                 let fw = bits_needed(max.wrapping_sub(min) as u64);
                 let (dmin, dmax) = delta_min_max(&v);
-                let dw = if n > 1 {
-                    bits_needed(dmax.wrapping_sub(dmin) as u64)
-                } else {
-                    0
-                };
-                let mut encs = vec![
-                    frame_of_reference(&v, n as u32, min, fw),
-                    delta_for(&v, n as u32, dmin, dw),
-                ];
+                let dw = if n > 1 { bits_needed(dmax.wrapping_sub(dmin) as u64) } else { 0 };
+                let mut encs = vec![frame_of_reference(&v, n as u32, min, fw), delta_for(&v, n as u32, dmin, dw)];
                 encs.extend(rle(&v, n as u32, min, fw, usize::MAX));
                 for enc in encs {
                     let mut out = Vec::new();
@@ -465,18 +528,9 @@ mod tests {
         let pick = |v: &[i64]| scheme(&round_trip(v)).unwrap();
         assert_eq!(pick(&[]), Scheme::Constant);
         assert_eq!(pick(&vec![-7; 5000]), Scheme::Constant);
-        assert_eq!(
-            pick(&(0..5000).map(|i| 1_000_000 + 3 * i).collect::<Vec<_>>()),
-            Scheme::DeltaFor
-        );
-        assert_eq!(
-            pick(&(0..5000).map(|_| rng.below(100) as i64).collect::<Vec<_>>()),
-            Scheme::For
-        );
-        assert_eq!(
-            pick(&(0..5000).map(|i| i / 500).collect::<Vec<_>>()),
-            Scheme::Rle
-        );
+        assert_eq!(pick(&(0..5000).map(|i| 1_000_000 + 3 * i).collect::<Vec<_>>()), Scheme::DeltaFor);
+        assert_eq!(pick(&(0..5000).map(|_| rng.below(100) as i64).collect::<Vec<_>>()), Scheme::For);
+        assert_eq!(pick(&(0..5000).map(|i| i / 500).collect::<Vec<_>>()), Scheme::Rle);
         let walk = random_walk(8192, &mut rng);
         assert_eq!(pick(&walk), Scheme::DeltaFor);
     }
@@ -517,10 +571,7 @@ mod tests {
         assert_eq!(e.offset, 1, "{e}");
         let mut wide = frame_of_reference(&[1, 2, 3], 3, 1, 2);
         wide[13] = 65;
-        assert!(decode_i64(&wide, &mut out)
-            .unwrap_err()
-            .to_string()
-            .contains("above 64"));
+        assert!(decode_i64(&wide, &mut out).unwrap_err().to_string().contains("above 64"));
         assert!(out.is_empty());
     }
 

@@ -25,6 +25,25 @@ pub mod timestamp;
 /// so garbage never makes them allocate more than `MAX_VALUES * 8` bytes.
 pub const MAX_VALUES: usize = 1 << 20;
 
+/// Whether decoding kernels may use AVX2 (x86_64 CPUs that have it). Tests
+/// can turn it off per thread (`testutil::scalar_only`) to compare the AVX2
+/// kernels with their scalar twins.
+#[inline]
+pub(crate) fn simd() -> bool {
+    #[cfg(test)]
+    if testutil::SCALAR.with(|c| c.get()) {
+        return false;
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 /// A decode failure: which codec, where in its input, and what was wrong.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("malformed {codec} encoding at byte {offset}: {what}")]
@@ -38,11 +57,7 @@ pub struct CodecError {
 
 impl CodecError {
     pub(crate) fn new(codec: &'static str, offset: usize, what: impl Into<String>) -> CodecError {
-        CodecError {
-            codec,
-            offset,
-            what: what.into(),
-        }
+        CodecError { codec, offset, what: what.into() }
     }
 
     /// The same error, seen from a buffer in which this one starts at `base`.
@@ -79,10 +94,7 @@ pub(crate) fn put_i64(out: &mut Vec<u8>, v: i64) {
 
 /// The `u32` count written in every header.
 pub(crate) fn count_u32(n: usize) -> u32 {
-    assert!(
-        n <= MAX_VALUES,
-        "a codec block holds at most {MAX_VALUES} values, got {n}"
-    );
+    assert!(n <= MAX_VALUES, "a codec block holds at most {MAX_VALUES} values, got {n}");
     n as u32
 }
 
@@ -93,18 +105,8 @@ pub(crate) const SAMPLE_RUNS: usize = 10;
 
 pub(crate) fn sample_runs(n: usize, run: usize) -> impl Iterator<Item = (usize, usize)> {
     let whole = n <= SAMPLE_RUNS * run;
-    let runs = if whole {
-        usize::from(n > 0)
-    } else {
-        SAMPLE_RUNS
-    };
-    (0..runs).map(move |k| {
-        if whole {
-            (0, n)
-        } else {
-            (k * (n - run) / (SAMPLE_RUNS - 1), run)
-        }
-    })
+    let runs = if whole { usize::from(n > 0) } else { SAMPLE_RUNS };
+    (0..runs).map(move |k| if whole { (0, n) } else { (k * (n - run) / (SAMPLE_RUNS - 1), run) })
 }
 
 /// A bounds-checked little-endian cursor over encoded bytes.
@@ -138,10 +140,7 @@ impl<'a> Reader<'a> {
                 self.pos += n;
                 Ok(s)
             }
-            _ => Err(self.err(format!(
-                "truncated: {what} needs {n} bytes, {} left",
-                self.buf.len() - self.pos
-            ))),
+            _ => Err(self.err(format!("truncated: {what} needs {n} bytes, {} left", self.buf.len() - self.pos))),
         }
     }
 
@@ -183,16 +182,9 @@ impl<'a> Reader<'a> {
 
     /// Bit-unpacks `count` values at `width`, adding `base` (wrapping), and
     /// appends them to `out`.
-    pub(crate) fn unpack<T: bitpack::Lane>(
-        &mut self,
-        width: u32,
-        count: usize,
-        base: u64,
-        out: &mut Vec<T>,
-    ) -> Result<(), CodecError> {
+    pub(crate) fn unpack<T: bitpack::Lane>(&mut self, width: u32, count: usize, base: u64, out: &mut Vec<T>) -> Result<(), CodecError> {
         let start = self.pos;
-        let n = bitpack::unpack_append(self.rest(), width, count, base, out)
-            .map_err(|e| e.at(self.codec, start))?;
+        let n = bitpack::unpack_append(self.rest(), width, count, base, out).map_err(|e| e.at(self.codec, start))?;
         self.pos += n;
         Ok(())
     }
@@ -209,6 +201,22 @@ impl<'a> Reader<'a> {
 /// Seeded data generators and the never-panic harness shared by the codec tests.
 #[cfg(test)]
 pub(crate) mod testutil {
+    use std::cell::Cell;
+
+    thread_local! {
+        /// Set: `simd()` is false on this thread.
+        pub static SCALAR: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// Runs `f` with the AVX2 kernels off and then on (where the CPU has
+    /// them), returning both results: (scalar, default).
+    pub fn both<R>(f: impl Fn() -> R) -> (R, R) {
+        SCALAR.with(|c| c.set(true));
+        let a = f();
+        SCALAR.with(|c| c.set(false));
+        (a, f())
+    }
+
     /// SplitMix64: a tiny seeded generator (tests only).
     pub struct Rng(pub u64);
 
@@ -230,19 +238,13 @@ pub(crate) mod testutil {
     }
 
     /// Lengths that cover empty, tiny, block-aligned and ragged inputs.
-    pub const LENGTHS: &[usize] = &[
-        0, 1, 2, 3, 5, 63, 64, 65, 100, 1000, 1023, 1024, 1025, 2047, 3000, 4096, 8191, 10_000,
-    ];
+    pub const LENGTHS: &[usize] = &[0, 1, 2, 3, 5, 63, 64, 65, 100, 1000, 1023, 1024, 1025, 2047, 3000, 4096, 8191, 10_000];
 
     /// Decodes every truncation and every single-bit flip of `enc`; the decoder
     /// may return Ok or Err but must not panic (a panic fails the test).
     pub fn never_panics(enc: &[u8], decode: impl Fn(&[u8]) -> bool) {
         for cut in 0..enc.len() {
-            assert!(
-                !decode(&enc[..cut]),
-                "a truncation to {cut} of {} bytes decoded",
-                enc.len()
-            );
+            assert!(!decode(&enc[..cut]), "a truncation to {cut} of {} bytes decoded", enc.len());
         }
         let mut buf = enc.to_vec();
         for i in 0..buf.len() * 8 {
@@ -262,18 +264,7 @@ mod tests {
 
     #[test]
     fn zigzag_round_trips_extremes() {
-        for v in [
-            0,
-            1,
-            -1,
-            2,
-            -2,
-            i64::MAX,
-            i64::MIN,
-            i64::MIN + 1,
-            12345,
-            -12345,
-        ] {
+        for v in [0, 1, -1, 2, -2, i64::MAX, i64::MIN, i64::MIN + 1, 12345, -12345] {
             assert_eq!(unzigzag(zigzag(v)), v);
         }
         assert_eq!(zigzag(0), 0);
