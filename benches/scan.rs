@@ -103,6 +103,14 @@ fn bench(c: &mut Criterion) {
         println!("  {name:>16}: {:.3} bytes/row", footer.column_bytes(i) as f64 / n);
     }
     let (_, footer) = parse_segment("bench.seg", &bytes).expect("segment parses");
+    let mut schemes = std::collections::BTreeMap::new();
+    for (_, b) in &footer.groups {
+        let m = &b[2];
+        let payload = &bytes[m.offset as usize + 40..(m.offset + m.len as u64) as usize];
+        let raw = if m.header.flags & 2 != 0 { zstd::bulk::decompress(payload, m.header.raw_len as usize).unwrap_or_default() } else { payload.to_vec() };
+        *schemes.entry(format!("{:?}", brewric::storage::codec::float::scheme(&raw))).or_insert(0) += 1;
+    }
+    println!("usage_user float schemes per block: {schemes:?}");
     // The block cache holds each block's bytes separately.
     let cached: Vec<Vec<Arc<Vec<u8>>>> = (0..types.len())
         .map(|c| {
