@@ -82,12 +82,104 @@ impl TableDef {
     }
 }
 
+/// An index: a catalog object only (scans do not use it; UNIQUE is not enforced).
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexDef {
+    pub oid: u32,
+    pub name: String,
+    /// The indexed table (in the index's schema).
+    pub table: String,
+    pub unique: bool,
+    /// Access method: btree, hash, brin, gin, ...
+    pub method: String,
+    /// Each key as written (`tags_id`, `"time" DESC`, `lower(name)`).
+    pub keys: Vec<String>,
+    /// INCLUDE columns.
+    pub include: Vec<String>,
+    /// The partial-index predicate as written.
+    pub predicate: Option<String>,
+}
+
+/// A view: its query's SQL text, bound again at each use.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ViewDef {
+    pub oid: u32,
+    pub name: String,
+    pub schema: String,
+    /// Output columns (names after the view's column list, and types) as created.
+    pub columns: Vec<(String, DataType)>,
+    pub query: String,
+    /// Relations the query names, as (schema, name): tables and views.
+    pub depends_on: Vec<(String, String)>,
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct Schema {
     pub oid: u32,
     pub name: String,
     pub tables: BTreeMap<String, Arc<TableDef>>,
     pub sequences: BTreeMap<String, Arc<Sequence>>,
+    pub indexes: BTreeMap<String, Arc<IndexDef>>,
+    pub views: BTreeMap<String, Arc<ViewDef>>,
+}
+
+impl Schema {
+    /// What kind of relation `name` is in this schema (relations share one namespace).
+    pub fn relation_kind(&self, name: &str) -> Option<RelationKind> {
+        if self.tables.contains_key(name) {
+            Some(RelationKind::Table)
+        } else if self.views.contains_key(name) {
+            Some(RelationKind::View)
+        } else if self.indexes.contains_key(name) {
+            Some(RelationKind::Index)
+        } else if self.sequences.contains_key(name) {
+            Some(RelationKind::Sequence)
+        } else {
+            None
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RelationKind {
+    Table,
+    View,
+    Index,
+    Sequence,
+}
+
+impl RelationKind {
+    /// "table", "view", "index", "sequence".
+    pub fn noun(self) -> &'static str {
+        match self {
+            RelationKind::Table => "table",
+            RelationKind::View => "view",
+            RelationKind::Index => "index",
+            RelationKind::Sequence => "sequence",
+        }
+    }
+    /// PostgreSQL's 42809 for `DROP <wanted> name` naming a relation of this kind.
+    pub fn wrong_type_error(self, name: &str, wanted: RelationKind) -> DbError {
+        let article = if self == RelationKind::Index {
+            "an"
+        } else {
+            "a"
+        };
+        let wanted_article = if wanted == RelationKind::Index {
+            "an"
+        } else {
+            "a"
+        };
+        DbError::new(
+            sqlstate::WRONG_OBJECT_TYPE,
+            format!("\"{name}\" is not {wanted_article} {}", wanted.noun()),
+        )
+        .with_hint(format!(
+            "Use DROP {} to remove {article} {}.",
+            self.noun().to_uppercase(),
+            self.noun()
+        ))
+    }
 }
 
 #[derive(Debug, Clone)]

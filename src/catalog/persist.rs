@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::{Catalog, ColumnDef, Database, Schema, Sequence, TableDef};
+use super::{Catalog, ColumnDef, Database, IndexDef, Schema, Sequence, TableDef, ViewDef};
 use crate::types::DataType;
 
 pub const FILE_NAME: &str = "catalog.json";
@@ -87,6 +87,89 @@ fn table_json(t: &TableDef) -> Value {
     })
 }
 
+fn index_json(i: &IndexDef) -> Value {
+    json!({
+        "oid": i.oid,
+        "name": i.name,
+        "table": i.table,
+        "unique": i.unique,
+        "method": i.method,
+        "keys": i.keys,
+        "include": i.include,
+        "predicate": i.predicate,
+    })
+}
+
+fn view_json(v: &ViewDef) -> Value {
+    json!({
+        "oid": v.oid,
+        "name": v.name,
+        "columns": v.columns.iter().map(|(n, t)| json!({"name": n, "type": type_tag(*t)})).collect::<Vec<_>>(),
+        "query": v.query,
+        "depends_on": v.depends_on.iter().map(|(s, n)| vec![s.clone(), n.clone()]).collect::<Vec<_>>(),
+    })
+}
+
+fn strings(v: &Value, name: &str) -> Result<Vec<String>, String> {
+    list(v, name)?
+        .iter()
+        .map(|x| {
+            x.as_str()
+                .map(str::to_string)
+                .ok_or_else(|| format!("catalog.json: \"{name}\" holds a non-string"))
+        })
+        .collect()
+}
+
+fn index_from(v: &Value) -> Result<IndexDef, String> {
+    Ok(IndexDef {
+        oid: number(v, "oid")? as u32,
+        name: text(v, "name")?,
+        table: text(v, "table")?,
+        unique: v.get("unique").and_then(|u| u.as_bool()).unwrap_or(false),
+        method: text(v, "method")?,
+        keys: strings(v, "keys")?,
+        include: match v.get("include") {
+            Some(_) => strings(v, "include")?,
+            None => Vec::new(),
+        },
+        predicate: v
+            .get("predicate")
+            .and_then(|p| p.as_str())
+            .map(str::to_string),
+    })
+}
+
+fn view_from(v: &Value, schema: &str) -> Result<ViewDef, String> {
+    let mut columns = Vec::new();
+    for c in list(v, "columns")? {
+        let t = text(c, "type")?;
+        columns.push((
+            text(c, "name")?,
+            parse_type_tag(&t).ok_or_else(|| format!("catalog.json: unknown type {t:?}"))?,
+        ));
+    }
+    let mut depends_on = Vec::new();
+    if let Some(deps) = v.get("depends_on").and_then(|d| d.as_array()) {
+        for d in deps {
+            match d.as_array().map(|p| p.as_slice()) {
+                Some([Value::String(s), Value::String(n)]) => {
+                    depends_on.push((s.clone(), n.clone()))
+                }
+                _ => return Err("catalog.json: \"depends_on\" entries are [schema, name]".into()),
+            }
+        }
+    }
+    Ok(ViewDef {
+        oid: number(v, "oid")? as u32,
+        name: text(v, "name")?,
+        schema: schema.to_string(),
+        columns,
+        query: text(v, "query")?,
+        depends_on,
+    })
+}
+
 pub fn to_json(catalog: &Catalog, next_oid: u32) -> Value {
     let dbs: Vec<Value> = catalog
         .databases
@@ -100,6 +183,8 @@ pub fn to_json(catalog: &Catalog, next_oid: u32) -> Value {
                     "oid": s.oid,
                     "tables": s.tables.values().map(|t| table_json(t)).collect::<Vec<_>>(),
                     "sequences": s.sequences.values().map(|q| json!({"oid": q.oid, "name": q.name, "next": q.peek_next()})).collect::<Vec<_>>(),
+                    "indexes": s.indexes.values().map(|i| index_json(i)).collect::<Vec<_>>(),
+                    "views": s.views.values().map(|v| view_json(v)).collect::<Vec<_>>(),
                 })).collect::<Vec<_>>(),
             })
         })
@@ -219,6 +304,19 @@ pub fn load(dir: &Path) -> Result<Option<(Catalog, u32)>, String> {
                 seq.set_next(number(q, "next")? as i64);
                 schema.sequences.insert(seq.name.clone(), Arc::new(seq));
             }
+            // Absent in files written before indexes and views existed.
+            if s.get("indexes").is_some() {
+                for i in list(s, "indexes")? {
+                    let index = index_from(i)?;
+                    schema.indexes.insert(index.name.clone(), Arc::new(index));
+                }
+            }
+            if s.get("views").is_some() {
+                for v in list(s, "views")? {
+                    let view = view_from(v, &name)?;
+                    schema.views.insert(view.name.clone(), Arc::new(view));
+                }
+            }
             schemas.insert(name, schema);
         }
         let name = text(d, "name")?;
@@ -274,6 +372,30 @@ mod tests {
                     "t_id_seq".into(),
                     Arc::new(Sequence::new(100, "t_id_seq".into())),
                 );
+                s.indexes.insert(
+                    "t_v_idx".into(),
+                    Arc::new(IndexDef {
+                        oid: 101,
+                        name: "t_v_idx".into(),
+                        table: "t".into(),
+                        unique: true,
+                        method: "btree".into(),
+                        keys: vec!["v DESC".into()],
+                        include: vec!["id".into()],
+                        predicate: Some("id > 0".into()),
+                    }),
+                );
+                s.views.insert(
+                    "w".into(),
+                    Arc::new(ViewDef {
+                        oid: 102,
+                        name: "w".into(),
+                        schema: "public".into(),
+                        columns: vec![("v".into(), DataType::Varchar(Some(8)))],
+                        query: "SELECT v FROM t".into(),
+                        depends_on: vec![("public".into(), "t".into())],
+                    }),
+                );
                 Ok(())
             })
             .unwrap();
@@ -295,6 +417,12 @@ mod tests {
                 .table("public", "t")
                 .unwrap()
         );
+        let (b, a) = (
+            &back.database("brewric").unwrap().schemas["public"],
+            &snap.database("brewric").unwrap().schemas["public"],
+        );
+        assert_eq!(b.indexes["t_v_idx"], a.indexes["t_v_idx"]);
+        assert_eq!(b.views["w"], a.views["w"]);
         assert!(back.databases.contains_key("postgres"));
         std::fs::remove_dir_all(&dir).unwrap();
     }

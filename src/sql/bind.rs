@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use sqlparser::ast;
 
-use crate::catalog::{Catalog, Database, TableDef};
+use crate::catalog::{Catalog, Database, RelationKind, TableDef, ViewDef};
 use crate::error::{sqlstate, DbError, DbResult};
 use crate::exec::kernels::{self, BinaryOp, UnaryOp};
 use crate::exec::EvalContext;
@@ -57,6 +57,17 @@ pub struct Binder<'a> {
     pub effects: Vec<Effect>,
     pub effect_results: Option<Vec<Datum>>,
     next_effect: usize,
+    /// Tables and views the statement named in FROM, as (schema, name)
+    /// (a view's dependencies).
+    pub referenced: Vec<(String, String)>,
+    /// Views being expanded, innermost last (against runaway recursion).
+    view_stack: Vec<String>,
+}
+
+/// A FROM item's name, resolved.
+pub enum Relation {
+    Table(Arc<TableDef>),
+    View(Arc<ViewDef>),
 }
 
 /// A maintenance function call to run before the statement's plan (see `Binder::effects`).
@@ -120,18 +131,26 @@ impl<'a> Binder<'a> {
             effects: Vec::new(),
             effect_results: None,
             next_effect: 0,
+            referenced: Vec::new(),
+            view_stack: Vec::new(),
         }
     }
 
-    /// Resolves `[schema.]name` to a table of the current database.
-    pub fn resolve_table(&self, name: &ast::ObjectName) -> DbResult<Arc<TableDef>> {
+    /// `[db.][schema.]name` → (schema, name); an unqualified name goes to the
+    /// first schema of the search path holding a relation of that name.
+    pub fn relation_schema(&self, name: &ast::ObjectName) -> DbResult<(String, String)> {
         let parts = object_name_parts(name);
-        let (schema, table) = match parts.as_slice() {
+        Ok(match parts.as_slice() {
             [t] => {
                 let schema = self
                     .search_path
                     .iter()
-                    .find(|s| self.db.table(s, t).is_some())
+                    .find(|s| {
+                        self.db
+                            .schemas
+                            .get(*s)
+                            .is_some_and(|sc| sc.relation_kind(t).is_some())
+                    })
                     .cloned()
                     .unwrap_or_default();
                 (schema, t.clone())
@@ -143,7 +162,115 @@ impl<'a> Binder<'a> {
                     "cross-database references are not implemented: {name}"
                 )))
             }
+        })
+    }
+
+    /// Resolves a FROM item's name to a table or a view.
+    pub fn resolve_relation(&self, name: &ast::ObjectName) -> DbResult<Relation> {
+        let (schema, rel) = self.relation_schema(name)?;
+        if let Some(s) = self.db.schemas.get(&schema) {
+            if let Some(t) = s.tables.get(&rel) {
+                return Ok(Relation::Table(t.clone()));
+            }
+            if let Some(v) = s.views.get(&rel) {
+                return Ok(Relation::View(v.clone()));
+            }
+        }
+        Err(DbError::new(
+            sqlstate::UNDEFINED_TABLE,
+            format!(
+                "relation \"{}\" does not exist",
+                object_name_parts(name).join(".")
+            ),
+        ))
+    }
+
+    /// Binds a view's stored query as a subquery named `qual`.
+    fn bind_view(&mut self, view: &ViewDef, qual: &str) -> DbResult<Plan> {
+        let key = format!("{}.{}", view.schema, view.name);
+        if self.view_stack.contains(&key) || self.view_stack.len() >= 64 {
+            return Err(DbError::new(
+                "42P17",
+                format!(
+                    "infinite recursion detected in rules for relation \"{}\"",
+                    view.name
+                ),
+            ));
+        }
+        let query = match crate::sql::parse(&view.query)?.into_iter().next() {
+            Some(ast::Statement::Query(q)) => q,
+            _ => {
+                return Err(DbError::internal(format!(
+                    "view \"{}\" does not hold a query",
+                    view.name
+                )))
+            }
         };
+        // A view sees neither the CTEs nor the outer scopes of the query using it.
+        let ctes = std::mem::take(&mut self.ctes);
+        let outer = std::mem::take(&mut self.outer);
+        let depths = std::mem::take(&mut self.correlated_depths);
+        let referenced = self.referenced.len();
+        self.view_stack.push(key);
+        let plan = self.bind_query(&query);
+        self.view_stack.pop();
+        self.referenced.truncate(referenced);
+        self.ctes = ctes;
+        self.outer = outer;
+        self.correlated_depths = depths;
+        let plan = plan?;
+        let visible = plan.fields().iter().filter(|f| !f.hidden).count();
+        if visible != view.columns.len() {
+            return Err(DbError::new(
+                sqlstate::WRONG_OBJECT_TYPE,
+                format!(
+                    "view \"{}\" no longer matches its tables (it had {} columns, now {visible})",
+                    view.name,
+                    view.columns.len()
+                ),
+            ));
+        }
+        let mut fields: Vec<Field> = plan.fields().to_vec();
+        for (f, (name, _)) in fields.iter_mut().zip(&view.columns) {
+            f.name = name.clone();
+            f.qualifier = Some(qual.to_string());
+        }
+        let exprs = fields
+            .iter()
+            .enumerate()
+            .map(|(i, f)| Expr::Column(i, f.data_type))
+            .collect();
+        Ok(Plan::Project {
+            input: Box::new(plan),
+            exprs,
+            fields,
+        })
+    }
+
+    /// Binds an index key or predicate over `table`'s columns.
+    pub fn bind_over_table(&mut self, table: &Arc<TableDef>, e: &ast::Expr) -> DbResult<Expr> {
+        let scope = Scope {
+            fields: scan_all(table, None).fields().to_vec(),
+        };
+        self.bind_in_clause("index expressions", |b| b.bind_expr(e, &scope, None))
+    }
+
+    /// Resolves `[schema.]name` to a table of the current database.
+    pub fn resolve_table(&self, name: &ast::ObjectName) -> DbResult<Arc<TableDef>> {
+        let parts = object_name_parts(name);
+        let (schema, table) = self.relation_schema(name)?;
+        if let Some(_kind) = self
+            .db
+            .schemas
+            .get(&schema)
+            .and_then(|s| s.relation_kind(&table))
+            .filter(|k| *k != RelationKind::Table)
+        {
+            return Err(DbError::new(
+                sqlstate::WRONG_OBJECT_TYPE,
+                format!("\"{table}\" is not a table"),
+            ));
+        }
         self.db.table(&schema, &table).cloned().ok_or_else(|| {
             DbError::new(
                 sqlstate::UNDEFINED_TABLE,
@@ -475,7 +602,25 @@ impl<'a> Binder<'a> {
                         return rename_columns(plan, &qual, &cols);
                     }
                 }
-                let table = self.resolve_table(name)?;
+                let table = match self.resolve_relation(name)? {
+                    Relation::Table(t) => t,
+                    Relation::View(v) => {
+                        self.referenced.push((v.schema.clone(), v.name.clone()));
+                        let qual = alias
+                            .as_ref()
+                            .map(|a| ident_name(&a.name))
+                            .unwrap_or(v.name.clone());
+                        let plan = self.bind_view(&v, &qual)?;
+                        return match alias {
+                            Some(a) if !a.columns.is_empty() => {
+                                rename_columns(plan, &qual, &a.columns)
+                            }
+                            _ => Ok(plan),
+                        };
+                    }
+                };
+                self.referenced
+                    .push((table.schema.clone(), table.name.clone()));
                 let qual = alias
                     .as_ref()
                     .map(|a| ident_name(&a.name))
@@ -1778,18 +1923,28 @@ impl<'a> Binder<'a> {
         let mut named: Vec<(String, Expr)> = Vec::new();
         for a in &arg_asts {
             match a {
-                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => args.push(self.bind_expr(x, scope, agg.as_deref_mut())?),
-                ast::FunctionArg::Named { name: n, arg: ast::FunctionArgExpr::Expr(x), .. }
-                    if MAINTENANCE_FUNCTIONS.contains(&name.as_str()) =>
-                {
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => {
+                    args.push(self.bind_expr(x, scope, agg.as_deref_mut())?)
+                }
+                ast::FunctionArg::Named {
+                    name: n,
+                    arg: ast::FunctionArgExpr::Expr(x),
+                    ..
+                } if MAINTENANCE_FUNCTIONS.contains(&name.as_str()) => {
                     named.push((ident_name(n), self.bind_expr(x, scope, agg.as_deref_mut())?))
                 }
-                ast::FunctionArg::ExprNamed { name: ast::Expr::Identifier(n), arg: ast::FunctionArgExpr::Expr(x), .. }
-                    if MAINTENANCE_FUNCTIONS.contains(&name.as_str()) =>
-                {
+                ast::FunctionArg::ExprNamed {
+                    name: ast::Expr::Identifier(n),
+                    arg: ast::FunctionArgExpr::Expr(x),
+                    ..
+                } if MAINTENANCE_FUNCTIONS.contains(&name.as_str()) => {
                     named.push((ident_name(n), self.bind_expr(x, scope, agg.as_deref_mut())?))
                 }
-                other => return Err(DbError::unsupported(format!("function argument not supported: {other}"))),
+                other => {
+                    return Err(DbError::unsupported(format!(
+                        "function argument not supported: {other}"
+                    )))
+                }
             }
         }
         if MAINTENANCE_FUNCTIONS.contains(&name.as_str()) {
@@ -1858,7 +2013,12 @@ impl<'a> Binder<'a> {
 
     /// `drop_chunks(t, older_than)` and `brewric_compact()`: recorded as
     /// effects on the first bind, replaced by their results on the second.
-    fn bind_effect(&mut self, name: &str, args: Vec<Expr>, named: Vec<(String, Expr)>) -> DbResult<Expr> {
+    fn bind_effect(
+        &mut self,
+        name: &str,
+        args: Vec<Expr>,
+        named: Vec<(String, Expr)>,
+    ) -> DbResult<Expr> {
         let effect = match name {
             "brewric_compact" if args.is_empty() && named.is_empty() => Effect::Compact,
             "drop_chunks" => {
@@ -1868,43 +2028,82 @@ impl<'a> Binder<'a> {
                     match i {
                         0 => table = Some(a),
                         1 => older_than = Some(a),
-                        _ => return Err(DbError::unsupported("drop_chunks() takes a table and older_than")),
+                        _ => {
+                            return Err(DbError::unsupported(
+                                "drop_chunks() takes a table and older_than",
+                            ))
+                        }
                     }
                 }
                 for (n, a) in named {
                     match n.as_str() {
                         "relation" => table = Some(a),
                         "older_than" => older_than = Some(a),
-                        other => return Err(DbError::unsupported(format!("drop_chunks() argument {other} is not supported"))),
+                        other => {
+                            return Err(DbError::unsupported(format!(
+                                "drop_chunks() argument {other} is not supported"
+                            )))
+                        }
                     }
                 }
                 let table_name = match table {
-                    Some(Expr::Literal(Datum::Bytes(b), _)) => String::from_utf8_lossy(&b).into_owned(),
+                    Some(Expr::Literal(Datum::Bytes(b), _)) => {
+                        String::from_utf8_lossy(&b).into_owned()
+                    }
                     Some(Expr::Cast { expr, .. }) => match *expr {
-                        Expr::Literal(Datum::Bytes(b), _) => String::from_utf8_lossy(&b).into_owned(),
-                        _ => return Err(DbError::unsupported("drop_chunks() needs a table name literal")),
+                        Expr::Literal(Datum::Bytes(b), _) => {
+                            String::from_utf8_lossy(&b).into_owned()
+                        }
+                        _ => {
+                            return Err(DbError::unsupported(
+                                "drop_chunks() needs a table name literal",
+                            ))
+                        }
                     },
-                    _ => return Err(DbError::unsupported("drop_chunks() needs a table name literal")),
+                    _ => {
+                        return Err(DbError::unsupported(
+                            "drop_chunks() needs a table name literal",
+                        ))
+                    }
                 };
                 let table = self.table_by_text(&table_name)?;
-                let older_than = older_than
-                    .ok_or_else(|| DbError::new(sqlstate::INVALID_PARAMETER_VALUE, "drop_chunks() needs older_than"))?;
-                let bad = || DbError::new(sqlstate::INVALID_PARAMETER_VALUE, "older_than must be an interval or a timestamp");
+                let older_than = older_than.ok_or_else(|| {
+                    DbError::new(
+                        sqlstate::INVALID_PARAMETER_VALUE,
+                        "drop_chunks() needs older_than",
+                    )
+                })?;
+                let bad = || {
+                    DbError::new(
+                        sqlstate::INVALID_PARAMETER_VALUE,
+                        "older_than must be an interval or a timestamp",
+                    )
+                };
                 let cutoff = match self.constant(&older_than)? {
                     (Datum::Interval(iv), _) => {
-                        let micros = iv.micros as i128 + (iv.days as i128 + iv.months as i128 * 30) * 86_400_000_000;
-                        (self.eval.statement_time_ns as i128 - micros * 1000).clamp(i64::MIN as i128, i64::MAX as i128) as i64
+                        let micros = iv.micros as i128
+                            + (iv.days as i128 + iv.months as i128 * 30) * 86_400_000_000;
+                        (self.eval.statement_time_ns as i128 - micros * 1000)
+                            .clamp(i64::MIN as i128, i64::MAX as i128)
+                            as i64
                     }
                     (Datum::Int64(ts), DataType::TimestampTz | DataType::Timestamp) => ts,
                     _ => return Err(bad()),
                 };
                 Effect::DropChunks { table, cutoff }
             }
-            _ => return Err(DbError::unsupported(format!("{name}() with these arguments"))),
+            _ => {
+                return Err(DbError::unsupported(format!(
+                    "{name}() with these arguments"
+                )))
+            }
         };
         match &self.effect_results {
             Some(results) => {
-                let v = results.get(self.next_effect).cloned().unwrap_or(Datum::Null);
+                let v = results
+                    .get(self.next_effect)
+                    .cloned()
+                    .unwrap_or(Datum::Null);
                 self.next_effect += 1;
                 Ok(Expr::Literal(v, DataType::Int64))
             }
@@ -1929,12 +2128,21 @@ impl<'a> Binder<'a> {
             })
             .collect();
         match parts.as_slice() {
-            [t] => self.search_path.iter().find_map(|s| self.db.table(s, t)).or_else(|| self.db.table("public", t)),
+            [t] => self
+                .search_path
+                .iter()
+                .find_map(|s| self.db.table(s, t))
+                .or_else(|| self.db.table("public", t)),
             [s, t] => self.db.table(s, t),
             _ => None,
         }
         .cloned()
-        .ok_or_else(|| DbError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{name}\" does not exist")))
+        .ok_or_else(|| {
+            DbError::new(
+                sqlstate::UNDEFINED_TABLE,
+                format!("relation \"{name}\" does not exist"),
+            )
+        })
     }
 
     /// Evaluates a constant expression (no columns) to its value and type.
@@ -1943,9 +2151,17 @@ impl<'a> Binder<'a> {
             return Ok((d.clone(), *t));
         }
         let empty = HashMap::new();
-        let cx = crate::exec::expr::EvalInputs { eval: self.eval, params: &[], outer: &[], subqueries: &empty };
+        let cx = crate::exec::expr::EvalInputs {
+            eval: self.eval,
+            params: &[],
+            outer: &[],
+            subqueries: &empty,
+        };
         let one = crate::exec::vector::Batch::new(vec![], 1);
-        Ok((crate::exec::expr::eval(e, &one, &cx)?.datum(0), e.data_type()))
+        Ok((
+            crate::exec::expr::eval(e, &one, &cx)?.datum(0),
+            e.data_type(),
+        ))
     }
 
     /// A table's bytes on disk (its segment files; index structures live in

@@ -31,7 +31,48 @@ pub fn parse(sql: &str) -> DbResult<Vec<sqlparser::ast::Statement>> {
             return parse_statements(&rewritten);
         }
     }
+    // `CREATE INDEX … ON ONLY table`, which sqlparser does not know: without
+    // partitioned tables, ONLY changes nothing.
+    if sql.len() >= 4
+        && sql
+            .as_bytes()
+            .windows(4)
+            .any(|w| w.eq_ignore_ascii_case(b"only"))
+    {
+        if let Some(rewritten) = rewrite_index_on_only(sql) {
+            return parse_statements(&rewritten);
+        }
+    }
     parse_statements(sql)
+}
+
+/// `sql` without the `ONLY` of `CREATE [UNIQUE] INDEX … ON ONLY table`.
+fn rewrite_index_on_only(sql: &str) -> Option<String> {
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize().ok()?;
+    let word = |t: &Token, k: &str| matches!(t, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(k));
+    let significant = |t: &Token| !matches!(t, Token::Whitespace(_));
+    let mut out = String::with_capacity(sql.len());
+    let mut changed = false;
+    // Significant words of the current statement so far.
+    let mut words: Vec<&Token> = Vec::new();
+    for t in &tokens {
+        if significant(t) {
+            let in_create_index = words.first().is_some_and(|w| word(w, "create"))
+                && words.iter().any(|w| word(w, "index"));
+            if in_create_index && word(t, "only") && words.last().is_some_and(|w| word(w, "on")) {
+                changed = true;
+                continue;
+            }
+            if matches!(t, Token::SemiColon) {
+                words.clear();
+            } else {
+                words.push(t);
+            }
+        }
+        out.push_str(&t.to_string());
+    }
+    changed.then_some(out)
 }
 
 /// `sql` with each statement that is just `CHECKPOINT` replaced by `CALL checkpoint()`.

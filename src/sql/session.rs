@@ -10,7 +10,9 @@ use std::sync::Arc;
 
 use sqlparser::ast::{self, Statement};
 
-use crate::catalog::{ColumnDef, Schema, Sequence, TableDef, TableId};
+use crate::catalog::{
+    ColumnDef, IndexDef, RelationKind, Schema, Sequence, TableDef, TableId, ViewDef,
+};
 use crate::error::{sqlstate, DbError, DbResult};
 use crate::exec::expr::{eval, EvalInputs};
 use crate::exec::operators::{self, BoxedOperator, QueryContext};
@@ -91,6 +93,8 @@ pub struct Session {
     local_settings: Vec<(String, Option<String>)>,
     /// Tables created in the open transaction (dropped again by ROLLBACK).
     txn_created: Vec<Arc<TableDef>>,
+    /// NOTICEs raised by the last statement, sent before its result.
+    pub notices: Vec<DbError>,
 }
 
 /// Settings a client may SET besides `default_settings()` (PostgreSQL GUCs that
@@ -170,7 +174,14 @@ impl Session {
             txn_settings: None,
             local_settings: Vec::new(),
             txn_created: Vec::new(),
+            notices: Vec::new(),
         }
+    }
+
+    fn notice(&mut self, code: &'static str, message: impl Into<String>) {
+        let mut n = DbError::new(code, message);
+        n.severity = "NOTICE";
+        self.notices.push(n);
     }
 
     /// Records the settings after the startup packet's parameters were applied.
@@ -423,8 +434,15 @@ impl Session {
                 object_type,
                 if_exists,
                 names,
+                cascade,
                 ..
-            } => self.drop(object_type, *if_exists, names).await,
+            } => self.drop(object_type, *if_exists, names, *cascade).await,
+            Statement::CreateIndex(ci) => self.create_index(ci),
+            Statement::CreateView(cv) => self.create_view(cv),
+            Statement::AlterIndex {
+                name,
+                operation: ast::AlterIndexOperation::RenameIndex { index_name },
+            } => self.rename_index(name, index_name),
             Statement::Call(f) if f.name.to_string().eq_ignore_ascii_case("checkpoint") => {
                 crate::storage::checkpoint::checkpoint(&self.server).await?;
                 Ok(StatementResult::Command("CHECKPOINT".into()))
@@ -603,6 +621,7 @@ impl Session {
                         .is_some_and(|t| t.oid == table.oid)
                     {
                         s.tables.remove(&table.name);
+                        s.indexes.retain(|_, i| i.table != table.name);
                     }
                 }
                 Ok(())
@@ -833,7 +852,7 @@ impl Session {
                     format!("schema \"{schema}\" does not exist"),
                 )
             })?;
-            if s.tables.contains_key(&name) {
+            if s.relation_kind(&name).is_some() {
                 if if_not_exists {
                     return Ok(None);
                 }
@@ -867,14 +886,25 @@ impl Session {
         object_type: &ast::ObjectType,
         if_exists: bool,
         names: &[ast::ObjectName],
+        cascade: bool,
     ) -> DbResult<StatementResult> {
         match object_type {
+            ast::ObjectType::Index => self.drop_indexes(if_exists, names),
+            ast::ObjectType::View => self.drop_views(if_exists, names, cascade),
             ast::ObjectType::Table => {
+                for n in names {
+                    self.check_relation_kind(n, RelationKind::Table)?;
+                }
                 for n in names {
                     let table = match self.lookup_table(n) {
                         Ok(t) => t,
                         Err(e) if e.code == sqlstate::UNDEFINED_TABLE => {
                             if if_exists {
+                                let n = object_name_parts(n).join(".");
+                                self.notice(
+                                    sqlstate::SUCCESSFUL_COMPLETION,
+                                    format!("table \"{n}\" does not exist, skipping"),
+                                );
                                 continue;
                             }
                             let n = object_name_parts(n).join(".");
@@ -885,15 +915,30 @@ impl Session {
                         }
                         Err(e) => return Err(e),
                     };
-                    self.server.catalog.update_database(&self.database, |db| {
-                        if let Some(s) = db.schemas.get_mut(&table.schema) {
-                            s.tables.remove(&table.name);
-                            s.sequences.retain(|k, _| {
-                                !k.starts_with(&format!("{}_", table.name)) || !k.ends_with("_seq")
-                            });
-                        }
-                        Ok(())
-                    })?;
+                    let dropped_views =
+                        self.server.catalog.update_database(&self.database, |db| {
+                            let views = dependent_views(
+                                db,
+                                &(table.schema.clone(), table.name.clone()),
+                                "table",
+                                cascade,
+                            )?;
+                            for (vs, vn) in &views {
+                                if let Some(s) = db.schemas.get_mut(vs) {
+                                    s.views.remove(vn);
+                                }
+                            }
+                            if let Some(s) = db.schemas.get_mut(&table.schema) {
+                                s.tables.remove(&table.name);
+                                s.indexes.retain(|_, i| i.table != table.name);
+                                s.sequences.retain(|k, _| {
+                                    !k.starts_with(&format!("{}_", table.name))
+                                        || !k.ends_with("_seq")
+                                });
+                            }
+                            Ok(views)
+                        })?;
+                    self.cascade_notices(&dropped_views);
                     for shard in &self.server.shards {
                         let oid = table.oid;
                         shard
@@ -913,12 +958,14 @@ impl Session {
                                 sqlstate::INVALID_SCHEMA_NAME,
                                 format!("schema \"{name}\" does not exist"),
                             )),
-                            Some(s) if !s.tables.is_empty() => Err(DbError::new(
-                                "2BP01",
-                                format!(
+                            Some(s) if !s.tables.is_empty() || !s.views.is_empty() => {
+                                Err(DbError::new(
+                                    "2BP01",
+                                    format!(
                                     "cannot drop schema {name} because other objects depend on it"
                                 ),
-                            )),
+                                ))
+                            }
                             Some(_) => {
                                 db.schemas.remove(&name);
                                 Ok(())
@@ -953,6 +1000,484 @@ impl Session {
                 "DROP {other} is not supported yet"
             ))),
         }
+    }
+
+    /// 42809 when `name` is an existing relation of another kind than `wanted`
+    /// (PostgreSQL checks this even with IF EXISTS).
+    fn check_relation_kind(&self, name: &ast::ObjectName, wanted: RelationKind) -> DbResult<()> {
+        let catalog = self.server.catalog.snapshot();
+        let db = catalog.database(&self.database)?;
+        let eval = self.eval_context();
+        let (schema, rel) = self
+            .binder(&catalog, db, &eval, vec![])
+            .relation_schema(name)?;
+        match db.schemas.get(&schema).and_then(|s| s.relation_kind(&rel)) {
+            Some(kind) if kind != wanted => Err(kind.wrong_type_error(&rel, wanted)),
+            _ => Ok(()),
+        }
+    }
+
+    /// The schema and name `name` refers to (`None` when no such relation exists).
+    fn find_relation(
+        &self,
+        name: &ast::ObjectName,
+    ) -> DbResult<Option<(String, String, RelationKind)>> {
+        let catalog = self.server.catalog.snapshot();
+        let db = catalog.database(&self.database)?;
+        let eval = self.eval_context();
+        let (schema, rel) = self
+            .binder(&catalog, db, &eval, vec![])
+            .relation_schema(name)?;
+        Ok(db
+            .schemas
+            .get(&schema)
+            .and_then(|s| s.relation_kind(&rel))
+            .map(|k| (schema, rel, k)))
+    }
+
+    fn cascade_notices(&mut self, views: &[(String, String)]) {
+        match views {
+            [] => {}
+            [(_, v)] => self.notice(
+                sqlstate::SUCCESSFUL_COMPLETION,
+                format!("drop cascades to view {v}"),
+            ),
+            many => {
+                let mut n = DbError::new(
+                    sqlstate::SUCCESSFUL_COMPLETION,
+                    format!("drop cascades to {} other objects", many.len()),
+                );
+                n.severity = "NOTICE";
+                n = n.with_detail(
+                    many.iter()
+                        .map(|(_, v)| format!("drop cascades to view {v}"))
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                );
+                self.notices.push(n);
+            }
+        }
+    }
+
+    fn create_index(&mut self, ci: &ast::CreateIndex) -> DbResult<StatementResult> {
+        let table = self.lookup_table(&ci.table_name)?;
+        let catalog = self.server.catalog.snapshot();
+        let db = catalog.database(&self.database)?;
+        let eval = self.eval_context();
+        let mut binder = self.binder(&catalog, db, &eval, vec![]);
+        let method = match &ci.using {
+            None => "btree".to_string(),
+            Some(m) => {
+                let m = m.to_string().to_lowercase();
+                if !["btree", "hash", "brin", "gin", "gist", "spgist"].contains(&m.as_str()) {
+                    return Err(DbError::new(
+                        sqlstate::UNDEFINED_OBJECT,
+                        format!("access method \"{m}\" does not exist"),
+                    ));
+                }
+                m
+            }
+        };
+        let mut keys = Vec::new();
+        let mut name_parts: Vec<String> = Vec::new();
+        for c in &ci.columns {
+            let part = match &c.column.expr {
+                ast::Expr::Identifier(i) => {
+                    let n = ident_name(i);
+                    if table.column_index(&n).is_none() {
+                        return Err(DbError::new(
+                            sqlstate::UNDEFINED_COLUMN,
+                            format!("column \"{n}\" does not exist"),
+                        ));
+                    }
+                    n
+                }
+                e => {
+                    binder.bind_over_table(&table, e)?;
+                    match e {
+                        ast::Expr::Function(f) => object_name_parts(&f.name)
+                            .pop()
+                            .unwrap_or_else(|| "expr".into()),
+                        _ => "expr".to_string(),
+                    }
+                }
+            };
+            name_parts.push(part);
+            keys.push(c.to_string());
+        }
+        let mut include = Vec::new();
+        for i in &ci.include {
+            let n = ident_name(i);
+            if table.column_index(&n).is_none() {
+                return Err(DbError::new(
+                    sqlstate::UNDEFINED_COLUMN,
+                    format!("column \"{n}\" does not exist"),
+                ));
+            }
+            name_parts.push(n.clone());
+            include.push(n);
+        }
+        if let Some(p) = &ci.predicate {
+            let e = binder.bind_over_table(&table, p)?;
+            binder.coerce(e, DataType::Bool, "WHERE")?;
+        }
+        drop(binder);
+        // PostgreSQL's ChooseIndexColumnNames: repeated names get a number.
+        let mut seen: Vec<String> = Vec::new();
+        for part in name_parts.iter_mut() {
+            let base = part.clone();
+            let mut k = 0;
+            while seen.contains(part) {
+                k += 1;
+                *part = format!("{base}{k}");
+            }
+            seen.push(part.clone());
+        }
+        let given = ci.name.as_ref().and_then(|n| object_name_parts(n).pop());
+        let oid = self.server.catalog.allocate_oid();
+        let (if_not_exists, unique) = (ci.if_not_exists, ci.unique);
+        let predicate = ci.predicate.as_ref().map(|p| p.to_string());
+        let skipped = self.server.catalog.update_database(&self.database, |db| {
+            let s = db.schemas.get_mut(&table.schema).ok_or_else(|| {
+                DbError::internal(format!("schema \"{}\" vanished", table.schema))
+            })?;
+            if !s
+                .tables
+                .get(&table.name)
+                .is_some_and(|t| t.oid == table.oid)
+            {
+                return Err(DbError::new(
+                    sqlstate::UNDEFINED_TABLE,
+                    format!("relation \"{}\" does not exist", table.name),
+                ));
+            }
+            let name = match &given {
+                Some(n) => {
+                    if s.relation_kind(n).is_some() {
+                        if if_not_exists {
+                            return Ok(Some(n.clone()));
+                        }
+                        return Err(DbError::new(
+                            sqlstate::DUPLICATE_TABLE,
+                            format!("relation \"{n}\" already exists"),
+                        ));
+                    }
+                    n.clone()
+                }
+                None => choose_relation_name(s, &table.name, &name_parts.join("_"), "idx"),
+            };
+            s.indexes.insert(
+                name.clone(),
+                Arc::new(IndexDef {
+                    oid,
+                    name,
+                    table: table.name.clone(),
+                    unique,
+                    method,
+                    keys,
+                    include,
+                    predicate,
+                }),
+            );
+            Ok(None)
+        })?;
+        if let Some(n) = skipped {
+            self.notice(
+                sqlstate::DUPLICATE_TABLE,
+                format!("relation \"{n}\" already exists, skipping"),
+            );
+        }
+        Ok(StatementResult::Command("CREATE INDEX".into()))
+    }
+
+    fn drop_indexes(
+        &mut self,
+        if_exists: bool,
+        names: &[ast::ObjectName],
+    ) -> DbResult<StatementResult> {
+        let mut targets = Vec::new();
+        for n in names {
+            match self.find_relation(n)? {
+                Some((schema, rel, RelationKind::Index)) => targets.push((schema, rel)),
+                Some((_, rel, kind)) => {
+                    return Err(kind.wrong_type_error(&rel, RelationKind::Index))
+                }
+                None => {
+                    let n = object_name_parts(n).join(".");
+                    if !if_exists {
+                        return Err(DbError::new(
+                            sqlstate::UNDEFINED_OBJECT,
+                            format!("index \"{n}\" does not exist"),
+                        ));
+                    }
+                    self.notice(
+                        sqlstate::SUCCESSFUL_COMPLETION,
+                        format!("index \"{n}\" does not exist, skipping"),
+                    );
+                }
+            }
+        }
+        self.server.catalog.update_database(&self.database, |db| {
+            for (schema, rel) in &targets {
+                if let Some(s) = db.schemas.get_mut(schema) {
+                    s.indexes.remove(rel);
+                }
+            }
+            Ok(())
+        })?;
+        Ok(StatementResult::Command("DROP INDEX".into()))
+    }
+
+    fn rename_index(
+        &mut self,
+        name: &ast::ObjectName,
+        to: &ast::ObjectName,
+    ) -> DbResult<StatementResult> {
+        let (schema, rel) = match self.find_relation(name)? {
+            Some((schema, rel, RelationKind::Index)) => (schema, rel),
+            Some((_, rel, kind)) => {
+                return Err(DbError::new(
+                    sqlstate::WRONG_OBJECT_TYPE,
+                    format!("\"{rel}\" is not an index"),
+                )
+                .with_hint(format!("Use ALTER {} instead.", kind.noun().to_uppercase())))
+            }
+            None => {
+                return Err(DbError::new(
+                    sqlstate::UNDEFINED_TABLE,
+                    format!(
+                        "relation \"{}\" does not exist",
+                        object_name_parts(name).join(".")
+                    ),
+                ))
+            }
+        };
+        let new = object_name_parts(to).pop().unwrap_or_default();
+        self.server.catalog.update_database(&self.database, |db| {
+            let s = db
+                .schemas
+                .get_mut(&schema)
+                .ok_or_else(|| DbError::internal("schema vanished"))?;
+            if s.relation_kind(&new).is_some() {
+                return Err(DbError::new(
+                    sqlstate::DUPLICATE_TABLE,
+                    format!("relation \"{new}\" already exists"),
+                ));
+            }
+            if let Some(i) = s.indexes.remove(&rel) {
+                let mut i = (*i).clone();
+                i.name = new.clone();
+                s.indexes.insert(new.clone(), Arc::new(i));
+            }
+            Ok(())
+        })?;
+        Ok(StatementResult::Command("ALTER INDEX".into()))
+    }
+
+    fn create_view(&mut self, cv: &ast::CreateView) -> DbResult<StatementResult> {
+        if cv.materialized {
+            return Err(DbError::unsupported(
+                "CREATE MATERIALIZED VIEW is not supported yet",
+            ));
+        }
+        if cv.temporary {
+            return Err(DbError::unsupported(
+                "CREATE TEMPORARY VIEW is not supported yet",
+            ));
+        }
+        let parts = object_name_parts(&cv.name);
+        let (schema, name) = match parts.as_slice() {
+            [v] => (
+                self.search_path().into_iter().next().ok_or_else(|| {
+                    DbError::new(
+                        sqlstate::INVALID_SCHEMA_NAME,
+                        "no schema has been selected to create in",
+                    )
+                })?,
+                v.clone(),
+            ),
+            [s, v] => (s.clone(), v.clone()),
+            _ => {
+                return Err(DbError::syntax(format!(
+                    "improper relation name: {}",
+                    cv.name
+                )))
+            }
+        };
+        let catalog = self.server.catalog.snapshot();
+        let db = catalog.database(&self.database)?;
+        if !db.schemas.contains_key(&schema) {
+            return Err(DbError::new(
+                sqlstate::INVALID_SCHEMA_NAME,
+                format!("schema \"{schema}\" does not exist"),
+            ));
+        }
+        let eval = self.eval_context();
+        let mut binder = self.binder(&catalog, db, &eval, vec![]);
+        let plan = binder.bind_query(&cv.query)?;
+        if !binder.params.is_empty() {
+            return Err(DbError::new("42P02", "there is no parameter $1"));
+        }
+        let mut depends_on: Vec<(String, String)> = Vec::new();
+        for r in std::mem::take(&mut binder.referenced) {
+            if !depends_on.contains(&r) {
+                depends_on.push(r);
+            }
+        }
+        drop(binder);
+        let mut columns: Vec<(String, DataType)> = plan
+            .fields()
+            .iter()
+            .filter(|f| !f.hidden)
+            .map(|f| (f.name.clone(), f.data_type))
+            .collect();
+        if cv.columns.len() > columns.len() {
+            return Err(DbError::syntax(
+                "CREATE VIEW specifies more column names than columns",
+            ));
+        }
+        for (c, named) in columns.iter_mut().zip(&cv.columns) {
+            c.0 = ident_name(&named.name);
+        }
+        for (i, (n, t)) in columns.iter().enumerate() {
+            if columns[..i].iter().any(|(m, _)| m == n) {
+                return Err(DbError::new(
+                    sqlstate::DUPLICATE_COLUMN,
+                    format!("column \"{n}\" specified more than once"),
+                ));
+            }
+            if *t == DataType::Unknown {
+                // PostgreSQL 15 makes unknown-typed view columns text.
+            }
+        }
+        let query = cv.query.to_string();
+        let oid = self.server.catalog.allocate_oid();
+        let (or_replace, if_not_exists) = (cv.or_replace, cv.if_not_exists);
+        let skipped = self.server.catalog.update_database(&self.database, |db| {
+            let s = db
+                .schemas
+                .get_mut(&schema)
+                .ok_or_else(|| DbError::internal("schema vanished"))?;
+            let mut oid = oid;
+            match s.relation_kind(&name) {
+                None => {}
+                Some(RelationKind::View) if or_replace => {
+                    let old = &s.views[&name];
+                    if columns.len() < old.columns.len() {
+                        return Err(DbError::new(
+                            "42P16",
+                            "cannot drop columns from view",
+                        ));
+                    }
+                    for ((n, t), (on, ot)) in columns.iter().zip(&old.columns) {
+                        if n != on {
+                            return Err(DbError::new(
+                                "42P16",
+                                format!("cannot change name of view column \"{on}\" to \"{n}\""),
+                            )
+                            .with_hint("Use ALTER VIEW ... RENAME COLUMN ... to change name of view column instead."));
+                        }
+                        if t != ot {
+                            return Err(DbError::new(
+                                "42P16",
+                                format!(
+                                    "cannot change data type of view column \"{n}\" from {} to {}",
+                                    ot.name(),
+                                    t.name()
+                                ),
+                            ));
+                        }
+                    }
+                    oid = old.oid;
+                }
+                Some(_) if if_not_exists => return Ok(true),
+                Some(_) if !or_replace => {
+                    return Err(DbError::new(
+                        sqlstate::DUPLICATE_TABLE,
+                        format!("relation \"{name}\" already exists"),
+                    ))
+                }
+                Some(kind) => {
+                    return Err(DbError::new(
+                        sqlstate::WRONG_OBJECT_TYPE,
+                        format!("\"{name}\" is not a view"),
+                    )
+                    .with_detail(format!("This operation is not supported for {}s.", kind.noun())))
+                }
+            }
+            s.views.insert(
+                name.clone(),
+                Arc::new(ViewDef {
+                    oid,
+                    name: name.clone(),
+                    schema: schema.clone(),
+                    columns,
+                    query,
+                    depends_on,
+                }),
+            );
+            Ok(false)
+        })?;
+        if skipped {
+            self.notice(
+                sqlstate::DUPLICATE_TABLE,
+                format!("relation \"{name}\" already exists, skipping"),
+            );
+        }
+        Ok(StatementResult::Command("CREATE VIEW".into()))
+    }
+
+    fn drop_views(
+        &mut self,
+        if_exists: bool,
+        names: &[ast::ObjectName],
+        cascade: bool,
+    ) -> DbResult<StatementResult> {
+        let mut targets = Vec::new();
+        for n in names {
+            match self.find_relation(n)? {
+                Some((schema, rel, RelationKind::View)) => targets.push((schema, rel)),
+                Some((_, rel, kind)) => return Err(kind.wrong_type_error(&rel, RelationKind::View)),
+                None => {
+                    let n = object_name_parts(n).join(".");
+                    if !if_exists {
+                        return Err(DbError::new(
+                            sqlstate::UNDEFINED_TABLE,
+                            format!("view \"{n}\" does not exist"),
+                        ));
+                    }
+                    self.notice(
+                        sqlstate::SUCCESSFUL_COMPLETION,
+                        format!("view \"{n}\" does not exist, skipping"),
+                    );
+                }
+            }
+        }
+        let cascaded = self.server.catalog.update_database(&self.database, |db| {
+            let mut cascaded = Vec::new();
+            for t in &targets {
+                if !db
+                    .schemas
+                    .get(&t.0)
+                    .is_some_and(|s| s.views.contains_key(&t.1))
+                {
+                    continue;
+                }
+                let deps: Vec<(String, String)> = dependent_views(db, t, "view", cascade)?
+                    .into_iter()
+                    .filter(|d| !targets.contains(d))
+                    .collect();
+                for (vs, vn) in deps.iter().chain(std::iter::once(t)) {
+                    if let Some(s) = db.schemas.get_mut(vs) {
+                        s.views.remove(vn);
+                    }
+                }
+                cascaded.extend(deps);
+            }
+            Ok(cascaded)
+        })?;
+        self.cascade_notices(&cascaded);
+        Ok(StatementResult::Command("DROP VIEW".into()))
     }
 
     /// Binds an INSERT: the table, the plan producing full-width rows, and RETURNING.
@@ -1462,7 +1987,10 @@ impl Session {
                 continue;
             }
             if let (Some(col), true) = (route, shards.len() > 1) {
-                for (s, part) in crate::storage::routing::split_by_series(&b, col, shards.len()).into_iter().enumerate() {
+                for (s, part) in crate::storage::routing::split_by_series(&b, col, shards.len())
+                    .into_iter()
+                    .enumerate()
+                {
                     if let Some(p) = part {
                         per_shard[s].push(p);
                     }
@@ -1524,7 +2052,8 @@ impl Session {
         for e in effects {
             out.push(match e {
                 Effect::DropChunks { table, cutoff } => {
-                    let d = crate::storage::retention::drop_chunks(&self.server, &table, cutoff).await?;
+                    let d = crate::storage::retention::drop_chunks(&self.server, &table, cutoff)
+                        .await?;
                     Datum::Int64(d.segments as i64)
                 }
                 Effect::Compact => {
@@ -1590,7 +2119,10 @@ impl Session {
         let mut per_shard: Vec<Vec<Batch>> = vec![Vec::new(); shards.len()];
         for b in batches {
             if let (Some(col), true) = (route, shards.len() > 1) {
-                for (s, part) in crate::storage::routing::split_by_series(&b, col, shards.len()).into_iter().enumerate() {
+                for (s, part) in crate::storage::routing::split_by_series(&b, col, shards.len())
+                    .into_iter()
+                    .enumerate()
+                {
                     if let Some(p) = part {
                         per_shard[s].push(p);
                     }
@@ -1869,6 +2401,89 @@ fn check_constraints(table: &TableDef, batches: &[Batch]) -> DbResult<()> {
         }
     }
     Ok(())
+}
+
+/// PostgreSQL's ChooseRelationName: `<table>_<columns>_<label>`, with a
+/// number after the label while the name is taken (`t_a_idx1`), each part
+/// cut so that the whole fits in 63 bytes.
+fn choose_relation_name(s: &Schema, name1: &str, name2: &str, label: &str) -> String {
+    let mut pass = 0;
+    loop {
+        let label = if pass == 0 {
+            label.to_string()
+        } else {
+            format!("{label}{pass}")
+        };
+        let candidate = make_object_name(name1, name2, &label);
+        if s.relation_kind(&candidate).is_none() {
+            return candidate;
+        }
+        pass += 1;
+    }
+}
+
+/// PostgreSQL's makeObjectName: shortens the longer of `name1`/`name2` until
+/// `name1_name2_label` fits in 63 bytes.
+fn make_object_name(name1: &str, name2: &str, label: &str) -> String {
+    let cut = |s: &str, n: usize| -> String {
+        let mut end = n.min(s.len());
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s[..end].to_string()
+    };
+    let overhead = label.len() + 1 + if name2.is_empty() { 0 } else { 1 };
+    let (mut l1, mut l2) = (name1.len(), name2.len());
+    while l1 + l2 + overhead > 63 {
+        if l1 > l2 {
+            l1 -= 1;
+        } else {
+            l2 -= 1;
+        }
+    }
+    let (n1, n2) = (cut(name1, l1), cut(name2, l2));
+    if n2.is_empty() {
+        format!("{n1}_{label}")
+    } else {
+        format!("{n1}_{n2}_{label}")
+    }
+}
+
+/// Views that depend (directly or through other views) on `rel`: with
+/// `cascade` they are returned to be dropped too; without, 2BP01.
+fn dependent_views(
+    db: &crate::catalog::Database,
+    rel: &(String, String),
+    kind: &str,
+    cascade: bool,
+) -> DbResult<Vec<(String, String)>> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut detail: Vec<String> = Vec::new();
+    let mut frontier = vec![(rel.clone(), kind.to_string())];
+    while let Some((r, r_kind)) = frontier.pop() {
+        for s in db.schemas.values() {
+            for v in s.views.values() {
+                let key = (v.schema.clone(), v.name.clone());
+                if v.depends_on.contains(&r) && !out.contains(&key) && key != *rel {
+                    detail.push(format!("view {} depends on {r_kind} {}", v.name, r.1));
+                    out.push(key.clone());
+                    frontier.push((key, "view".to_string()));
+                }
+            }
+        }
+    }
+    if !out.is_empty() && !cascade {
+        return Err(DbError::new(
+            "2BP01",
+            format!(
+                "cannot drop {kind} {} because other objects depend on it",
+                rel.1
+            ),
+        )
+        .with_detail(detail.join("\n"))
+        .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+    }
+    Ok(out)
 }
 
 fn ident_name_of_index_column(c: &ast::IndexColumn) -> String {

@@ -19,7 +19,7 @@ use pgwire::messages::extendedquery::{
     BindComplete, CloseComplete, ParseComplete, PortalSuspended,
 };
 use pgwire::messages::response::{
-    CommandComplete, EmptyQueryResponse, ErrorResponse, ReadyForQuery, SslResponse,
+    CommandComplete, EmptyQueryResponse, ErrorResponse, NoticeResponse, ReadyForQuery, SslResponse,
     TransactionStatus,
 };
 use pgwire::messages::startup::{Authentication, BackendKeyData, ParameterStatus, SecretKey};
@@ -145,6 +145,25 @@ impl Connection {
             self.flush().await?;
         }
         Ok(())
+    }
+
+    /// Sends the NOTICEs the session's last statement raised.
+    fn send_notices(&mut self, session: &mut Session) {
+        for n in std::mem::take(&mut session.notices) {
+            let mut fields = vec![
+                (b'S', n.severity.to_string()),
+                (b'V', n.severity.to_string()),
+                (b'C', n.code.to_string()),
+                (b'M', n.message.clone()),
+            ];
+            if let Some(d) = &n.detail {
+                fields.push((b'D', d.clone()));
+            }
+            if let Some(h) = &n.hint {
+                fields.push((b'H', h.clone()));
+            }
+            self.send(B::NoticeResponse(NoticeResponse::new(fields)));
+        }
     }
 
     fn send_error(&mut self, e: &DbError) {
@@ -453,7 +472,9 @@ async fn simple_query(conn: &mut Connection, session: &mut Session, sql: &str) {
         session.begin_implicit();
     }
     for stmt in &stmts {
-        let result = match session.execute(stmt, vec![], &[]).await {
+        let executed = session.execute(stmt, vec![], &[]).await;
+        conn.send_notices(session);
+        let result = match executed {
             Ok(StatementResult::CopyIn(copy)) => match copy_in(conn, session, copy).await {
                 Ok(tag) => {
                     conn.send(B::CommandComplete(CommandComplete::new(tag)));
@@ -685,9 +706,11 @@ async fn execute_portal(
         let result = match fast {
             Some(r) => r?,
             None => {
-                session
+                let executed = session
                     .execute(&stmt, params, &portal.statement.param_types)
-                    .await?
+                    .await;
+                conn.send_notices(session);
+                executed?
             }
         };
         portal.state = match result {
