@@ -19,25 +19,9 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 const N: usize = 1 << 20;
 const BLOCK: usize = 2048;
 
-/// SplitMix64, seeded: the same data on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn unit(&mut self) -> f64 {
-        ((self.next() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-    /// Standard normal (Box-Muller).
-    fn normal(&mut self) -> f64 {
-        (-2.0 * self.unit().ln()).sqrt() * (std::f64::consts::TAU * self.unit()).cos()
-    }
-}
+#[path = "support/rng.rs"]
+mod rng;
+use rng::Rng;
 
 /// TSBS cpu: a random walk with N(0,1) steps clamped to [0, 100], truncated
 /// to an integer and stored as float8.

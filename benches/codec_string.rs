@@ -20,21 +20,9 @@ const N: usize = 1 << 18;
 const BLOCK: usize = 8192;
 const HOSTS: usize = 1000;
 
-/// SplitMix64, seeded: the same data on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+#[path = "support/rng.rs"]
+mod rng;
+use rng::Rng;
 
 fn column(values: impl Iterator<Item = String>) -> BytesColumn {
     let mut c = BytesColumn::with_capacity(N, N * 8);

@@ -21,25 +21,9 @@ const BLOCK: usize = 2048;
 const T0: i64 = 1_700_000_000_000_000_000;
 const TEN_S: i64 = 10_000_000_000;
 
-/// SplitMix64, seeded: the same data on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn unit(&mut self) -> f64 {
-        ((self.next() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-    /// Standard normal (Box-Muller).
-    fn normal(&mut self) -> f64 {
-        (-2.0 * self.unit().ln()).sqrt() * (std::f64::consts::TAU * self.unit()).cos()
-    }
-}
+#[path = "support/rng.rs"]
+mod rng;
+use rng::Rng;
 
 fn regular_timestamps() -> Vec<i64> {
     (0..N as i64).map(|i| T0 + i * TEN_S).collect()

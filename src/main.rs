@@ -122,10 +122,7 @@ fn replay(
     let catalog = server.catalog.snapshot();
     let types = catalog.table_types();
     let time_columns: HashMap<u32, usize> = catalog
-        .databases
-        .values()
-        .flat_map(|d| d.schemas.values())
-        .flat_map(|s| s.tables.values())
+        .tables()
         .filter_map(|t| brewric::storage::flush::time_column(t).map(|c| (t.oid, c)))
         .collect();
     let segment_rows = load_segments(server, cfg, manifest, &types, &rt)?;

@@ -16,6 +16,19 @@ const FAILPOINTS: &[&str] = &[
     "checkpoint-after-manifest",
 ];
 
+/// A brewricd started by the test (None against an external server, which
+/// cannot be killed) with the test table `m` created.
+async fn start_with_table(shards: usize) -> Option<(common::Server, Client)> {
+    let server = common::start_with_shards(shards);
+    if server.is_external() {
+        eprintln!("skipped: needs a brewricd started by the test");
+        return None;
+    }
+    let client = server.connect(common::DEFAULT_DB).await;
+    client.batch_execute("CREATE TABLE m (time timestamptz, host integer, v double precision, s text)").await.unwrap();
+    Some((server, client))
+}
+
 /// Inserts rows `first..first + n` of the test table (spread over both shards).
 async fn insert(client: &Client, first: i64, n: i64) {
     let values: Vec<String> = (first..first + n)
@@ -78,18 +91,7 @@ fn segment_files(dir: &std::path::Path) -> Vec<String> {
 #[tokio::test]
 async fn a_crash_at_any_point_of_a_checkpoint_loses_and_duplicates_nothing() {
     for fp in FAILPOINTS {
-        let server = common::start();
-        if server.is_external() {
-            eprintln!("skipped: needs a brewricd started by the test");
-            return;
-        }
-        let client = server.connect(common::DEFAULT_DB).await;
-        client
-            .batch_execute(
-                "CREATE TABLE m (time timestamptz, host integer, v double precision, s text)",
-            )
-            .await
-            .unwrap();
+        let Some((server, client)) = start_with_table(2).await else { return };
         // Rows already in segments from an earlier checkpoint, and rows only in the WAL.
         insert(&client, 0, 3000).await;
         client.batch_execute("CHECKPOINT").await.unwrap();
@@ -146,17 +148,7 @@ async fn a_crash_at_any_point_of_a_checkpoint_loses_and_duplicates_nothing() {
 
 #[tokio::test]
 async fn truncate_and_drop_of_flushed_tables_survive_restarts_and_free_their_files() {
-    let server = common::start();
-    if server.is_external() {
-        return;
-    }
-    let client = server.connect(common::DEFAULT_DB).await;
-    client
-        .batch_execute(
-            "CREATE TABLE m (time timestamptz, host integer, v double precision, s text)",
-        )
-        .await
-        .unwrap();
+    let Some((server, client)) = start_with_table(2).await else { return };
     client
         .batch_execute("CREATE TABLE gone (a integer)")
         .await
@@ -194,17 +186,7 @@ async fn truncate_and_drop_of_flushed_tables_survive_restarts_and_free_their_fil
 
 #[tokio::test]
 async fn the_wal_is_truncated_behind_a_checkpoint() {
-    let server = common::start();
-    if server.is_external() {
-        return;
-    }
-    let client = server.connect(common::DEFAULT_DB).await;
-    client
-        .batch_execute(
-            "CREATE TABLE m (time timestamptz, host integer, v double precision, s text)",
-        )
-        .await
-        .unwrap();
+    let Some((server, client)) = start_with_table(2).await else { return };
     for round in 0..3 {
         insert(&client, round * 2000, 2000).await;
         client.batch_execute("CHECKPOINT").await.unwrap();
@@ -259,17 +241,7 @@ async fn the_wal_is_truncated_behind_a_checkpoint() {
 
 #[tokio::test]
 async fn a_damaged_block_is_reported_with_file_and_offset_never_decoded() {
-    let server = common::start_with_shards(1);
-    if server.is_external() {
-        return;
-    }
-    let client = server.connect(common::DEFAULT_DB).await;
-    client
-        .batch_execute(
-            "CREATE TABLE m (time timestamptz, host integer, v double precision, s text)",
-        )
-        .await
-        .unwrap();
+    let Some((server, client)) = start_with_table(1).await else { return };
     insert(&client, 0, 5000).await;
     client.batch_execute("CHECKPOINT").await.unwrap();
     let dir = server.kill9();
@@ -326,12 +298,7 @@ fn segment_count(dir: &std::path::Path) -> usize {
 #[tokio::test]
 async fn compaction_merges_segments_and_a_crash_during_it_loses_nothing() {
     for fp in ["", "compaction-after-write", "compaction-after-manifest"] {
-        let server = common::start();
-        if server.is_external() {
-            return;
-        }
-        let client = server.connect(common::DEFAULT_DB).await;
-        client.batch_execute("CREATE TABLE m (time timestamptz, host integer, v double precision, s text)").await.unwrap();
+        let Some((server, client)) = start_with_table(2).await else { return };
         // Five checkpoints of rows in the same day: five segments per shard.
         for round in 0..5 {
             insert(&client, round * 1500, 1500).await;
@@ -365,12 +332,7 @@ async fn compaction_merges_segments_and_a_crash_during_it_loses_nothing() {
 
 #[tokio::test]
 async fn drop_chunks_removes_old_partitions_and_frees_their_files() {
-    let server = common::start();
-    if server.is_external() {
-        return;
-    }
-    let client = server.connect(common::DEFAULT_DB).await;
-    client.batch_execute("CREATE TABLE m (time timestamptz, host integer, v double precision, s text)").await.unwrap();
+    let Some((server, client)) = start_with_table(2).await else { return };
     // 2016-01-01 00:00 .. 2016-01-04 11:19:50, flushed: one segment per day and shard.
     insert(&client, 0, 30_000).await;
     client.batch_execute("CHECKPOINT").await.unwrap();

@@ -226,14 +226,19 @@ pub struct Catalog {
 }
 
 impl Catalog {
+    /// Every table of every database.
+    pub fn tables(&self) -> impl Iterator<Item = &Arc<TableDef>> {
+        self.databases.values().flat_map(|d| d.schemas.values()).flat_map(|s| s.tables.values())
+    }
+
+    /// A table of any database, by OID.
+    pub fn table_by_oid(&self, oid: TableId) -> Option<&Arc<TableDef>> {
+        self.tables().find(|t| t.oid == oid)
+    }
+
     /// Every table's column types by OID, over all databases.
     pub fn table_types(&self) -> std::collections::HashMap<TableId, Vec<DataType>> {
-        self.databases
-            .values()
-            .flat_map(|d| d.schemas.values())
-            .flat_map(|s| s.tables.values())
-            .map(|t| (t.oid, t.column_types()))
-            .collect()
+        self.tables().map(|t| (t.oid, t.column_types())).collect()
     }
 
     pub fn database(&self, name: &str) -> DbResult<&Arc<Database>> {

@@ -2046,27 +2046,11 @@ impl<'a> Binder<'a> {
                         }
                     }
                 }
-                let table_name = match table {
-                    Some(Expr::Literal(Datum::Bytes(b), _)) => {
-                        String::from_utf8_lossy(&b).into_owned()
-                    }
-                    Some(Expr::Cast { expr, .. }) => match *expr {
-                        Expr::Literal(Datum::Bytes(b), _) => {
-                            String::from_utf8_lossy(&b).into_owned()
-                        }
-                        _ => {
-                            return Err(DbError::unsupported(
-                                "drop_chunks() needs a table name literal",
-                            ))
-                        }
-                    },
-                    _ => {
-                        return Err(DbError::unsupported(
-                            "drop_chunks() needs a table name literal",
-                        ))
-                    }
-                };
-                let table = self.table_by_text(&table_name)?;
+                let table = match &table {
+                    Some(arg) => self.table_arg("drop_chunks", arg)?,
+                    None => None,
+                }
+                .ok_or_else(|| DbError::unsupported("drop_chunks() needs a table name literal"))?;
                 let older_than = older_than.ok_or_else(|| {
                     DbError::new(
                         sqlstate::INVALID_PARAMETER_VALUE,
@@ -2111,6 +2095,20 @@ impl<'a> Binder<'a> {
                 self.effects.push(effect);
                 Ok(Expr::Literal(Datum::Null, DataType::Int64))
             }
+        }
+    }
+
+    /// The table a function's argument names: a text literal, possibly cast
+    /// (`'cpu'::regclass`); None for NULL.
+    fn table_arg(&self, func: &str, arg: &Expr) -> DbResult<Option<Arc<TableDef>>> {
+        let literal = match arg {
+            Expr::Cast { expr, .. } => expr.as_ref(),
+            other => other,
+        };
+        match literal {
+            Expr::Literal(Datum::Null, _) => Ok(None),
+            Expr::Literal(Datum::Bytes(b), _) => self.table_by_text(&String::from_utf8_lossy(b)).map(Some),
+            _ => Err(DbError::unsupported(format!("{func}() needs a table name literal"))),
         }
     }
 
@@ -2167,26 +2165,9 @@ impl<'a> Binder<'a> {
     /// A table's bytes on disk (its segment files; index structures live in
     /// them), summed over shards. Index size is 0: no separate index files.
     fn bind_relation_size(&mut self, func: &str, arg: &Expr) -> DbResult<Expr> {
-        let name = match arg {
-            Expr::Literal(Datum::Bytes(b), _) => String::from_utf8_lossy(b).into_owned(),
-            Expr::Cast { expr, .. } => match expr.as_ref() {
-                Expr::Literal(Datum::Bytes(b), _) => String::from_utf8_lossy(b).into_owned(),
-                _ => {
-                    return Err(DbError::unsupported(format!(
-                        "{func}() needs a table name literal"
-                    )))
-                }
-            },
-            Expr::Literal(Datum::Null, _) => {
-                return Ok(Expr::Literal(Datum::Null, DataType::Int64))
-            }
-            _ => {
-                return Err(DbError::unsupported(format!(
-                    "{func}() needs a table name literal"
-                )))
-            }
+        let Some(table) = self.table_arg(func, arg)? else {
+            return Ok(Expr::Literal(Datum::Null, DataType::Int64));
         };
-        let table = self.table_by_text(&name)?;
         let bytes = match &self.relation_sizes {
             Some(sizes) => sizes.get(&table.oid).copied().unwrap_or(0),
             None => {

@@ -1981,37 +1981,8 @@ impl Session {
         let types = def.column_types();
         let route = crate::storage::routing::series_route_column(&def);
         let shards = &self.server.shards;
-        let mut per_shard: Vec<Vec<Batch>> = vec![Vec::new(); shards.len()];
-        for b in batches {
-            if b.len == 0 {
-                continue;
-            }
-            if let (Some(col), true) = (route, shards.len() > 1) {
-                for (s, part) in crate::storage::routing::split_by_series(&b, col, shards.len())
-                    .into_iter()
-                    .enumerate()
-                {
-                    if let Some(p) = part {
-                        per_shard[s].push(p);
-                    }
-                }
-            } else if b.len >= 1024 && shards.len() > 1 {
-                let chunk = b.len.div_ceil(shards.len());
-                for (s, part) in per_shard.iter_mut().enumerate() {
-                    let start = s * chunk;
-                    if start < b.len {
-                        part.push(b.slice(start, chunk.min(b.len - start)));
-                    }
-                }
-            } else {
-                per_shard[self.server.next_shard()].push(b);
-            }
-        }
-        let participants: Vec<(usize, Vec<Batch>)> = per_shard
-            .into_iter()
-            .enumerate()
-            .filter(|(_, p)| !p.is_empty())
-            .collect();
+        let participants =
+            crate::storage::routing::route_batches(route, batches, shards.len(), || self.server.next_shard());
         match participants.len() {
             0 => Ok(()),
             1 => {
@@ -2109,43 +2080,15 @@ impl Session {
         types: &[DataType],
         batches: Vec<Batch>,
     ) -> DbResult<()> {
-        let shards = &self.server.shards;
         let catalog = self.server.catalog.snapshot();
         let route = catalog
             .database(&self.database)
             .ok()
             .and_then(|d| d.table_by_oid(table).cloned())
             .and_then(|def| crate::storage::routing::series_route_column(&def));
-        let mut per_shard: Vec<Vec<Batch>> = vec![Vec::new(); shards.len()];
-        for b in batches {
-            if let (Some(col), true) = (route, shards.len() > 1) {
-                for (s, part) in crate::storage::routing::split_by_series(&b, col, shards.len())
-                    .into_iter()
-                    .enumerate()
-                {
-                    if let Some(p) = part {
-                        per_shard[s].push(p);
-                    }
-                }
-                continue;
-            }
-            let chunk = b.len.div_ceil(shards.len()).max(1);
-            for (s, part) in per_shard.iter_mut().enumerate() {
-                let start = s * chunk;
-                if start < b.len {
-                    part.push(if chunk >= b.len {
-                        b.clone()
-                    } else {
-                        b.slice(start, chunk.min(b.len - start))
-                    });
-                }
-            }
-        }
-        let participants = per_shard
-            .into_iter()
-            .enumerate()
-            .filter(|(_, p)| !p.is_empty())
-            .collect();
+        let participants = crate::storage::routing::route_batches(route, batches, self.server.shards.len(), || {
+            self.server.next_shard()
+        });
         self.prepare_parts(write, table, types, participants).await
     }
 

@@ -138,11 +138,7 @@ pub async fn checkpoint(server: &Server) -> DbResult<CheckpointStats> {
             let mut stats = CheckpointStats::default();
             let mut failure = None;
             for t in &tables {
-                let def = catalog
-                    .databases
-                    .values()
-                    .find_map(|d| d.table_by_oid(t.table))
-                    .cloned();
+                let def = catalog.table_by_oid(t.table).cloned();
                 let written = match (&failure, def) {
                     (Some(_), _) | (None, None) => None,
                     (None, Some(def)) => {
@@ -228,19 +224,7 @@ pub async fn checkpoint(server: &Server) -> DbResult<CheckpointStats> {
     // manifest, so deleted once it is durable (later ones wait for the next).
     let mut retired = Vec::new();
     for (shard, (f, _)) in server.shards.iter().zip(&frozen) {
-        let (segments, next_segment, retired_paths) = shard
-            .run(|ctx| {
-                let mut s = ctx.storage.borrow_mut();
-                let retired: Vec<std::path::PathBuf> =
-                    s.take_retired().iter().map(|r| r.path.clone()).collect();
-                let live: Vec<String> = s
-                    .live_segments()
-                    .iter()
-                    .map(|s| s.manifest_path())
-                    .collect();
-                (live, s.next_segment, retired)
-            })
-            .await?;
+        let (segments, next_segment, retired_paths) = shard_segments(shard).await?;
         manifest.segments.extend(segments);
         retired.extend(retired_paths);
         let pending: BTreeSet<u64> = f.in_flight.keys().copied().collect();
@@ -274,18 +258,7 @@ pub async fn checkpoint(server: &Server) -> DbResult<CheckpointStats> {
         }
         st.orphans.clone()
     };
-    manifest.segments.sort();
-    let dir = data_dir.clone();
-    let m = manifest.clone();
-    tokio::task::spawn_blocking(move || m.save(&dir))
-        .await
-        .map_err(|e| DbError::internal(e.to_string()))?
-        .map_err(|e| io_error("write the checkpoint manifest", &e))?;
-    crate::failpoint::hit("checkpoint-after-manifest");
-    cps.state.lock().unwrap_or_else(|p| p.into_inner()).last = Some(manifest.clone());
-    for path in retired {
-        let _ = std::fs::remove_file(path);
-    }
+    publish_manifest(server, &data_dir, manifest, retired).await?;
 
     // 4. Truncate the WALs and delete retired segment files.
     for (shard, bound) in server.shards.iter().zip(bounds) {
@@ -332,19 +305,7 @@ pub(crate) async fn rewrite_manifest(server: &Server) -> DbResult<()> {
     manifest.segments.clear();
     let mut retired = Vec::new();
     for shard in &server.shards {
-        let (segments, next_segment, retired_paths) = shard
-            .run(|ctx| {
-                let mut s = ctx.storage.borrow_mut();
-                let retired: Vec<std::path::PathBuf> =
-                    s.take_retired().iter().map(|r| r.path.clone()).collect();
-                let live: Vec<String> = s
-                    .live_segments()
-                    .iter()
-                    .map(|s| s.manifest_path())
-                    .collect();
-                (live, s.next_segment, retired)
-            })
-            .await?;
+        let (segments, next_segment, retired_paths) = shard_segments(shard).await?;
         manifest.segments.extend(segments);
         retired.extend(retired_paths);
         manifest
@@ -353,18 +314,39 @@ pub(crate) async fn rewrite_manifest(server: &Server) -> DbResult<()> {
             .or_default()
             .next_segment = next_segment;
     }
-    manifest.segments.sort();
-    {
+    manifest.checkpoint = {
         let mut st = cps.state.lock().unwrap_or_else(|p| p.into_inner());
         st.number += 1;
-        manifest.checkpoint = st.number;
-    }
-    let m = manifest.clone();
-    tokio::task::spawn_blocking(move || m.save(&data_dir))
+        st.number
+    };
+    publish_manifest(server, &data_dir, manifest, retired).await
+}
+
+/// A shard's live segment files (manifest names), its next segment id, and
+/// the paths of segments retired so far — taken together, so every retired
+/// one is absent from the list.
+async fn shard_segments(shard: &crate::runtime::ShardHandle) -> DbResult<(Vec<String>, u64, Vec<PathBuf>)> {
+    shard
+        .run(|ctx| {
+            let mut s = ctx.storage.borrow_mut();
+            let retired = s.take_retired().iter().map(|r| r.path.clone()).collect();
+            let live = s.live_segments().iter().map(|s| s.manifest_path()).collect();
+            (live, s.next_segment, retired)
+        })
+        .await
+}
+
+/// Saves `manifest` durably (off the shard thread), makes it the last one,
+/// then deletes the segment files `retired` (none of which it lists).
+async fn publish_manifest(server: &Server, data_dir: &std::path::Path, mut manifest: Manifest, retired: Vec<PathBuf>) -> DbResult<()> {
+    manifest.segments.sort();
+    let (dir, m) = (data_dir.to_path_buf(), manifest.clone());
+    tokio::task::spawn_blocking(move || m.save(&dir))
         .await
         .map_err(|e| DbError::internal(e.to_string()))?
         .map_err(|e| io_error("write the checkpoint manifest", &e))?;
-    cps.state.lock().unwrap_or_else(|p| p.into_inner()).last = Some(manifest);
+    crate::failpoint::hit("checkpoint-after-manifest");
+    server.checkpoints.state.lock().unwrap_or_else(|p| p.into_inner()).last = Some(manifest);
     for path in retired {
         let _ = std::fs::remove_file(path);
     }

@@ -55,12 +55,7 @@ pub async fn compact(server: &Server) -> DbResult<CompactionStats> {
                     .borrow()
                     .compaction_candidates(MIN_SEGMENTS, MAX_SEGMENTS);
                 for (table, mut segs) in candidates {
-                    let Some(def) = catalog
-                        .databases
-                        .values()
-                        .find_map(|d| d.table_by_oid(table))
-                        .cloned()
-                    else {
+                    let Some(def) = catalog.table_by_oid(table).cloned() else {
                         continue;
                     };
                     let mut rows = 0;

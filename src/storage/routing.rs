@@ -75,6 +75,47 @@ pub fn split_by_series(batch: &Batch, column: usize, shards: usize) -> Vec<Optio
         .collect()
 }
 
+/// Batches below this many rows of a table without a series column go to
+/// one shard whole (round-robin); larger ones are split evenly.
+pub const SPLIT_ROWS: usize = 1024;
+
+/// Assigns `batches` of a table to shards: by series when `route` names a
+/// column, else large batches split evenly and small ones whole to the
+/// shard `next_shard` picks. Returns the shards that get rows, with them.
+pub fn route_batches(
+    route: Option<usize>,
+    batches: Vec<Batch>,
+    shards: usize,
+    mut next_shard: impl FnMut() -> usize,
+) -> Vec<(usize, Vec<Batch>)> {
+    let mut per_shard: Vec<Vec<Batch>> = vec![Vec::new(); shards.max(1)];
+    for b in batches {
+        if b.len == 0 {
+            continue;
+        }
+        match route {
+            Some(col) if shards > 1 => {
+                for (s, part) in split_by_series(&b, col, shards).into_iter().enumerate() {
+                    if let Some(p) = part {
+                        per_shard[s].push(p);
+                    }
+                }
+            }
+            _ if b.len >= SPLIT_ROWS && shards > 1 => {
+                let chunk = b.len.div_ceil(shards);
+                for (s, part) in per_shard.iter_mut().enumerate() {
+                    let start = s * chunk;
+                    if start < b.len {
+                        part.push(b.slice(start, chunk.min(b.len - start)));
+                    }
+                }
+            }
+            _ => per_shard[next_shard() % shards.max(1)].push(b),
+        }
+    }
+    per_shard.into_iter().enumerate().filter(|(_, p)| !p.is_empty()).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

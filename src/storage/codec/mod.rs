@@ -198,6 +198,11 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// The benches' seeded generator, shared so tests and benches see the same data.
+#[cfg(test)]
+#[path = "../../../benches/support/rng.rs"]
+mod test_rng;
+
 /// Seeded data generators and the never-panic harness shared by the codec tests.
 #[cfg(test)]
 pub(crate) mod testutil {
@@ -217,25 +222,7 @@ pub(crate) mod testutil {
         (a, f())
     }
 
-    /// SplitMix64: a tiny seeded generator (tests only).
-    pub struct Rng(pub u64);
-
-    impl Rng {
-        pub fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
-        /// Uniform in `0..n` (n > 0; the bias is irrelevant here).
-        pub fn below(&mut self, n: u64) -> u64 {
-            self.next() % n
-        }
-        pub fn range(&mut self, lo: i64, hi: i64) -> i64 {
-            lo.wrapping_add(self.below((hi - lo) as u64 + 1) as i64)
-        }
-    }
+    pub use super::test_rng::Rng;
 
     /// Lengths that cover empty, tiny, block-aligned and ragged inputs.
     pub const LENGTHS: &[usize] = &[0, 1, 2, 3, 5, 63, 64, 65, 100, 1000, 1023, 1024, 1025, 2047, 3000, 4096, 8191, 10_000];

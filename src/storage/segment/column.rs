@@ -62,33 +62,15 @@ pub fn encode_block(col: &Column, out: &mut Vec<u8>) -> BlockHeader {
     }
     let valid = |i: usize| col.is_valid(i);
     match &col.data {
-        ColumnData::Int16(v) => encode_ints(
-            v.iter().map(|&x| x as i64),
-            rows,
-            nulls,
-            &valid,
-            false,
-            &mut header,
-            &mut raw,
-        ),
-        ColumnData::Int32(v) => encode_ints(
-            v.iter().map(|&x| x as i64),
-            rows,
-            nulls,
-            &valid,
-            false,
-            &mut header,
-            &mut raw,
-        ),
-        ColumnData::Int64(v) => encode_ints(
-            v.iter().copied(),
-            rows,
-            nulls,
-            &valid,
-            is_timestamp(col.data_type),
-            &mut header,
-            &mut raw,
-        ),
+        ColumnData::Int16(_) | ColumnData::Int32(_) | ColumnData::Int64(_) => {
+            let values: Vec<i64> = match &col.data {
+                ColumnData::Int16(v) => v.iter().map(|&x| x as i64).collect(),
+                ColumnData::Int32(v) => v.iter().map(|&x| x as i64).collect(),
+                ColumnData::Int64(v) => v.clone(),
+                _ => Vec::new(),
+            };
+            encode_ints(values, nulls, &valid, is_timestamp(col.data_type), &mut header, &mut raw)
+        }
         ColumnData::Float64(v) => {
             zone_floats(v.iter().copied(), &valid, &mut header);
             header.encoding = ENC_FLOAT64;
@@ -190,22 +172,19 @@ fn zone_floats(
 }
 
 fn encode_ints(
-    values: impl Iterator<Item = i64>,
-    rows: usize,
+    mut filled: Vec<i64>,
     nulls: usize,
     valid: &dyn Fn(usize) -> bool,
     timestamps: bool,
     header: &mut BlockHeader,
     raw: &mut Vec<u8>,
 ) {
-    let mut filled: Vec<i64> = values.collect();
-    debug_assert_eq!(filled.len(), rows);
     zone_ints(filled.iter().copied(), valid, header);
     if nulls > 0 {
         fill_nulls(&mut filled, valid);
     }
     let bytes = if timestamps {
-        header.encoding = super::column::ENC_TIMESTAMP;
+        header.encoding = ENC_TIMESTAMP;
         timestamp::encode_timestamps(&filled)
     } else {
         header.encoding = ENC_INTEGER;
