@@ -313,26 +313,37 @@ fn render_segment(bytes: &[u8]) -> String {
     out
 }
 
+/// Golden segments: version 1 (frozen, written by the first format) and
+/// the current version (rewritten by `BREWRIC_WRITE_VECTORS=1`), both of the
+/// same rows; every build must read both to the same values.
 #[test]
 fn segment_vectors() {
-    let file = vectors().join("segment-v1-16400-0000000000000003.seg");
-    let expected = vectors().join("segment-v1-16400-0000000000000003.expected.txt");
+    let v1 = vectors().join("segment-v1-16400-0000000000000003.seg");
+    let v1_expected = vectors().join("segment-v1-16400-0000000000000003.expected.txt");
+    let file = vectors().join("segment-v2-16400-0000000000000003.seg");
+    let expected = vectors().join("segment-v2-16400-0000000000000003.expected.txt");
     if std::env::var("BREWRIC_WRITE_VECTORS").is_ok() {
         std::fs::write(&file, segment_bytes()).unwrap();
         std::fs::write(&expected, render_segment(&segment_bytes())).unwrap();
     }
-    let bytes = std::fs::read(&file).expect("golden segment file");
-    let rendered = render_segment(&bytes);
-    assert_eq!(rendered, std::fs::read_to_string(&expected).expect("its expected decoding"));
-    // Writers may choose other encodings in later versions; what they write
-    // now must decode to the same values as the golden file.
-    let now = render_segment(&segment_bytes());
     let values = |s: &str| -> Vec<String> {
-        s.lines().map(|l| l.split("; blocks:").next().unwrap_or(l).to_string()).collect()
+        s.lines().skip(1).map(|l| l.split("; blocks:").next().unwrap_or(l).to_string()).collect()
     };
-    assert_eq!(values(&now), values(&rendered), "today's writer stores different values");
-    // Every block encoding appears in the golden file.
-    for enc in 1..=7 {
-        assert!(rendered.contains(&format!("enc{enc} ")), "block encoding {enc} is not covered");
+    let mut rendered_values = Vec::new();
+    for (file, expected, version) in [(&v1, &v1_expected, 1), (&file, &expected, 2)] {
+        let bytes = std::fs::read(file).expect("golden segment file");
+        let rendered = render_segment(&bytes);
+        assert_eq!(rendered, std::fs::read_to_string(expected).expect("its expected decoding"), "{}", file.display());
+        assert!(rendered.starts_with(&format!("segment version={version} ")));
+        // Every block encoding appears in each golden file.
+        for enc in 1..=7 {
+            assert!(rendered.contains(&format!("enc{enc} ")), "block encoding {enc} is not covered in version {version}");
+        }
+        rendered_values.push(values(&rendered));
     }
+    assert_eq!(rendered_values[0], rendered_values[1], "versions 1 and 2 hold the same rows");
+    // Writers may choose other encodings in later versions; what they write
+    // now must decode to the same values as the golden files.
+    let now = render_segment(&segment_bytes());
+    assert_eq!(values(&now), rendered_values[1], "today's writer stores different values");
 }

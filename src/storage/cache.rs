@@ -1,4 +1,5 @@
-//! A shard's block cache: compressed block bytes as read from segment files,
+//! A shard's block cache: compressed blocks of segment files in their cache
+//! form (`segment::column::CachedBlock`: verified once, light encodings),
 //! keyed by (segment, column, block group), bounded in bytes. Scans decode
 //! from it straight into executor vectors; a hit costs no I/O, a miss is
 //! read through the shard's io_uring ring. Eviction drops the least
@@ -7,6 +8,8 @@
 
 use std::collections::HashMap;
 use std::rc::Rc;
+
+use super::segment::column::CachedBlock;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct BlockKey {
@@ -20,7 +23,7 @@ pub struct BlockCache {
     limit: usize,
     bytes: usize,
     tick: u64,
-    entries: HashMap<BlockKey, (Rc<Vec<u8>>, u64)>,
+    entries: HashMap<BlockKey, (Rc<CachedBlock>, u64)>,
     pub hits: u64,
     pub misses: u64,
 }
@@ -37,7 +40,7 @@ impl BlockCache {
         }
     }
 
-    pub fn get(&mut self, key: &BlockKey) -> Option<Rc<Vec<u8>>> {
+    pub fn get(&mut self, key: &BlockKey) -> Option<Rc<CachedBlock>> {
         self.tick += 1;
         let tick = self.tick;
         match self.entries.get_mut(key) {
@@ -53,14 +56,14 @@ impl BlockCache {
         }
     }
 
-    pub fn insert(&mut self, key: BlockKey, bytes: Rc<Vec<u8>>) {
-        if bytes.len() > self.limit {
+    pub fn insert(&mut self, key: BlockKey, bytes: Rc<CachedBlock>) {
+        if bytes.size() > self.limit {
             return;
         }
         self.tick += 1;
-        self.bytes += bytes.len();
+        self.bytes += bytes.size();
         if let Some((old, _)) = self.entries.insert(key, (bytes, self.tick)) {
-            self.bytes -= old.len();
+            self.bytes -= old.size();
         }
         if self.bytes > self.limit {
             self.evict();
@@ -73,7 +76,7 @@ impl BlockCache {
         self.entries.retain(|k, (b, _)| {
             let keep = k.segment != segment;
             if !keep {
-                freed += b.len();
+                freed += b.size();
             }
             keep
         });
@@ -94,7 +97,7 @@ impl BlockCache {
                 break;
             }
             if let Some((b, _)) = self.entries.remove(&k) {
-                self.bytes -= b.len();
+                self.bytes -= b.size();
             }
         }
     }
@@ -113,7 +116,11 @@ mod tests {
             group: g,
         };
         for g in 0..50 {
-            c.insert(key(g), Rc::new(vec![0u8; 100]));
+            let block = CachedBlock {
+                header: Default::default(),
+                payload: vec![0u8; 60],
+            };
+            c.insert(key(g), Rc::new(block));
             assert!(c.bytes() <= 1000);
             c.get(&key(0));
         }

@@ -13,7 +13,8 @@ use std::sync::Arc;
 
 use super::cache::BlockKey;
 use super::files::SegmentFile;
-use super::segment::reader::decode_block_bytes;
+use super::segment::column::CachedBlock;
+use super::segment::reader::{cache_block, decode_cached};
 use super::segment::BlockMeta;
 use crate::error::{DbError, DbResult};
 use crate::exec::kernels::BinaryOp;
@@ -280,7 +281,7 @@ pub async fn read_groups(
     let file_name = seg.path.display().to_string();
     let corrupt = |e: super::segment::SegmentError| DbError::new(DATA_CORRUPTED, e.to_string());
     // 1. What is missing from the cache, coalesced into contiguous reads.
-    let mut have: Vec<Vec<Option<Rc<Vec<u8>>>>> = Vec::with_capacity(groups.len());
+    let mut have: Vec<Vec<Option<Rc<CachedBlock>>>> = Vec::with_capacity(groups.len());
     let mut reads: Vec<(u64, u64, Vec<(usize, usize, BlockMeta)>)> = Vec::new(); // (offset, len, [(gi, ci, meta)])
     {
         let mut storage = ctx.storage.borrow_mut();
@@ -337,7 +338,10 @@ pub async fn read_groups(
             })?;
             for (gi, ci, meta) in parts {
                 let start = (meta.offset - off) as usize;
-                let block = Rc::new(bytes[start..start + meta.len as usize].to_vec());
+                let block = Rc::new(
+                    cache_block(&file_name, &meta, &bytes[start..start + meta.len as usize])
+                        .map_err(corrupt)?,
+                );
                 let key = BlockKey {
                     segment: seg.cache_key,
                     column: columns[ci] as u32,
@@ -355,10 +359,10 @@ pub async fn read_groups(
         let mut cols = Vec::with_capacity(columns.len());
         for (ci, &c) in columns.iter().enumerate() {
             let meta = &seg.footer.groups[g].1[c];
-            let bytes = have[gi][ci]
+            let block = have[gi][ci]
                 .as_ref()
                 .ok_or_else(|| DbError::internal("block missing after read"))?;
-            let col = decode_block_bytes(&file_name, meta, bytes, types[c]).map_err(corrupt)?;
+            let col = decode_cached(&file_name, meta, block, types[c]).map_err(corrupt)?;
             cols.push(Arc::new(col));
         }
         out.push(Batch::new(cols, rows));

@@ -214,6 +214,132 @@ pub(crate) fn unpack_into<S: Sink>(bytes: &[u8], width: u32, count: usize, sink:
     Ok(need)
 }
 
+/// `(sum v[i], sum i * v[i], bytes read)` over `count` values at `width`,
+/// wrapping (mod 2^64): what summing frame-of-reference and delta-decoded
+/// values needs, computed in lane registers without unpacking to memory.
+/// Within a block, lane `l` keeps `a` (its running sum) and `t` (the sum of
+/// `a` after each row), so `sum_r r * v[r][l] = ROWS * a - t`: two adds per
+/// value.
+pub(crate) fn sums(bytes: &[u8], width: u32, count: usize) -> Result<(u64, u64, usize), CodecError> {
+    let need = check(bytes, width, count)?;
+    let full = count / BLOCK;
+    let nb = width as usize * LANES * 8;
+    let wide = super::simd();
+    let (mut s1, mut s2) = (0u64, 0u64);
+    with_width!(width, W => {
+        for b in 0..full {
+            let blk = &bytes[b * nb..(b + 1) * nb];
+            #[cfg(target_arch = "x86_64")]
+            let (a, t) = if wide {
+                // SAFETY: `simd()` is true only when the CPU supports AVX2.
+                unsafe { sums_block_avx2::<W>(blk) }
+            } else {
+                sums_block_scalar::<W>(blk)
+            };
+            #[cfg(not(target_arch = "x86_64"))]
+            let (a, t) = sums_block_scalar::<W>(blk);
+            let (b1, b2) = fold_sums(&a, &t);
+            s2 = s2.wrapping_add(b2).wrapping_add(((b * BLOCK) as u64).wrapping_mul(b1));
+            s1 = s1.wrapping_add(b1);
+        }
+    });
+    let _ = wide;
+    let tail = count % BLOCK;
+    if tail > 0 {
+        let mut buf = [0u64; BLOCK];
+        unpack_tail(&bytes[full * nb..need], width, &mut buf[..tail]);
+        for (k, &v) in buf[..tail].iter().enumerate() {
+            s1 = s1.wrapping_add(v);
+            s2 = s2.wrapping_add(((full * BLOCK + k) as u64).wrapping_mul(v));
+        }
+    }
+    Ok((s1, s2, need))
+}
+
+/// A block's `(sum v, sum i * v)` from its lane sums (see `sums`).
+fn fold_sums(a: &[u64; LANES], t: &[u64; LANES]) -> (u64, u64) {
+    let (mut s1, mut s2) = (0u64, 0u64);
+    for l in 0..LANES {
+        let weighted_rows = (ROWS as u64).wrapping_mul(a[l]).wrapping_sub(t[l]);
+        s1 = s1.wrapping_add(a[l]);
+        s2 = s2.wrapping_add((LANES as u64).wrapping_mul(weighted_rows)).wrapping_add((l as u64).wrapping_mul(a[l]));
+    }
+    (s1, s2)
+}
+
+/// One block's lane sums `(a, t)` (see `sums`), in locals the compiler
+/// keeps in registers.
+#[inline(always)]
+fn sums_block<const W: usize>(bytes: &[u8]) -> ([u64; LANES], [u64; LANES]) {
+    struct Lanes {
+        a: [u64; LANES],
+        t: [u64; LANES],
+    }
+    impl Sink for Lanes {
+        #[inline(always)]
+        fn row(&mut self, vals: &[u64; LANES]) {
+            for l in 0..LANES {
+                self.a[l] = self.a[l].wrapping_add(vals[l]);
+                self.t[l] = self.t[l].wrapping_add(self.a[l]);
+            }
+        }
+        fn rest(&mut self, _: &[u64]) {}
+    }
+    let mut acc = Lanes { a: [0; LANES], t: [0; LANES] };
+    unpack_block::<W, Lanes>(bytes, &mut acc);
+    (acc.a, acc.t)
+}
+
+#[inline(never)]
+fn sums_block_scalar<const W: usize>(bytes: &[u8]) -> ([u64; LANES], [u64; LANES]) {
+    sums_block::<W>(bytes)
+}
+
+/// `sums_block` compiled for AVX2.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline(never)]
+unsafe fn sums_block_avx2<const W: usize>(bytes: &[u8]) -> ([u64; LANES], [u64; LANES]) {
+    sums_block::<W>(bytes)
+}
+
+/// Value `i` of `count` values packed at `width` in `bytes` (which must hold
+/// `packed_len(count, width)` bytes; `None` when it does not or `i` is out
+/// of range): random access for the few values a fused sum must see.
+pub(crate) fn get(bytes: &[u8], width: u32, count: usize, i: usize) -> Option<u64> {
+    if width > 64 || i >= count || bytes.len() < packed_len(count, width) {
+        return None;
+    }
+    let w = width as usize;
+    if w == 0 {
+        return Some(0);
+    }
+    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or([0; 8]));
+    let full = count / BLOCK;
+    let nb = w * LANES * 8;
+    let mask = mask_of(w);
+    if i < full * BLOCK {
+        let (b, k) = (i / BLOCK, i % BLOCK);
+        let (r, l) = (k / LANES, k % LANES);
+        let (wi, shift) = ((r * w) / 64, (r * w) % 64);
+        let at = |wi: usize| b * nb + (wi * LANES + l) * 8;
+        let mut v = word(at(wi)) >> shift;
+        if shift + w > 64 {
+            v |= word(at(wi + 1)) << (64 - shift);
+        }
+        return Some(v & mask);
+    }
+    let bit = (i - full * BLOCK) * w;
+    let start = full * nb + bit / 8;
+    let mut a = [0u8; 16];
+    let end = (start + 16).min(bytes.len());
+    a[..end - start].copy_from_slice(&bytes[start..end]);
+    Some(((u128::from_le_bytes(a) >> (bit % 8)) as u64) & mask)
+}
+
 #[inline(never)]
 fn block_scalar<const W: usize, S: Sink>(bytes: &[u8], sink: &mut S) {
     unpack_block::<W, S>(bytes, sink)
@@ -411,6 +537,31 @@ mod tests {
                     unpack_append(&enc, width, len, base, &mut out).map(|_| out)
                 });
                 assert_eq!(a, b, "width {width}, {len} values");
+            }
+        }
+    }
+
+    #[test]
+    fn sums_and_random_access_match_the_unpacked_values() {
+        let mut rng = Rng(6);
+        for width in 0..=64u32 {
+            for &len in LENGTHS {
+                let vals: Vec<u64> = (0..len).map(|_| rng.next() & mask_of(width as usize)).collect();
+                let mut enc = Vec::new();
+                pack(&vals, width, &mut enc);
+                let s1 = vals.iter().fold(0u64, |s, &v| s.wrapping_add(v));
+                let s2 = vals.iter().enumerate().fold(0u64, |s, (i, &v)| s.wrapping_add((i as u64).wrapping_mul(v)));
+                let (a, b) = super::super::testutil::both(|| sums(&enc, width, len).unwrap());
+                assert_eq!(a, (s1, s2, enc.len()), "width {width}, {len} values, scalar");
+                assert_eq!(b, a, "width {width}, {len} values, simd");
+                for i in (0..len).step_by(len / 50 + 1).chain(len.checked_sub(1)) {
+                    assert_eq!(get(&enc, width, len, i), Some(vals[i]), "value {i} of {len} at width {width}");
+                }
+                assert_eq!(get(&enc, width, len, len), None);
+                if !enc.is_empty() {
+                    assert!(sums(&enc[..enc.len() - 1], width, len).is_err());
+                    assert_eq!(get(&enc[..enc.len() - 1], width, len, 0), None);
+                }
             }
         }
     }

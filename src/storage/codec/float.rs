@@ -33,9 +33,9 @@
 //! `bits[exceptions]` of value indexes at width `bits_needed(count - 1)`
 //! (each `< count`, ascending), `patches` is `F[exceptions]`, the values
 //! themselves. An exception's digit is a filler, whatever keeps the digits
-//! cheap: the previous digit, or one that keeps the digit steps in a narrow
-//! window (a walk's rare big step then costs a few exceptions, not a wider
-//! delta width for the whole block). `positions` and `patches` are absent
+//! cheap (this writer uses the previous digit; version 1 writers also used
+//! digits that kept the steps in a narrow window, which the integer codec's
+//! patched delta + FOR now does better). `positions` and `patches` are absent
 //! when `exceptions` is 0.
 //!
 //! **ALP-RD**: `right_width` is in `B-16 .. B` (48..=63 for f64, 16..=31
@@ -115,7 +115,7 @@ pub fn scheme(bytes: &[u8]) -> Option<Scheme> {
 /// # Panics
 /// If `values.len() > MAX_VALUES`.
 pub fn encode_f64(values: &[f64]) -> Vec<u8> {
-    encode(values)
+    encode(values, false)
 }
 
 /// Decodes an encoding made by `encode_f64`, appending the values to `out`.
@@ -129,7 +129,7 @@ pub fn decode_f64(bytes: &[u8], out: &mut Vec<f64>) -> Result<(), CodecError> {
 /// # Panics
 /// If `values.len() > MAX_VALUES`.
 pub fn encode_f32(values: &[f32]) -> Vec<u8> {
-    encode(values)
+    encode(values, false)
 }
 
 /// Decodes an encoding made by `encode_f32`, appending the values to `out`.
@@ -273,7 +273,8 @@ fn pos_width(n: usize) -> u32 {
 
 // ---------------------------------------------------------------- choice
 
-fn encode<T: Float>(values: &[T]) -> Vec<u8> {
+/// `light`: without XOR and without entropy-coded digits (cache forms).
+fn encode<T: Float>(values: &[T], light: bool) -> Vec<u8> {
     let n = values.len();
     let count = count_u32(n);
     let Some(first) = values.first() else {
@@ -294,6 +295,7 @@ fn encode<T: Float>(values: &[T]) -> Vec<u8> {
     let xor_bits: usize = runs.iter().map(|&(s, l)| xor_bits(&values[s..s + l]) - T::BITS as usize).sum();
     let xor_est = HEADER + (T::BITS as usize + xor_bits * (n - 1) / sampled.max(2)).div_ceil(8);
 
+    let xor_est = if light { usize::MAX } else { xor_est };
     let mut cands = [(alp_est, Scheme::Alp), (rd_est, Scheme::AlpRd), (xor_est, Scheme::Xor)];
     cands.sort_by_key(|c| c.0);
     let mut best: Option<Vec<u8>> = None;
@@ -303,7 +305,7 @@ fn encode<T: Float>(values: &[T]) -> Vec<u8> {
             continue;
         }
         let enc = match s {
-            Scheme::Alp => alp(values, count, e, f),
+            Scheme::Alp => alp(values, count, e, f, light),
             Scheme::AlpRd => alp_rd(values, count, &rd),
             _ => xor(values, count),
         };
@@ -397,7 +399,7 @@ fn raw<T: Float>(values: &[T], count: u32) -> Vec<u8> {
     out
 }
 
-fn alp<T: Float>(values: &[T], count: u32, e: usize, f: usize) -> Vec<u8> {
+fn alp<T: Float>(values: &[T], count: u32, e: usize, f: usize, light: bool) -> Vec<u8> {
     let n = values.len();
     let mut digits = Vec::with_capacity(n);
     let mut positions: Vec<u64> = Vec::new();
@@ -421,29 +423,8 @@ fn alp<T: Float>(values: &[T], count: u32, e: usize, f: usize) -> Vec<u8> {
     if let Some(g) = first_good {
         digits[..lead].fill(g);
     }
-    let mut enc = integer::encode_i64(&digits);
+    let enc = integer::encode_with(&digits, !light);
     let pw = pos_width(n);
-    // A narrower delta + FOR width, its few outlying steps patched (see
-    // `narrow_deltas`), when that is smaller: a series boundary inside a
-    // block (one big jump) then costs a few exceptions instead of widening
-    // every step. Widths from one bit narrower down are tried; the smallest
-    // total wins.
-    if integer::scheme(&enc) == Some(integer::Scheme::DeltaFor) && enc.len() > DELTA_WIDTH_AT {
-        let w = enc[DELTA_WIDTH_AT] as u32;
-        let exc_cost = |k: usize| packed_len(k, pw) + k * T::BYTES;
-        let base = (digits.clone(), positions.clone());
-        let mut best = enc.len() + exc_cost(positions.len());
-        for target in (1..w.min(MAX_NARROW_BITS + 1)).rev() {
-            let budget = best.saturating_sub(packed_len(n, target));
-            let Some((d2, p2)) = narrow_deltas(&base.0, &base.1, w, target, |k| exc_cost(k) < budget) else { continue };
-            let enc2 = integer::encode_i64(&d2);
-            let total = enc2.len() + exc_cost(p2.len());
-            if total < best {
-                best = total;
-                (enc, digits, positions) = (enc2, d2, p2);
-            }
-        }
-    }
     drop(digits);
     let mut out = header(Scheme::Alp, count, 10 + enc.len() + packed_len(positions.len(), pw) + positions.len() * T::BYTES);
     put_u8(&mut out, e as u8);
@@ -458,59 +439,6 @@ fn alp<T: Float>(values: &[T], count: u32, e: usize, f: usize) -> Vec<u8> {
         }
     }
     out
-}
-
-/// Byte offset of the delta width in an integer delta + FOR encoding.
-const DELTA_WIDTH_AT: usize = 21;
-/// Narrowed delta widths tried go up to this many bits.
-const MAX_NARROW_BITS: u32 = 12;
-
-/// Digits whose steps fit `target` bits (steps now need `width`): a digit
-/// follows the true one by steps clamped to the window of `2^target` step
-/// values that covers most steps, and every position where it then differs
-/// (a big step and the few after it, while the digit catches up) becomes an
-/// exception, as do the old ones. `None` when `width` is 0 or above 16,
-/// `target` is not below it, or once `affordable` (given the exception
-/// count) turns false.
-fn narrow_deltas(
-    digits: &[i64],
-    old: &[u64],
-    width: u32,
-    target: u32,
-    affordable: impl Fn(usize) -> bool,
-) -> Option<(Vec<i64>, Vec<u64>)> {
-    if width == 0 || width > 16 || target >= width || digits.len() < 2 {
-        return None;
-    }
-    let steps = || digits.windows(2).map(|w| w[1].wrapping_sub(w[0]));
-    let dmin = steps().min()?;
-    let mut hist = vec![0usize; 1 << width];
-    for s in steps() {
-        let k = s.wrapping_sub(dmin) as u64 as usize;
-        *hist.get_mut(k)? += 1;
-    }
-    let span = 1usize << target;
-    let lo_k = (0..=hist.len() - span).max_by_key(|&k| (hist[k..k + span].iter().sum::<usize>(), std::cmp::Reverse(k)))?;
-    let lo = dmin.wrapping_add(lo_k as i64);
-    let hi = lo.wrapping_add(span as i64 - 1);
-    let mut out = Vec::with_capacity(digits.len());
-    let mut pos = Vec::new();
-    let mut old = old.iter().peekable();
-    let mut cur = digits[0];
-    for (i, &d) in digits.iter().enumerate() {
-        if i > 0 {
-            cur = cur.wrapping_add(d.wrapping_sub(cur).clamp(lo, hi));
-        }
-        out.push(cur);
-        let was = old.next_if(|&&p| p == i as u64).is_some();
-        if was || cur != d {
-            pos.push(i as u64);
-            if !affordable(pos.len()) {
-                return None;
-            }
-        }
-    }
-    Some((out, pos))
 }
 
 /// An ALP-RD plan: right width, dictionary, estimated bits on the sample.
@@ -698,11 +626,7 @@ fn decode<T: Float>(bytes: &[u8], out: &mut Vec<T>) -> Result<(), CodecError> {
 
 fn decode_inner<T: Float>(bytes: &[u8], out: &mut Vec<T>, old: usize) -> Result<(), CodecError> {
     let mut r = Reader::new(bytes, CODEC);
-    let tag = r.u8("scheme tag")?;
-    let Some(scheme) = Scheme::from_tag(tag) else {
-        return Err(CodecError::new(CODEC, 0, format!("unknown scheme tag {tag}")));
-    };
-    let n = r.count()?;
+    let (scheme, n) = r.scheme_header(Scheme::from_tag)?;
     match scheme {
         Scheme::Constant => {
             let v = T::from_u64(word_of::<T>(r.take(T::BYTES, "constant value")?));
@@ -719,6 +643,81 @@ fn decode_inner<T: Float>(bytes: &[u8], out: &mut Vec<T>, old: usize) -> Result<
         Scheme::Xor => decode_xor(&mut r, n, out)?,
     }
     Ok(())
+}
+
+/// The sum of the f64 values an encoding decodes to, and their count,
+/// computed without materialising them where the scheme allows: ALP without
+/// exceptions sums its digits exactly as integers (the integer codec's
+/// fused sum) and scales once, so integer-valued columns (exponent 0) sum
+/// exactly and decimal ones round once instead of at every addition;
+/// constants multiply. `Ok(None)`: no fused sum here (ALP with exceptions,
+/// ALP-RD, XOR, raw, or a digit sum that might overflow); decode and add.
+pub fn sum_f64(bytes: &[u8]) -> Result<Option<(f64, usize)>, CodecError> {
+    let mut r = Reader::new(bytes, CODEC);
+    let (scheme, n) = r.scheme_header(Scheme::from_tag)?;
+    match scheme {
+        Scheme::Constant => {
+            let v = f64::from_u64(word_of::<f64>(r.take(8, "constant value")?));
+            r.finish()?;
+            Ok(Some((if n == 0 { 0.0 } else { v * n as f64 }, n)))
+        }
+        Scheme::Alp => {
+            let e = r.u8("ALP exponent")? as usize;
+            let f = r.u8("ALP factor")? as usize;
+            if e > <f64 as Float>::MAX_EXP || f > e {
+                return Err(CodecError::new(CODEC, r.pos() - 2, format!("ALP exponent {e} and factor {f} out of range")));
+            }
+            let exc = exception_count(&mut r, n)?;
+            let len = r.u32("digits length")? as usize;
+            let at = r.pos();
+            let enc = r.take(len, "digits")?;
+            if exc > 0 {
+                return Ok(None);
+            }
+            r.finish()?;
+            let Some((digits, count)) = integer::sum_i64(enc).map_err(|err| err.at(CODEC, at))? else {
+                return Ok(None);
+            };
+            if count != n {
+                return Err(CodecError::new(CODEC, at, format!("{count} digits for {n} values")));
+            }
+            let v = digits as f64;
+            Ok(Some((if e == 0 { v } else { v * f64::p10(f) * f64::i10(e) }, n)))
+        }
+        Scheme::Raw | Scheme::AlpRd | Scheme::Xor => Ok(None),
+    }
+}
+
+/// The same f64 values in light schemes, for block caches: ALP's digits
+/// re-encoded without entropy coding (`integer::light_form`; the rest of
+/// the encoding is copied as it is), and XOR (30x slower to decode than
+/// ALP) re-encoded without it when that costs at most a quarter more bytes.
+/// `Ok(None)` when nothing changes.
+pub fn light_form(bytes: &[u8]) -> Result<Option<Vec<u8>>, CodecError> {
+    if scheme(bytes) == Some(Scheme::Xor) {
+        let mut values = Vec::new();
+        decode_f64(bytes, &mut values)?;
+        let light = encode(&values, true);
+        return Ok((light.len() <= bytes.len() + bytes.len() / 4).then_some(light));
+    }
+    if scheme(bytes) != Some(Scheme::Alp) {
+        return Ok(None);
+    }
+    let mut r = Reader::new(bytes, CODEC);
+    r.take(HEADER + 2, "ALP header")?;
+    let _exceptions = r.u32("exception count")?;
+    let len = r.u32("digits length")? as usize;
+    let at = r.pos();
+    let digits = r.take(len, "digits")?;
+    let Some(light) = integer::light_form(digits).map_err(|e| e.at(CODEC, at))? else {
+        return Ok(None);
+    };
+    let mut out = Vec::with_capacity(bytes.len() - len + light.len());
+    out.extend_from_slice(&bytes[..at - 4]);
+    put_u32(&mut out, light.len() as u32);
+    out.extend_from_slice(&light);
+    out.extend_from_slice(r.rest());
+    Ok(Some(out))
 }
 
 /// An exception count, checked to be at most `n`.
@@ -1035,7 +1034,7 @@ mod tests {
                 let runs: Vec<_> = sample_runs(n, SAMPLE_LEN).collect();
                 let (e, f) = alp_pick(&v, &runs);
                 let rd = rd_plan(&v, &runs);
-                for enc in [raw(&v, n as u32), alp(&v, n as u32, e, f), alp_rd(&v, n as u32, &rd), xor(&v, n as u32)] {
+                for enc in [raw(&v, n as u32), alp(&v, n as u32, e, f, false), alp_rd(&v, n as u32, &rd), xor(&v, n as u32)] {
                     let mut out = Vec::new();
                     decode_f64(&enc, &mut out).unwrap_or_else(|err| panic!("{name}/{n} {:?}: {err}", scheme(&enc)));
                     assert!(bits64(&out) == bits64(&v), "{name}/{n} {:?}", scheme(&enc));
@@ -1044,7 +1043,7 @@ mod tests {
                 let runs: Vec<_> = sample_runs(n, SAMPLE_LEN).collect();
                 let (e, f) = alp_pick(&v32, &runs);
                 let rd = rd_plan(&v32, &runs);
-                for enc in [raw(&v32, n as u32), alp(&v32, n as u32, e, f), alp_rd(&v32, n as u32, &rd), xor(&v32, n as u32)] {
+                for enc in [raw(&v32, n as u32), alp(&v32, n as u32, e, f, true), alp_rd(&v32, n as u32, &rd), xor(&v32, n as u32)] {
                     let mut out = Vec::new();
                     decode_f32(&enc, &mut out).unwrap_or_else(|err| panic!("{name}/{n} f32 {:?}: {err}", scheme(&enc)));
                     assert!(out.iter().map(|x| x.to_bits()).eq(v32.iter().map(|x| x.to_bits())), "{name}/{n} f32 {:?}", scheme(&enc));
@@ -1081,6 +1080,48 @@ mod tests {
             })
             .collect();
         assert_eq!(scheme(&round_trip32(&f32s)), Some(Scheme::Alp));
+    }
+
+    #[test]
+    fn fused_sums_equal_the_sum_of_the_decoded_values() {
+        let mut rng = Rng(16);
+        let mut fused = 0;
+        for (name, gen) in shapes() {
+            for &n in LENGTHS {
+                let v = gen(n, &mut rng);
+                let enc = encode_f64(&v);
+                let light = light_form(&enc).unwrap();
+                for enc in [Some(enc), light].into_iter().flatten() {
+                    let Some((sum, count)) = sum_f64(&enc).unwrap() else { continue };
+                    fused += 1;
+                    assert_eq!(count, n);
+                    let exact: f64 = v.iter().sum();
+                    let tol = v.iter().map(|x| x.abs()).sum::<f64>() * 1e-12;
+                    assert!(sum == exact || (sum - exact).abs() <= tol || (sum.is_nan() && exact.is_nan()), "{name}/{n} {:?}: {sum} vs {exact}", scheme(&enc));
+                    if name == "tsbs" {
+                        assert_eq!(sum, exact, "integer-valued sums are exact");
+                    }
+                }
+            }
+        }
+        assert!(fused > 50, "{fused} fused sums");
+    }
+
+    #[test]
+    fn light_forms_keep_every_bit() {
+        let mut rng = Rng(17);
+        for (name, gen) in shapes() {
+            let v = gen(8192, &mut rng);
+            let enc = encode_f64(&v);
+            if let Some(light) = light_form(&enc).unwrap() {
+                assert!(integer::scheme(&light[ALP_HEADER..]) != Some(integer::Scheme::DeltaZstd));
+                let mut out = Vec::new();
+                decode_f64(&light, &mut out).unwrap();
+                assert!(bits64(&out) == bits64(&v), "{name}");
+            }
+        }
+        let enc = encode_f64(&tsbs(8192, &mut rng));
+        assert!(light_form(&enc).unwrap().is_some(), "TSBS digits are entropy coded on disk");
     }
 
     #[test]
@@ -1135,7 +1176,7 @@ mod tests {
             assert!(decode_f32(&big, &mut Vec::new()).is_err());
         }
         // ALP exponent beyond the table
-        let mut a = alp(&[1.5, 2.5], 2, 1, 0);
+        let mut a = alp(&[1.5, 2.5], 2, 1, 0, false);
         a[5] = 19;
         assert!(decode_f64(&a, &mut out).is_err());
         a[5] = 11;
@@ -1160,6 +1201,16 @@ mod tests {
             let enc = round_trip(&v);
             seen.push(scheme(&enc).unwrap());
             never_panics(&enc, |b| decode_f64(b, &mut Vec::new()).is_ok());
+            // the sum and the light form may skip what they do not read, but never panic
+            for cut in 0..enc.len() {
+                let _ = (sum_f64(&enc[..cut]), light_form(&enc[..cut]));
+            }
+            let mut flipped = enc.clone();
+            for i in 0..flipped.len() * 8 {
+                flipped[i / 8] ^= 1 << (i % 8);
+                let _ = (sum_f64(&flipped), light_form(&flipped));
+                flipped[i / 8] ^= 1 << (i % 8);
+            }
             let e32 = round_trip32(&to32(&v));
             never_panics(&e32, |b| decode_f32(b, &mut Vec::new()).is_ok());
         }

@@ -10,6 +10,7 @@
 //! | 2 | delta + FOR | `first: i64, min_delta: i64, width: u8, bits[count]`: slot 0 is 0 (ignored: any value decodes the same), slot i ≥ 1 is `(v[i] - v[i-1]) - min_delta` |
 //! | 3 | RLE | `runs: u32, min: i64, value_width: u8, length_width: u8, bits[runs]` of `run value - min`, `bits[runs]` of `run length - 1` |
 //! | 4 | delta + zstd | `first: i64, base: i64, zlen: u32`, then a zstd frame of `zlen` bytes holding the `count - 1` steps `v[i] - v[i-1]`, each as one byte `b < 255` meaning `base + b`, or as `255` followed by the step as 8 bytes (an escape, for rare big steps such as a series boundary) |
+//! | 5 | patched delta + FOR | `first: i64, min_delta: i64, width: u8, exceptions: u32, exception_min: i64, exception_width: u8, bits[count]` as for delta + FOR, then `bits[exceptions]` of positions at width `bits_needed(count - 1)` (ascending, each in `1..count`), then `bits[exceptions]` at `exception_width` of `step - exception_min`: step `i` of each listed position is that value instead (its packed slot is ignored) |
 //!
 //! `bits[n]` is `bitpack` layout at the preceding width (`bitpack::packed_len`
 //! bytes; slot 0 of delta + FOR only keeps its 1024-value blocks aligned with
@@ -22,7 +23,11 @@
 //! delta and RLE sizes are estimated on a sample (10 runs of 64 values, the
 //! whole block when it is small). Delta is sized exactly when its estimate
 //! beats FOR, then RLE when its estimate beats the best exact size so far; the
-//! smallest exact size wins (ties go to FOR, the fastest to decode). When
+//! smallest exact size wins (ties go to FOR, the fastest to decode). Patched
+//! delta + FOR is sized when the steps need 2 bits or more: the narrowest
+//! window of steps that holds all but a few (a series boundary inside a
+//! block, a walk's rare big step) sets the width, the rest are patched; it
+//! decodes nearly as fast as delta + FOR. When
 //! the sampled steps span fewer than 256 values, delta + zstd is tried too: zstd's
 //! entropy coding takes a random walk's steps (mostly 0, ±1, ±2) to about
 //! their entropy, ~2.2 bits where bit-packing needs 3–4, and decompresses
@@ -37,6 +42,7 @@ const HEADER: usize = 5;
 const FOR_HEADER: usize = HEADER + 9;
 const DELTA_HEADER: usize = HEADER + 17;
 const RLE_HEADER: usize = HEADER + 14;
+const PATCHED_HEADER: usize = HEADER + 30;
 
 /// The scheme of an integer encoding (its first byte).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,6 +52,7 @@ pub enum Scheme {
     DeltaFor = 2,
     Rle = 3,
     DeltaZstd = 4,
+    PatchedDelta = 5,
 }
 
 impl Scheme {
@@ -56,6 +63,7 @@ impl Scheme {
             2 => Scheme::DeltaFor,
             3 => Scheme::Rle,
             4 => Scheme::DeltaZstd,
+            5 => Scheme::PatchedDelta,
             _ => return None,
         })
     }
@@ -66,11 +74,29 @@ pub fn scheme(bytes: &[u8]) -> Option<Scheme> {
     bytes.first().and_then(|t| Scheme::from_tag(*t))
 }
 
-/// Encodes `values` with the smallest of constant, FOR, delta + FOR and RLE.
+/// Encodes `values` with the smallest of the schemes.
 ///
 /// # Panics
 /// If `values.len() > MAX_VALUES`.
 pub fn encode_i64(values: &[i64]) -> Vec<u8> {
+    encode_with(values, true)
+}
+
+/// The same values re-encoded without entropy coding, when `bytes` (an
+/// integer encoding) uses it (delta + zstd): the form block caches hold,
+/// where decoding speed matters more than bytes. `Ok(None)` when `bytes`
+/// is already light.
+pub fn light_form(bytes: &[u8]) -> Result<Option<Vec<u8>>, CodecError> {
+    if scheme(bytes) != Some(Scheme::DeltaZstd) {
+        return Ok(None);
+    }
+    let mut values = Vec::new();
+    decode_i64(bytes, &mut values)?;
+    Ok(Some(encode_with(&values, false)))
+}
+
+/// `encode_i64`, with or without the entropy-coded scheme (delta + zstd).
+pub(crate) fn encode_with(values: &[i64], entropy_coded: bool) -> Vec<u8> {
     let n = values.len();
     let count = count_u32(n);
     let Some((min, max)) = min_max(values) else {
@@ -101,12 +127,19 @@ pub fn encode_i64(values: &[i64]) -> Vec<u8> {
 
     // Exact sizes for the candidates the sample favours; FOR is the fallback.
     let mut best = (for_size, None);
+    let mut patched = None;
     if delta_est < for_size {
         let (dmin, dmax) = delta_min_max(values);
         let width = bits_needed(dmax.wrapping_sub(dmin) as u64);
         let size = DELTA_HEADER + packed_len(n, width);
         if size < best.0 {
             best = (size, Some((dmin, width)));
+        }
+        if width >= 2 {
+            patched = patched_delta(values, count, width, best.0);
+            if let Some(p) = &patched {
+                best.0 = p.len();
+            }
         }
     }
     if rle_est < best.0 {
@@ -115,15 +148,98 @@ pub fn encode_i64(values: &[i64]) -> Vec<u8> {
         }
     }
     let sampled_width = if dmin <= dmax { bits_needed(dmax.wrapping_sub(dmin) as u64) } else { 64 };
-    if sampled_width <= 8 && n >= ZSTD_MIN_VALUES {
+    if entropy_coded && sampled_width <= 8 && n >= ZSTD_MIN_VALUES {
         if let Some(enc) = delta_zstd(values, count, best.0) {
             return enc;
         }
+    }
+    if let Some(enc) = patched {
+        return enc;
     }
     if let (_, Some((dmin, width))) = best {
         return delta_for(values, count, dmin, width);
     }
     frame_of_reference(values, count, min, for_width)
+}
+
+/// Steps within this many values around the median step are candidates
+/// for a patched window; steps further out are always exceptions.
+const PATCH_BINS: usize = 1 << 13;
+/// Patched windows are at most this many bits wide.
+const MAX_PATCHED_WIDTH: u32 = 12;
+
+/// Patched delta + FOR (tag 5), if smaller than `limit` bytes. `width` is
+/// what plain delta + FOR needs. Every narrower width is sized from a
+/// histogram of the steps (its best window: the most steps in `2^w`
+/// consecutive values); the smallest total, exceptions included, wins.
+fn patched_delta(values: &[i64], count: u32, width: u32, limit: usize) -> Option<Vec<u8>> {
+    let n = values.len();
+    if n < 2 {
+        return None;
+    }
+    let steps: Vec<i64> = values.windows(2).map(|w| w[1].wrapping_sub(w[0])).collect();
+    let mut sample: Vec<i64> = steps.iter().step_by(steps.len().div_ceil(256)).copied().collect();
+    let mid = sample.len() / 2;
+    let median = *sample.select_nth_unstable(mid).1;
+    let origin = median.saturating_sub(PATCH_BINS as i64 / 2);
+    let mut prefix = vec![0u32; PATCH_BINS + 1];
+    for &d in &steps {
+        if let Some(k) = d.checked_sub(origin).filter(|k| (0..PATCH_BINS as i64).contains(k)) {
+            prefix[k as usize + 1] += 1;
+        }
+    }
+    for k in 0..PATCH_BINS {
+        prefix[k + 1] += prefix[k];
+    }
+    let pw = bits_needed(n as u64 - 1);
+    let mut best: Option<(usize, u32, i64)> = None;
+    for w in 0..width.min(MAX_PATCHED_WIDTH + 1) {
+        let span = 1usize << w;
+        let (start, inside) = (0..=PATCH_BINS - span).map(|s| (s, prefix[s + span] - prefix[s])).max_by_key(|&(s, c)| (c, std::cmp::Reverse(s)))?;
+        let k = steps.len() - inside as usize;
+        // exceptions sized at the full width: an upper bound
+        let size = PATCHED_HEADER + packed_len(n, w) + packed_len(k, pw) + packed_len(k, width);
+        if best.is_none_or(|b| size < b.0) {
+            best = Some((size, w, origin + start as i64));
+        }
+    }
+    let (size, w, lo) = best?;
+    if size >= limit {
+        return None;
+    }
+    let span = 1u64 << w;
+    let mut packed = Vec::with_capacity(n);
+    packed.push(0u64);
+    let (mut positions, mut patches) = (Vec::new(), Vec::new());
+    for (i, &d) in steps.iter().enumerate() {
+        let u = d.wrapping_sub(lo) as u64;
+        if u < span {
+            packed.push(u);
+        } else {
+            packed.push(0);
+            positions.push(i as u64 + 1);
+            patches.push(d);
+        }
+    }
+    let (emin, emax) = min_max(&patches).unwrap_or((0, 0));
+    let ew = bits_needed(emax.wrapping_sub(emin) as u64);
+    let k = positions.len();
+    let body = PATCHED_HEADER - HEADER + packed_len(n, w) + packed_len(k, pw) + packed_len(k, ew);
+    if HEADER + body >= limit {
+        return None;
+    }
+    let mut out = header(Scheme::PatchedDelta, count, body);
+    put_i64(&mut out, values[0]);
+    put_i64(&mut out, lo);
+    put_u8(&mut out, w as u8);
+    put_u32(&mut out, k as u32);
+    put_i64(&mut out, emin);
+    put_u8(&mut out, ew as u8);
+    bitpack::pack(&packed, w, &mut out);
+    bitpack::pack(&positions, pw, &mut out);
+    let rel: Vec<u64> = patches.iter().map(|p| p.wrapping_sub(emin) as u64).collect();
+    bitpack::pack(&rel, ew, &mut out);
+    Some(out)
 }
 
 /// Blocks shorter than this are not worth a zstd frame's overhead.
@@ -189,11 +305,7 @@ pub(crate) fn decode_map<T: Copy + Default, F: Fn(i64) -> T + Copy>(bytes: &[u8]
 #[inline(always)]
 fn decode_inner<T: Copy + Default, F: Fn(i64) -> T + Copy>(bytes: &[u8], out: &mut Vec<T>, old: usize, conv: F) -> Result<(), CodecError> {
     let mut r = Reader::new(bytes, CODEC);
-    let tag = r.u8("scheme tag")?;
-    let Some(scheme) = Scheme::from_tag(tag) else {
-        return Err(CodecError::new(CODEC, 0, format!("unknown scheme tag {tag}")));
-    };
-    let n = r.count()?;
+    let (scheme, n) = r.scheme_header(Scheme::from_tag)?;
     match scheme {
         Scheme::Constant => {
             let v = r.i64("constant value")?;
@@ -209,21 +321,21 @@ fn decode_inner<T: Copy + Default, F: Fn(i64) -> T + Copy>(bytes: &[u8], out: &m
             r.take(used, "FOR values")?;
             r.finish()?;
         }
-        Scheme::DeltaFor => {
-            let first = r.i64("first value")?;
-            let dmin = r.i64("delta reference")?;
-            let width = r.width("delta bit width")?;
+        Scheme::DeltaFor | Scheme::PatchedDelta => {
+            let (first, dmin, width, bits, patches) = read_delta(&mut r, scheme, n)?;
             if n == 0 {
                 r.finish()?;
                 return Ok(());
             }
             let at = r.pos();
             let used = bitpack::append_with(out, n, |dst| {
-                let mut sink = DeltaSink { dst, base: dmin as u64, acc: first, skip: true, conv, buf: [0; bitpack::BLOCK], len: 0 };
-                bitpack::unpack_into(r.rest(), width, n, &mut sink)
+                let mut sink = DeltaSink { dst, base: dmin as u64, acc: first, skip: true, conv, buf: [0; bitpack::BLOCK], len: 0, at: 0, patches: &patches };
+                bitpack::unpack_into(bits, width, n, &mut sink)
             })
             .map_err(|e| e.at(CODEC, at))?;
-            r.take(used, "deltas")?;
+            if scheme == Scheme::DeltaFor {
+                r.take(used, "deltas")?;
+            }
             r.finish()?;
         }
         Scheme::DeltaZstd => {
@@ -287,6 +399,109 @@ fn decode_inner<T: Copy + Default, F: Fn(i64) -> T + Copy>(bytes: &[u8], out: &m
     Ok(())
 }
 
+/// Reads a delta + FOR's or patched delta + FOR's fields after the header:
+/// `(first, min_delta, width, packed steps, patches)`; the packed steps are
+/// the rest of the encoding for delta + FOR (the caller takes what it used).
+#[allow(clippy::type_complexity)]
+fn read_delta<'a>(r: &mut Reader<'a>, scheme: Scheme, n: usize) -> Result<(i64, i64, u32, &'a [u8], Vec<(usize, i64)>), CodecError> {
+    let first = r.i64("first value")?;
+    let dmin = r.i64("delta reference")?;
+    let width = r.width("delta bit width")?;
+    let (bits, patches) = if scheme == Scheme::PatchedDelta { read_patches(r, n, width)? } else { (r.rest(), Vec::new()) };
+    Ok((first, dmin, width, bits, patches))
+}
+
+/// Reads a patched delta + FOR's fields after its width: returns the packed
+/// steps and the patches `(position, step)`, leaving `r` at the end.
+fn read_patches<'a>(r: &mut Reader<'a>, n: usize, width: u32) -> Result<(&'a [u8], Vec<(usize, i64)>), CodecError> {
+    let k = r.u32("exception count")? as usize;
+    if k >= n.max(1) {
+        return Err(CodecError::new(CODEC, r.pos() - 4, format!("{k} exceptions for {n} values")));
+    }
+    let emin = r.i64("exception reference")?;
+    let ew = r.width("exception bit width")?;
+    let bits = r.take(packed_len(n, width), "deltas")?;
+    let at = r.pos();
+    let mut positions: Vec<u64> = Vec::new();
+    r.unpack(bits_needed(n.saturating_sub(1) as u64), k, 0, &mut positions)?;
+    if positions.first().is_some_and(|&p| p == 0) || positions.windows(2).any(|w| w[0] >= w[1]) || positions.last().is_some_and(|&p| p as usize >= n) {
+        return Err(CodecError::new(CODEC, at, "exception positions are not ascending within 1..count"));
+    }
+    let mut steps: Vec<i64> = Vec::new();
+    r.unpack(ew, k, emin as u64, &mut steps)?;
+    Ok((bits, positions.into_iter().map(|p| p as usize).zip(steps).collect()))
+}
+
+/// The sum of the values an encoding decodes to, computed on the packed
+/// form without materialising them (scans summing a column use it), and
+/// the value count (RLE and delta + zstd are decoded and added). `Ok(None)`
+/// when the sum might not fit an i64: the caller then decodes and adds in
+/// its own type. Errors as `decode_i64` would give them.
+///
+/// Delta + FOR sums without a prefix sum: with steps `d[j]`,
+/// `sum(x) = n * first + sum_j (n - j) * d[j]`, and the weighted sum of the
+/// packed values comes from two running lane sums (`bitpack::sums`). All
+/// arithmetic wraps (mod 2^64), so it is exact once the true sum is known
+/// to fit, which a bound on `|x|` checks first.
+pub fn sum_i64(bytes: &[u8]) -> Result<Option<(i64, usize)>, CodecError> {
+    let mut r = Reader::new(bytes, CODEC);
+    let (scheme, n) = r.scheme_header(Scheme::from_tag)?;
+    let fits = |bound: i128| bound.checked_mul(n as i128).is_some_and(|b| b < i64::MAX as i128);
+    let sum = match scheme {
+        Scheme::Constant => {
+            let v = r.i64("constant value")?;
+            r.finish()?;
+            fits((v as i128).abs()).then(|| v.wrapping_mul(n as i64))
+        }
+        Scheme::For => {
+            let min = r.i64("FOR reference")?;
+            let width = r.width("FOR bit width")?;
+            let at = r.pos();
+            let (s1, _, used) = bitpack::sums(r.rest(), width, n).map_err(|e| e.at(CODEC, at))?;
+            r.take(used, "FOR values")?;
+            r.finish()?;
+            let top = (min as i128).abs().max((min as i128 + ((1i128 << width) - 1)).abs());
+            fits(top).then(|| (n as i64).wrapping_mul(min).wrapping_add(s1 as i64))
+        }
+        Scheme::DeltaFor | Scheme::PatchedDelta => {
+            let (first, dmin, width, bits, patches) = read_delta(&mut r, scheme, n)?;
+            if n == 0 {
+                r.finish()?;
+                return Ok(Some((0, 0)));
+            }
+            let at = r.pos();
+            let (s1, s2, used) = bitpack::sums(bits, width, n).map_err(|e| e.at(CODEC, at))?;
+            if scheme == Scheme::DeltaFor {
+                r.take(used, "deltas")?;
+            }
+            r.finish()?;
+            // |x[i]| <= |first| + every step's magnitude
+            let step = (dmin as i128).abs().max((dmin as i128 + ((1i128 << width) - 1)).abs());
+            let patched: i128 = patches.iter().map(|&(_, s)| (s as i128).abs()).sum();
+            if !fits((first as i128).abs() + step * (n as i128 - 1) + patched) {
+                return Ok(None);
+            }
+            // slot 0 and patched slots hold ignored values: take them back out
+            let packed = |i: usize| bitpack::get(bits, width, n, i).unwrap_or(0);
+            let nw = n as u64;
+            let mut total = nw.wrapping_mul(first as u64).wrapping_add((dmin as u64).wrapping_mul(nw * (nw - 1) / 2));
+            total = total.wrapping_add(nw.wrapping_mul(s1)).wrapping_sub(s2).wrapping_sub(nw.wrapping_mul(packed(0)));
+            for &(p, step) in &patches {
+                let weight = (n - p) as u64;
+                total = total.wrapping_add(weight.wrapping_mul((step as u64).wrapping_sub(dmin as u64).wrapping_sub(packed(p))));
+            }
+            Some(total as i64)
+        }
+        Scheme::Rle | Scheme::DeltaZstd => {
+            let mut v = Vec::new();
+            decode_i64(bytes, &mut v)?;
+            let total: i128 = v.iter().map(|&x| x as i128).sum();
+            i64::try_from(total).ok()
+        }
+    };
+    Ok(sum.map(|s| (s, n)))
+}
+
 /// FOR: `base + value`, converted.
 struct ForSink<'s, 'a, T, F> {
     dst: &'s mut bitpack::Spare<'a, T>,
@@ -322,6 +537,10 @@ struct DeltaSink<'s, 'a, T, F> {
     conv: F,
     buf: [i64; bitpack::BLOCK],
     len: usize,
+    /// The position of `buf[0]` in the block.
+    at: usize,
+    /// Steps replacing the packed ones, `(position, step)`, ascending.
+    patches: &'s [(usize, i64)],
 }
 
 impl<T: Copy + Default, F: Fn(i64) -> T> DeltaSink<'_, '_, T, F> {
@@ -333,6 +552,14 @@ impl<T: Copy + Default, F: Fn(i64) -> T> DeltaSink<'_, '_, T, F> {
             buf[0] = 0;
             self.skip = false;
         }
+        while let Some((&(p, step), rest)) = self.patches.split_first() {
+            if p >= self.at + buf.len() {
+                break;
+            }
+            buf[p - self.at] = step;
+            self.patches = rest;
+        }
+        self.at += buf.len();
         // four values a step: only `acc` is a chain (one add per four)
         let mut acc = self.acc;
         let mut quads = buf.chunks_exact_mut(4);
@@ -535,6 +762,18 @@ mod tests {
                     .collect()
             }),
             ("one_outlier", |n, r| (0..n).map(|i| if i == n / 2 { i64::MIN } else { r.below(4) as i64 }).collect()),
+            ("walks_of_several_series", |n, r| walks_of_series(n, 1000, r)),
+            ("mostly_flat_with_jumps", |n, r| {
+                let mut v = 0i64;
+                (0..n)
+                    .map(|_| {
+                        if r.below(50) == 0 {
+                            v = v.wrapping_add(r.next() as i64 >> 20)
+                        }
+                        v
+                    })
+                    .collect()
+            }),
         ]
     }
 
@@ -543,6 +782,17 @@ mod tests {
         (0..n)
             .map(|_| {
                 x = (x + r.range(-3, 3)).clamp(0, 100);
+                x
+            })
+            .collect()
+    }
+
+    /// TSBS-like: walks of `len` values each, a jump at every series start.
+    fn walks_of_series(n: usize, len: usize, r: &mut Rng) -> Vec<i64> {
+        let mut x = 0;
+        (0..n)
+            .map(|i| {
+                x = if i % len == 0 { r.below(100) as i64 } else { (x + r.range(-3, 3)).clamp(0, 100) };
                 x
             })
             .collect()
@@ -601,6 +851,7 @@ mod tests {
                 let dw = if n > 1 { bits_needed(dmax.wrapping_sub(dmin) as u64) } else { 0 };
                 let mut encs = vec![frame_of_reference(&v, n as u32, min, fw), delta_for(&v, n as u32, dmin, dw)];
                 encs.extend(rle(&v, n as u32, min, fw, usize::MAX));
+                encs.extend(patched_delta(&v, n as u32, dw, usize::MAX));
                 for enc in encs {
                     let mut out = Vec::new();
                     decode_i64(&enc, &mut out).unwrap();
@@ -621,6 +872,101 @@ mod tests {
         assert_eq!(pick(&(0..5000).map(|i| i / 500).collect::<Vec<_>>()), Scheme::Rle);
         let walk = random_walk(8192, &mut rng);
         assert_eq!(pick(&walk), Scheme::DeltaFor);
+        let series = walks_of_series(8192, 3000, &mut rng);
+        assert_eq!(pick(&series), Scheme::PatchedDelta);
+    }
+
+    #[test]
+    fn a_series_boundary_costs_one_patch_not_a_wider_width() {
+        let mut rng = Rng(12);
+        let v = walks_of_series(8192, 3000, &mut rng);
+        let enc = round_trip(&v);
+        assert_eq!(scheme(&enc), Some(Scheme::PatchedDelta));
+        assert_eq!(enc[21], 3, "steps -3..=3 take 3 bits");
+        assert_eq!(u32::from_le_bytes(enc[22..26].try_into().unwrap()), 2, "two series starts");
+        assert!(enc.len() <= PATCHED_HEADER + 8192 * 3 / 8 + 16, "{} bytes", enc.len());
+    }
+
+    #[test]
+    fn fused_sums_equal_the_sum_of_the_decoded_values() {
+        let mut rng = Rng(14);
+        for (name, gen) in shapes() {
+            for &n in LENGTHS {
+                let v = gen(n, &mut rng);
+                let (min, max) = min_max(&v).unwrap_or((0, 0));
+                let (dmin, dmax) = delta_min_max(&v);
+                let fw = bits_needed(max.wrapping_sub(min) as u64);
+                let dw = if n > 1 { bits_needed(dmax.wrapping_sub(dmin) as u64) } else { 0 };
+                let mut encs = vec![encode_i64(&v)];
+                if n > 0 {
+                    encs.push(frame_of_reference(&v, n as u32, min, fw));
+                    encs.push(delta_for(&v, n as u32, dmin, dw));
+                    encs.extend(patched_delta(&v, n as u32, dw, usize::MAX));
+                }
+                let exact: i128 = v.iter().map(|&x| x as i128).sum();
+                for enc in encs {
+                    let (a, b) = super::super::testutil::both(|| sum_i64(&enc).unwrap());
+                    assert_eq!(a, b, "{name}/{n} {:?}: scalar and SIMD", scheme(&enc));
+                    match a {
+                        Some((s, count)) => {
+                            assert_eq!(count, n);
+                            assert_eq!(s as i128, exact, "{name}/{n} {:?}", scheme(&enc));
+                        }
+                        None => assert!(
+                            scheme(&enc) == Some(Scheme::DeltaZstd) || i64::try_from(exact).is_err() || v.iter().any(|x| x.unsigned_abs() > 1 << 40),
+                            "{name}/{n} {:?}: no fused sum for a small sum",
+                            scheme(&enc)
+                        ),
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn light_forms_decode_to_the_same_values_without_entropy_coding() {
+        let mut rng = Rng(15);
+        // a walk whose steps are mostly 0 and ±1: entropy coding pays
+        let mut x = 0i64;
+        let v: Vec<i64> = (0..8192)
+            .map(|i| {
+                x = if i % 3000 == 0 { rng.below(1000) as i64 } else { x + [0, 0, 0, 0, 1, -1, 1, -1, 2, -2][rng.below(10) as usize] };
+                x
+            })
+            .collect();
+        let enc = encode_i64(&v);
+        assert_eq!(scheme(&enc), Some(Scheme::DeltaZstd));
+        let light = light_form(&enc).unwrap().expect("delta + zstd has a light form");
+        assert_eq!(scheme(&light), Some(Scheme::PatchedDelta));
+        let mut out = Vec::new();
+        decode_i64(&light, &mut out).unwrap();
+        assert_eq!(out, v);
+        assert_eq!(light_form(&light).unwrap(), None);
+        assert!(light_form(&enc[..enc.len() - 1]).is_err());
+    }
+
+    #[test]
+    fn malformed_patches_are_errors() {
+        let mut rng = Rng(13);
+        let v = walks_of_series(2000, 700, &mut rng);
+        let enc = patched_delta(&v, 2000, 7, usize::MAX).unwrap();
+        let mut out = Vec::new();
+        decode_i64(&enc, &mut out).unwrap();
+        assert_eq!(out, v);
+        // exception count at or above the value count
+        let mut bad = enc.clone();
+        bad[22..26].copy_from_slice(&2000u32.to_le_bytes());
+        assert!(decode_i64(&bad, &mut Vec::new()).unwrap_err().to_string().contains("exceptions"));
+        // positions out of order: swap the two 11-bit positions
+        let k = u32::from_le_bytes(enc[22..26].try_into().unwrap()) as usize;
+        assert_eq!(k, 2);
+        let at = PATCHED_HEADER + packed_len(2000, enc[21] as u32);
+        let mut pos = Vec::new();
+        bitpack::unpack(&enc[at..], 11, 2, &mut pos).unwrap();
+        let mut bad = enc[..at].to_vec();
+        bitpack::pack(&[pos[1], pos[0]], 11, &mut bad);
+        bad.extend_from_slice(&enc[at + packed_len(2, 11)..]);
+        assert!(decode_i64(&bad, &mut Vec::new()).unwrap_err().to_string().contains("ascending"));
     }
 
     #[test]
@@ -673,10 +1019,12 @@ mod tests {
             (0..300).map(|_| rng.next() as i64).collect(),
             (0..1500).map(|i| 10 * i + rng.below(3) as i64).collect(),
             (0..2000).map(|i| i / 97).collect(),
+            walks_of_series(2100, 700, &mut rng),
         ];
         for v in inputs {
             let enc = round_trip(&v);
             never_panics(&enc, |b| decode_i64(b, &mut Vec::new()).is_ok());
+            never_panics(&enc, |b| sum_i64(b).is_ok());
         }
     }
 }

@@ -170,6 +170,16 @@ impl<'a> Reader<'a> {
         Ok(w)
     }
 
+    /// An encoding's header: its scheme tag (known to `from_tag`) and its
+    /// value count.
+    pub(crate) fn scheme_header<S>(&mut self, from_tag: fn(u8) -> Option<S>) -> Result<(S, usize), CodecError> {
+        let tag = self.u8("scheme tag")?;
+        let Some(scheme) = from_tag(tag) else {
+            return Err(CodecError::new(self.codec, 0, format!("unknown scheme tag {tag}")));
+        };
+        Ok((scheme, self.count()?))
+    }
+
     /// The value count of a header, checked against `MAX_VALUES`.
     pub(crate) fn count(&mut self) -> Result<usize, CodecError> {
         let n = self.u32("value count")? as usize;

@@ -265,11 +265,7 @@ pub fn decode_bytes(bytes: &[u8], out: &mut BytesColumn) -> Result<(), CodecErro
 
 fn decode_inner(bytes: &[u8], offsets: &mut Vec<u32>, data: &mut Vec<u8>) -> Result<(), CodecError> {
     let mut r = Reader::new(bytes, CODEC);
-    let tag = r.u8("scheme tag")?;
-    let Some(scheme) = Scheme::from_tag(tag) else {
-        return Err(CodecError::new(CODEC, 0, format!("unknown scheme tag {tag}")));
-    };
-    let n = r.count()?;
+    let (scheme, n) = r.scheme_header(Scheme::from_tag)?;
     match scheme {
         Scheme::Plain => {
             get_values(&mut r, n, offsets, data)?;

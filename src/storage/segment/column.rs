@@ -40,6 +40,94 @@ fn is_timestamp(t: DataType) -> bool {
     matches!(t, DataType::Timestamp | DataType::TimestampTz)
 }
 
+/// A block in the form block caches hold: checked against its checksum once
+/// when read, the zstd stage undone and entropy-coded integer steps (ALP
+/// digits included) re-encoded light (`integer::light_form`), so that cache
+/// hits decode, and sum, at bit-unpacking speed. `header` describes
+/// `payload`: lengths, flags and CRC are recomputed when the form differs
+/// from the file's.
+#[derive(Debug, Clone)]
+pub struct CachedBlock {
+    pub header: BlockHeader,
+    pub payload: Vec<u8>,
+}
+
+impl CachedBlock {
+    /// Bytes it takes in a cache.
+    pub fn size(&self) -> usize {
+        super::BLOCK_HEADER_BYTES + self.payload.len()
+    }
+}
+
+/// The cache form of a block whose payload `stored` was checked against
+/// `header.crc`.
+pub fn cache_form(header: &BlockHeader, stored: &[u8]) -> Result<CachedBlock, String> {
+    let mut header = *header;
+    let mut raw = if header.flags & FLAG_ZSTD != 0 {
+        unzip(&header, stored)?
+    } else {
+        stored.to_vec()
+    };
+    let pos = if header.flags & FLAG_VALIDITY != 0 {
+        let len = raw
+            .get(0..4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+            .ok_or("truncated validity length")?;
+        4usize.saturating_add(len).min(raw.len())
+    } else {
+        0
+    };
+    let light = match header.encoding {
+        ENC_FLOAT64 => float::light_form(&raw[pos..]),
+        ENC_INTEGER => integer::light_form(&raw[pos..]),
+        _ => Ok(None),
+    }
+    .map_err(|e| e.to_string())?;
+    let changed = header.flags & FLAG_ZSTD != 0 || light.is_some();
+    if let Some(light) = light {
+        raw.truncate(pos);
+        raw.extend_from_slice(&light);
+    }
+    if changed {
+        header.flags &= !FLAG_ZSTD;
+        header.stored_len = raw.len() as u32;
+        header.raw_len = raw.len() as u32;
+        header.crc = crc32fast::hash(&raw);
+    }
+    Ok(CachedBlock { header, payload: raw })
+}
+
+/// A zstd stage undone, checked against the header's raw length.
+fn unzip(header: &BlockHeader, stored: &[u8]) -> Result<Vec<u8>, String> {
+    let unzipped = zstd::bulk::decompress(stored, header.raw_len as usize)
+        .map_err(|e| format!("zstd: {e}"))?;
+    if unzipped.len() != header.raw_len as usize {
+        return Err(format!(
+            "zstd stage gave {} bytes, the header says {}",
+            unzipped.len(),
+            header.raw_len
+        ));
+    }
+    Ok(unzipped)
+}
+
+/// The sum of a float8 block's values without decoding them, when it has no
+/// NULLs, no zstd stage (cache form) and an encoding with a fused sum
+/// (`float::sum_f64`). `Ok(None)`: decode and add instead.
+pub fn sum_f64_block(header: &BlockHeader, payload: &[u8]) -> Result<Option<f64>, String> {
+    if header.encoding != ENC_FLOAT64 || header.nulls != 0 || header.flags & FLAG_ZSTD != 0 {
+        return Ok(None);
+    }
+    match float::sum_f64(payload).map_err(|e| e.to_string())? {
+        Some((_, n)) if n != header.rows as usize => Err(format!(
+            "{n} values encoded, the header says {}",
+            header.rows
+        )),
+        Some((sum, _)) => Ok(Some(sum)),
+        None => Ok(None),
+    }
+}
+
 /// Encodes `col` as one block, appending header and payload to `out`.
 /// Returns the header written.
 pub fn encode_block(col: &Column, out: &mut Vec<u8>) -> BlockHeader {
@@ -240,15 +328,7 @@ pub fn decode_block(
     }
     let unzipped;
     let raw: &[u8] = if header.flags & FLAG_ZSTD != 0 {
-        unzipped = zstd::bulk::decompress(stored, header.raw_len as usize)
-            .map_err(|e| format!("zstd: {e}"))?;
-        if unzipped.len() != header.raw_len as usize {
-            return Err(format!(
-                "zstd stage gave {} bytes, the header says {}",
-                unzipped.len(),
-                header.raw_len
-            ));
-        }
+        unzipped = unzip(header, stored)?;
         &unzipped
     } else {
         stored

@@ -22,7 +22,7 @@ pub const MAGIC: &[u8; 8] = b"BRWRCSEG";
 /// Trailer magic, the last 8 bytes of a segment.
 pub const END_MAGIC: &[u8; 8] = b"BRWRCEND";
 /// Format version written by this build; readers accept `1..=VERSION`.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 pub const HEADER_BYTES: usize = 32;
 pub const BLOCK_HEADER_BYTES: usize = 40;
 pub const TRAILER_BYTES: usize = 24;

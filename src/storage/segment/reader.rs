@@ -5,7 +5,7 @@
 //! and never turned into wrong answers.
 //! Must not: do I/O (callers hand it the bytes) or panic on any input.
 
-use super::column::decode_block;
+use super::column::{cache_form, decode_block, CachedBlock};
 use super::{
     BlockHeader, BlockMeta, Footer, SegmentColumn, SegmentError, SegmentHeader, SeriesEntry,
     BLOCK_HEADER_BYTES, BLOCK_ROWS, END_MAGIC, HEADER_BYTES, MAGIC, TRAILER_BYTES, VERSION,
@@ -237,14 +237,14 @@ pub fn parse_footer(
     })
 }
 
-/// Verifies and decodes one block (`bytes` = header + payload, as read from
-/// `meta.offset`). Damage is an error naming the file and offset.
-pub fn decode_block_bytes(
+/// Checks one block (`bytes` = header + payload, as read from
+/// `meta.offset`) against the footer's copy of its header and its checksum;
+/// returns the payload. Damage is an error naming the file and offset.
+pub fn verify_block<'a>(
     file: &str,
     meta: &BlockMeta,
-    bytes: &[u8],
-    data_type: DataType,
-) -> Result<Column, SegmentError> {
+    bytes: &'a [u8],
+) -> Result<&'a [u8], SegmentError> {
     if bytes.len() != meta.len as usize || bytes.len() < BLOCK_HEADER_BYTES {
         return Err(SegmentError::new(
             file,
@@ -269,7 +269,40 @@ pub fn decode_block_bytes(
             "block checksum mismatch",
         ));
     }
+    Ok(payload)
+}
+
+/// Verifies and decodes one block (`bytes` as for `verify_block`).
+pub fn decode_block_bytes(
+    file: &str,
+    meta: &BlockMeta,
+    bytes: &[u8],
+    data_type: DataType,
+) -> Result<Column, SegmentError> {
+    let payload = verify_block(file, meta, bytes)?;
     decode_block(&meta.header, payload, data_type)
+        .map_err(|e| SegmentError::new(file, meta.offset, e))
+}
+
+/// Verifies one block (`bytes` as for `verify_block`) and turns it into the
+/// form block caches hold.
+pub fn cache_block(
+    file: &str,
+    meta: &BlockMeta,
+    bytes: &[u8],
+) -> Result<CachedBlock, SegmentError> {
+    let payload = verify_block(file, meta, bytes)?;
+    cache_form(&meta.header, payload).map_err(|e| SegmentError::new(file, meta.offset, e))
+}
+
+/// Decodes a cached block of the block at `meta.offset` of `file`.
+pub fn decode_cached(
+    file: &str,
+    meta: &BlockMeta,
+    block: &CachedBlock,
+    data_type: DataType,
+) -> Result<Column, SegmentError> {
+    decode_block(&block.header, &block.payload, data_type)
         .map_err(|e| SegmentError::new(file, meta.offset, e))
 }
 
@@ -391,7 +424,7 @@ mod tests {
         assert_eq!(
             header,
             SegmentHeader {
-                version: 1,
+                version: super::super::VERSION,
                 table: 16400,
                 shard: 1,
                 segment: 7
