@@ -16,8 +16,13 @@ use crate::exec::expr::{eval, filter_batch, EvalInputs, Value};
 use crate::exec::vector::{Batch, Column};
 use crate::exec::EvalContext;
 use crate::runtime::{ShardContext, ShardHandle};
-use crate::sql::plan::{AggCall, Expr};
-use crate::storage::scan::{groups_to_read, read_groups, Pruning};
+use crate::sql::plan::{AggCall, AggFunc, Expr};
+use crate::storage::scan::{
+    decode_group, groups_to_read, read_blocks, read_groups, Pruning, DATA_CORRUPTED,
+};
+use crate::storage::segment::column::{sum_f64_block, sum_i64_block, CachedBlock};
+use crate::types::{DataType, Datum};
+use rust_decimal::Decimal;
 use crate::storage::table::ScanSnapshot;
 
 /// Batches in flight per fragment before the shard waits for the coordinator.
@@ -87,11 +92,33 @@ impl Fragment {
             None => None,
         };
         let mut n = 0usize;
+        let answers = match (&self.filter, &narrow.aggregate) {
+            (None, Some(spec)) => block_answers(spec),
+            _ => None,
+        };
         if let Some(ctx) = ctx {
             let pruning = Pruning::from_filter(self.filter.as_ref());
             for seg in &snap.segments {
                 for window in groups_to_read(seg, &pruning) {
                     self.check_cancel()?;
+                    if let (Some(answers), true) = (&answers, agg.is_some()) {
+                        // Whole block groups answered from their blocks'
+                        // headers and fused sums; the rest decoded.
+                        let blocks = read_blocks(ctx, seg, &window, &narrow.columns).await?;
+                        for (&g, group) in window.iter().zip(&blocks) {
+                            let rows = seg.footer.groups[g].0 as usize;
+                            match (group_state(answers, rows, group)?, agg.as_mut()) {
+                                (Some(partial), Some(state)) => state.merge(&partial, 0)?,
+                                _ => {
+                                    let b = decode_group(seg, g, group, &narrow.columns, &snap.types)?;
+                                    if !self.consume(&narrow, &b, &mut agg, tx, &mut n).await? {
+                                        return Ok(());
+                                    }
+                                }
+                            }
+                        }
+                        continue;
+                    }
                     let batches =
                         read_groups(ctx, seg, &window, &narrow.columns, &snap.types).await?;
                     for b in batches {
@@ -154,6 +181,121 @@ impl Fragment {
         }
         Ok(true)
     }
+}
+
+/// How one aggregate (without GROUP BY, filter, FILTER or DISTINCT) takes
+/// its partial state from a whole block group without decoding it; the
+/// column is the narrowed scan's.
+#[derive(Debug, Clone, Copy)]
+enum BlockAnswer {
+    /// count(*): the group's row count.
+    CountStar,
+    /// count(col): rows minus the block's NULLs.
+    Count(usize),
+    /// sum / avg of a float8 or integer column: the block's fused sum.
+    Sum(usize, DataType),
+    Avg(usize, DataType),
+    /// min / max of a float8 or integer column: the block's zone map.
+    Min(usize, DataType),
+    Max(usize, DataType),
+}
+
+/// The block answers of every aggregate of `spec`, or `None` when one of
+/// them needs the rows.
+fn block_answers(spec: &FragmentAggregate) -> Option<Vec<BlockAnswer>> {
+    if !spec.group_by.is_empty() {
+        return None;
+    }
+    let numeric = |t: DataType| {
+        matches!(
+            t,
+            DataType::Float64 | DataType::Int16 | DataType::Int32 | DataType::Int64
+        )
+    };
+    spec.aggs
+        .iter()
+        .map(|call| {
+            if call.distinct || call.filter.is_some() {
+                return None;
+            }
+            let column = match &call.arg {
+                Some(Expr::Column(i, t)) => Some((*i, *t)),
+                Some(_) => return None,
+                None => None,
+            };
+            Some(match (call.func, column) {
+                (AggFunc::CountStar, _) => BlockAnswer::CountStar,
+                (AggFunc::Count, Some((i, _))) => BlockAnswer::Count(i),
+                (AggFunc::Sum, Some((i, t))) if numeric(t) => BlockAnswer::Sum(i, t),
+                (AggFunc::Avg, Some((i, t))) if numeric(t) => BlockAnswer::Avg(i, t),
+                (AggFunc::Min, Some((i, t))) if numeric(t) => BlockAnswer::Min(i, t),
+                (AggFunc::Max, Some((i, t))) if numeric(t) => BlockAnswer::Max(i, t),
+                _ => return None,
+            })
+        })
+        .collect()
+}
+
+/// One group's partial aggregate state (one row, `Accumulator::emit_state`
+/// layout) from its cached blocks, or `None` when a block cannot answer
+/// (NULLs in a summed column, no fused sum for its encoding, no zone map).
+fn group_state(
+    answers: &[BlockAnswer],
+    rows: usize,
+    blocks: &[Rc<CachedBlock>],
+) -> DbResult<Option<Batch>> {
+    let corrupt = |e: String| DbError::new(DATA_CORRUPTED, format!("segment block: {e}"));
+    let one = |t: DataType, d: Datum| Arc::new(Column::from_datums(t, &[d]));
+    let count = |n: usize| one(DataType::Int64, Datum::Int64(n as i64));
+    // The sum of column `i`'s block as a state value: float8 or numeric.
+    let sum = |i: usize, t: DataType| -> DbResult<Option<(DataType, Datum)>> {
+        let b = &blocks[i];
+        Ok(if t == DataType::Float64 {
+            sum_f64_block(&b.header, &b.payload)
+                .map_err(corrupt)?
+                .map(|s| (DataType::Float64, Datum::Float64(s)))
+        } else {
+            sum_i64_block(&b.header, &b.payload)
+                .map_err(corrupt)?
+                .map(|s| (DataType::Numeric, Datum::Numeric(Decimal::from(s))))
+        })
+    };
+    let bound = |i: usize, t: DataType, min: bool| -> Option<Datum> {
+        let h = &blocks[i].header;
+        if !h.has_zone_map() || h.nulls as usize == rows {
+            return None;
+        }
+        let v = if min { h.min } else { h.max };
+        Some(match t {
+            DataType::Float64 => Datum::Float64(f64::from_bits(v as u64)),
+            DataType::Int16 => Datum::Int16(v as i16),
+            DataType::Int32 => Datum::Int32(v as i32),
+            _ => Datum::Int64(v),
+        })
+    };
+    let mut cols = Vec::new();
+    for a in answers {
+        match *a {
+            BlockAnswer::CountStar => cols.push(count(rows)),
+            BlockAnswer::Count(i) => cols.push(count(rows - blocks[i].header.nulls as usize)),
+            BlockAnswer::Sum(i, t) | BlockAnswer::Avg(i, t) => {
+                let Some((st, s)) = sum(i, t)? else {
+                    return Ok(None);
+                };
+                cols.push(one(st, s));
+                if let BlockAnswer::Avg(..) = a {
+                    cols.push(count(rows));
+                }
+            }
+            BlockAnswer::Min(i, t) | BlockAnswer::Max(i, t) => {
+                let Some(d) = bound(i, t, matches!(a, BlockAnswer::Min(..))) else {
+                    return Ok(None);
+                };
+                cols.push(one(t, d));
+            }
+        }
+    }
+    Ok(Some(Batch::new(cols, 1)))
 }
 
 /// The fragment over only the columns it reads: `columns` (table column

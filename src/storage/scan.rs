@@ -278,8 +278,47 @@ pub async fn read_groups(
     columns: &[usize],
     types: &[DataType],
 ) -> DbResult<Vec<Batch>> {
+    let blocks = read_blocks(ctx, seg, groups, columns).await?;
+    groups
+        .iter()
+        .zip(&blocks)
+        .map(|(&g, group)| decode_group(seg, g, group, columns, types))
+        .collect()
+}
+
+/// Decodes one block group's cached blocks (`read_blocks`' order) into a
+/// batch.
+pub fn decode_group(
+    seg: &SegmentFile,
+    g: usize,
+    blocks: &[Rc<CachedBlock>],
+    columns: &[usize],
+    types: &[DataType],
+) -> DbResult<Batch> {
     let file_name = seg.path.display().to_string();
-    let corrupt = |e: super::segment::SegmentError| DbError::new(DATA_CORRUPTED, e.to_string());
+    let rows = seg.footer.groups[g].0 as usize;
+    let mut cols = Vec::with_capacity(columns.len());
+    for (block, &c) in blocks.iter().zip(columns) {
+        let meta = &seg.footer.groups[g].1[c];
+        let col = decode_cached(&file_name, meta, block, types[c]).map_err(corrupt)?;
+        cols.push(Arc::new(col));
+    }
+    Ok(Batch::new(cols, rows))
+}
+
+fn corrupt(e: super::segment::SegmentError) -> DbError {
+    DbError::new(DATA_CORRUPTED, e.to_string())
+}
+
+/// The cached blocks of groups `groups` of `seg`, columns `columns`, read
+/// (and cached) where missing: per group, one block per column in order.
+pub async fn read_blocks(
+    ctx: &Rc<ShardContext>,
+    seg: &Rc<SegmentFile>,
+    groups: &[usize],
+    columns: &[usize],
+) -> DbResult<Vec<Vec<Rc<CachedBlock>>>> {
+    let file_name = seg.path.display().to_string();
     // 1. What is missing from the cache, coalesced into contiguous reads.
     let mut have: Vec<Vec<Option<Rc<CachedBlock>>>> = Vec::with_capacity(groups.len());
     let mut reads: Vec<(u64, u64, Vec<(usize, usize, BlockMeta)>)> = Vec::new(); // (offset, len, [(gi, ci, meta)])
@@ -352,22 +391,14 @@ pub async fn read_groups(
             }
         }
     }
-    // 2. Decode.
-    let mut out = Vec::with_capacity(groups.len());
-    for (gi, &g) in groups.iter().enumerate() {
-        let rows = seg.footer.groups[g].0 as usize;
-        let mut cols = Vec::with_capacity(columns.len());
-        for (ci, &c) in columns.iter().enumerate() {
-            let meta = &seg.footer.groups[g].1[c];
-            let block = have[gi][ci]
-                .as_ref()
-                .ok_or_else(|| DbError::internal("block missing after read"))?;
-            let col = decode_cached(&file_name, meta, block, types[c]).map_err(corrupt)?;
-            cols.push(Arc::new(col));
-        }
-        out.push(Batch::new(cols, rows));
-    }
-    Ok(out)
+    have.into_iter()
+        .map(|group| {
+            group
+                .into_iter()
+                .map(|b| b.ok_or_else(|| DbError::internal("block missing after read")))
+                .collect()
+        })
+        .collect()
 }
 
 /// The block groups of `seg` a scan with `pruning` must read, in windows.

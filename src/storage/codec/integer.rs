@@ -182,25 +182,36 @@ fn patched_delta(values: &[i64], count: u32, width: u32, limit: usize) -> Option
     let mid = sample.len() / 2;
     let median = *sample.select_nth_unstable(mid).1;
     let origin = median.saturating_sub(PATCH_BINS as i64 / 2);
-    let mut prefix = vec![0u32; PATCH_BINS + 1];
+    let mut hist = vec![0u32; PATCH_BINS];
     for &d in &steps {
         if let Some(k) = d.checked_sub(origin).filter(|k| (0..PATCH_BINS as i64).contains(k)) {
-            prefix[k as usize + 1] += 1;
+            hist[k as usize] += 1;
         }
     }
-    for k in 0..PATCH_BINS {
-        prefix[k + 1] += prefix[k];
-    }
+    // the occupied bins, ascending: a walk's steps occupy a handful
+    let occupied: Vec<(usize, u32)> = hist.iter().enumerate().filter(|(_, &c)| c > 0).map(|(k, &c)| (k, c)).collect();
     let pw = bits_needed(n as u64 - 1);
     let mut best: Option<(usize, u32, i64)> = None;
     for w in 0..width.min(MAX_PATCHED_WIDTH + 1) {
         let span = 1usize << w;
-        let (start, inside) = (0..=PATCH_BINS - span).map(|s| (s, prefix[s + span] - prefix[s])).max_by_key(|&(s, c)| (c, std::cmp::Reverse(s)))?;
-        let k = steps.len() - inside as usize;
+        // the window of `span` bins starting at an occupied bin that holds
+        // the most steps (two pointers over the occupied bins)
+        let (mut end, mut inside, mut top) = (0usize, 0u32, (0u32, 0usize));
+        for (i, &(start, _)) in occupied.iter().enumerate() {
+            while end < occupied.len() && occupied[end].0 < start + span {
+                inside += occupied[end].1;
+                end += 1;
+            }
+            if inside > top.0 {
+                top = (inside, start);
+            }
+            inside -= occupied[i].1;
+        }
+        let k = steps.len() - top.0 as usize;
         // exceptions sized at the full width: an upper bound
         let size = PATCHED_HEADER + packed_len(n, w) + packed_len(k, pw) + packed_len(k, width);
         if best.is_none_or(|b| size < b.0) {
-            best = Some((size, w, origin + start as i64));
+            best = Some((size, w, origin + top.1 as i64));
         }
     }
     let (size, w, lo) = best?;

@@ -128,6 +128,22 @@ pub fn sum_f64_block(header: &BlockHeader, payload: &[u8]) -> Result<Option<f64>
     }
 }
 
+/// The sum of an integer block's values without decoding them (cache form,
+/// no NULLs; `integer::sum_i64`). `Ok(None)`: decode and add instead.
+pub fn sum_i64_block(header: &BlockHeader, payload: &[u8]) -> Result<Option<i64>, String> {
+    if header.encoding != ENC_INTEGER || header.nulls != 0 || header.flags & FLAG_ZSTD != 0 {
+        return Ok(None);
+    }
+    match integer::sum_i64(payload).map_err(|e| e.to_string())? {
+        Some((_, n)) if n != header.rows as usize => Err(format!(
+            "{n} values encoded, the header says {}",
+            header.rows
+        )),
+        Some((sum, _)) => Ok(Some(sum)),
+        None => Ok(None),
+    }
+}
+
 /// Encodes `col` as one block, appending header and payload to `out`.
 /// Returns the header written.
 pub fn encode_block(col: &Column, out: &mut Vec<u8>) -> BlockHeader {
