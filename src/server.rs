@@ -24,6 +24,10 @@ pub struct Server {
     cancels: Mutex<HashMap<i32, (i32, Arc<AtomicBool>)>>,
     /// The checkpoint protocol's shared state (commit gate, manifest number).
     pub checkpoints: Checkpoints,
+    /// Writers of rows hold it shared; statements that rewrite a table's rows
+    /// (DELETE, UPDATE, TRUNCATE) hold it alone, so that no acknowledged row
+    /// lands between their read and their rewrite.
+    pub rewrites: Arc<tokio::sync::RwLock<()>>,
 }
 
 impl Server {
@@ -42,6 +46,7 @@ impl Server {
             next_shard: AtomicUsize::new(0),
             cancels: Mutex::new(HashMap::new()),
             checkpoints: Checkpoints::default(),
+            rewrites: Arc::new(tokio::sync::RwLock::new(())),
         }
     }
 

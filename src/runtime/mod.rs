@@ -9,4 +9,4 @@ pub mod shard;
 pub mod storage_io;
 pub mod uring;
 
-pub use shard::{ShardContext, ShardHandle, ShardJob};
+pub use shard::{PreparedOp, ShardContext, ShardHandle, ShardJob};

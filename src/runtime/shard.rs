@@ -27,6 +27,16 @@ pub const MAILBOX_DEPTH: usize = 1024;
 /// Work sent to a shard: runs on the shard's thread with its local state.
 pub type ShardJob = Box<dyn FnOnce(&Rc<ShardContext>) + Send>;
 
+/// One write a prepared transaction applies to a shard's storage when it
+/// commits.
+#[derive(Debug)]
+pub enum PreparedOp {
+    Rows(TableId, Vec<DataType>, Batch),
+    /// Every row of the table (a DELETE or UPDATE rewrite, followed by the
+    /// table's new rows).
+    Truncate(TableId),
+}
+
 /// What a shard thread owns. Only that thread ever sees it (`Rc`, `RefCell`).
 pub struct ShardContext {
     pub id: usize,
@@ -36,9 +46,10 @@ pub struct ShardContext {
     pub ring: RefCell<Option<Uring>>,
     /// The shard's write-ahead log, once recovery has finished.
     pub wal: RefCell<Option<Rc<Wal>>>,
-    /// Rows of multi-shard transactions that are durable here but not yet
-    /// committed: published into `storage` by the commit, dropped by an abort.
-    pub prepared: RefCell<HashMap<u64, Vec<(TableId, Vec<DataType>, Batch)>>>,
+    /// Writes of multi-shard transactions that are durable here but not yet
+    /// committed: applied to `storage` in order by the commit, dropped by an
+    /// abort.
+    pub prepared: RefCell<HashMap<u64, Vec<PreparedOp>>>,
     /// Transactions with records in this shard's WAL that are not yet
     /// published or aborted, with the LSN of their first record here: a
     /// checkpoint must keep replaying them (see `storage::checkpoint`).

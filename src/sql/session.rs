@@ -23,7 +23,10 @@ use crate::server::Server;
 use crate::sql::bind::{ident_name, object_name_parts, Binder, Scope};
 use crate::sql::plan::{Expr, Field, Plan};
 use crate::types::{DataType, Datum, FormatContext};
+use crate::runtime::PreparedOp;
 use crate::wal::record::{RecordType, FLAG_SELF_COMMITTED};
+
+mod dml;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TxnState {
@@ -301,6 +304,13 @@ impl Session {
                 let (_, _, returning) = self.bind_insert(&mut binder, ins)?;
                 returning.map(|(_, f)| f)
             }
+            Statement::Delete(_) | Statement::Update(_) => match self.returning_sql(stmt)? {
+                Some(sql) => match crate::sql::parse(&sql)?.first() {
+                    Some(Statement::Query(q)) => Some(binder.bind_query(q)?.fields().to_vec()),
+                    _ => None,
+                },
+                None => None,
+            },
             Statement::ShowVariable { variable } => {
                 let name = variable
                     .iter()
@@ -382,6 +392,8 @@ impl Session {
                 })
             }
             Statement::Insert(ins) => self.insert(ins, params, param_types).await,
+            Statement::Delete(del) => self.delete(del, params, param_types).await,
+            Statement::Update(up) => self.update(up, params, param_types).await,
             Statement::CreateTable(ct) => self.create_table(ct),
             Statement::CreateSchema {
                 schema_name,
@@ -448,6 +460,7 @@ impl Session {
                 Ok(StatementResult::Command("CHECKPOINT".into()))
             }
             Statement::Truncate(t) => {
+                let _alone = self.server.rewrites.write().await;
                 for target in &t.table_names {
                     let table = self.lookup_table(&target.name)?;
                     let txn = self.server.next_txn();
@@ -1937,7 +1950,12 @@ impl Session {
             return Ok(());
         }
         let types = copy.table.column_types();
-        let write = copy.write.get_or_insert_with(|| self.begin_write());
+        if copy.write.is_none() {
+            let mut write = self.begin_write();
+            write.rewrites = Some(self.server.rewrites.clone().read_owned().await);
+            copy.write = Some(write);
+        }
+        let write = copy.write.as_mut().ok_or_else(|| DbError::internal("COPY without a write"))?;
         self.prepare_rows(write, copy.table.oid, &types, batches)
             .await
     }
@@ -1968,6 +1986,7 @@ impl Session {
     /// queued, and a crash can lose the last moments of such writes (as in
     /// PostgreSQL), never part of one.
     async fn append_to_shards(&self, table: TableId, batches: Vec<Batch>) -> DbResult<()> {
+        let _shared = self.server.rewrites.read().await;
         let catalog = self.server.catalog.snapshot();
         let def = match catalog.database(&self.database)?.table_by_oid(table) {
             Some(t) => t.clone(),
@@ -2069,6 +2088,7 @@ impl Session {
             txn: self.server.next_txn(),
             participants: Vec::new(),
             synchronous: self.synchronous(),
+            rewrites: None,
         }
     }
 
@@ -2159,11 +2179,16 @@ impl Session {
             self.server.shards[*shard]
                 .run(move |ctx| {
                     ctx.end_in_flight(txn);
-                    if let Some(rows) = ctx.prepared.borrow_mut().remove(&txn) {
+                    if let Some(ops) = ctx.prepared.borrow_mut().remove(&txn) {
                         if publish {
                             let mut storage = ctx.storage.borrow_mut();
-                            for (table, types, batch) in &rows {
-                                storage.append(*table, types, batch);
+                            for op in &ops {
+                                match op {
+                                    PreparedOp::Rows(table, types, batch) => {
+                                        storage.append(*table, types, batch)
+                                    }
+                                    PreparedOp::Truncate(table) => storage.truncate(*table),
+                                }
                             }
                         }
                     }
@@ -2179,6 +2204,8 @@ pub struct ShardWrite {
     txn: u64,
     participants: Vec<usize>,
     synchronous: bool,
+    /// A COPY's share of `Server::rewrites`, held until it commits.
+    rewrites: Option<tokio::sync::OwnedRwLockReadGuard<()>>,
 }
 
 /// Waits for a WAL group to be durable.
@@ -2230,7 +2257,7 @@ async fn log_rows(
         let mut prepared = ctx.prepared.borrow_mut();
         let entry = prepared.entry(txn).or_default();
         for b in batches {
-            entry.push((table, types.clone(), b));
+            entry.push(PreparedOp::Rows(table, types.clone(), b));
         }
     }
     Ok(())

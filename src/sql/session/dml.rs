@@ -1,0 +1,360 @@
+//! DELETE and UPDATE: a table's rows rewritten.
+//!
+//! The statement computes the table's new rows with a query over the
+//! current ones, so WHERE, SET and RETURNING take every expression a SELECT
+//! takes (correlated subqueries included) with the same semantics, then
+//! replaces the table's rows on every shard in one transaction: a Truncate
+//! record and the new rows on each shard, committed by one Commit record, so
+//! recovery applies all of it or none. Writers of rows wait while it runs
+//! (`Server::rewrites`): no acknowledged row can land between the read and
+//! the rewrite and be lost to it.
+//!
+//! A statement that matches no row writes nothing. One that matches costs a
+//! pass over the whole table (fine for the tables DELETE and UPDATE are
+//! used on; bulk removal of old time ranges is `drop_chunks`).
+//! Must not: run inside a transaction block (it could not be rolled back).
+
+use super::*;
+use crate::runtime::PreparedOp;
+
+/// A column name as a quoted SQL identifier.
+fn quoted(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// `true` when `WHERE p` holds for a row (NULL counts as false).
+fn hit_sql(selection: Option<&ast::Expr>) -> String {
+    match selection {
+        Some(p) => format!("(CASE WHEN ({p}) THEN true ELSE false END)"),
+        None => "true".into(),
+    }
+}
+
+/// The type an assigned value is cast to: the column's, except that
+/// length-limited strings are cast to their unlimited type so that a value
+/// too long is an error (22001), as an assignment in PostgreSQL is, not cut.
+fn assignment_type(t: DataType) -> String {
+    match t {
+        DataType::Varchar(Some(_)) => DataType::Varchar(None).name(),
+        DataType::Bpchar(Some(_)) => "text".into(),
+        other => other.name(),
+    }
+}
+
+/// The one table a DELETE or UPDATE names, with its SQL text (alias kept).
+fn single_table(t: &ast::TableWithJoins, verb: &str) -> DbResult<(ast::ObjectName, String)> {
+    match &t.relation {
+        ast::TableFactor::Table { name, .. } if t.joins.is_empty() => {
+            Ok((name.clone(), t.to_string()))
+        }
+        _ => Err(DbError::unsupported(format!(
+            "{verb} of anything but one table is not supported yet"
+        ))),
+    }
+}
+
+/// The name RETURNING refers to the table by: its alias, else its name.
+fn table_ref_name(t: &ast::TableWithJoins, table: &TableDef) -> String {
+    match &t.relation {
+        ast::TableFactor::Table {
+            alias: Some(alias), ..
+        } => quoted(&alias.name.value),
+        _ => quoted(&table.name),
+    }
+}
+
+fn delete_target(del: &ast::Delete) -> DbResult<&ast::TableWithJoins> {
+    let (ast::FromTable::WithFromKeyword(from) | ast::FromTable::WithoutKeyword(from)) = &del.from;
+    match (from.as_slice(), &del.using, del.tables.is_empty()) {
+        ([t], None, true) => Ok(t),
+        _ => Err(DbError::unsupported(
+            "DELETE with USING or of several tables is not supported yet",
+        )),
+    }
+}
+
+/// An UPDATE's new value expression per column (`None`: unchanged).
+fn update_values(up: &ast::Update, table: &TableDef) -> DbResult<Vec<Option<String>>> {
+    if up.from.is_some() {
+        return Err(DbError::unsupported("UPDATE … FROM is not supported yet"));
+    }
+    let mut values = vec![None; table.columns.len()];
+    for a in &up.assignments {
+        let ast::AssignmentTarget::ColumnName(name) = &a.target else {
+            return Err(DbError::unsupported(
+                "UPDATE of a column tuple is not supported yet",
+            ));
+        };
+        let parts = object_name_parts(name);
+        let col = parts.last().cloned().unwrap_or_default();
+        let Some(i) = table.columns.iter().position(|c| c.name == col) else {
+            return Err(DbError::new(
+                sqlstate::UNDEFINED_COLUMN,
+                format!(
+                    "column \"{col}\" of relation \"{}\" does not exist",
+                    table.name
+                ),
+            ));
+        };
+        if values[i].is_some() {
+            return Err(DbError::new(
+                sqlstate::SYNTAX_ERROR,
+                format!("multiple assignments to same column \"{col}\""),
+            ));
+        }
+        values[i] = Some(a.value.to_string());
+    }
+    Ok(values)
+}
+
+/// The new value of every column of `table` (`values` from
+/// `update_values`): assigned ones cast to the column's type, taken where
+/// `hit` holds (`hit` "true": everywhere).
+fn updated_columns(table: &TableDef, values: &[Option<String>], hit: &str) -> Vec<String> {
+    table
+        .columns
+        .iter()
+        .zip(values)
+        .map(|(c, v)| match v {
+            Some(v) => {
+                let cast = format!("CAST(({v}) AS {})", assignment_type(c.data_type));
+                if hit == "true" {
+                    cast
+                } else {
+                    format!("CASE WHEN {hit} THEN {cast} ELSE {} END", quoted(&c.name))
+                }
+            }
+            None => quoted(&c.name),
+        })
+        .collect()
+}
+
+impl Session {
+    /// `DELETE FROM t [AS a] [WHERE p] [RETURNING …]`.
+    pub(super) async fn delete(
+        &mut self,
+        del: &ast::Delete,
+        params: Vec<Datum>,
+        param_types: &[DataType],
+    ) -> DbResult<StatementResult> {
+        let target = delete_target(del)?;
+        let (name, rel) = single_table(target, "DELETE")?;
+        let table = self.lookup_table(&name)?;
+        self.refuse_in_transaction_block("DELETE")?;
+        let _alone = self.server.rewrites.write().await;
+        let hit = hit_sql(del.selection.as_ref());
+        let (_, batches) = self
+            .internal_query(&format!("SELECT *, {hit} FROM {rel}"), &params, param_types)
+            .await?;
+        let (kept, deleted) = split_by_last_column(batches, false);
+        let returned = match self.returning_sql(&Statement::Delete(del.clone()))? {
+            Some(sql) => Some(self.internal_query(&sql, &params, param_types).await?),
+            None => None,
+        };
+        if deleted > 0 {
+            self.replace_rows(&table, kept).await?;
+        }
+        Ok(command_or_rows(format!("DELETE {deleted}"), returned))
+    }
+
+    /// `UPDATE t [AS a] SET c = v, … [WHERE p] [RETURNING …]`.
+    pub(super) async fn update(
+        &mut self,
+        up: &ast::Update,
+        params: Vec<Datum>,
+        param_types: &[DataType],
+    ) -> DbResult<StatementResult> {
+        let (name, rel) = single_table(&up.table, "UPDATE")?;
+        let table = self.lookup_table(&name)?;
+        let values = update_values(up, &table)?;
+        self.refuse_in_transaction_block("UPDATE")?;
+        let _alone = self.server.rewrites.write().await;
+        let hit = hit_sql(up.selection.as_ref());
+        let columns = updated_columns(&table, &values, &hit).join(", ");
+        let (_, batches) = self
+            .internal_query(&format!("SELECT {columns}, {hit} FROM {rel}"), &params, param_types)
+            .await?;
+        let (rows, updated) = split_by_last_column(batches, true);
+        let returned = match self.returning_sql(&Statement::Update(up.clone()))? {
+            Some(sql) => Some(self.internal_query(&sql, &params, param_types).await?),
+            None => None,
+        };
+        if updated > 0 {
+            let rows = rows
+                .into_iter()
+                .map(|b| {
+                    let cols = b.columns.iter().map(|c| (**c).clone()).collect();
+                    Ok(Batch::from_columns(self.apply_numeric_typmods(&table, cols)?))
+                })
+                .collect::<DbResult<Vec<_>>>()?;
+            check_constraints(&table, &rows)?;
+            self.replace_rows(&table, rows).await?;
+        }
+        Ok(command_or_rows(format!("UPDATE {updated}"), returned))
+    }
+
+    /// The query giving a DELETE's or UPDATE's RETURNING rows (the deleted
+    /// rows; the updated rows' new values), or `None` without RETURNING.
+    pub(super) fn returning_sql(&self, stmt: &Statement) -> DbResult<Option<String>> {
+        match stmt {
+            Statement::Delete(del) => {
+                let Some(items) = &del.returning else {
+                    return Ok(None);
+                };
+                let (_, rel) = single_table(delete_target(del)?, "DELETE")?;
+                let items = items.iter().map(|i| i.to_string()).collect::<Vec<_>>();
+                let filter = match &del.selection {
+                    Some(p) => format!(" WHERE {p}"),
+                    None => String::new(),
+                };
+                Ok(Some(format!("SELECT {} FROM {rel}{filter}", items.join(", "))))
+            }
+            Statement::Update(up) => {
+                let Some(items) = &up.returning else {
+                    return Ok(None);
+                };
+                let (name, rel) = single_table(&up.table, "UPDATE")?;
+                let table = self.lookup_table(&name)?;
+                let values = update_values(up, &table)?;
+                let columns: Vec<String> = updated_columns(&table, &values, "true")
+                    .into_iter()
+                    .zip(&table.columns)
+                    .map(|(e, c)| format!("{e} AS {}", quoted(&c.name)))
+                    .collect();
+                let filter = match &up.selection {
+                    Some(p) => format!(" WHERE {p}"),
+                    None => String::new(),
+                };
+                let items = items.iter().map(|i| i.to_string()).collect::<Vec<_>>();
+                Ok(Some(format!(
+                    "SELECT {} FROM (SELECT {} FROM {rel}{filter}) AS {}",
+                    items.join(", "),
+                    columns.join(", "),
+                    table_ref_name(&up.table, &table)
+                )))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    fn refuse_in_transaction_block(&self, verb: &str) -> DbResult<()> {
+        if self.txn == TxnState::Idle {
+            return Ok(());
+        }
+        Err(DbError::unsupported(format!(
+            "{verb} inside a transaction block is not supported yet"
+        )))
+    }
+
+    /// Runs a query this session generated (over the user's expressions).
+    async fn internal_query(
+        &self,
+        sql: &str,
+        params: &[Datum],
+        param_types: &[DataType],
+    ) -> DbResult<(Vec<Field>, Vec<Batch>)> {
+        let stmts = crate::sql::parse(sql)?;
+        let Some(Statement::Query(q)) = stmts.first() else {
+            return Err(DbError::internal("generated statement is not a query"));
+        };
+        let eval_ctx = self.eval_context();
+        let plan = {
+            let catalog = self.server.catalog.snapshot();
+            let db = catalog.database(&self.database)?;
+            let mut binder = self.binder(&catalog, db, &eval_ctx, param_types.to_vec());
+            binder.bind_query(q)?
+        };
+        let fields = plan.fields().to_vec();
+        let ctx = self.query_context(params.to_vec(), eval_ctx);
+        Ok((fields, operators::collect(&plan, &ctx).await?))
+    }
+
+    /// Replaces `table`'s rows with `rows`, on every shard, atomically.
+    async fn replace_rows(&self, table: &TableDef, rows: Vec<Batch>) -> DbResult<()> {
+        let mut write = self.begin_write();
+        let (txn, synchronous, oid) = (write.txn, write.synchronous, table.oid);
+        let mut truncates = Vec::new();
+        for (i, shard) in self.server.shards.iter().enumerate() {
+            write.participants.push(i);
+            truncates.push(shard.run_local(move |ctx| log_truncate(ctx, txn, oid, synchronous)));
+        }
+        let mut result = Ok(());
+        for t in truncates {
+            if let Err(e) = t.await.and_then(|r| r) {
+                result = Err(e);
+            }
+        }
+        if result.is_ok() {
+            result = self
+                .prepare_rows(&mut write, oid, &table.column_types(), rows)
+                .await;
+        }
+        match result {
+            Ok(()) => self.commit_write(write).await,
+            Err(e) => {
+                self.abort_write(write).await;
+                Err(e)
+            }
+        }
+    }
+}
+
+/// A shard's part of a rewrite: log the table's Truncate (committed later
+/// with the new rows) and hold it prepared.
+async fn log_truncate(
+    ctx: Rc<crate::runtime::ShardContext>,
+    txn: u64,
+    table: TableId,
+    synchronous: bool,
+) -> DbResult<()> {
+    let wal = ctx.wal()?;
+    ctx.begin_in_flight(txn, &wal);
+    let mut payload = txn.to_le_bytes().to_vec();
+    payload.extend_from_slice(&table.to_le_bytes());
+    let rx = wal.append(RecordType::Truncate, 0, &payload).await;
+    if synchronous {
+        wait_durable(rx).await?;
+    }
+    ctx.prepared
+        .borrow_mut()
+        .entry(txn)
+        .or_default()
+        .push(PreparedOp::Truncate(table));
+    Ok(())
+}
+
+/// Splits query results whose last column is a boolean "hit" flag: returns
+/// the rows to keep (all rows when `keep_hits`, else those not hit), without
+/// the flag, and the number of hits.
+fn split_by_last_column(batches: Vec<Batch>, keep_hits: bool) -> (Vec<Batch>, usize) {
+    let mut hits = 0;
+    let mut out = Vec::with_capacity(batches.len());
+    for b in batches {
+        let Some((flag, cols)) = b.columns.split_last() else {
+            continue;
+        };
+        let keep: Vec<u32> = (0..b.len)
+            .filter(|&i| {
+                let hit = flag.datum(i) == Datum::Bool(true);
+                hits += usize::from(hit);
+                keep_hits || !hit
+            })
+            .map(|i| i as u32)
+            .collect();
+        let rest = Batch::new(cols.to_vec(), b.len);
+        out.push(if keep.len() == b.len { rest } else { rest.take(&keep) });
+    }
+    (out, hits)
+}
+
+/// A command tag, or RETURNING rows with it.
+fn command_or_rows(tag: String, returned: Option<(Vec<Field>, Vec<Batch>)>) -> StatementResult {
+    match returned {
+        Some((fields, batches)) => StatementResult::Batches {
+            fields,
+            batches,
+            tag,
+        },
+        None => StatementResult::Command(tag),
+    }
+}
