@@ -2017,13 +2017,7 @@ impl Session {
                 let result = self
                     .prepare_parts(&mut write, table, &types, participants)
                     .await;
-                match result {
-                    Ok(()) => self.commit_write(write).await,
-                    Err(e) => {
-                        self.abort_write(write).await;
-                        Err(e)
-                    }
-                }
+                self.settle_write(write, result).await
             }
         }
     }
@@ -2166,6 +2160,17 @@ impl Session {
             return Err(e);
         }
         self.finish_write(&write, true).await
+    }
+
+    /// Commits the write when its preparation succeeded, else aborts it.
+    pub async fn settle_write(&self, write: ShardWrite, prepared: DbResult<()>) -> DbResult<()> {
+        match prepared {
+            Ok(()) => self.commit_write(write).await,
+            Err(e) => {
+                self.abort_write(write).await;
+                Err(e)
+            }
+        }
     }
 
     /// Drops the write's prepared rows (nothing was committed; recovery ignores them too).

@@ -289,13 +289,7 @@ impl Session {
                 .prepare_rows(&mut write, oid, &table.column_types(), rows)
                 .await;
         }
-        match result {
-            Ok(()) => self.commit_write(write).await,
-            Err(e) => {
-                self.abort_write(write).await;
-                Err(e)
-            }
-        }
+        self.settle_write(write, result).await
     }
 }
 
