@@ -185,6 +185,35 @@ async fn truncate_and_drop_of_flushed_tables_survive_restarts_and_free_their_fil
 }
 
 #[tokio::test]
+async fn delete_and_update_of_flushed_rows_survive_crashes_and_free_the_old_files() {
+    let Some((server, client)) = start_with_table(2).await else { return };
+    insert(&client, 0, 4000).await;
+    client.batch_execute("CHECKPOINT").await.unwrap();
+    let flushed = segment_files(server.data_dir().unwrap());
+    assert!(!flushed.is_empty());
+    let deleted = client.execute("DELETE FROM m WHERE host = 3", &[]).await.unwrap();
+    assert_eq!(deleted, (0..4000).filter(|i| i % 7 == 3).count() as u64);
+    let updated = client.execute("UPDATE m SET v = v + 1000 WHERE host = 1", &[]).await.unwrap();
+    assert_eq!(updated, (0..4000).filter(|i| i % 7 == 1).count() as u64);
+    insert(&client, 4000, 10).await;
+    let before = summary(&client).await;
+    let dir = server.kill9();
+
+    let server = common::start_in(dir, 2);
+    let client = server.connect(common::DEFAULT_DB).await;
+    assert_eq!(summary(&client).await, before, "after a crash");
+    client.batch_execute("CHECKPOINT").await.unwrap();
+    let files = segment_files(server.data_dir().unwrap());
+    assert!(files.iter().all(|f| !flushed.contains(f)), "the rewritten segments are gone: {files:?}");
+    let dir = server.kill9();
+    let server = common::start_in(dir, 2);
+    let client = server.connect(common::DEFAULT_DB).await;
+    assert_eq!(summary(&client).await, before, "after a checkpoint and a crash");
+    let n: i64 = client.query_one("SELECT count(*) FROM m WHERE host = 3", &[]).await.unwrap().get(0);
+    assert_eq!(n, (4000..4010).filter(|i| i % 7 == 3).count() as i64, "only the rows inserted after the DELETE");
+}
+
+#[tokio::test]
 async fn the_wal_is_truncated_behind_a_checkpoint() {
     let Some((server, client)) = start_with_table(2).await else { return };
     for round in 0..3 {
