@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use futures::{pin_mut, TryStreamExt};
-use sqllogictest::{AsyncDB, DBOutput, DefaultColumnType, Record, Runner};
+use sqllogictest::{AsyncDB, Condition, DBOutput, DefaultColumnType, Record, Runner};
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, SimpleQueryMessage};
 
@@ -256,8 +256,26 @@ impl Protocol {
 }
 
 struct FileOutcome {
+    /// Statement and query records, skipped ones included.
     records: usize,
+    /// Records whose `skipif`/`onlyif` conditions exclude this engine.
+    skipped: usize,
     failures: Vec<String>,
+}
+
+impl FileOutcome {
+    fn passed(&self) -> usize {
+        self.records - self.skipped - self.failures.len()
+    }
+}
+
+/// Whether a record's conditions exclude it under `labels` (as the runner
+/// decides: `onlyif L` without L, or `skipif L` with it).
+fn excluded(conditions: &[Condition], labels: &[&str]) -> bool {
+    conditions.iter().any(|c| match c {
+        Condition::OnlyIf { label } => !labels.contains(&label.as_str()),
+        Condition::SkipIf { label } => labels.contains(&label.as_str()),
+    })
 }
 
 async fn run_file<D, M>(
@@ -270,13 +288,16 @@ where
     D: AsyncDB<ColumnType = DefaultColumnType>,
     M: sqllogictest::MakeConnection<Conn = D>,
 {
-    runner.add_label("postgresql");
-    runner.add_label(protocol.label());
+    let mut labels = vec!["postgresql", protocol.label()];
     if brewric {
-        runner.add_label("brewric");
+        labels.push("brewric");
+    }
+    for l in &labels {
+        runner.add_label(l);
     }
     let mut outcome = FileOutcome {
         records: 0,
+        skipped: 0,
         failures: Vec::new(),
     };
     let records = match sqllogictest::parse_file::<DefaultColumnType>(path) {
@@ -297,6 +318,12 @@ where
         };
         if counts {
             outcome.records += 1;
+        }
+        if let Record::Statement { conditions, .. } | Record::Query { conditions, .. } = &record {
+            if excluded(conditions, &labels) {
+                outcome.skipped += 1;
+                continue;
+            }
         }
         match tokio::time::timeout(RECORD_TIMEOUT, runner.run_async(record)).await {
             Ok(Ok(_)) => {}
@@ -332,6 +359,8 @@ async fn run_all(protocol: Protocol) {
     let admin = server.connect(common::DEFAULT_DB).await;
     let mut report: Vec<String> = Vec::new();
     let mut total_records = 0usize;
+    let mut passed_records = 0usize;
+    let mut skipped_records = 0usize;
     let mut failed_records = 0usize;
     let mut failed_files = 0usize;
 
@@ -350,6 +379,7 @@ async fn run_all(protocol: Protocol) {
         let outcome = match admin.simple_query(&format!("CREATE DATABASE {db}")).await {
             Err(e) => FileOutcome {
                 records: 0,
+                skipped: 0,
                 failures: vec![format!(
                     "CREATE DATABASE {db} failed: {}",
                     common::describe_error(&e)
@@ -383,16 +413,20 @@ async fn run_all(protocol: Protocol) {
             }
         };
         total_records += outcome.records;
+        passed_records += outcome.passed();
+        skipped_records += outcome.skipped;
         let status = if outcome.failures.is_empty() {
             "ok"
         } else {
             "FAILED"
         };
         eprintln!(
-            "[{}] {rel}: {} records, {} failed: {status}",
+            "[{}] {rel}: {} records, {} passed, {} failed, {} skipped: {status}",
             protocol.name(),
             outcome.records,
-            outcome.failures.len()
+            outcome.passed(),
+            outcome.failures.len(),
+            outcome.skipped
         );
         if !outcome.failures.is_empty() {
             failed_files += 1;
@@ -412,14 +446,13 @@ async fn run_all(protocol: Protocol) {
         }
     }
 
+    let secs = started.elapsed().as_secs_f64();
     let summary = format!(
-        "{} protocol: {} files, {} records; {} records failed in {} files ({:.1}s)",
+        "{} protocol: {passed_records} passed, {failed_records} failed, {skipped_records} skipped of {total_records} records \
+         in {} files ({failed_files} with failures); {secs:.1}s, {:.0} records/s",
         protocol.name(),
         files.len(),
-        total_records,
-        failed_records,
-        failed_files,
-        started.elapsed().as_secs_f64()
+        (passed_records + failed_records) as f64 / secs.max(1e-9)
     );
     eprintln!("{summary}");
     if !report.is_empty() {
