@@ -793,10 +793,7 @@ impl<'a> Binder<'a> {
         if let Some(w) = &select.selection {
             let pred = self.bind_in_clause("WHERE", |b| b.bind_expr(w, &scope, None))?;
             let pred = self.coerce(pred, DataType::Bool, "WHERE")?;
-            plan = Plan::Filter {
-                input: Box::new(plan),
-                predicate: pred,
-            };
+            plan = crate::sql::optimize::filter(plan, pred);
         }
 
         let group_asts: Vec<ast::Expr> = match &select.group_by {

@@ -6,6 +6,7 @@
 
 pub mod bind;
 pub mod fast_insert;
+pub mod optimize;
 pub mod plan;
 pub mod session;
 
