@@ -1974,6 +1974,14 @@ impl<'a> Binder<'a> {
                     })?;
                 return Ok(Expr::NextVal(Arc::new(SequenceRef(s.clone()))));
             }
+            // The argument's type, known when binding (PostgreSQL's regtype,
+            // returned here as its name).
+            "pg_typeof" if args.len() == 1 => {
+                return Ok(Expr::Literal(
+                    Datum::text(args[0].data_type().name()),
+                    DataType::Text,
+                ));
+            }
             "version" if args.is_empty() => {
                 return Ok(Expr::Literal(
                     Datum::text(crate::VERSION_STRING),

@@ -4,7 +4,11 @@
 //! conjunct over one side of an inner or cross join moves into that side (a
 //! scan's filter then runs on the shards, pruning blocks), and one over both
 //! sides becomes the join's condition, so `FROM a, b WHERE a.x = b.y` is a
-//! hash join instead of a cross product filtered afterwards.
+//! hash join instead of a cross product filtered afterwards. A FROM list of
+//! three or more tables is first put in an order where each table joins one
+//! already taken by a condition, where there is one (the written order
+//! otherwise), so that no step is a cross product it need not be; a
+//! projection restores the written column order.
 //! Must not: move a conjunct with a subquery, an outer reference or a
 //! sequence call (those stay above the joins, evaluated where they were
 //! written), or move anything across an outer join.
@@ -19,7 +23,147 @@ pub fn filter(input: Plan, predicate: Expr) -> Plan {
     let mut conjuncts = Vec::new();
     flatten_and(predicate, &mut conjuncts);
     let (movable, fixed): (Vec<Expr>, Vec<Expr>) = conjuncts.into_iter().partition(movable);
-    wrap(place(input, movable), fixed)
+    let placed = if join_leaves(&input).is_some_and(|n| n >= 3) {
+        reorder(input, movable)
+    } else {
+        place(input, movable)
+    };
+    wrap(placed, fixed)
+}
+
+/// The number of relations under a tree of inner and cross joins whose
+/// conditions can all move, or `None` when `plan` is not such a join.
+fn join_leaves(plan: &Plan) -> Option<usize> {
+    match plan {
+        Plan::Join {
+            left,
+            right,
+            kind: JoinKind::Inner | JoinKind::Cross,
+            on,
+            ..
+        } => {
+            if on.as_ref().is_some_and(|e| !movable(e)) {
+                return None;
+            }
+            let side = |p: &Plan| match p {
+                Plan::Join { .. } => join_leaves(p),
+                _ => Some(1),
+            };
+            Some(side(left)? + side(right)?)
+        }
+        _ => None,
+    }
+}
+
+/// The relations under a tree of inner/cross joins, left to right, and its
+/// join conditions over the tree's columns (`offset`: where `plan`'s
+/// columns start).
+fn flatten_joins(plan: Plan, offset: usize, leaves: &mut Vec<Plan>, conditions: &mut Vec<Expr>) {
+    match plan {
+        Plan::Join {
+            left,
+            right,
+            kind: JoinKind::Inner | JoinKind::Cross,
+            on,
+            ..
+        } => {
+            let width = left.fields().len();
+            flatten_joins(*left, offset, leaves, conditions);
+            flatten_joins(*right, offset + width, leaves, conditions);
+            if let Some(on) = on {
+                flatten_and(renumber(on, &|i| i + offset), conditions);
+            }
+        }
+        other => leaves.push(other),
+    }
+}
+
+/// A join tree (see `join_leaves`) rebuilt left-deep in a connected order,
+/// `conjuncts` placed in it, under a projection giving the written order.
+fn reorder(plan: Plan, conjuncts: Vec<Expr>) -> Plan {
+    let fields = plan.fields().to_vec();
+    let (mut leaves, mut conditions) = (Vec::new(), conjuncts);
+    flatten_joins(plan, 0, &mut leaves, &mut conditions);
+    let mut starts = Vec::with_capacity(leaves.len());
+    let mut at = 0;
+    for l in &leaves {
+        starts.push(at);
+        at += l.fields().len();
+    }
+    let leaf_of = |col: usize| starts.partition_point(|&s| s <= col) - 1;
+    let touched: Vec<Vec<usize>> = conditions
+        .iter()
+        .map(|c| {
+            let mut cols = Vec::new();
+            c.columns_used(&mut cols);
+            let mut ls: Vec<usize> = cols.into_iter().map(leaf_of).collect();
+            ls.sort_unstable();
+            ls.dedup();
+            ls
+        })
+        .collect();
+    // Greedy: the first relation not yet taken that a condition joins to
+    // those taken (and no others), else the first not yet taken.
+    let mut order = vec![0usize];
+    let mut taken = vec![false; leaves.len()];
+    taken[0] = true;
+    while order.len() < leaves.len() {
+        let joins = |l: usize| {
+            touched.iter().any(|ls| {
+                ls.contains(&l) && ls.len() > 1 && ls.iter().all(|&x| x == l || taken[x])
+            })
+        };
+        let next = (0..leaves.len())
+            .find(|&l| !taken[l] && joins(l))
+            .or_else(|| (0..leaves.len()).find(|&l| !taken[l]))
+            .unwrap_or(0);
+        taken[next] = true;
+        order.push(next);
+    }
+    // Where each written column lands in the new order.
+    let mut new_start = vec![0; leaves.len()];
+    let mut at = 0;
+    for &l in &order {
+        new_start[l] = at;
+        at += leaves[l].fields().len();
+    }
+    let moved = |col: usize| {
+        let l = leaf_of(col);
+        new_start[l] + (col - starts[l])
+    };
+    let mut slots: Vec<Option<Plan>> = leaves.into_iter().map(Some).collect();
+    let mut tree: Option<Plan> = None;
+    for &l in &order {
+        let Some(leaf) = slots[l].take() else { continue };
+        tree = Some(match tree {
+            None => leaf,
+            Some(left) => {
+                let mut f = left.fields().to_vec();
+                f.extend(leaf.fields().iter().cloned());
+                Plan::Join {
+                    left: Box::new(left),
+                    right: Box::new(leaf),
+                    kind: JoinKind::Cross,
+                    on: None,
+                    fields: f,
+                }
+            }
+        });
+    }
+    let Some(tree) = tree else {
+        unreachable!("a join has at least two relations")
+    };
+    let conditions = conditions.into_iter().map(|c| renumber(c, &moved)).collect();
+    let exprs = fields
+        .iter()
+        .enumerate()
+        .map(|(i, f)| Expr::Column(moved(i), f.data_type))
+        .collect();
+    Plan::Project {
+        input: Box::new(place(tree, conditions)),
+        exprs,
+        fields,
+    }
 }
 
 fn movable(e: &Expr) -> bool {
@@ -99,8 +243,12 @@ fn wrap(plan: Plan, conjuncts: Vec<Expr>) -> Plan {
 
 /// Column `i` becomes column `i - by` (an expression over a join's right side).
 fn shift_columns(e: Expr, by: usize) -> Expr {
+    renumber(e, &|i| i - by)
+}
+
+fn renumber(e: Expr, to: &dyn Fn(usize) -> usize) -> Expr {
     e.transform(&mut |x| match x {
-        Expr::Column(i, t) => Expr::Column(i - by, t),
+        Expr::Column(i, t) => Expr::Column(to(i), t),
         other => other,
     })
 }
