@@ -2627,7 +2627,8 @@ pub fn scan_all(table: &Arc<TableDef>, qualifier: Option<&str>) -> Plan {
     }
 }
 
-fn cross_join(left: Plan, right: Plan) -> Plan {
+/// `left` × `right`: every pair of rows.
+pub(crate) fn cross_join(left: Plan, right: Plan) -> Plan {
     let mut fields = left.fields().to_vec();
     fields.extend(right.fields().iter().cloned());
     Plan::Join {

@@ -14,6 +14,7 @@
 //! written), or move anything across an outer join.
 
 use crate::exec::kernels::{BinaryOp, BinarySignature};
+use crate::sql::bind::cross_join;
 use crate::sql::plan::{Expr, JoinKind, Plan};
 use crate::types::DataType;
 
@@ -45,8 +46,12 @@ fn join_leaves(plan: &Plan) -> Option<usize> {
             if on.as_ref().is_some_and(|e| !movable(e)) {
                 return None;
             }
+            // an outer join below is one relation, taken as it is
             let side = |p: &Plan| match p {
-                Plan::Join { .. } => join_leaves(p),
+                Plan::Join {
+                    kind: JoinKind::Inner | JoinKind::Cross,
+                    ..
+                } => join_leaves(p),
                 _ => Some(1),
             };
             Some(side(left)? + side(right)?)
@@ -137,17 +142,7 @@ fn reorder(plan: Plan, conjuncts: Vec<Expr>) -> Plan {
         let Some(leaf) = slots[l].take() else { continue };
         tree = Some(match tree {
             None => leaf,
-            Some(left) => {
-                let mut f = left.fields().to_vec();
-                f.extend(leaf.fields().iter().cloned());
-                Plan::Join {
-                    left: Box::new(left),
-                    right: Box::new(leaf),
-                    kind: JoinKind::Cross,
-                    on: None,
-                    fields: f,
-                }
-            }
+            Some(left) => cross_join(left, leaf),
         });
     }
     let Some(tree) = tree else {
