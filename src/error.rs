@@ -50,6 +50,11 @@ pub mod sqlstate {
     pub const DATATYPE_MISMATCH: &str = "42804";
     pub const CANNOT_COERCE: &str = "42846";
     pub const GROUPING_ERROR: &str = "42803";
+    pub const WINDOWING_ERROR: &str = "42P20";
+    pub const NULL_VALUE_NOT_ALLOWED: &str = "22004";
+    pub const INVALID_WINDOW_FRAME_OFFSET: &str = "22013";
+    pub const INVALID_ARGUMENT_FOR_NTILE: &str = "22014";
+    pub const INVALID_ARGUMENT_FOR_NTH_VALUE: &str = "22016";
     pub const INVALID_COLUMN_REFERENCE: &str = "42P10";
     pub const UNDEFINED_PREPARED_STATEMENT: &str = "26000";
     pub const DUPLICATE_PREPARED_STATEMENT: &str = "42P05";

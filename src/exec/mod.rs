@@ -8,6 +8,7 @@ pub mod fragment;
 pub mod kernels;
 pub mod operators;
 pub mod vector;
+pub mod window;
 
 use crate::types::{DataType, Datum, FormatContext};
 use vector::Column;

@@ -115,6 +115,16 @@ impl QueryContext {
         }
     }
 
+    /// What expression evaluation needs from the statement, with `subqueries`' values.
+    pub fn inputs<'a>(&'a self, subqueries: &'a HashMap<usize, Value>) -> EvalInputs<'a> {
+        EvalInputs {
+            eval: &self.eval,
+            params: &self.params,
+            outer: &self.outer,
+            subqueries,
+        }
+    }
+
     /// Replaces parameters and outer references by their values, so the
     /// expression can run anywhere (on a shard, in a hash join).
     pub fn resolve(&self, e: &Expr) -> Expr {
@@ -281,6 +291,13 @@ pub fn build(plan: &Plan, ctx: &Rc<QueryContext>) -> DbResult<BoxedOperator> {
             on.as_ref().map(|e| ctx.resolve(e)),
             ctx.clone(),
         )),
+        Plan::Window { input, calls, .. } => Box::new(crate::exec::window::WindowOp {
+            input: build(input, ctx)?,
+            calls: calls.clone(),
+            input_types: input.types(),
+            ctx: ctx.clone(),
+            out: None,
+        }),
         Plan::SetOp {
             kind,
             all,
@@ -310,12 +327,7 @@ fn remap_columns(expr: &Expr, projection: &[usize]) -> Expr {
 
 fn eval_const(e: &Expr, ctx: &QueryContext) -> DbResult<Datum> {
     let empty = HashMap::new();
-    let cx = EvalInputs {
-        eval: &ctx.eval,
-        params: &ctx.params,
-        outer: &ctx.outer,
-        subqueries: &empty,
-    };
+    let cx = ctx.inputs(&empty);
     let one = Batch::new(vec![], 1);
     Ok(eval(e, &one, &cx)?.datum(0))
 }
@@ -518,12 +530,7 @@ impl Operator for AggregateOp {
                     state.merge(&batch, keys)?;
                 } else {
                     let empty = HashMap::new();
-                    let cx = EvalInputs {
-                        eval: &self.ctx.eval,
-                        params: &self.ctx.params,
-                        outer: &self.ctx.outer,
-                        subqueries: &empty,
-                    };
+                    let cx = self.ctx.inputs(&empty);
                     fragment::update_aggregation_with(&mut state, &self.spec, &batch, &cx)?;
                 }
             }
@@ -536,7 +543,7 @@ impl Operator for AggregateOp {
 // ------------------------------------------------------------------ filter / project / values
 
 /// Computes the subqueries an expression contains, for this batch.
-async fn subquery_values(
+pub(crate) async fn subquery_values(
     exprs: &[&Expr],
     batch: &Batch,
     ctx: &Rc<QueryContext>,
@@ -608,12 +615,7 @@ async fn run_subquery(
                 return Err(DbError::internal("IN subquery without operand"));
             };
             let empty = HashMap::new();
-            let cx = EvalInputs {
-                eval: &run_ctx.eval,
-                params: &run_ctx.params,
-                outer: &run_ctx.outer,
-                subqueries: &empty,
-            };
+            let cx = run_ctx.inputs(&empty);
             let lv = eval(left, batch, &cx)?.into_column(batch.len);
             let lv = crate::exec::kernels::cast_column(&lv, eq.left, &ctx.eval)?;
             let mut set = hashbrown::HashSet::new();
@@ -673,12 +675,7 @@ impl Operator for FilterOp {
                 } else {
                     HashMap::new()
                 };
-                let cx = EvalInputs {
-                    eval: &self.ctx.eval,
-                    params: &self.ctx.params,
-                    outer: &self.ctx.outer,
-                    subqueries: &subs,
-                };
+                let cx = self.ctx.inputs(&subs);
                 let out = filter_batch(&self.predicate, &batch, &cx)?;
                 if out.len > 0 {
                     return Ok(Some(out));
@@ -707,12 +704,7 @@ impl Operator for ProjectOp {
             } else {
                 HashMap::new()
             };
-            let cx = EvalInputs {
-                eval: &self.ctx.eval,
-                params: &self.ctx.params,
-                outer: &self.ctx.outer,
-                subqueries: &subs,
-            };
+            let cx = self.ctx.inputs(&subs);
             let cols = self
                 .exprs
                 .iter()
@@ -755,12 +747,7 @@ impl Operator for ValuesOp {
                     HashMap::new()
                 };
                 let subs = if any_subquery { &subs } else { &no_subqueries };
-                let cx = EvalInputs {
-                    eval: &self.ctx.eval,
-                    params: &self.ctx.params,
-                    outer: &self.ctx.outer,
-                    subqueries: subs,
-                };
+                let cx = self.ctx.inputs(subs);
                 for (c, e) in cols.iter_mut().zip(row) {
                     match e {
                         // Literals (most of a multi-row INSERT) need no evaluation.
@@ -847,7 +834,7 @@ impl Operator for DistinctOp {
 }
 
 /// Drains an operator into one batch, charging the statement's memory.
-async fn drain(op: &mut BoxedOperator, types: &[DataType], ctx: &QueryContext) -> DbResult<Batch> {
+pub(crate) async fn drain(op: &mut BoxedOperator, types: &[DataType], ctx: &QueryContext) -> DbResult<Batch> {
     let mut all = Vec::new();
     while let Some(b) = op.next().await? {
         ctx.check_cancel()?;
@@ -864,7 +851,7 @@ async fn drain(op: &mut BoxedOperator, types: &[DataType], ctx: &QueryContext) -
 /// Compares row `a` with row `b` of one key column, PostgreSQL's way for
 /// ORDER BY: NULLs last ascending (first descending) unless told otherwise,
 /// NaN above every other float.
-fn compare_key(col: &Column, key: &SortKey, a: usize, b: usize) -> std::cmp::Ordering {
+pub(crate) fn compare_key(col: &Column, key: &SortKey, a: usize, b: usize) -> std::cmp::Ordering {
     use crate::exec::vector::ColumnData as D;
     use std::cmp::Ordering::*;
     match (col.is_valid(a), col.is_valid(b)) {
@@ -894,12 +881,7 @@ fn compare_key(col: &Column, key: &SortKey, a: usize, b: usize) -> std::cmp::Ord
 /// The order of `batch`'s rows under `keys` (stable, as ties keep input order).
 fn sort_permutation(batch: &Batch, keys: &[SortKey], ctx: &QueryContext) -> DbResult<Vec<u32>> {
     let empty = HashMap::new();
-    let cx = EvalInputs {
-        eval: &ctx.eval,
-        params: &ctx.params,
-        outer: &ctx.outer,
-        subqueries: &empty,
-    };
+    let cx = ctx.inputs(&empty);
     let key_cols = keys
         .iter()
         .map(|k| eval(&k.expr, batch, &cx).map(|v| v.into_column(batch.len)))
@@ -915,6 +897,18 @@ fn sort_permutation(batch: &Batch, keys: &[SortKey], ctx: &QueryContext) -> DbRe
         std::cmp::Ordering::Equal
     });
     Ok(idx)
+}
+
+/// The next batch of a fully computed result and its read position.
+pub(crate) fn next_slice(out: &mut Option<(Batch, usize)>) -> Option<Batch> {
+    let (all, pos) = out.as_mut()?;
+    if *pos >= all.len {
+        return None;
+    }
+    let n = BATCH_ROWS.min(all.len - *pos);
+    let b = all.slice(*pos, n);
+    *pos += n;
+    Some(b)
 }
 
 struct SortOp {
@@ -969,16 +963,7 @@ impl Operator for SortOp {
                 let all = Batch::concat(&types, &parts);
                 self.out = Some((self.sorted_prefix(&all)?, 0));
             }
-            let Some((all, pos)) = self.out.as_mut() else {
-                return Ok(None);
-            };
-            if *pos >= all.len {
-                return Ok(None);
-            }
-            let n = BATCH_ROWS.min(all.len - *pos);
-            let b = all.slice(*pos, n);
-            *pos += n;
-            Ok(Some(b))
+            Ok(next_slice(&mut self.out))
         })
     }
 }
@@ -1048,12 +1033,7 @@ impl JoinOp {
         let b = drain(&mut right, &self.right_types, &self.ctx).await?;
         if !self.equi.is_empty() {
             let empty = HashMap::new();
-            let cx = EvalInputs {
-                eval: &self.ctx.eval,
-                params: &self.ctx.params,
-                outer: &self.ctx.outer,
-                subqueries: &empty,
-            };
+            let cx = self.ctx.inputs(&empty);
             let cols = self
                 .equi
                 .iter()
@@ -1098,12 +1078,7 @@ impl JoinOp {
         let end = (start + rows_per_step).min(lb.len);
         let lb = &lb.slice(start, end - start);
         let empty = HashMap::new();
-        let cx = EvalInputs {
-            eval: &self.ctx.eval,
-            params: &self.ctx.params,
-            outer: &self.ctx.outer,
-            subqueries: &empty,
-        };
+        let cx = self.ctx.inputs(&empty);
         let mut li = Vec::new();
         let mut ri = Vec::new();
         if !self.equi.is_empty() {

@@ -16,6 +16,9 @@ use crate::sql::plan::*;
 use crate::types::text::parse_text;
 use crate::types::{DataType, Datum};
 
+mod window;
+use window::{WindowScope, WindowsHere};
+
 /// Columns visible to expressions at one level of a query.
 #[derive(Debug, Clone, Default)]
 pub struct Scope {
@@ -62,6 +65,8 @@ pub struct Binder<'a> {
     pub referenced: Vec<(String, String)>,
     /// Views being expanded, innermost last (against runaway recursion).
     view_stack: Vec<String>,
+    /// Window calls of the SELECTs being bound, innermost last (see `window.rs`).
+    windows: Vec<WindowScope>,
 }
 
 /// A FROM item's name, resolved.
@@ -133,6 +138,7 @@ impl<'a> Binder<'a> {
             next_effect: 0,
             referenced: Vec::new(),
             view_stack: Vec::new(),
+            windows: Vec::new(),
         }
     }
 
@@ -786,6 +792,17 @@ impl<'a> Binder<'a> {
         select: &ast::Select,
         order_by: &[ast::OrderByExpr],
     ) -> DbResult<Plan> {
+        self.windows.push(WindowScope::new(&select.named_window)?);
+        let plan = self.bind_select_in_window_scope(select, order_by);
+        self.windows.pop();
+        plan
+    }
+
+    fn bind_select_in_window_scope(
+        &mut self,
+        select: &ast::Select,
+        order_by: &[ast::OrderByExpr],
+    ) -> DbResult<Plan> {
         let mut plan = self.bind_from(&select.from)?;
         let scope = Scope {
             fields: plan.fields().to_vec(),
@@ -827,6 +844,7 @@ impl<'a> Binder<'a> {
         // Bind the select list (and HAVING, ORDER BY) against the input or the aggregate.
         let mut select_exprs = Vec::new();
         let mut names = Vec::new();
+        self.allow_windows(true);
         for (item, name) in &items {
             let e = match item {
                 SelectSource::Ast(ast) => self.bind_expr(ast, &scope, agg_ctx.as_mut())?,
@@ -835,9 +853,10 @@ impl<'a> Binder<'a> {
             select_exprs.push(e);
             names.push(name.clone());
         }
+        self.allow_windows(false);
         let having = match &select.having {
             Some(h) => {
-                let e = self.bind_expr(h, &scope, agg_ctx.as_mut())?;
+                let e = self.bind_in_clause("HAVING", |b| b.bind_expr(h, &scope, agg_ctx.as_mut()))?;
                 Some(self.coerce(e, DataType::Bool, "HAVING")?)
             }
             None => None,
@@ -852,6 +871,7 @@ impl<'a> Binder<'a> {
         // ORDER BY keys: output ordinal, output alias, or an expression (hidden column).
         let mut sort_keys = Vec::new();
         let mut hidden = Vec::new();
+        self.allow_windows(true);
         for ob in order_by {
             let descending = matches!(ob.options.sort, Some(ast::OrderBySort::Desc));
             let nulls_first = ob.options.nulls_first.unwrap_or(descending);
@@ -882,6 +902,7 @@ impl<'a> Binder<'a> {
                 nulls_first,
             });
         }
+        self.allow_windows(false);
 
         if let Some(agg) = agg_ctx {
             let mut fields = Vec::new();
@@ -903,6 +924,17 @@ impl<'a> Binder<'a> {
                     predicate: h,
                 };
             }
+        }
+
+        // Window calls run over the (aggregated, filtered) rows; their
+        // results are the columns after the input's.
+        let mut select_exprs = select_exprs;
+        let calls = self.take_window_calls();
+        if !calls.is_empty() {
+            let base = plan.fields().len();
+            plan = window::window_plan(plan, calls);
+            select_exprs = select_exprs.into_iter().map(|e| window::place_window_columns(e, base)).collect();
+            hidden = hidden.into_iter().map(|e| window::place_window_columns(e, base)).collect();
         }
 
         let visible = select_exprs.len();
@@ -1362,6 +1394,11 @@ impl<'a> Binder<'a> {
         scope: &Scope,
         mut agg: Option<&mut AggContext>,
     ) -> DbResult<Expr> {
+        if let ast::Expr::Function(f) = e {
+            if f.over.is_some() {
+                return self.bind_window_call(f, scope, agg);
+            }
+        }
         if let Some(ctx) = agg.as_deref_mut() {
             if let Some(bound) = self.bind_in_aggregate(e, scope, ctx)? {
                 return Ok(bound);
@@ -1743,7 +1780,14 @@ impl<'a> Binder<'a> {
         ) {
             return Ok(None);
         }
-        let bound = match self.bind_expr(e, scope, None) {
+        // A window call inside `e` must bind against the aggregate, not the raw input.
+        let window_calls = self.window_call_count();
+        let speculative = self.bind_expr(e, scope, None);
+        if self.window_call_count() != window_calls {
+            self.truncate_window_calls(window_calls);
+            return Ok(None);
+        }
+        let bound = match speculative {
             Ok(b) => b,
             Err(err)
                 if matches!(
@@ -1817,7 +1861,11 @@ impl<'a> Binder<'a> {
                         "aggregate function calls cannot be nested",
                     ));
                 }
-                self.bind_expr(x, scope, None)?
+                let windows = self.windows_here();
+                self.set_windows_here(WindowsHere::InAggregate);
+                let arg = self.bind_expr(x, scope, None);
+                self.set_windows_here(windows);
+                arg?
             }
             _ => {
                 return Err(DbError::new(
@@ -1834,58 +1882,7 @@ impl<'a> Binder<'a> {
             arg = self.coerce(arg, DataType::Text, name)?;
         }
         let t = arg.data_type();
-        let (func, result) = match name {
-            "count" => (AggFunc::Count, DataType::Int64),
-            "sum" => (
-                AggFunc::Sum,
-                match t {
-                    DataType::Int16 | DataType::Int32 => DataType::Int64,
-                    DataType::Int64 | DataType::Numeric => DataType::Numeric,
-                    DataType::Float32 => DataType::Float32,
-                    DataType::Float64 => DataType::Float64,
-                    DataType::Interval => DataType::Interval,
-                    _ => return Err(no_agg(name, t)),
-                },
-            ),
-            "avg" => (
-                AggFunc::Avg,
-                match t {
-                    DataType::Int16 | DataType::Int32 | DataType::Int64 | DataType::Numeric => {
-                        DataType::Numeric
-                    }
-                    DataType::Float32 | DataType::Float64 => DataType::Float64,
-                    DataType::Interval => DataType::Interval,
-                    _ => return Err(no_agg(name, t)),
-                },
-            ),
-            "min" | "max" => {
-                if matches!(t, DataType::Jsonb) {
-                    return Err(no_agg(name, t));
-                }
-                (
-                    if name == "min" {
-                        AggFunc::Min
-                    } else {
-                        AggFunc::Max
-                    },
-                    t,
-                )
-            }
-            "bool_and" | "every" | "bool_or" => {
-                if t != DataType::Bool {
-                    return Err(no_agg(name, t));
-                }
-                (
-                    if name == "bool_or" {
-                        AggFunc::BoolOr
-                    } else {
-                        AggFunc::BoolAnd
-                    },
-                    DataType::Bool,
-                )
-            }
-            _ => return Err(no_agg(name, t)),
-        };
+        let (func, result) = aggregate_signature(name, t)?;
         Ok(AggCall {
             func,
             arg: Some(arg),
@@ -2269,6 +2266,63 @@ impl<'a> Binder<'a> {
 enum SelectSource {
     Ast(ast::Expr),
     Column(usize),
+}
+
+/// An aggregate's function and result type for an argument of type `t`
+/// (PostgreSQL's: sum(int4) is bigint, sum(int8) and avg(int) numeric).
+pub(crate) fn aggregate_signature(name: &str, t: DataType) -> DbResult<(AggFunc, DataType)> {
+    Ok(match name {
+        "count" => (AggFunc::Count, DataType::Int64),
+        "sum" => (
+            AggFunc::Sum,
+            match t {
+                DataType::Int16 | DataType::Int32 => DataType::Int64,
+                DataType::Int64 | DataType::Numeric => DataType::Numeric,
+                DataType::Float32 => DataType::Float32,
+                DataType::Float64 => DataType::Float64,
+                DataType::Interval => DataType::Interval,
+                _ => return Err(no_agg(name, t)),
+            },
+        ),
+        "avg" => (
+            AggFunc::Avg,
+            match t {
+                DataType::Int16 | DataType::Int32 | DataType::Int64 | DataType::Numeric => {
+                    DataType::Numeric
+                }
+                DataType::Float32 | DataType::Float64 => DataType::Float64,
+                DataType::Interval => DataType::Interval,
+                _ => return Err(no_agg(name, t)),
+            },
+        ),
+        "min" | "max" => {
+            if matches!(t, DataType::Jsonb) {
+                return Err(no_agg(name, t));
+            }
+            (
+                if name == "min" {
+                    AggFunc::Min
+                } else {
+                    AggFunc::Max
+                },
+                t,
+            )
+        }
+        "bool_and" | "every" | "bool_or" => {
+            if t != DataType::Bool {
+                return Err(no_agg(name, t));
+            }
+            (
+                if name == "bool_or" {
+                    AggFunc::BoolOr
+                } else {
+                    AggFunc::BoolAnd
+                },
+                DataType::Bool,
+            )
+        }
+        _ => return Err(no_agg(name, t)),
+    })
 }
 
 fn no_agg(name: &str, t: DataType) -> DbError {

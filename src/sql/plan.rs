@@ -353,6 +353,71 @@ pub struct SortKey {
     pub nulls_first: bool,
 }
 
+/// A window function: a ranking or value function, or an aggregate over a frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowFunc {
+    RowNumber,
+    Rank,
+    DenseRank,
+    PercentRank,
+    CumeDist,
+    Ntile,
+    Lag,
+    Lead,
+    FirstValue,
+    LastValue,
+    NthValue,
+    Aggregate(AggFunc),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrameUnits {
+    Rows,
+    Range,
+    Groups,
+}
+
+/// One end of a window frame; offsets are constant expressions.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FrameBound {
+    UnboundedPreceding,
+    Preceding(Expr),
+    CurrentRow,
+    Following(Expr),
+    UnboundedFollowing,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct WindowFrame {
+    pub units: FrameUnits,
+    pub start: FrameBound,
+    pub end: FrameBound,
+}
+
+impl WindowFrame {
+    /// PostgreSQL's default: RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW.
+    pub fn default_frame() -> WindowFrame {
+        WindowFrame {
+            units: FrameUnits::Range,
+            start: FrameBound::UnboundedPreceding,
+            end: FrameBound::CurrentRow,
+        }
+    }
+}
+
+/// One window function call: `func(args) [FILTER (WHERE filter)] OVER (PARTITION BY … ORDER BY … frame)`.
+/// Every expression reads the window operator's input row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WindowCall {
+    pub func: WindowFunc,
+    pub args: Vec<Expr>,
+    pub filter: Option<Expr>,
+    pub partition_by: Vec<Expr>,
+    pub order_by: Vec<SortKey>,
+    pub frame: WindowFrame,
+    pub result_type: DataType,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JoinKind {
     Inner,
@@ -418,6 +483,12 @@ pub enum Plan {
         on: Option<Expr>,
         fields: Vec<Field>,
     },
+    /// Output: the input's columns, then one column per window call.
+    Window {
+        input: Box<Plan>,
+        calls: Vec<WindowCall>,
+        fields: Vec<Field>,
+    },
     SetOp {
         kind: SetOpKind,
         all: bool,
@@ -435,6 +506,7 @@ impl Plan {
             | Plan::Project { fields, .. }
             | Plan::Aggregate { fields, .. }
             | Plan::Join { fields, .. }
+            | Plan::Window { fields, .. }
             | Plan::SetOp { fields, .. } => fields,
             Plan::Filter { input, .. }
             | Plan::Sort { input, .. }

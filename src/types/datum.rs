@@ -76,6 +76,17 @@ impl Datum {
         }
     }
 
+    /// Any number as a float (numeric rounded).
+    pub fn as_f64(&self) -> Option<f64> {
+        use rust_decimal::prelude::ToPrimitive;
+        match self {
+            Datum::Float32(v) => Some(*v as f64),
+            Datum::Float64(v) => Some(*v),
+            Datum::Numeric(d) => d.to_f64(),
+            other => other.as_i64().map(|v| v as f64),
+        }
+    }
+
     pub fn as_bool(&self) -> Option<bool> {
         match self {
             Datum::Bool(b) => Some(*b),
