@@ -248,6 +248,12 @@ enum Acc {
         vals: Vec<Option<bool>>,
         is_and: bool,
     },
+    /// Every non-NULL value of each group, in arrival order (string_agg,
+    /// percentiles); `constant` is the delimiter or the fraction.
+    Collect {
+        vals: Vec<Vec<Datum>>,
+        constant: Datum,
+    },
 }
 
 /// One aggregate of an aggregation: its function, types and state.
@@ -300,6 +306,10 @@ impl Accumulator {
                 vals: vec![],
                 is_and: func == AggFunc::BoolAnd,
             },
+            AggFunc::StringAgg | AggFunc::PercentileCont { .. } | AggFunc::PercentileDisc { .. } => Acc::Collect {
+                vals: vec![],
+                constant: Datum::Null,
+            },
         };
         Ok(Accumulator {
             func,
@@ -338,6 +348,14 @@ impl Accumulator {
             }
             Acc::MinMax { vals, .. } => vals.resize(groups, Datum::Null),
             Acc::Bool { vals, .. } => vals.resize(groups, None),
+            Acc::Collect { vals, .. } => vals.resize_with(groups, Vec::new),
+        }
+    }
+
+    /// Sets the constant argument (string_agg's delimiter, a percentile's fraction).
+    pub fn set_constant(&mut self, value: Datum) {
+        if let Acc::Collect { constant, .. } = &mut self.acc {
+            *constant = value;
         }
     }
 
@@ -453,6 +471,13 @@ impl Accumulator {
                     }
                 }
             }
+            (Acc::Collect { vals, .. }, _) => {
+                for (i, &g) in ids.iter().enumerate() {
+                    if valid(i) {
+                        vals[g as usize].push(col.datum(i));
+                    }
+                }
+            }
             _ => return Err(DbError::internal("aggregate input of unexpected type")),
         }
         Ok(())
@@ -533,6 +558,8 @@ impl Accumulator {
                     .collect();
                 vec![Column::from_datums(DataType::Bool, &d)]
             }
+            // Never split over shards (`AggFunc::collects_values`); `merge` refuses it.
+            Acc::Collect { .. } => vec![Column::from_datum(DataType::Int64, &Datum::Null, groups)],
         }
     }
 
@@ -609,6 +636,7 @@ impl Accumulator {
                 let mask = None;
                 return self.update(ids, groups, Some(state[0]), mask);
             }
+            Acc::Collect { .. } => return Err(bad_state()),
         }
         Ok(())
     }
@@ -656,11 +684,53 @@ impl Accumulator {
                     .copied()
                     .flatten()
                     .map_or(Datum::Null, Datum::Bool),
+                Acc::Collect { vals, constant } => match vals.get(g) {
+                    Some(v) if !v.is_empty() => collected_result(self.func, v, constant, t)?,
+                    _ => Datum::Null,
+                },
             };
             out.push_datum(&d);
         }
         let _ = self.func;
         Ok(out)
+    }
+}
+
+/// string_agg's joined text, or a percentile of the group's values.
+fn collected_result(func: AggFunc, vals: &[Datum], constant: &Datum, result: DataType) -> DbResult<Datum> {
+    match func {
+        AggFunc::StringAgg => {
+            let sep: &[u8] = match constant {
+                Datum::Bytes(b) => b,
+                _ => &[],
+            };
+            let mut out = Vec::new();
+            for (i, v) in vals.iter().enumerate() {
+                if i > 0 {
+                    out.extend_from_slice(sep);
+                }
+                if let Datum::Bytes(b) = v {
+                    out.extend_from_slice(b);
+                }
+            }
+            Ok(Datum::Bytes(out))
+        }
+        AggFunc::PercentileCont { descending } | AggFunc::PercentileDisc { descending } => {
+            let fraction = constant.as_f64().unwrap_or(0.0);
+            let mut sorted = vals.to_vec();
+            sorted.sort_by(|a, b| if descending { b.total_cmp(a) } else { a.total_cmp(b) });
+            let n = sorted.len();
+            if matches!(func, AggFunc::PercentileDisc { .. }) {
+                let pos = ((fraction * n as f64).ceil() as usize).clamp(1, n) - 1;
+                return Ok(sorted[pos].clone());
+            }
+            let at = fraction * (n - 1) as f64;
+            let (lo, hi) = (at.floor() as usize, at.ceil() as usize);
+            let (a, b) = (sorted[lo].as_f64().unwrap_or(0.0), sorted[hi].as_f64().unwrap_or(0.0));
+            let v = if lo == hi { a } else { a + (at - lo as f64) * (b - a) };
+            Ok(if result == DataType::Float32 { Datum::Float32(v as f32) } else { Datum::Float64(v) })
+        }
+        _ => Err(DbError::internal("not a collecting aggregate")),
     }
 }
 
@@ -771,6 +841,13 @@ impl HashAggregation {
             ids: Vec::new(),
             distinct_seen,
         })
+    }
+
+    /// Sets aggregate `k`'s constant argument (see `Accumulator::set_constant`).
+    pub fn set_constant(&mut self, k: usize, value: Datum) {
+        if let Some(acc) = self.accs.get_mut(k) {
+            acc.set_constant(value);
+        }
     }
 
     /// Raw rows: key columns, then per aggregate its argument and FILTER mask.
@@ -895,6 +972,10 @@ fn clone_acc(a: &Acc) -> Acc {
         Acc::MinMax { vals, is_min } => Acc::MinMax {
             vals: vals.clone(),
             is_min: *is_min,
+        },
+        Acc::Collect { vals, constant } => Acc::Collect {
+            vals: vals.clone(),
+            constant: constant.clone(),
         },
         Acc::Bool { vals, is_and } => Acc::Bool {
             vals: vals.clone(),

@@ -412,7 +412,13 @@ pub fn new_aggregation(spec: &FragmentAggregate, mode: AggMode) -> DbResult<Hash
             )
         })
         .collect();
-    HashAggregation::new(mode, keys, &aggs)
+    let mut state = HashAggregation::new(mode, keys, &aggs)?;
+    for (k, a) in spec.aggs.iter().enumerate() {
+        if let Some(Expr::Literal(d, _)) = &a.constant_arg {
+            state.set_constant(k, d.clone());
+        }
+    }
+    Ok(state)
 }
 
 /// Evaluates group keys, aggregate arguments and FILTER masks over raw rows

@@ -271,8 +271,9 @@ pub fn build(plan: &Plan, ctx: &Rc<QueryContext>) -> DbResult<BoxedOperator> {
                 skip: offset as u64,
             })
         }
-        Plan::Distinct { input } => Box::new(DistinctOp {
+        Plan::Distinct { input, on } => Box::new(DistinctOp {
             input: build(input, ctx)?,
+            on: on.clone(),
             seen: Default::default(),
             ctx: ctx.clone(),
         }),
@@ -433,6 +434,7 @@ fn build_aggregate(
             .map(|a| AggCall {
                 arg: a.arg.as_ref().map(|e| ctx.resolve(e)),
                 filter: a.filter.as_ref().map(|e| ctx.resolve(e)),
+                constant_arg: a.constant_arg.as_ref().map(|e| ctx.resolve(e)),
                 ..a.clone()
             })
             .collect(),
@@ -440,6 +442,7 @@ fn build_aggregate(
     let pushable = spec.group_by.iter().all(|e| e.is_shard_pure())
         && spec.aggs.iter().all(|a| {
             !a.distinct
+                && !a.func.collects_values()
                 && a.arg.as_ref().is_none_or(|e| e.is_shard_pure())
                 && a.filter.as_ref().is_none_or(|e| e.is_shard_pure())
         });
@@ -807,6 +810,8 @@ fn row_key(batch: &Batch, i: usize, out: &mut Vec<u8>) {
 
 struct DistinctOp {
     input: BoxedOperator,
+    /// DISTINCT ON: the key columns (all columns when None).
+    on: Option<Vec<usize>>,
     seen: hashbrown::HashSet<Vec<u8>>,
     ctx: Rc<QueryContext>,
 }
@@ -818,7 +823,15 @@ impl Operator for DistinctOp {
             while let Some(batch) = self.input.next().await? {
                 let mut keep = Vec::new();
                 for i in 0..batch.len {
-                    row_key(&batch, i, &mut key);
+                    match &self.on {
+                        None => row_key(&batch, i, &mut key),
+                        Some(cols) => {
+                            key.clear();
+                            for &c in cols {
+                                encode_key(&batch.columns[c], i, &mut key);
+                            }
+                        }
+                    }
                     if self.seen.insert(key.clone()) {
                         self.ctx.charge(key.len() + 32)?;
                         keep.push(i as u32);

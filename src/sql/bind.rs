@@ -862,11 +862,6 @@ impl<'a> Binder<'a> {
             None => None,
         };
         let distinct = matches!(select.distinct, Some(ast::Distinct::Distinct));
-        if matches!(select.distinct, Some(ast::Distinct::On(_))) {
-            return Err(DbError::unsupported(
-                "SELECT DISTINCT ON is not supported yet",
-            ));
-        }
 
         // ORDER BY keys: output ordinal, output alias, or an expression (hidden column).
         let mut sort_keys = Vec::new();
@@ -904,6 +899,50 @@ impl<'a> Binder<'a> {
         }
         self.allow_windows(false);
 
+        // DISTINCT ON keys: output columns, or hidden ones like ORDER BY's; the
+        // first rows after the sort are kept, so ORDER BY must lead with them.
+        let mut distinct_on: Option<Vec<usize>> = None;
+        if let Some(ast::Distinct::On(on)) = &select.distinct {
+            let mut cols = Vec::new();
+            for e in on {
+                let col = match self.order_key_output_index(e, &names, &select_exprs)? {
+                    Some(i) => i,
+                    None => {
+                        let b = self.bind_expr(e, &scope, agg_ctx.as_mut())?;
+                        match select_exprs.iter().chain(hidden.iter()).position(|s| *s == b) {
+                            Some(p) => p,
+                            None => {
+                                hidden.push(b);
+                                select_exprs.len() + hidden.len() - 1
+                            }
+                        }
+                    }
+                };
+                if !cols.contains(&col) {
+                    cols.push(col);
+                }
+            }
+            let leading: Vec<usize> = sort_keys
+                .iter()
+                .take(cols.len())
+                .filter_map(|k| match &k.expr {
+                    Expr::Column(i, _) => Some(*i),
+                    _ => None,
+                })
+                .collect();
+            if !sort_keys.is_empty()
+                && (leading.len() < cols.len().min(sort_keys.len())
+                    || leading.iter().any(|i| !cols.contains(i))
+                    || (sort_keys.len() < cols.len()))
+            {
+                return Err(DbError::new(
+                    sqlstate::INVALID_COLUMN_REFERENCE,
+                    "SELECT DISTINCT ON expressions must match initial ORDER BY expressions",
+                ));
+            }
+            distinct_on = Some(cols);
+        }
+
         if let Some(agg) = agg_ctx {
             let mut fields = Vec::new();
             for (i, g) in agg.group_exprs.iter().enumerate() {
@@ -911,6 +950,17 @@ impl<'a> Binder<'a> {
             }
             for (i, a) in agg.aggs.iter().enumerate() {
                 fields.push(Field::new(format!("agg{i}"), a.result_type));
+            }
+            // `agg(x ORDER BY k)`: the input arrives sorted by k (one ordering per query).
+            let mut orderings = agg.aggs.iter().map(|a| &a.order_by).filter(|o| !o.is_empty());
+            if let Some(first) = orderings.next() {
+                if orderings.any(|o| o != first) {
+                    return Err(DbError::unsupported("aggregates with different ORDER BY clauses in one query"));
+                }
+                plan = Plan::Sort {
+                    input: Box::new(plan),
+                    keys: first.clone(),
+                };
             }
             plan = Plan::Aggregate {
                 input: Box::new(plan),
@@ -980,12 +1030,19 @@ impl<'a> Binder<'a> {
         if distinct {
             plan = Plan::Distinct {
                 input: Box::new(plan),
+                on: None,
             };
         }
         if !sort_keys.is_empty() {
             plan = Plan::Sort {
                 input: Box::new(plan),
                 keys: sort_keys,
+            };
+        }
+        if let Some(on) = distinct_on {
+            plan = Plan::Distinct {
+                input: Box::new(plan),
+                on: Some(on),
             };
         }
         if plan.fields().len() > visible {
@@ -1851,22 +1908,41 @@ impl<'a> Binder<'a> {
                 distinct: false,
                 filter,
                 result_type: DataType::Int64,
+                order_by: vec![],
+                constant_arg: None,
             });
         }
-        let arg = match args.as_slice() {
-            [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x))] => {
-                if contains_aggregate(x) {
-                    return Err(DbError::new(
-                        sqlstate::GROUPING_ERROR,
-                        "aggregate function calls cannot be nested",
-                    ));
-                }
-                let windows = self.windows_here();
-                self.set_windows_here(WindowsHere::InAggregate);
-                let arg = self.bind_expr(x, scope, None);
-                self.set_windows_here(windows);
-                arg?
+        let order_by_asts: Vec<ast::OrderByExpr> = match &f.args {
+            ast::FunctionArguments::List(list) => list
+                .clauses
+                .iter()
+                .filter_map(|c| match c {
+                    ast::FunctionArgumentClause::OrderBy(o) => Some(o.clone()),
+                    _ => None,
+                })
+                .flatten()
+                .collect(),
+            _ => vec![],
+        };
+        let mut order_by = Vec::new();
+        for ob in &order_by_asts {
+            let descending = matches!(ob.options.sort, Some(ast::OrderBySort::Desc));
+            let e = self.bind_expr(&ob.expr, scope, None)?;
+            order_by.push(SortKey {
+                expr: e,
+                descending,
+                nulls_first: ob.options.nulls_first.unwrap_or(descending),
+            });
+        }
+        match name {
+            "string_agg" => return self.bind_string_agg(&args, distinct, filter, order_by, scope),
+            "percentile_cont" | "percentile_disc" => {
+                return self.bind_percentile(name, &args, &f.within_group, filter, scope)
             }
+            _ => {}
+        }
+        let arg = match args.as_slice() {
+            [a] => self.bind_aggregate_arg(a, scope, name)?,
             _ => {
                 return Err(DbError::new(
                     sqlstate::UNDEFINED_FUNCTION,
@@ -1889,6 +1965,144 @@ impl<'a> Binder<'a> {
             distinct,
             filter,
             result_type: result,
+            order_by,
+            constant_arg: None,
+        })
+    }
+
+    /// An aggregate's argument: no aggregates or window calls inside.
+    fn bind_aggregate_arg(&mut self, arg: &ast::FunctionArg, scope: &Scope, name: &str) -> DbResult<Expr> {
+        let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) = arg else {
+            return Err(DbError::unsupported(format!("this argument form in a call of {name}")));
+        };
+        if contains_aggregate(x) {
+            return Err(DbError::new(
+                sqlstate::GROUPING_ERROR,
+                "aggregate function calls cannot be nested",
+            ));
+        }
+        let windows = self.windows_here();
+        self.set_windows_here(WindowsHere::InAggregate);
+        let bound = self.bind_expr(x, scope, None);
+        self.set_windows_here(windows);
+        bound
+    }
+
+    /// A constant argument as a literal (parameters stay, resolved at execution).
+    fn constant_argument(&mut self, e: Expr, t: DataType, name: &str) -> DbResult<Expr> {
+        let e = self.coerce(e, t, name)?;
+        let mut columns = Vec::new();
+        e.columns_used(&mut columns);
+        if !columns.is_empty() || e.has_subquery() || matches!(e, Expr::Outer { .. }) {
+            return Err(DbError::unsupported(format!("{name} with an argument that varies by row")));
+        }
+        let mut has_param = false;
+        e.walk(&mut |x| has_param |= matches!(x, Expr::Param(..)));
+        if has_param {
+            return Ok(e);
+        }
+        let (d, t) = self.constant(&e)?;
+        Ok(Expr::Literal(d, t))
+    }
+
+    fn bind_string_agg(
+        &mut self,
+        args: &[ast::FunctionArg],
+        distinct: bool,
+        filter: Option<Expr>,
+        order_by: Vec<SortKey>,
+        scope: &Scope,
+    ) -> DbResult<AggCall> {
+        let [value, delimiter] = args else {
+            return Err(DbError::new(
+                sqlstate::UNDEFINED_FUNCTION,
+                format!("function string_agg with {} arguments does not exist", args.len()),
+            ));
+        };
+        let value = self.bind_aggregate_arg(value, scope, "string_agg")?;
+        let t = match value.data_type() {
+            DataType::Bytea => DataType::Bytea,
+            DataType::Text | DataType::Varchar(_) | DataType::Bpchar(_) | DataType::Unknown => DataType::Text,
+            other => {
+                return Err(DbError::new(
+                    sqlstate::UNDEFINED_FUNCTION,
+                    format!("function string_agg({}, text) does not exist", other.name()),
+                ))
+            }
+        };
+        let value = self.coerce(value, t, "string_agg")?;
+        let delimiter = self.bind_aggregate_arg(delimiter, scope, "string_agg")?;
+        let delimiter = self.constant_argument(delimiter, t, "string_agg")?;
+        Ok(AggCall {
+            func: AggFunc::StringAgg,
+            arg: Some(value),
+            distinct,
+            filter,
+            result_type: t,
+            order_by,
+            constant_arg: Some(delimiter),
+        })
+    }
+
+    /// percentile_cont / percentile_disc(fraction) WITHIN GROUP (ORDER BY x).
+    fn bind_percentile(
+        &mut self,
+        name: &str,
+        args: &[ast::FunctionArg],
+        within_group: &[ast::OrderByExpr],
+        filter: Option<Expr>,
+        scope: &Scope,
+    ) -> DbResult<AggCall> {
+        let ([fraction], [order]) = (args, within_group) else {
+            return Err(DbError::new(
+                sqlstate::UNDEFINED_FUNCTION,
+                format!("function {name} needs one fraction and WITHIN GROUP (ORDER BY one expression)"),
+            ));
+        };
+        let fraction = self.bind_aggregate_arg(fraction, scope, name)?;
+        let fraction = self.constant_argument(fraction, DataType::Float64, name)?;
+        if let Expr::Literal(d, _) = &fraction {
+            if let Some(f) = d.as_f64() {
+                if !(0.0..=1.0).contains(&f) {
+                    return Err(DbError::new(
+                        sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+                        format!("percentile value {f} is not between 0 and 1"),
+                    ));
+                }
+            }
+        }
+        let descending = matches!(order.options.sort, Some(ast::OrderBySort::Desc));
+        let windows = self.windows_here();
+        self.set_windows_here(WindowsHere::InAggregate);
+        let value = self.bind_expr(&order.expr, scope, None);
+        self.set_windows_here(windows);
+        let value = value?;
+        let (func, value, result) = if name == "percentile_cont" {
+            let v = match value.data_type() {
+                DataType::Float64 | DataType::Float32 | DataType::Int16 | DataType::Int32 | DataType::Int64 | DataType::Numeric | DataType::Unknown => {
+                    self.coerce(value, DataType::Float64, name)?
+                }
+                other => {
+                    return Err(DbError::new(
+                        sqlstate::UNDEFINED_FUNCTION,
+                        format!("function percentile_cont(double precision ORDER BY {}) does not exist", other.name()),
+                    ))
+                }
+            };
+            (AggFunc::PercentileCont { descending }, v, DataType::Float64)
+        } else {
+            let value = if value.data_type() == DataType::Unknown { self.coerce(value, DataType::Text, name)? } else { value };
+            let t = value.data_type();
+            (AggFunc::PercentileDisc { descending }, value, t)
+        };
+        Ok(AggCall {
+            func,
+            arg: Some(value),
+            distinct: false,
+            filter,
+            result_type: result,
+            order_by: vec![],
+            constant_arg: Some(fraction),
         })
     }
 
@@ -2344,7 +2558,17 @@ fn grouping_error(f: &Field) -> DbError {
 pub fn is_aggregate_name(name: &str) -> bool {
     matches!(
         name,
-        "count" | "sum" | "avg" | "min" | "max" | "bool_and" | "bool_or" | "every"
+        "count"
+            | "sum"
+            | "avg"
+            | "min"
+            | "max"
+            | "bool_and"
+            | "bool_or"
+            | "every"
+            | "string_agg"
+            | "percentile_cont"
+            | "percentile_disc"
     )
 }
 

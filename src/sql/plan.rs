@@ -46,6 +46,20 @@ pub enum AggFunc {
     Max,
     BoolAnd,
     BoolOr,
+    /// string_agg(text, delimiter): values joined in arrival order (the
+    /// aggregate's input is sorted first when the call has ORDER BY).
+    StringAgg,
+    /// percentile_cont / percentile_disc(fraction) WITHIN GROUP (ORDER BY x).
+    PercentileCont { descending: bool },
+    PercentileDisc { descending: bool },
+}
+
+impl AggFunc {
+    /// Aggregates that keep every value of a group: they run on the
+    /// coordinator only (no partial states on shards).
+    pub fn collects_values(self) -> bool {
+        matches!(self, AggFunc::StringAgg | AggFunc::PercentileCont { .. } | AggFunc::PercentileDisc { .. })
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -56,6 +70,10 @@ pub struct AggCall {
     /// Only rows where this is true are aggregated (`FILTER (WHERE …)`).
     pub filter: Option<Expr>,
     pub result_type: DataType,
+    /// `agg(x ORDER BY …)`: the order values arrive in (the binder sorts the aggregate's input).
+    pub order_by: Vec<SortKey>,
+    /// A constant argument: string_agg's delimiter, a percentile's fraction (a literal).
+    pub constant_arg: Option<Expr>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -473,8 +491,11 @@ pub enum Plan {
         limit: Option<Expr>,
         offset: Option<Expr>,
     },
+    /// Rows with distinct values (of all columns, or of the `on` columns:
+    /// DISTINCT ON keeps the first row of each).
     Distinct {
         input: Box<Plan>,
+        on: Option<Vec<usize>>,
     },
     Join {
         left: Box<Plan>,
@@ -511,7 +532,7 @@ impl Plan {
             Plan::Filter { input, .. }
             | Plan::Sort { input, .. }
             | Plan::Limit { input, .. }
-            | Plan::Distinct { input } => input.fields(),
+            | Plan::Distinct { input, .. } => input.fields(),
         }
     }
 
