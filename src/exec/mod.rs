@@ -6,7 +6,9 @@ pub mod agg;
 pub mod expr;
 pub mod fragment;
 pub mod kernels;
+pub mod lateral;
 pub mod operators;
+pub mod table_function;
 pub mod vector;
 pub mod window;
 

@@ -91,7 +91,7 @@ impl QueryContext {
         self.memory.set(self.memory.get().saturating_sub(bytes));
     }
 
-    fn child(self: &Rc<Self>, row: Vec<Datum>) -> Rc<QueryContext> {
+    pub(crate) fn child(self: &Rc<Self>, row: Vec<Datum>) -> Rc<QueryContext> {
         let mut outer = self.outer.clone();
         outer.push(row);
         Rc::new(QueryContext {
@@ -292,6 +292,27 @@ pub fn build(plan: &Plan, ctx: &Rc<QueryContext>) -> DbResult<BoxedOperator> {
             on.as_ref().map(|e| ctx.resolve(e)),
             ctx.clone(),
         )),
+        Plan::TableFunction { calls, ordinality, .. } => Box::new(crate::exec::table_function::TableFunctionOp {
+            calls: calls.clone(),
+            ordinality: *ordinality,
+            ctx: ctx.clone(),
+            series: None,
+            emitted: 0,
+        }),
+        Plan::Lateral {
+            left,
+            right,
+            kind,
+            on,
+            ..
+        } => Box::new(crate::exec::lateral::LateralOp {
+            left: build(left, ctx)?,
+            right: right.as_ref().clone(),
+            kind: *kind,
+            on: on.as_ref().map(|e| ctx.resolve(e)),
+            right_types: right.types(),
+            ctx: ctx.clone(),
+        }),
         Plan::Window { input, calls, .. } => Box::new(crate::exec::window::WindowOp {
             input: build(input, ctx)?,
             calls: calls.clone(),

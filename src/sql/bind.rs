@@ -16,6 +16,7 @@ use crate::sql::plan::*;
 use crate::types::text::parse_text;
 use crate::types::{DataType, Datum};
 
+mod table_function;
 mod window;
 use window::{WindowScope, WindowsHere};
 
@@ -562,10 +563,22 @@ impl<'a> Binder<'a> {
     fn bind_from(&mut self, from: &[ast::TableWithJoins]) -> DbResult<Plan> {
         let mut plan: Option<Plan> = None;
         for twj in from {
-            let mut item = self.bind_table_factor(&twj.relation)?;
+            // A function or LATERAL subquery may refer to the items on its left.
+            let (first, lateral) = self.bind_from_item(&twj.relation, plan.as_ref().map(|p| p.fields().to_vec()))?;
+            let mut item = match (lateral, plan.take()) {
+                (true, Some(left)) => self.lateral_join(left, first, None)?,
+                (_, left) => {
+                    plan = left;
+                    first
+                }
+            };
             for join in &twj.joins {
-                let right = self.bind_table_factor(&join.relation)?;
-                item = self.bind_join(item, right, &join.join_operator)?;
+                let (right, lateral) = self.bind_from_item(&join.relation, Some(item.fields().to_vec()))?;
+                item = if lateral {
+                    self.lateral_join(item, right, Some(&join.join_operator))?
+                } else {
+                    self.bind_join(item, right, &join.join_operator)?
+                };
             }
             plan = Some(match plan {
                 None => item,
@@ -579,6 +592,9 @@ impl<'a> Binder<'a> {
     }
 
     fn bind_table_factor(&mut self, factor: &ast::TableFactor) -> DbResult<Plan> {
+        if let Some(plan) = self.bind_function_factor(factor)? {
+            return Ok(plan);
+        }
         match factor {
             ast::TableFactor::Table {
                 name, alias, args, ..
@@ -985,6 +1001,12 @@ impl<'a> Binder<'a> {
             plan = window::window_plan(plan, calls);
             select_exprs = select_exprs.into_iter().map(|e| window::place_window_columns(e, base)).collect();
             hidden = hidden.into_iter().map(|e| window::place_window_columns(e, base)).collect();
+        }
+        let (with_srfs, srf_base) = self.lateral_set_returning_calls(plan)?;
+        plan = with_srfs;
+        if let Some(base) = srf_base {
+            select_exprs = select_exprs.into_iter().map(|e| table_function::place_srf_columns(e, base)).collect();
+            hidden = hidden.into_iter().map(|e| table_function::place_srf_columns(e, base)).collect();
         }
 
         let visible = select_exprs.len();
@@ -2114,6 +2136,9 @@ impl<'a> Binder<'a> {
     ) -> DbResult<Expr> {
         let parts = object_name_parts(&f.name);
         let name = parts.last().cloned().unwrap_or_default();
+        if table_function::is_set_returning(&name) {
+            return self.bind_select_list_srf(&name, f, scope, agg);
+        }
         if is_aggregate_name(&name) {
             return Err(DbError::new(
                 sqlstate::GROUPING_ERROR,

@@ -371,6 +371,20 @@ pub struct SortKey {
     pub nulls_first: bool,
 }
 
+/// A set-returning function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableFunc {
+    /// generate_series(start, stop [, step]) over integers, numeric and timestamps.
+    GenerateSeries,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableFuncCall {
+    pub func: TableFunc,
+    pub args: Vec<Expr>,
+    pub result_type: DataType,
+}
+
 /// A window function: a ranking or value function, or an aggregate over a frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WindowFunc {
@@ -504,6 +518,24 @@ pub enum Plan {
         on: Option<Expr>,
         fields: Vec<Field>,
     },
+    /// Rows of set-returning functions run side by side (PostgreSQL's ROWS
+    /// FROM: as many rows as the longest, the shorter padded with NULLs), then
+    /// the row number when `ordinality`. Arguments are evaluated once.
+    TableFunction {
+        calls: Vec<TableFuncCall>,
+        ordinality: bool,
+        fields: Vec<Field>,
+    },
+    /// For each left row, the rows of `right` evaluated with that row as its
+    /// outer row (`Expr::Outer` level 1): LATERAL subqueries and functions.
+    Lateral {
+        left: Box<Plan>,
+        right: Box<Plan>,
+        /// Inner or Left.
+        kind: JoinKind,
+        on: Option<Expr>,
+        fields: Vec<Field>,
+    },
     /// Output: the input's columns, then one column per window call.
     Window {
         input: Box<Plan>,
@@ -528,6 +560,8 @@ impl Plan {
             | Plan::Aggregate { fields, .. }
             | Plan::Join { fields, .. }
             | Plan::Window { fields, .. }
+            | Plan::TableFunction { fields, .. }
+            | Plan::Lateral { fields, .. }
             | Plan::SetOp { fields, .. } => fields,
             Plan::Filter { input, .. }
             | Plan::Sort { input, .. }

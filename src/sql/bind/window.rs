@@ -17,9 +17,11 @@ use crate::types::DataType;
 /// Placeholder columns for window results start here, far above any real input width.
 const WINDOW_COLUMN_BASE: usize = 1 << 40;
 
-/// The window calls and named windows of one SELECT.
+/// The window calls and named windows of one SELECT, and its select list's
+/// set-returning calls (`table_function.rs`).
 pub(super) struct WindowScope {
     calls: Vec<WindowCall>,
+    pub(super) set_returning: Vec<TableFuncCall>,
     named: Vec<(String, ast::WindowSpec)>,
     /// Whether a window call may stand where the binder is now.
     here: WindowsHere,
@@ -56,6 +58,7 @@ impl WindowScope {
         }
         Ok(WindowScope {
             calls: Vec::new(),
+            set_returning: Vec::new(),
             named: out,
             here: WindowsHere::NotAllowed,
         })
@@ -82,7 +85,9 @@ pub(super) fn window_plan(input: Plan, calls: Vec<WindowCall>) -> Plan {
 /// Renumbers window placeholders in `e` to columns `base + k` of the window operator's output.
 pub(super) fn place_window_columns(e: Expr, base: usize) -> Expr {
     e.transform(&mut |x| match x {
-        Expr::Column(i, t) if i >= WINDOW_COLUMN_BASE => Expr::Column(base + (i - WINDOW_COLUMN_BASE), t),
+        Expr::Column(i, t) if (WINDOW_COLUMN_BASE..2 * WINDOW_COLUMN_BASE).contains(&i) => {
+            Expr::Column(base + (i - WINDOW_COLUMN_BASE), t)
+        }
         other => other,
     })
 }

@@ -1,0 +1,205 @@
+//! Set-returning functions as a row source (`Plan::TableFunction`):
+//! generate_series over integers, numeric and timestamps, streamed a batch
+//! at a time (a series may be longer than memory; LIMIT or cancel stop it).
+//! Several calls run side by side, the shorter padded with NULLs.
+//! Must not: evaluate subqueries (the binder refuses them in arguments).
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use rust_decimal::Decimal;
+
+use crate::error::{sqlstate, DbError, DbResult};
+use crate::exec::expr::eval;
+use crate::exec::operators::{BatchFuture, Operator, QueryContext};
+use crate::exec::vector::{Batch, Column, BATCH_ROWS};
+use crate::sql::plan::{TableFunc, TableFuncCall};
+use crate::types::datetime::timestamp_add_interval_at_offset;
+use crate::types::datum::Interval;
+use crate::types::{DataType, Datum};
+
+pub struct TableFunctionOp {
+    pub calls: Vec<TableFuncCall>,
+    pub ordinality: bool,
+    pub ctx: Rc<QueryContext>,
+    pub series: Option<Vec<Series>>,
+    pub emitted: i64,
+}
+
+/// The state of one call: the next value and how to get the one after.
+pub enum Series {
+    Done,
+    Int { next: i128, stop: i128, step: i128, data_type: DataType },
+    Numeric { next: Decimal, stop: Decimal, step: Decimal },
+    /// Timestamps (ns) in a fixed-offset zone (timestamptz) or none.
+    Timestamp { next: i64, stop: i64, step: Interval, forward: bool, utc_offset_secs: i32 },
+}
+
+fn zero_step() -> DbError {
+    DbError::new(sqlstate::INVALID_PARAMETER_VALUE, "step size cannot equal zero")
+}
+
+impl Series {
+    fn start(call: &TableFuncCall, ctx: &QueryContext) -> DbResult<Series> {
+        let empty = HashMap::new();
+        let cx = ctx.inputs(&empty);
+        let one = Batch::new(vec![], 1);
+        let mut args = Vec::new();
+        for a in &call.args {
+            args.push(eval(&ctx.resolve(a), &one, &cx)?.datum(0));
+        }
+        if args.iter().any(|a| a.is_null()) {
+            return Ok(Series::Done);
+        }
+        match call.func {
+            TableFunc::GenerateSeries => Self::generate_series(&args, call.result_type, ctx),
+        }
+    }
+
+    fn generate_series(args: &[Datum], t: DataType, ctx: &QueryContext) -> DbResult<Series> {
+        Ok(match t {
+            DataType::Numeric => {
+                let num = |d: &Datum| match d {
+                    Datum::Numeric(v) => *v,
+                    other => Decimal::from(other.as_i64().unwrap_or(0)),
+                };
+                let step = args.get(2).map_or(Decimal::ONE, num);
+                if step.is_zero() {
+                    return Err(zero_step());
+                }
+                Series::Numeric {
+                    next: num(&args[0]),
+                    stop: num(&args[1]),
+                    step,
+                }
+            }
+            DataType::Timestamp | DataType::TimestampTz => {
+                let ts = |d: &Datum| d.as_i64().unwrap_or(0);
+                let Some(Datum::Interval(step)) = args.get(2) else {
+                    return Err(DbError::internal("generate_series over timestamps without an interval step"));
+                };
+                let total = step.total_micros();
+                if total == 0 {
+                    return Err(zero_step());
+                }
+                Series::Timestamp {
+                    next: ts(&args[0]),
+                    stop: ts(&args[1]),
+                    step: *step,
+                    forward: total > 0,
+                    utc_offset_secs: if t == DataType::TimestampTz { ctx.eval.format.utc_offset_secs } else { 0 },
+                }
+            }
+            _ => {
+                let int = |d: &Datum| d.as_i64().unwrap_or(0) as i128;
+                let step = args.get(2).map_or(1, int);
+                if step == 0 {
+                    return Err(zero_step());
+                }
+                Series::Int {
+                    next: int(&args[0]),
+                    stop: int(&args[1]),
+                    step,
+                    data_type: t,
+                }
+            }
+        })
+    }
+
+    /// The next value, or None when the series is over.
+    fn next_value(&mut self) -> DbResult<Option<Datum>> {
+        let out = match self {
+            Series::Done => None,
+            Series::Int { next, stop, step, data_type } => {
+                if (*step > 0 && *next > *stop) || (*step < 0 && *next < *stop) {
+                    None
+                } else {
+                    let v = *next;
+                    *next += *step;
+                    Some(match data_type {
+                        DataType::Int64 => Datum::Int64(v as i64),
+                        _ => Datum::Int32(v as i32),
+                    })
+                }
+            }
+            Series::Numeric { next, stop, step } => {
+                if (step.is_sign_positive() && *next > *stop) || (step.is_sign_negative() && *next < *stop) {
+                    None
+                } else {
+                    let v = *next;
+                    match next.checked_add(*step) {
+                        Some(n) => *next = n,
+                        None => *self = Series::Done,
+                    }
+                    Some(Datum::Numeric(v))
+                }
+            }
+            Series::Timestamp {
+                next,
+                stop,
+                step,
+                forward,
+                utc_offset_secs,
+            } => {
+                if (*forward && *next > *stop) || (!*forward && *next < *stop) {
+                    None
+                } else {
+                    let v = *next;
+                    match timestamp_add_interval_at_offset(*next, *step, *utc_offset_secs) {
+                        Ok(n) => *next = n,
+                        // Past the end of the timestamp range: the series ends here.
+                        Err(_) => *self = Series::Done,
+                    }
+                    Some(Datum::Int64(v))
+                }
+            }
+        };
+        if out.is_none() {
+            *self = Series::Done;
+        }
+        Ok(out)
+    }
+}
+
+impl Operator for TableFunctionOp {
+    fn next(&mut self) -> BatchFuture<'_> {
+        Box::pin(async move {
+            if self.series.is_none() {
+                let series = self.calls.iter().map(|c| Series::start(c, &self.ctx)).collect::<DbResult<Vec<_>>>()?;
+                self.series = Some(series);
+            }
+            self.ctx.check_cancel()?;
+            let Some(series) = self.series.as_mut() else {
+                return Ok(None);
+            };
+            let mut columns: Vec<Column> = self.calls.iter().map(|c| Column::with_capacity(c.result_type, BATCH_ROWS)).collect();
+            let mut rows = 0;
+            while rows < BATCH_ROWS {
+                let mut any = false;
+                let mut values = Vec::with_capacity(series.len());
+                for s in series.iter_mut() {
+                    let v = s.next_value()?;
+                    any |= v.is_some();
+                    values.push(v.unwrap_or(Datum::Null));
+                }
+                if !any {
+                    break;
+                }
+                for (c, v) in columns.iter_mut().zip(&values) {
+                    c.push_datum(v);
+                }
+                rows += 1;
+            }
+            if rows == 0 {
+                return Ok(None);
+            }
+            if self.ordinality {
+                let first = self.emitted + 1;
+                let n: Vec<Datum> = (0..rows as i64).map(|i| Datum::Int64(first + i)).collect();
+                columns.push(Column::from_datums(DataType::Int64, &n));
+            }
+            self.emitted += rows as i64;
+            Ok(Some(Batch::from_columns(columns)))
+        })
+    }
+}
