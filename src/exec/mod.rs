@@ -8,6 +8,7 @@ pub mod fragment;
 pub mod kernels;
 pub mod lateral;
 pub mod operators;
+pub mod recursive;
 pub mod table_function;
 pub mod vector;
 pub mod window;

@@ -46,6 +46,8 @@ pub struct QueryContext {
     pub pending: Rc<RefCell<HashMap<TableId, Vec<Batch>>>>,
     /// Results of uncorrelated subqueries, computed once per statement.
     subquery_cache: RefCell<HashMap<usize, Value>>,
+    /// The current round's rows of each recursive CTE, shared with children.
+    pub work_tables: Rc<RefCell<HashMap<usize, Batch>>>,
     /// Bytes the statement's materializing operators hold, shared with
     /// correlated-subquery children, and the most they may hold (53200 beyond).
     memory: Rc<std::cell::Cell<usize>>,
@@ -69,6 +71,7 @@ impl QueryContext {
             cancel,
             pending,
             subquery_cache: Default::default(),
+            work_tables: Default::default(),
             memory: Default::default(),
             memory_limit_bytes,
         })
@@ -102,6 +105,7 @@ impl QueryContext {
             cancel: self.cancel.clone(),
             pending: self.pending.clone(),
             subquery_cache: Default::default(),
+            work_tables: self.work_tables.clone(),
             memory: self.memory.clone(),
             memory_limit_bytes: self.memory_limit_bytes,
         })
@@ -313,6 +317,26 @@ pub fn build(plan: &Plan, ctx: &Rc<QueryContext>) -> DbResult<BoxedOperator> {
             right_types: right.types(),
             ctx: ctx.clone(),
         }),
+        Plan::RecursiveCte {
+            id,
+            anchor,
+            recursive,
+            union_all,
+            ..
+        } => Box::new(crate::exec::recursive::RecursiveOp::new(
+            *id,
+            anchor.as_ref().clone(),
+            recursive.as_ref().clone(),
+            *union_all,
+            ctx.clone(),
+        )),
+        Plan::WorkTable { id, fields } => {
+            let rows = ctx.work_tables.borrow().get(id).cloned();
+            let types: Vec<DataType> = fields.iter().map(|f| f.data_type).collect();
+            Box::new(crate::exec::recursive::WorkTableOp {
+                out: Some((rows.unwrap_or_else(|| Batch::empty(&types)), 0)),
+            })
+        }
         Plan::Window { input, calls, .. } => Box::new(crate::exec::window::WindowOp {
             input: build(input, ctx)?,
             calls: calls.clone(),

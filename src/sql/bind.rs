@@ -16,6 +16,7 @@ use crate::sql::plan::*;
 use crate::types::text::parse_text;
 use crate::types::{DataType, Datum};
 
+mod recursive;
 mod table_function;
 mod window;
 use window::{WindowScope, WindowsHere};
@@ -68,6 +69,8 @@ pub struct Binder<'a> {
     view_stack: Vec<String>,
     /// Window calls of the SELECTs being bound, innermost last (see `window.rs`).
     windows: Vec<WindowScope>,
+    /// How many times a recursive CTE's work table was named (see `recursive.rs`).
+    work_table_uses: usize,
 }
 
 /// A FROM item's name, resolved.
@@ -140,6 +143,7 @@ impl<'a> Binder<'a> {
             referenced: Vec::new(),
             view_stack: Vec::new(),
             windows: Vec::new(),
+            work_table_uses: 0,
         }
     }
 
@@ -320,15 +324,23 @@ impl<'a> Binder<'a> {
     pub fn bind_query(&mut self, query: &ast::Query) -> DbResult<Plan> {
         let mut pushed_ctes = false;
         if let Some(with) = &query.with {
-            if with.recursive {
-                return Err(DbError::unsupported("WITH RECURSIVE is not supported yet"));
-            }
             self.ctes.push(HashMap::new());
             pushed_ctes = true;
             for cte in &with.cte_tables {
-                let mut plan = self.bind_query(&cte.query)?;
                 let name = ident_name(&cte.alias.name);
-                plan = rename_columns(plan, &name, &cte.alias.columns)?;
+                let plan = if with.recursive {
+                    self.bind_recursive_cte(cte)
+                } else {
+                    self.bind_query(&cte.query)
+                        .and_then(|plan| rename_columns(plan, &name, &cte.alias.columns))
+                };
+                let plan = match plan {
+                    Ok(p) => p,
+                    Err(e) => {
+                        self.ctes.pop();
+                        return Err(e);
+                    }
+                };
                 if let Some(scope) = self.ctes.last_mut() {
                     scope.insert(name, plan);
                 }
@@ -613,6 +625,9 @@ impl<'a> Binder<'a> {
                         .find_map(|m| m.get(&parts[0]))
                         .cloned();
                     if let Some(plan) = cte {
+                        if matches!(plan, Plan::WorkTable { .. }) {
+                            self.work_table_uses += 1;
+                        }
                         let qual = alias
                             .as_ref()
                             .map(|a| ident_name(&a.name))

@@ -536,6 +536,21 @@ pub enum Plan {
         on: Option<Expr>,
         fields: Vec<Field>,
     },
+    /// WITH RECURSIVE: the anchor's rows, then the rows of `recursive` run
+    /// over the previous round's rows (its `WorkTable { id }`) until a round
+    /// adds none; UNION (not ALL) drops rows already returned.
+    RecursiveCte {
+        id: usize,
+        anchor: Box<Plan>,
+        recursive: Box<Plan>,
+        union_all: bool,
+        fields: Vec<Field>,
+    },
+    /// The previous round's rows of the recursive CTE `id`.
+    WorkTable {
+        id: usize,
+        fields: Vec<Field>,
+    },
     /// Output: the input's columns, then one column per window call.
     Window {
         input: Box<Plan>,
@@ -561,6 +576,8 @@ impl Plan {
             | Plan::Join { fields, .. }
             | Plan::Window { fields, .. }
             | Plan::TableFunction { fields, .. }
+            | Plan::RecursiveCte { fields, .. }
+            | Plan::WorkTable { fields, .. }
             | Plan::Lateral { fields, .. }
             | Plan::SetOp { fields, .. } => fields,
             Plan::Filter { input, .. }
