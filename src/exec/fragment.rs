@@ -43,6 +43,8 @@ pub struct Fragment {
     pub aggregate: Option<FragmentAggregate>,
     pub eval: EvalContext,
     pub cancel: Arc<AtomicBool>,
+    /// EXPLAIN ANALYZE: what the fragment read (segments, block groups, memtable rows).
+    pub stats: Option<Arc<crate::exec::explain::ScanStats>>,
 }
 
 pub type FragmentSender = mpsc::Sender<DbResult<Batch>>;
@@ -98,6 +100,18 @@ impl Fragment {
         };
         if let Some(ctx) = ctx {
             let pruning = Pruning::from_filter(self.filter.as_ref());
+            if let Some(stats) = &self.stats {
+                use crate::exec::explain::ScanStats as S;
+                S::add(&stats.shards, 1);
+                S::add(&stats.rows_in_memory, snap.batches.iter().map(|b| b.len as u64).sum());
+                for seg in &snap.segments {
+                    let read: usize = groups_to_read(seg, &pruning).iter().map(|w| w.len()).sum();
+                    S::add(&stats.segments, 1);
+                    S::add(&stats.segments_read, (read > 0) as u64);
+                    S::add(&stats.groups, seg.footer.groups.len() as u64);
+                    S::add(&stats.groups_read, read as u64);
+                }
+            }
             for seg in &snap.segments {
                 for window in groups_to_read(seg, &pruning) {
                     self.check_cancel()?;

@@ -48,6 +48,8 @@ pub struct QueryContext {
     subquery_cache: RefCell<HashMap<usize, Value>>,
     /// The current round's rows of each recursive CTE, shared with children.
     pub work_tables: Rc<RefCell<HashMap<usize, Batch>>>,
+    /// EXPLAIN ANALYZE: where operators and scans count rows and time.
+    pub profile: Option<Rc<crate::exec::explain::Profile>>,
     /// Bytes the statement's materializing operators hold, shared with
     /// correlated-subquery children, and the most they may hold (53200 beyond).
     memory: Rc<std::cell::Cell<usize>>,
@@ -72,6 +74,7 @@ impl QueryContext {
             pending,
             subquery_cache: Default::default(),
             work_tables: Default::default(),
+            profile: None,
             memory: Default::default(),
             memory_limit_bytes,
         })
@@ -106,6 +109,7 @@ impl QueryContext {
             pending: self.pending.clone(),
             subquery_cache: Default::default(),
             work_tables: self.work_tables.clone(),
+            profile: self.profile.clone(),
             memory: self.memory.clone(),
             memory_limit_bytes: self.memory_limit_bytes,
         })
@@ -155,8 +159,20 @@ impl QueryContext {
     }
 }
 
-/// Builds the operator tree of `plan`.
+/// Builds the operator tree of `plan` (each operator profiled under EXPLAIN ANALYZE).
 pub fn build(plan: &Plan, ctx: &Rc<QueryContext>) -> DbResult<BoxedOperator> {
+    let op = build_node(plan, ctx)?;
+    Ok(match &ctx.profile {
+        Some(profile) => profile.wrap(plan, op),
+        None => op,
+    })
+}
+
+fn scan_stats(ctx: &QueryContext, plan: &Plan) -> Option<Arc<crate::exec::explain::ScanStats>> {
+    ctx.profile.as_ref().map(|p| p.scan_stats(plan))
+}
+
+fn build_node(plan: &Plan, ctx: &Rc<QueryContext>) -> DbResult<BoxedOperator> {
     Ok(match plan {
         Plan::Scan {
             table,
@@ -171,6 +187,7 @@ pub fn build(plan: &Plan, ctx: &Rc<QueryContext>) -> DbResult<BoxedOperator> {
                 projection.clone(),
                 filter,
                 None,
+                scan_stats(ctx, plan),
             ))
         }
         Plan::Filter { input, predicate } => {
@@ -192,6 +209,7 @@ pub fn build(plan: &Plan, ctx: &Rc<QueryContext>) -> DbResult<BoxedOperator> {
                         projection.clone(),
                         Some(pred),
                         None,
+                        scan_stats(ctx, plan),
                     )));
                 }
             }
@@ -403,12 +421,14 @@ impl ScanOp {
         projection: Vec<usize>,
         filter: Option<Expr>,
         aggregate: Option<FragmentAggregate>,
+        stats: Option<Arc<crate::exec::explain::ScanStats>>,
     ) -> ScanOp {
         let fragment = Fragment {
             table,
             projection,
             filter,
             aggregate,
+            stats,
             eval: ctx.eval.clone(),
             cancel: ctx.cancel.clone(),
         };
@@ -527,7 +547,7 @@ fn build_aggregate(
                     .collect(),
             };
             let filter = filter.map(|f| remap(&f));
-            let scan = ScanOp::new(ctx, table.oid, all, filter, Some(shard_spec));
+            let scan = ScanOp::new(ctx, table.oid, all, filter, Some(shard_spec), scan_stats(ctx, input));
             return Ok(Box::new(AggregateOp {
                 input: Box::new(scan),
                 spec,

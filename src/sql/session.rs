@@ -27,6 +27,7 @@ use crate::runtime::PreparedOp;
 use crate::wal::record::{RecordType, FLAG_SELF_COMMITTED};
 
 mod dml;
+mod explain;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TxnState {
@@ -319,6 +320,12 @@ impl Session {
                     .join(" ");
                 Some(vec![Field::new(name, DataType::Text)])
             }
+            Statement::Explain { statement, .. } => {
+                if let Statement::Query(q) = statement.as_ref() {
+                    binder.bind_query(q)?;
+                }
+                Some(vec![Field::new("QUERY PLAN", DataType::Text)])
+            }
             _ => None,
         };
         let mut types = binder.params;
@@ -328,6 +335,34 @@ impl Session {
             }
         }
         Ok((types, fields))
+    }
+
+    /// Binds a query for execution: relation sizes and maintenance effects
+    /// (drop_chunks, compaction) are gathered or run first when it names them.
+    pub(super) async fn plan_query(&mut self, q: &ast::Query, param_types: &[DataType]) -> DbResult<(Plan, EvalContext)> {
+        let eval = self.eval_context();
+        let mut sizes = None;
+        let mut effect_results = None;
+        let plan = loop {
+            let catalog = self.server.catalog.snapshot();
+            let db = catalog.database(&self.database)?;
+            let mut binder = self.binder(&catalog, db, &eval, param_types.to_vec());
+            binder.relation_sizes = sizes.clone();
+            binder.effect_results = effect_results.clone();
+            let plan = binder.bind_query(q)?;
+            if binder.wants_relation_sizes && sizes.is_none() {
+                sizes = Some(Arc::new(self.relation_sizes().await?));
+                continue;
+            }
+            if !binder.effects.is_empty() && effect_results.is_none() {
+                let effects = std::mem::take(&mut binder.effects);
+                drop(binder);
+                effect_results = Some(self.run_effects(effects).await?);
+                continue;
+            }
+            break plan;
+        };
+        Ok((plan, eval))
     }
 
     /// Runs one statement.
@@ -361,28 +396,7 @@ impl Session {
     ) -> DbResult<StatementResult> {
         match stmt {
             Statement::Query(q) => {
-                let eval = self.eval_context();
-                let mut sizes = None;
-                let mut effect_results = None;
-                let plan = loop {
-                    let catalog = self.server.catalog.snapshot();
-                    let db = catalog.database(&self.database)?;
-                    let mut binder = self.binder(&catalog, db, &eval, param_types.to_vec());
-                    binder.relation_sizes = sizes.clone();
-                    binder.effect_results = effect_results.clone();
-                    let plan = binder.bind_query(q)?;
-                    if binder.wants_relation_sizes && sizes.is_none() {
-                        sizes = Some(Arc::new(self.relation_sizes().await?));
-                        continue;
-                    }
-                    if !binder.effects.is_empty() && effect_results.is_none() {
-                        let effects = std::mem::take(&mut binder.effects);
-                        drop(binder);
-                        effect_results = Some(self.run_effects(effects).await?);
-                        continue;
-                    }
-                    break plan;
-                };
+                let (plan, eval) = self.plan_query(q, param_types).await?;
                 let ctx = self.query_context(params, eval);
                 let op = operators::build(&plan, &ctx)?;
                 Ok(StatementResult::Rows {
@@ -391,6 +405,12 @@ impl Session {
                     tag: "SELECT".into(),
                 })
             }
+            Statement::Explain {
+                analyze,
+                statement,
+                options,
+                ..
+            } => self.explain(*analyze, options.as_deref(), statement, params, param_types).await,
             Statement::Insert(ins) => self.insert(ins, params, param_types).await,
             Statement::Delete(del) => self.delete(del, params, param_types).await,
             Statement::Update(up) => self.update(up, params, param_types).await,

@@ -45,6 +45,15 @@ pub struct Pruning {
     texts: Vec<(usize, Vec<Vec<u8>>)>,
 }
 
+/// A range bound as a datum of column `c`'s type (timestamps, dates and integers).
+fn int_datum(fields: &[crate::sql::plan::Field], c: usize, v: i64) -> Datum {
+    match fields.get(c).map(|f| f.data_type) {
+        Some(DataType::Int16) => Datum::Int16(v as i16),
+        Some(DataType::Int32 | DataType::Date) => Datum::Int32(v as i32),
+        _ => Datum::Int64(v),
+    }
+}
+
 fn int_like(t: DataType) -> bool {
     matches!(
         t,
@@ -135,6 +144,42 @@ impl Pruning {
             }
             _ => {}
         }
+    }
+
+    /// The ranges and values that prune, as text over `fields` (for EXPLAIN).
+    pub fn describe(&self, fields: &[crate::sql::plan::Field], format: &crate::types::FormatContext) -> Vec<String> {
+        let name = |c: usize| fields.get(c).map_or_else(|| format!("${c}"), |f| f.name.clone());
+        let value = |c: usize, v: Datum| {
+            let t = fields.get(c).map_or(DataType::Int64, |f| f.data_type);
+            let mut buf = Vec::new();
+            crate::types::text::format_text(t, &v, format, &mut buf);
+            String::from_utf8_lossy(&buf).into_owned()
+        };
+        let mut out = Vec::new();
+        for (c, r) in &self.ranges {
+            let (lo, hi) = match *r {
+                Range::Int(a, b) => (
+                    (a != i64::MIN).then(|| value(*c, int_datum(fields, *c, a))),
+                    (b != i64::MAX).then(|| value(*c, int_datum(fields, *c, b))),
+                ),
+                Range::Float(a, b) => (
+                    a.is_finite().then(|| a.to_string()),
+                    b.is_finite().then(|| b.to_string()),
+                ),
+            };
+            match (lo, hi) {
+                (Some(l), Some(h)) if l == h => out.push(format!("{} = {l}", name(*c))),
+                (Some(l), Some(h)) => out.push(format!("{} in [{l}, {h}]", name(*c))),
+                (Some(l), None) => out.push(format!("{} >= {l}", name(*c))),
+                (None, Some(h)) => out.push(format!("{} <= {h}", name(*c))),
+                (None, None) => {}
+            }
+        }
+        for (c, values) in &self.texts {
+            let vs: Vec<String> = values.iter().map(|v| format!("'{}'", String::from_utf8_lossy(v))).collect();
+            out.push(format!("{} in ({})", name(*c), vs.join(", ")));
+        }
+        out
     }
 
     pub fn is_empty(&self) -> bool {
