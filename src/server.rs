@@ -28,6 +28,8 @@ pub struct Server {
     /// (DELETE, UPDATE, TRUNCATE) hold it alone, so that no acknowledged row
     /// lands between their read and their rewrite.
     pub rewrites: Arc<tokio::sync::RwLock<()>>,
+    /// The key sets that enforce UNIQUE and PRIMARY KEY (`sql/unique.rs`).
+    pub unique_keys: crate::sql::unique::UniqueKeySets,
 }
 
 impl Server {
@@ -47,6 +49,7 @@ impl Server {
             cancels: Mutex::new(HashMap::new()),
             checkpoints: Checkpoints::default(),
             rewrites: Arc::new(tokio::sync::RwLock::new(())),
+            unique_keys: Default::default(),
         }
     }
 

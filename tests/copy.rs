@@ -202,6 +202,27 @@ fn psql_copy_from_stdin_in_a_script() {
     assert_eq!(stdout.lines().last(), Some("2"), "{stdout}");
 }
 
+#[tokio::test]
+async fn a_copy_with_a_duplicate_key_fails_whole_and_frees_its_keys() {
+    let server = common::start();
+    let client = server.fresh_database("copy_unique").await;
+    client.batch_execute("CREATE TABLE k (id bigint PRIMARY KEY, v text)").await.unwrap();
+    client.batch_execute("INSERT INTO k VALUES (7, 'before')").await.unwrap();
+    // The duplicate sits in a later CopyData message than the rows before it.
+    let first: String = (100..70_100).map(|i| format!("{i}\trow\n")).collect();
+    let e = copy(&client, "COPY k FROM STDIN", &[first.as_bytes(), b"7\tagain\n"]).await.unwrap_err();
+    let db = e.as_db_error().expect("a server error");
+    assert_eq!(db.code().code(), "23505");
+    assert_eq!(db.message(), "duplicate key value violates unique constraint \"k_pkey\"");
+    assert_eq!(db.detail(), Some("Key (id)=(7) already exists."));
+    assert_eq!(rows(&client, "SELECT count(*) FROM k").await, vec!["1"]);
+    // Nothing of the failed COPY holds a key: the same rows load now.
+    assert_eq!(copy(&client, "COPY k FROM STDIN", &[first.as_bytes()]).await.unwrap(), 70_000);
+    assert_eq!(rows(&client, "SELECT count(*) FROM k").await, vec!["70001"]);
+    let e = copy(&client, "COPY k FROM STDIN", &[b"1\tx\n2\ty\n1\tz\n"]).await.unwrap_err();
+    assert_eq!(e.as_db_error().unwrap().code().code(), "23505");
+}
+
 async fn copy_out(client: &tokio_postgres::Client, sql: &str) -> Vec<u8> {
     use futures::TryStreamExt;
     let stream = client

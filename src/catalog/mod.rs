@@ -82,7 +82,9 @@ impl TableDef {
     }
 }
 
-/// An index: a catalog object only (scans do not use it; UNIQUE is not enforced).
+/// An index: a catalog object (scans do not use it); a UNIQUE one over plain
+/// columns is enforced on every write (`sql/unique.rs`). PRIMARY KEY and
+/// UNIQUE constraints are unique indexes, as in PostgreSQL.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IndexDef {
     pub oid: u32,
@@ -90,6 +92,8 @@ pub struct IndexDef {
     /// The indexed table (in the index's schema).
     pub table: String,
     pub unique: bool,
+    /// The table's PRIMARY KEY.
+    pub primary: bool,
     /// Access method: btree, hash, brin, gin, ...
     pub method: String,
     /// Each key as written (`tags_id`, `"time" DESC`, `lower(name)`).

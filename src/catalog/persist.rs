@@ -93,6 +93,7 @@ fn index_json(i: &IndexDef) -> Value {
         "name": i.name,
         "table": i.table,
         "unique": i.unique,
+        "primary": i.primary,
         "method": i.method,
         "keys": i.keys,
         "include": i.include,
@@ -127,6 +128,7 @@ fn index_from(v: &Value) -> Result<IndexDef, String> {
         name: text(v, "name")?,
         table: text(v, "table")?,
         unique: v.get("unique").and_then(|u| u.as_bool()).unwrap_or(false),
+        primary: v.get("primary").and_then(|u| u.as_bool()).unwrap_or(false),
         method: text(v, "method")?,
         keys: strings(v, "keys")?,
         include: match v.get("include") {
@@ -379,6 +381,7 @@ mod tests {
                         name: "t_v_idx".into(),
                         table: "t".into(),
                         unique: true,
+                        primary: false,
                         method: "btree".into(),
                         keys: vec!["v DESC".into()],
                         include: vec!["id".into()],

@@ -9,6 +9,7 @@ pub mod fast_insert;
 pub mod optimize;
 pub mod plan;
 pub mod session;
+pub mod unique;
 
 pub use session::{Session, StatementResult, TxnState};
 

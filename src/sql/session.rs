@@ -28,6 +28,7 @@ use crate::wal::record::{RecordType, FLAG_SELF_COMMITTED};
 
 mod dml;
 mod explain;
+mod unique;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TxnState {
@@ -73,6 +74,8 @@ pub struct CopyIn {
     write: Option<ShardWrite>,
     buffered: Vec<Batch>,
     buffered_rows: usize,
+    /// Unique keys of the rows taken so far (taken out again if the COPY fails).
+    unique_keys: crate::sql::unique::AddedKeys,
     /// Binary (1) or text/CSV (0), and the number of columns, for CopyInResponse.
     pub binary: bool,
     pub columns: usize,
@@ -97,6 +100,8 @@ pub struct Session {
     local_settings: Vec<(String, Option<String>)>,
     /// Tables created in the open transaction (dropped again by ROLLBACK).
     txn_created: Vec<Arc<TableDef>>,
+    /// Unique keys the open transaction added (taken out again on ROLLBACK).
+    txn_unique_keys: crate::sql::unique::AddedKeys,
     /// NOTICEs raised by the last statement, sent before its result.
     pub notices: Vec<DbError>,
 }
@@ -178,6 +183,7 @@ impl Session {
             txn_settings: None,
             local_settings: Vec::new(),
             txn_created: Vec::new(),
+            txn_unique_keys: Default::default(),
             notices: Vec::new(),
         }
     }
@@ -234,6 +240,7 @@ impl Session {
     fn end_transaction(&mut self, commit: bool) {
         let begin_settings = self.txn_settings.take();
         if !commit {
+            std::mem::take(&mut self.txn_unique_keys).undo();
             if let Some(saved) = begin_settings {
                 self.settings = saved;
             }
@@ -469,7 +476,7 @@ impl Session {
                 cascade,
                 ..
             } => self.drop(object_type, *if_exists, names, *cascade).await,
-            Statement::CreateIndex(ci) => self.create_index(ci),
+            Statement::CreateIndex(ci) => self.create_index(ci).await,
             Statement::CreateView(cv) => self.create_view(cv),
             Statement::AlterIndex {
                 name,
@@ -504,6 +511,7 @@ impl Session {
                             .await??;
                     }
                     self.pending.borrow_mut().remove(&table.oid);
+                    self.server.unique_keys.forget_table(table.oid);
                 }
                 Ok(StatementResult::Command("TRUNCATE TABLE".into()))
             }
@@ -527,9 +535,12 @@ impl Session {
                 }
                 self.txn_created.clear();
                 self.end_transaction(true);
-                for (table, batches) in pending {
-                    self.append_to_shards(table, batches).await?;
+                let keys = std::mem::take(&mut self.txn_unique_keys);
+                let written = self.append_all(pending).await;
+                if written.is_err() {
+                    keys.undo();
                 }
+                written?;
                 Ok(StatementResult::Command("COMMIT".into()))
             }
             Statement::Rollback { .. } => {
@@ -609,6 +620,7 @@ impl Session {
                     write: None,
                     buffered: Vec::new(),
                     buffered_rows: 0,
+                    unique_keys: Default::default(),
                     binary,
                     columns: count,
                 })))
@@ -638,6 +650,16 @@ impl Session {
         let pending = std::mem::take(&mut *self.pending.borrow_mut());
         self.txn_created.clear();
         self.end_transaction(true);
+        let keys = std::mem::take(&mut self.txn_unique_keys);
+        let written = self.append_all(pending).await;
+        if written.is_err() {
+            keys.undo();
+        }
+        written
+    }
+
+    /// Appends a committing transaction's rows, table by table.
+    async fn append_all(&self, pending: HashMap<TableId, Vec<Batch>>) -> DbResult<()> {
         for (table, batches) in pending {
             self.append_to_shards(table, batches).await?;
         }
@@ -805,6 +827,8 @@ impl Session {
         };
         let mut columns = Vec::new();
         let mut sequences = Vec::new();
+        // PRIMARY KEY and UNIQUE constraints: (constraint name, columns, primary).
+        let mut unique_constraints: Vec<(Option<String>, Vec<String>, bool)> = Vec::new();
         for c in &ct.columns {
             let cname = ident_name(&c.name);
             if columns.iter().any(|x: &ColumnDef| x.name == cname) {
@@ -831,8 +855,13 @@ impl Session {
                     ast::ColumnOption::NotNull => def.not_null = true,
                     ast::ColumnOption::Null => def.not_null = false,
                     ast::ColumnOption::Default(e) => def.default = Some(e.clone()),
-                    ast::ColumnOption::PrimaryKey(_) => def.not_null = true,
-                    ast::ColumnOption::Unique(_) => {}
+                    ast::ColumnOption::PrimaryKey(_) => {
+                        def.not_null = true;
+                        unique_constraints.push((opt.name.as_ref().map(ident_name), vec![cname.clone()], true));
+                    }
+                    ast::ColumnOption::Unique(_) => {
+                        unique_constraints.push((opt.name.as_ref().map(ident_name), vec![cname.clone()], false));
+                    }
                     other => {
                         return Err(DbError::unsupported(format!(
                             "column option not supported yet: {other}"
@@ -863,15 +892,32 @@ impl Session {
             columns.push(def);
         }
         for constraint in &ct.constraints {
-            if let ast::TableConstraint::PrimaryKey(pk) = constraint {
-                for col in &pk.columns {
-                    let n = ident_name_of_index_column(col);
-                    if let Some(c) = columns.iter_mut().find(|c| c.name == n) {
-                        c.not_null = true;
-                    }
+            let (name, cols, primary) = match constraint {
+                ast::TableConstraint::PrimaryKey(pk) => (&pk.name, &pk.columns, true),
+                ast::TableConstraint::Unique(u) => (&u.name, &u.columns, false),
+                _ => continue,
+            };
+            let names: Vec<String> = cols.iter().map(ident_name_of_index_column).collect();
+            for n in &names {
+                let Some(c) = columns.iter_mut().find(|c| c.name == *n) else {
+                    return Err(DbError::new(
+                        sqlstate::UNDEFINED_COLUMN,
+                        format!("column \"{n}\" named in key does not exist"),
+                    ));
+                };
+                if primary {
+                    c.not_null = true;
                 }
             }
+            unique_constraints.push((name.as_ref().map(ident_name), names, primary));
         }
+        if unique_constraints.iter().filter(|c| c.2).count() > 1 {
+            return Err(DbError::new(
+                "42P16",
+                format!("multiple primary keys for table \"{name}\" are not allowed"),
+            ));
+        }
+        let index_oids: Vec<u32> = unique_constraints.iter().map(|_| self.server.catalog.allocate_oid()).collect();
         let oid = self.server.catalog.allocate_oid();
         let seq_oids: Vec<u32> = sequences
             .iter()
@@ -906,6 +952,34 @@ impl Session {
                 time_column: None,
             });
             s.tables.insert(name.clone(), def.clone());
+            // The constraints' unique indexes, named as PostgreSQL names them.
+            for ((given, cols, primary), ioid) in unique_constraints.iter().zip(&index_oids) {
+                let index_name = match given {
+                    Some(n) => n.clone(),
+                    None if *primary => choose_relation_name(s, &name, "", "pkey"),
+                    None => choose_relation_name(s, &name, &cols.join("_"), "key"),
+                };
+                if s.relation_kind(&index_name).is_some() {
+                    return Err(DbError::new(
+                        sqlstate::DUPLICATE_TABLE,
+                        format!("relation \"{index_name}\" already exists"),
+                    ));
+                }
+                s.indexes.insert(
+                    index_name.clone(),
+                    Arc::new(IndexDef {
+                        oid: *ioid,
+                        name: index_name,
+                        table: name.clone(),
+                        unique: true,
+                        primary: *primary,
+                        method: "btree".into(),
+                        keys: cols.iter().map(|c| quote_ident_if_needed(c)).collect(),
+                        include: vec![],
+                        predicate: None,
+                    }),
+                );
+            }
             Ok(Some(def))
         })?;
         if let (Some(def), true) = (created, self.txn != TxnState::Idle) {
@@ -972,6 +1046,7 @@ impl Session {
                             Ok(views)
                         })?;
                     self.cascade_notices(&dropped_views);
+                    self.server.unique_keys.forget_table(table.oid);
                     for shard in &self.server.shards {
                         let oid = table.oid;
                         shard
@@ -1092,7 +1167,7 @@ impl Session {
         }
     }
 
-    fn create_index(&mut self, ci: &ast::CreateIndex) -> DbResult<StatementResult> {
+    async fn create_index(&mut self, ci: &ast::CreateIndex) -> DbResult<StatementResult> {
         let table = self.lookup_table(&ci.table_name)?;
         let catalog = self.server.catalog.snapshot();
         let db = catalog.database(&self.database)?;
@@ -1188,7 +1263,7 @@ impl Session {
                 Some(n) => {
                     if s.relation_kind(n).is_some() {
                         if if_not_exists {
-                            return Ok(Some(n.clone()));
+                            return Ok((Some(n.clone()), n.clone()));
                         }
                         return Err(DbError::new(
                             sqlstate::DUPLICATE_TABLE,
@@ -1203,22 +1278,35 @@ impl Session {
                 name.clone(),
                 Arc::new(IndexDef {
                     oid,
-                    name,
+                    name: name.clone(),
                     table: table.name.clone(),
                     unique,
+                    primary: false,
                     method,
                     keys,
                     include,
                     predicate,
                 }),
             );
-            Ok(None)
+            Ok((None, name))
         })?;
+        let (skipped, created) = skipped;
         if let Some(n) = skipped {
             self.notice(
                 sqlstate::DUPLICATE_TABLE,
                 format!("relation \"{n}\" already exists, skipping"),
             );
+        } else if unique {
+            // Existing rows must already be unique under the new index.
+            if let Err(e) = self.check_new_unique_index(&table, &created).await {
+                let _ = self.server.catalog.update_database(&self.database, |db| {
+                    if let Some(s) = db.schemas.get_mut(&table.schema) {
+                        s.indexes.remove(&created);
+                    }
+                    Ok(())
+                });
+                return Err(e);
+            }
         }
         Ok(StatementResult::Command("CREATE INDEX".into()))
     }
@@ -1751,7 +1839,10 @@ impl Session {
             }
             None => vec![],
         };
-        self.write_rows(table.oid, batches).await?;
+        let keys = self.add_unique_keys(&table, &batches).await?;
+        let written = self.write_rows(table.oid, batches).await;
+        self.settle_unique_keys(keys, &written);
+        written?;
         let tag = format!("INSERT 0 {count}");
         Ok(match returning {
             Some((_, fields)) => StatementResult::Batches {
@@ -1800,7 +1891,10 @@ impl Session {
         let count = batch.len;
         let batches = vec![batch];
         check_constraints(table, &batches)?;
-        self.write_rows(table.oid, batches).await?;
+        let keys = self.add_unique_keys(table, &batches).await?;
+        let written = self.write_rows(table.oid, batches).await;
+        self.settle_unique_keys(keys, &written);
+        written?;
         Ok(StatementResult::Command(format!("INSERT 0 {count}")))
     }
 
@@ -1926,11 +2020,14 @@ impl Session {
         if let Some(write) = copy.write.take() {
             self.commit_write(write).await?;
         }
+        let keys = std::mem::take(&mut copy.unique_keys);
+        self.settle_unique_keys(keys, &Ok(()));
         Ok(copy.reader.rows)
     }
 
     /// Abandons a COPY (CopyFail or an error): nothing of it becomes visible.
     pub async fn copy_abort(&mut self, copy: &mut CopyIn) {
+        std::mem::take(&mut copy.unique_keys).undo();
         if let Some(write) = copy.write.take() {
             self.abort_write(write).await;
         }
@@ -1944,6 +2041,8 @@ impl Session {
             let columns = b.columns.iter().map(|c| (**c).clone()).collect();
             let b = Batch::from_columns(self.apply_numeric_typmods(&copy.table, columns)?);
             check_constraints(&copy.table, std::slice::from_ref(&b))?;
+            let keys = self.add_unique_keys(&copy.table, std::slice::from_ref(&b)).await?;
+            copy.unique_keys.extend(keys);
             copy.buffered_rows += b.len;
             copy.buffered.push(b);
         }
@@ -2058,6 +2157,7 @@ impl Session {
                 Effect::DropChunks { table, cutoff } => {
                     let d = crate::storage::retention::drop_chunks(&self.server, &table, cutoff)
                         .await?;
+                    self.server.unique_keys.forget_table(table.oid);
                     Datum::Int64(d.segments as i64)
                 }
                 Effect::Compact => {
@@ -2414,6 +2514,18 @@ fn choose_relation_name(s: &Schema, name1: &str, name2: &str, label: &str) -> St
             return candidate;
         }
         pass += 1;
+    }
+}
+
+/// A name as an SQL identifier: bare when it is lower-case letters, digits
+/// and underscores (not starting with a digit), else double-quoted.
+fn quote_ident_if_needed(name: &str) -> String {
+    let bare = name.chars().next().is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if bare {
+        name.to_string()
+    } else {
+        format!("\"{}\"", name.replace('"', "\"\""))
     }
 }
 

@@ -188,6 +188,7 @@ impl Session {
                 })
                 .collect::<DbResult<Vec<_>>>()?;
             check_constraints(&table, &rows)?;
+            self.check_rows_unique(&table, &rows)?;
             self.replace_rows(&table, rows).await?;
         }
         Ok(command_or_rows(format!("UPDATE {updated}"), returned))
@@ -271,6 +272,8 @@ impl Session {
 
     /// Replaces `table`'s rows with `rows`, on every shard, atomically.
     async fn replace_rows(&self, table: &TableDef, rows: Vec<Batch>) -> DbResult<()> {
+        // The key sets are rebuilt from the new rows at the next write.
+        self.server.unique_keys.forget_table(table.oid);
         let mut write = self.begin_write();
         let (txn, synchronous, oid) = (write.txn, write.synchronous, table.oid);
         let mut truncates = Vec::new();

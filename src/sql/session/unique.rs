@@ -1,0 +1,96 @@
+//! The session's side of UNIQUE / PRIMARY KEY enforcement (`sql/unique.rs`):
+//! checking a write's keys against the table's key sets, keeping the keys of
+//! an open transaction to take out again on ROLLBACK, and checking whole new
+//! row sets (UPDATE, CREATE UNIQUE INDEX).
+//! Must not: decide what is unique (the catalog's unique indexes do).
+
+use super::*;
+use crate::sql::unique::{self, AddedKeys, UniqueKey};
+
+impl Session {
+    /// The table's enforced unique indexes.
+    fn table_unique_keys(&self, table: &TableDef) -> DbResult<Vec<UniqueKey>> {
+        let catalog = self.server.catalog.snapshot();
+        let db = catalog.database(&self.database)?;
+        Ok(db.schemas.get(&table.schema).map(|s| unique::unique_keys(s, table)).unwrap_or_default())
+    }
+
+    /// All rows of `table` (committed, and this transaction's), `columns` only.
+    async fn table_columns(&self, table: &TableDef, columns: &[usize]) -> DbResult<Vec<Batch>> {
+        let def = Arc::new(table.clone());
+        let fields = columns.iter().map(|&c| Field::new(table.columns[c].name.clone(), table.columns[c].data_type)).collect();
+        let plan = Plan::Scan {
+            table: def,
+            projection: columns.to_vec(),
+            filter: None,
+            fields,
+        };
+        let ctx = self.query_context(vec![], self.eval_context());
+        operators::collect(&plan, &ctx).await
+    }
+
+    /// Adds the keys of rows about to be written; 23505 (and nothing added) on a duplicate.
+    pub(super) async fn add_unique_keys(&mut self, table: &TableDef, batches: &[Batch]) -> DbResult<AddedKeys> {
+        let mut added = AddedKeys::default();
+        let format = self.eval_context().format;
+        for key in self.table_unique_keys(table)? {
+            let set = self.server.unique_keys.set(table.oid, &key.name);
+            let built = set.lock().map(|s| s.built).unwrap_or(false);
+            if !built {
+                match self.table_columns(table, &key.columns).await {
+                    Ok(rows) => unique::build(&set, &rows),
+                    Err(e) => {
+                        added.undo();
+                        return Err(e);
+                    }
+                }
+            }
+            match unique::add_keys(&set, &key, table, batches, &format) {
+                Ok(a) => added.extend(a),
+                Err(e) => {
+                    added.undo();
+                    return Err(e);
+                }
+            }
+        }
+        Ok(added)
+    }
+
+    /// After a write: a failed one takes its keys out; inside a transaction
+    /// block they wait for COMMIT or ROLLBACK.
+    pub(super) fn settle_unique_keys<T>(&mut self, added: AddedKeys, result: &DbResult<T>) {
+        if result.is_err() {
+            added.undo();
+        } else if self.txn != TxnState::Idle {
+            self.txn_unique_keys.extend(added);
+        }
+    }
+
+    /// Checks a table's complete new rows (UPDATE) against every unique index.
+    pub(super) fn check_rows_unique(&self, table: &TableDef, rows: &[Batch]) -> DbResult<()> {
+        let format = self.eval_context().format;
+        for key in self.table_unique_keys(table)? {
+            unique::check_no_duplicates(&key, table, rows, &format, false)?;
+        }
+        Ok(())
+    }
+
+    /// CREATE UNIQUE INDEX: the table's rows must already be unique under it.
+    pub(super) async fn check_new_unique_index(&self, table: &TableDef, index: &str) -> DbResult<()> {
+        let Some(key) = self.table_unique_keys(table)?.into_iter().find(|k| k.name == index) else {
+            return Ok(());
+        };
+        let rows = self.table_columns(table, &key.columns).await?;
+        let key_over_rows = UniqueKey {
+            name: key.name.clone(),
+            columns: (0..key.columns.len()).collect(),
+        };
+        let projected = TableDef {
+            columns: key.columns.iter().map(|&c| table.columns[c].clone()).collect(),
+            ..table.clone()
+        };
+        unique::check_no_duplicates(&key_over_rows, &projected, &rows, &self.eval_context().format, true)?;
+        self.server.unique_keys.forget_table(table.oid);
+        Ok(())
+    }
+}
