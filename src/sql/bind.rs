@@ -16,6 +16,7 @@ use crate::sql::plan::*;
 use crate::types::text::parse_text;
 use crate::types::{DataType, Datum};
 
+mod grouping_sets;
 mod recursive;
 mod table_function;
 mod window;
@@ -848,6 +849,7 @@ impl<'a> Binder<'a> {
             ast::GroupByExpr::Expressions(exprs, _) => exprs.clone(),
             ast::GroupByExpr::All(_) => return Err(DbError::unsupported("GROUP BY ALL")),
         };
+        let (group_asts, grouping_sets) = grouping_sets::expand(&group_asts)?;
         let aggregating = !group_asts.is_empty()
             || select.having.is_some()
             || select.projection.iter().any(|item| match item {
@@ -993,11 +995,14 @@ impl<'a> Binder<'a> {
                     keys: first.clone(),
                 };
             }
-            plan = Plan::Aggregate {
-                input: Box::new(plan),
-                group_by: agg.group_exprs,
-                aggs: agg.aggs,
-                fields,
+            plan = match &grouping_sets {
+                None => Plan::Aggregate {
+                    input: Box::new(plan),
+                    group_by: agg.group_exprs,
+                    aggs: agg.aggs,
+                    fields,
+                },
+                Some(sets) => grouping_sets::grouping_sets_plan(plan, agg.group_exprs, agg.aggs, fields, sets),
             };
             if let Some(h) = having {
                 plan = Plan::Filter {
