@@ -1374,6 +1374,21 @@ impl<'a> Binder<'a> {
         })
     }
 
+    /// `l op r` for an operator implemented as a function; its errors name the operator.
+    fn bind_operator_function(&mut self, name: &str, op: &str, l: Expr, r: Expr) -> DbResult<Expr> {
+        let (lt, rt) = (l.data_type(), r.data_type());
+        self.bind_function_call(name, vec![l, r]).map_err(|e| {
+            if e.code == sqlstate::UNDEFINED_FUNCTION {
+                DbError::new(
+                    sqlstate::UNDEFINED_FUNCTION,
+                    format!("operator does not exist: {} {op} {}", lt.name(), rt.name()),
+                )
+            } else {
+                e
+            }
+        })
+    }
+
     fn bind_function_call(&mut self, name: &str, args: Vec<Expr>) -> DbResult<Expr> {
         let types: Vec<DataType> = args.iter().map(|a| a.data_type()).collect();
         let sig = kernels::resolve_function(name, &types)?;
@@ -1535,10 +1550,29 @@ impl<'a> Binder<'a> {
             A::BinaryOp { left, op, right } => {
                 let l = self.bind_expr(left, scope, agg.as_deref_mut())?;
                 let r = self.bind_expr(right, scope, agg)?;
+                // Operators that are functions of their operands' types.
+                let function = match op {
+                    ast::BinaryOperator::PGExp => Some("power"),
+                    ast::BinaryOperator::BitwiseAnd => Some("&"),
+                    ast::BinaryOperator::BitwiseOr => Some("|"),
+                    ast::BinaryOperator::PGBitwiseXor => Some("#"),
+                    ast::BinaryOperator::PGBitwiseShiftLeft => Some("<<"),
+                    ast::BinaryOperator::PGBitwiseShiftRight => Some(">>"),
+                    _ => None,
+                };
+                if let Some(name) = function {
+                    return self.bind_operator_function(name, &op.to_string(), l, r);
+                }
                 let op = binary_op(op)?;
                 self.bind_binary(op, l, r)
             }
             A::UnaryOp { op, expr } => {
+                // In PostgreSQL a sign binds tighter than `^`: -3 ^ 2 is (-3) ^ 2.
+                if let (ast::UnaryOperator::Minus | ast::UnaryOperator::Plus, A::BinaryOp { op: ast::BinaryOperator::PGExp, .. }) =
+                    (op, expr.as_ref())
+                {
+                    return self.bind_expr(&sign_into_power(*op, expr), scope, agg);
+                }
                 // Fold `-<number>` so that -2147483648 is an integer literal.
                 if let (ast::UnaryOperator::Minus, A::Value(v)) = (op, expr.as_ref()) {
                     if let ast::Value::Number(n, _) = &v.value {
@@ -1661,11 +1695,13 @@ impl<'a> Binder<'a> {
                 escape_char,
                 any: false,
             } => {
-                if escape_char.is_some() {
-                    return Err(DbError::unsupported("LIKE ... ESCAPE is not supported yet"));
-                }
                 let x = self.bind_expr(expr, scope, agg.as_deref_mut())?;
-                let p = self.bind_expr(pattern, scope, agg)?;
+                let mut p = self.bind_expr(pattern, scope, agg.as_deref_mut())?;
+                if let Some(esc) = escape_char {
+                    // `x LIKE p ESCAPE e` is `x LIKE like_escape(p, e)`, as in PostgreSQL.
+                    let esc = self.bind_expr(esc, scope, agg)?;
+                    p = self.bind_function_call("like_escape", vec![p, esc])?;
+                }
                 let op = match (matches!(e, A::ILike { .. }), negated) {
                     (false, false) => BinaryOp::Like,
                     (false, true) => BinaryOp::NotLike,
@@ -1673,6 +1709,22 @@ impl<'a> Binder<'a> {
                     (true, true) => BinaryOp::NotILike,
                 };
                 self.bind_binary(op, x, p)
+            }
+            A::SimilarTo {
+                negated,
+                expr,
+                pattern,
+                escape_char,
+            } => {
+                // `x SIMILAR TO p [ESCAPE e]` is `x ~ similar_to_escape(p [, e])`.
+                let x = self.bind_expr(expr, scope, agg.as_deref_mut())?;
+                let mut args = vec![self.bind_expr(pattern, scope, agg.as_deref_mut())?];
+                if let Some(esc) = escape_char {
+                    args.push(self.bind_expr(esc, scope, agg)?);
+                }
+                let regex = self.bind_function_call("similar_to_escape", args)?;
+                let op = if *negated { BinaryOp::RegexNotMatch } else { BinaryOp::RegexMatch };
+                self.bind_binary(op, x, regex)
             }
             A::In {
                 expr,
@@ -2775,6 +2827,18 @@ fn number_literal(n: &str) -> DbResult<Expr> {
             parse_text(DataType::Float64, n, &Default::default())?,
             DataType::Float64,
         )),
+    }
+}
+
+/// `-(a ^ b)` as PostgreSQL reads `-a ^ b`: the sign on the leftmost operand.
+fn sign_into_power(sign: ast::UnaryOperator, e: &ast::Expr) -> ast::Expr {
+    match e {
+        ast::Expr::BinaryOp { left, op: ast::BinaryOperator::PGExp, right } => ast::Expr::BinaryOp {
+            left: Box::new(sign_into_power(sign, left)),
+            op: ast::BinaryOperator::PGExp,
+            right: right.clone(),
+        },
+        other => ast::Expr::UnaryOp { op: sign, expr: Box::new(other.clone()) },
     }
 }
 

@@ -234,3 +234,68 @@ impl Default for FormatContext {
         }
     }
 }
+
+/// PostgreSQL's format_type(oid, typmod): the SQL name of a type OID with its
+/// modifier (`character varying(10)`, `numeric(10,2)`, `integer[]`), `???` for
+/// an unknown OID.
+pub fn format_type(oid: i64, typmod: Option<i64>) -> String {
+    let array_of = |elem: u32| format!("{}[]", format_type(elem as i64, None));
+    let typmod = typmod.filter(|&m| m >= 0);
+    let name = match oid {
+        16 => "boolean",
+        17 => "bytea",
+        18 => "\"char\"",
+        19 => "name",
+        20 => "bigint",
+        21 => "smallint",
+        23 => "integer",
+        25 => "text",
+        26 => "oid",
+        114 => "json",
+        700 => "real",
+        701 => "double precision",
+        1042 => {
+            return match typmod {
+                Some(m) if m >= 4 => format!("character({})", m - 4),
+                _ => "character".into(),
+            }
+        }
+        1043 => {
+            return match typmod {
+                Some(m) if m >= 4 => format!("character varying({})", m - 4),
+                _ => "character varying".into(),
+            }
+        }
+        1082 => "date",
+        1114 => "timestamp without time zone",
+        1184 => "timestamp with time zone",
+        1186 => "interval",
+        1700 => {
+            return match typmod {
+                Some(m) if m >= 4 => format!("numeric({},{})", (m - 4) >> 16, (m - 4) & 0xffff),
+                _ => "numeric".into(),
+            }
+        }
+        2205 => "regclass",
+        2206 => "regtype",
+        3802 => "jsonb",
+        1000 => return array_of(16),
+        1001 => return array_of(17),
+        1005 => return array_of(21),
+        1007 => return array_of(23),
+        1009 => return array_of(25),
+        1014 => return array_of(1042),
+        1015 => return array_of(1043),
+        1016 => return array_of(20),
+        1021 => return array_of(700),
+        1022 => return array_of(701),
+        1115 => return array_of(1114),
+        1182 => return array_of(1082),
+        1185 => return array_of(1184),
+        1187 => return array_of(1186),
+        1231 => return array_of(1700),
+        3807 => return array_of(3802),
+        _ => "???",
+    };
+    name.to_string()
+}

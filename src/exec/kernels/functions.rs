@@ -44,6 +44,12 @@ pub enum ScalarFunction {
     StartsWith,
     SplitPart,
     Translate,
+    /// format_type(type oid, typmod): the type's SQL name (not strict in the typmod).
+    FormatType,
+    /// like_escape(pattern, escape): the pattern with `\` as its escape character.
+    LikeEscape,
+    /// similar_to_escape(pattern [, escape]): a SIMILAR TO pattern as a regular expression.
+    SimilarToEscape,
     Md5,
     Chr,
     Ascii,
@@ -63,6 +69,15 @@ pub enum ScalarFunction {
     Sqrt,
     Cbrt,
     Power,
+    /// Integer `&`, `|`, `#`, `<<`, `>>` (bound from the operators, named by their symbols).
+    BitAnd,
+    BitOr,
+    BitXor,
+    ShiftLeft,
+    ShiftRight,
+    /// booleq / boolne.
+    BoolEq,
+    BoolNe,
     Exp,
     Ln,
     Log10,
@@ -158,6 +173,10 @@ const CATALOG: &[Entry] = &[
     ("starts_with", F::StartsWith, &[T, T], B),
     ("split_part", F::SplitPart, &[T, T, I4], T),
     ("translate", F::Translate, &[T, T, T], T),
+    ("like_escape", F::LikeEscape, &[T, T], T),
+    ("format_type", F::FormatType, &[I8, I4], T),
+    ("similar_to_escape", F::SimilarToEscape, &[T], T),
+    ("similar_to_escape", F::SimilarToEscape, &[T, T], T),
     ("md5", F::Md5, &[T], T),
     ("md5", F::Md5, &[BY], T),
     ("chr", F::Chr, &[I4], T),
@@ -195,6 +214,23 @@ const CATALOG: &[Entry] = &[
     ("power", F::Power, &[N, N], N),
     ("pow", F::Power, &[F8, F8], F8),
     ("pow", F::Power, &[N, N], N),
+    ("&", F::BitAnd, &[I2, I2], I2),
+    ("&", F::BitAnd, &[I4, I4], I4),
+    ("&", F::BitAnd, &[I8, I8], I8),
+    ("|", F::BitOr, &[I2, I2], I2),
+    ("|", F::BitOr, &[I4, I4], I4),
+    ("|", F::BitOr, &[I8, I8], I8),
+    ("#", F::BitXor, &[I2, I2], I2),
+    ("#", F::BitXor, &[I4, I4], I4),
+    ("#", F::BitXor, &[I8, I8], I8),
+    ("<<", F::ShiftLeft, &[I2, I4], I2),
+    ("<<", F::ShiftLeft, &[I4, I4], I4),
+    ("<<", F::ShiftLeft, &[I8, I4], I8),
+    (">>", F::ShiftRight, &[I2, I4], I2),
+    (">>", F::ShiftRight, &[I4, I4], I4),
+    (">>", F::ShiftRight, &[I8, I4], I8),
+    ("booleq", F::BoolEq, &[B, B], B),
+    ("boolne", F::BoolNe, &[B, B], B),
     ("exp", F::Exp, &[F8], F8),
     ("exp", F::Exp, &[N], N),
     ("ln", F::Ln, &[F8], F8),
@@ -421,6 +457,16 @@ pub(crate) fn eval_function(
         F::Coalesce => return coalesce(sig.result, &ops, len),
         F::Greatest | F::Least => return extreme(sig.func == F::Greatest, sig.result, &ops, len),
         F::NullIf => return nullif(sig, &ops, len, ctx),
+        F::FormatType => {
+            let (oids, typmods) = (ops[0].to_column(len), ops[1].to_column(len));
+            let names: Vec<Datum> = (0..len)
+                .map(|i| match oids.datum(i).as_i64() {
+                    None => Datum::Null,
+                    Some(oid) => Datum::text(crate::types::format_type(oid, typmods.datum(i).as_i64())),
+                })
+                .collect();
+            return Ok(Column::from_datums(DataType::Text, &names));
+        }
         F::Concat | F::ConcatWs => {
             return super::string::concat_fn(sig.func == F::ConcatWs, types, &ops, len, ctx)
         }
@@ -467,10 +513,11 @@ pub(crate) fn eval_function(
     match sig.func {
         Lower | Upper | Initcap | CharLength | OctetLength | BitLength | Substr | Btrim | Ltrim
         | Rtrim | Replace | Strpos | Left | Right | Repeat | Reverse | Lpad | Rpad | StartsWith
-        | SplitPart | Translate | Md5 | Chr | Ascii | ToHex | SizePretty | QuoteIdent
+        | SplitPart | Translate | LikeEscape | SimilarToEscape | Md5 | Chr | Ascii | ToHex | SizePretty | QuoteIdent
         | QuoteLiteral => super::string::eval_string(sig.func, types, &ops, len, nulls),
         Abs | Sign | Round | Trunc | Ceil | Floor | Sqrt | Cbrt | Power | Exp | Ln | Log10
-        | Log | Mod | Div | Degrees | Radians | Sin | Cos | Tan | Asin | Acos | Atan | Atan2 => {
+        | Log | Mod | Div | Degrees | Radians | Sin | Cos | Tan | Asin | Acos | Atan | Atan2
+        | BitAnd | BitOr | BitXor | ShiftLeft | ShiftRight | BoolEq | BoolNe => {
             super::math::eval_math(sig.func, types, &ops, len, nulls)
         }
         DateTrunc if types[1] == DataType::Interval => {

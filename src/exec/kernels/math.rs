@@ -327,7 +327,46 @@ pub(crate) fn eval_math(
         )?;
         Ok(prim_column(ty, v, nulls))
     }
+    /// `&`, `|`, `#` over one integer type; shifts take an int4 count (PostgreSQL
+    /// shifts by the count modulo the width, as the hardware does).
+    fn bits<T: super::common::Prim + Copy + Default + std::ops::BitAnd<Output = T> + std::ops::BitOr<Output = T> + std::ops::BitXor<Output = T>>(
+        func: F,
+        ty: DataType,
+        args: &[Operand],
+        len: usize,
+        nulls: Nulls,
+        shift: impl Fn(T, i32, bool) -> T,
+    ) -> DbResult<Column> {
+        let v = match func {
+            F::ShiftLeft | F::ShiftRight => {
+                let left = func == F::ShiftLeft;
+                map2_try(prim::<T>(args[0], len)?, prim::<i32>(args[1], len)?, len, &nulls, |x, n| Ok(shift(x, n, left)))?
+            }
+            _ => map2_try(prim::<T>(args[0], len)?, prim::<T>(args[1], len)?, len, &nulls, |x, y| {
+                Ok(match func {
+                    F::BitAnd => x & y,
+                    F::BitOr => x | y,
+                    _ => x ^ y,
+                })
+            })?,
+        };
+        Ok(prim_column(ty, v, nulls))
+    }
     match (func, ty) {
+        (F::BitAnd | F::BitOr | F::BitXor | F::ShiftLeft | F::ShiftRight, Int16) => {
+            bits::<i16>(func, ty, args, len, nulls, |x, n, l| if l { x.wrapping_shl(n as u32) } else { x.wrapping_shr(n as u32) })
+        }
+        (F::BitAnd | F::BitOr | F::BitXor | F::ShiftLeft | F::ShiftRight, Int32) => {
+            bits::<i32>(func, ty, args, len, nulls, |x, n, l| if l { x.wrapping_shl(n as u32) } else { x.wrapping_shr(n as u32) })
+        }
+        (F::BitAnd | F::BitOr | F::BitXor | F::ShiftLeft | F::ShiftRight, Int64) => {
+            bits::<i64>(func, ty, args, len, nulls, |x, n, l| if l { x.wrapping_shl(n as u32) } else { x.wrapping_shr(n as u32) })
+        }
+        (F::BoolEq | F::BoolNe, Bool) => {
+            let ne = func == F::BoolNe;
+            let v = map2_try(prim::<bool>(args[0], len)?, prim::<bool>(args[1], len)?, len, &nulls, |x, y| Ok((x == y) != ne))?;
+            Ok(prim_column(Bool, v, nulls))
+        }
         (F::Abs, Int16) => abs_int::<i16>(ty, args[0], len, nulls),
         (F::Abs, Int32) => abs_int::<i32>(ty, args[0], len, nulls),
         (F::Abs, Int64) => abs_int::<i64>(ty, args[0], len, nulls),

@@ -454,6 +454,25 @@ pub(crate) fn eval_string(
                 Ok(())
             })
         }
+        F::LikeEscape => {
+            let (a, esc) = (s()?, bytes(args[1], len)?);
+            build_bytes(t, len, nulls, |i, o| {
+                o.extend_from_slice(like_escape(a.get_str(i), esc.get_str(i))?.as_bytes());
+                Ok(())
+            })
+        }
+        F::SimilarToEscape => {
+            let a = s()?;
+            let esc = match args.get(1) {
+                Some(e) => Some(bytes(*e, len)?),
+                None => None,
+            };
+            build_bytes(t, len, nulls, |i, o| {
+                let e = esc.as_ref().map_or("\\", |e| e.get_str(i));
+                o.extend_from_slice(similar_to_regex(a.get_str(i), e)?.as_bytes());
+                Ok(())
+            })
+        }
         F::Translate => {
             let (a, from, to) = (s()?, bytes(args[1], len)?, bytes(args[2], len)?);
             build_bytes(t, len, nulls, |i, o| {
@@ -940,4 +959,119 @@ mod tests {
         .unwrap();
         assert_eq!(s(r), "ab  x");
     }
+}
+
+/// One escape character, or none for `''`; 22025 for a longer string.
+fn escape_char(esc: &str) -> DbResult<Option<char>> {
+    let mut chars = esc.chars();
+    match (chars.next(), chars.next()) {
+        (None, _) => Ok(None),
+        (Some(c), None) => Ok(Some(c)),
+        _ => Err(DbError::new(sqlstate::INVALID_ESCAPE_SEQUENCE, "invalid escape string")
+            .with_hint("Escape string must be empty or one character.")),
+    }
+}
+
+/// A LIKE pattern with escape character `esc` rewritten to use `\` (PostgreSQL's like_escape).
+pub(crate) fn like_escape(pattern: &str, esc: &str) -> DbResult<String> {
+    let esc = escape_char(esc)?;
+    if esc == Some('\\') {
+        return Ok(pattern.to_string());
+    }
+    let mut out = String::with_capacity(pattern.len());
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        if Some(c) == esc {
+            match chars.next() {
+                Some(n) => {
+                    out.push('\\');
+                    out.push(n);
+                }
+                None => {
+                    return Err(DbError::new(sqlstate::INVALID_ESCAPE_SEQUENCE, "LIKE pattern must not end with escape character"))
+                }
+            }
+        } else if c == '\\' {
+            out.push_str("\\\\");
+        } else {
+            out.push(c);
+        }
+    }
+    Ok(out)
+}
+
+/// A SIMILAR TO pattern as an anchored regular expression (PostgreSQL's
+/// similar_to_escape): `%` → `.*`, `_` → `.`, the escape character quotes the
+/// next one, and escape-double-quote marks the substring part (a group).
+pub(crate) fn similar_to_regex(pattern: &str, esc: &str) -> DbResult<String> {
+    let esc = escape_char(esc)?;
+    let mut out = String::from("^(?:");
+    let mut quotes = 0;
+    let mut in_class = false;
+    let mut chars = pattern.chars().peekable();
+    while let Some(c) = chars.next() {
+        if Some(c) == esc && !in_class {
+            match chars.next() {
+                Some('"') => {
+                    quotes += 1;
+                    match quotes {
+                        1 => out.push_str(")("),
+                        2 => out.push_str(")(?:"),
+                        _ => {
+                            return Err(DbError::new(
+                                sqlstate::INVALID_ESCAPE_SEQUENCE,
+                                "SQL regular expression may not contain more than two escape-double-quote separators",
+                            ))
+                        }
+                    }
+                }
+                Some(n) => {
+                    if !n.is_alphanumeric() {
+                        out.push('\\');
+                    }
+                    out.push(n);
+                }
+                None => {
+                    return Err(DbError::new(
+                        sqlstate::INVALID_ESCAPE_SEQUENCE,
+                        "SIMILAR TO pattern must not end with escape character",
+                    ))
+                }
+            }
+            continue;
+        }
+        if in_class {
+            if c == ']' {
+                in_class = false;
+            }
+            if c == '\\' {
+                out.push('\\');
+            }
+            out.push(c);
+            continue;
+        }
+        match c {
+            '[' => {
+                in_class = true;
+                out.push('[');
+                if chars.peek() == Some(&'^') {
+                    out.push('^');
+                    chars.next();
+                }
+                if chars.peek() == Some(&']') {
+                    out.push(']');
+                    chars.next();
+                }
+            }
+            '%' => out.push_str(".*"),
+            '_' => out.push('.'),
+            '.' | '^' | '$' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            other => out.push(other),
+        }
+    }
+    out.push_str(")$");
+    Ok(out)
 }
