@@ -392,3 +392,50 @@ async fn drop_chunks_removes_old_partitions_and_frees_their_files() {
     let left: i64 = client.query_one("SELECT count(*) FROM m", &[]).await.unwrap().get(0);
     assert_eq!(left, 30_000 - 17_280, "after a restart");
 }
+
+/// ALTER TABLE ADD/DROP COLUMN rewrite the table into a new one and swap it
+/// in: a crash before the swap leaves the original table whole, one after it
+/// the new one, with every row either way (rows in segments and in the WAL).
+#[tokio::test]
+async fn a_crash_inside_alter_table_leaves_the_old_table_or_the_new_one() {
+    for (fp, altered) in [("alter-before-swap", false), ("alter-after-swap", true)] {
+        let Some((server, client)) = start_with_table(2).await else { return };
+        insert(&client, 0, 3000).await;
+        client.batch_execute("CHECKPOINT").await.unwrap();
+        insert(&client, 3000, 2000).await;
+        let dir = server.kill9();
+
+        let server = common::start_configured(dir, 2, &[], &[("BREWRIC_FAILPOINT", fp)]);
+        let client = server.connect(common::DEFAULT_DB).await;
+        let crashed = client.batch_execute("ALTER TABLE m ADD COLUMN extra integer DEFAULT 7").await;
+        assert!(crashed.is_err(), "{fp}: the failpoint did not stop the server");
+        let dir = server.kill9();
+
+        let server = common::start_in(dir, 2);
+        let client = server.connect(common::DEFAULT_DB).await;
+        assert_eq!(summary(&client).await, expected(5000), "{fp}: the rows after the crash");
+        let columns = client
+            .query("SELECT * FROM m LIMIT 1", &[])
+            .await
+            .unwrap()
+            .first()
+            .map(|r| r.len())
+            .unwrap_or(0);
+        assert_eq!(columns, if altered { 5 } else { 4 }, "{fp}: the table's columns");
+        let tables = client
+            .query("SELECT count(*) FROM m", &[])
+            .await
+            .unwrap();
+        assert_eq!(tables[0].get::<_, i64>(0), 5000);
+        // After a cut rewrite the ALTER can be run again.
+        if !altered {
+            client.batch_execute("ALTER TABLE m ADD COLUMN extra integer DEFAULT 7").await.unwrap();
+        }
+        let sevens = client.query("SELECT count(*) FROM m WHERE extra = 7", &[]).await.unwrap();
+        assert_eq!(sevens[0].get::<_, i64>(0), 5000, "{fp}: existing rows take the default");
+        let dir = server.kill9();
+        let server = common::start_in(dir, 2);
+        let client = server.connect(common::DEFAULT_DB).await;
+        assert_eq!(summary(&client).await, expected(5000), "{fp}: after one more restart");
+    }
+}

@@ -82,6 +82,10 @@ impl TableDef {
     }
 }
 
+/// Name prefix of the table an ALTER TABLE rewrite fills before it takes
+/// the original's place (see `sql/session/alter.rs`).
+pub const REWRITE_PREFIX: &str = "pg_brewric_rewrite_";
+
 /// An index: a catalog object (scans do not use it); a UNIQUE one over plain
 /// columns is enforced on every write (`sql/unique.rs`). PRIMARY KEY and
 /// UNIQUE constraints are unique indexes, as in PostgreSQL.
@@ -301,7 +305,19 @@ impl CatalogStore {
             None => CatalogStore::new(),
         };
         store.persist_dir = Some(dir);
-        store.update(|_| Ok(())).map_err(|e| e.message)?;
+        // A table rewrite (ALTER TABLE) cut short by a crash leaves its new
+        // table unnamed by anyone: it goes; the original stands.
+        store
+            .update(|cat| {
+                for db in cat.databases.values_mut() {
+                    let d = Arc::make_mut(db);
+                    for s in d.schemas.values_mut() {
+                        s.tables.retain(|name, _| !name.starts_with(REWRITE_PREFIX));
+                    }
+                }
+                Ok(())
+            })
+            .map_err(|e| e.message)?;
         Ok(store)
     }
 

@@ -26,6 +26,7 @@ use crate::types::{DataType, Datum, FormatContext};
 use crate::runtime::PreparedOp;
 use crate::wal::record::{RecordType, FLAG_SELF_COMMITTED};
 
+mod alter;
 mod dml;
 mod explain;
 mod unique;
@@ -477,6 +478,7 @@ impl Session {
                 ..
             } => self.drop(object_type, *if_exists, names, *cascade).await,
             Statement::CreateIndex(ci) => self.create_index(ci).await,
+            Statement::AlterTable(at) => self.alter_table(at).await,
             Statement::CreateView(cv) => self.create_view(cv),
             Statement::AlterIndex {
                 name,
@@ -842,32 +844,10 @@ impl Session {
                 type_name.as_str(),
                 "serial" | "bigserial" | "smallserial" | "serial4" | "serial8" | "serial2"
             );
-            let (data_type, numeric_typmod) = crate::sql::bind::bind_data_type_mod(&c.data_type)?;
-            let mut def = ColumnDef {
-                name: cname.clone(),
-                data_type,
-                not_null: serial,
-                default: None,
-                numeric_typmod,
-            };
-            for opt in &c.options {
-                match &opt.option {
-                    ast::ColumnOption::NotNull => def.not_null = true,
-                    ast::ColumnOption::Null => def.not_null = false,
-                    ast::ColumnOption::Default(e) => def.default = Some(e.clone()),
-                    ast::ColumnOption::PrimaryKey(_) => {
-                        def.not_null = true;
-                        unique_constraints.push((opt.name.as_ref().map(ident_name), vec![cname.clone()], true));
-                    }
-                    ast::ColumnOption::Unique(_) => {
-                        unique_constraints.push((opt.name.as_ref().map(ident_name), vec![cname.clone()], false));
-                    }
-                    other => {
-                        return Err(DbError::unsupported(format!(
-                            "column option not supported yet: {other}"
-                        )))
-                    }
-                }
+            let (mut def, keys) = column_def(c)?;
+            def.not_null |= serial;
+            for (constraint, primary) in keys {
+                unique_constraints.push((constraint, vec![cname.clone()], primary));
             }
             if serial {
                 let seq_name = format!("{name}_{cname}_seq");
@@ -2106,6 +2086,11 @@ impl Session {
     /// PostgreSQL), never part of one.
     async fn append_to_shards(&self, table: TableId, batches: Vec<Batch>) -> DbResult<()> {
         let _shared = self.server.rewrites.read().await;
+        self.append_to_shards_holding_rewrites(table, batches).await
+    }
+
+    /// `append_to_shards` for a caller that already holds `Server::rewrites`.
+    async fn append_to_shards_holding_rewrites(&self, table: TableId, batches: Vec<Batch>) -> DbResult<()> {
         let catalog = self.server.catalog.snapshot();
         let def = match catalog.database(&self.database)?.table_by_oid(table) {
             Some(t) => t.clone(),
@@ -2515,6 +2500,34 @@ fn choose_relation_name(s: &Schema, name1: &str, name2: &str, label: &str) -> St
         }
         pass += 1;
     }
+}
+
+/// A column of CREATE TABLE or ADD COLUMN: its type, NOT NULL and DEFAULT,
+/// and the PRIMARY KEY / UNIQUE constraints written on it (name, primary).
+fn column_def(c: &ast::ColumnDef) -> DbResult<(ColumnDef, Vec<(Option<String>, bool)>)> {
+    let (data_type, numeric_typmod) = crate::sql::bind::bind_data_type_mod(&c.data_type)?;
+    let mut def = ColumnDef {
+        name: ident_name(&c.name),
+        data_type,
+        not_null: false,
+        default: None,
+        numeric_typmod,
+    };
+    let mut keys = Vec::new();
+    for opt in &c.options {
+        match &opt.option {
+            ast::ColumnOption::NotNull => def.not_null = true,
+            ast::ColumnOption::Null => def.not_null = false,
+            ast::ColumnOption::Default(e) => def.default = Some(e.clone()),
+            ast::ColumnOption::PrimaryKey(_) => {
+                def.not_null = true;
+                keys.push((opt.name.as_ref().map(ident_name), true));
+            }
+            ast::ColumnOption::Unique(_) => keys.push((opt.name.as_ref().map(ident_name), false)),
+            other => return Err(DbError::unsupported(format!("column option not supported yet: {other}"))),
+        }
+    }
+    Ok((def, keys))
 }
 
 /// A name as an SQL identifier: bare when it is lower-case letters, digits

@@ -248,7 +248,7 @@ impl Session {
     }
 
     /// Runs a query this session generated (over the user's expressions).
-    async fn internal_query(
+    pub(super) async fn internal_query(
         &self,
         sql: &str,
         params: &[Datum],

@@ -1,0 +1,438 @@
+//! ALTER TABLE: RENAME TO, RENAME COLUMN, ALTER COLUMN SET/DROP DEFAULT and
+//! SET/DROP NOT NULL change the catalog only (rows are stored by column
+//! position); ADD COLUMN and DROP COLUMN rewrite the table: a new table (a
+//! new OID, under a `REWRITE_PREFIX` name) is filled from the old one's rows
+//! through the WAL, then one catalog change puts it in the old one's place and
+//! the old rows are dropped. A crash before that change leaves the original
+//! as it was (the half-filled table is dropped at the next start); after it,
+//! the new table. Cost: the table's rows are read and written once.
+//! Must not: run inside a transaction block (a rewrite cannot be rolled back).
+
+use super::*;
+use crate::catalog::{ColumnDef, IndexDef, REWRITE_PREFIX};
+use crate::sql::unique;
+
+/// A column name as a quoted SQL identifier.
+fn quoted(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+impl Session {
+    pub(super) async fn alter_table(&mut self, at: &ast::AlterTable) -> DbResult<StatementResult> {
+        let table = match self.lookup_table(&at.name) {
+            Ok(t) => t,
+            Err(e) if e.code == sqlstate::UNDEFINED_TABLE && at.if_exists => {
+                self.notice(
+                    sqlstate::SUCCESSFUL_COMPLETION,
+                    format!("relation \"{}\" does not exist, skipping", object_name_parts(&at.name).join(".")),
+                );
+                return Ok(StatementResult::Command("ALTER TABLE".into()));
+            }
+            Err(e) => return Err(e),
+        };
+        let mut current = table;
+        for op in &at.operations {
+            current = self.alter_once(&current, op).await?;
+        }
+        Ok(StatementResult::Command("ALTER TABLE".into()))
+    }
+
+    /// One operation; returns the table as it is afterwards.
+    async fn alter_once(&mut self, table: &Arc<TableDef>, op: &ast::AlterTableOperation) -> DbResult<Arc<TableDef>> {
+        use ast::AlterTableOperation as Op;
+        match op {
+            Op::RenameTable { table_name } => {
+                let (ast::RenameTableNameKind::To(n) | ast::RenameTableNameKind::As(n)) = table_name;
+                let new = object_name_parts(n).pop().unwrap_or_default();
+                self.change_table(table, |s, def| {
+                    if s.relation_kind(&new).is_some() {
+                        return Err(DbError::new(sqlstate::DUPLICATE_TABLE, format!("relation \"{new}\" already exists")));
+                    }
+                    let old = def.name.clone();
+                    def.name = new.clone();
+                    for idx in s.indexes.values_mut() {
+                        if idx.table == old {
+                            Arc::make_mut(idx).table = new.clone();
+                        }
+                    }
+                    Ok(())
+                })
+            }
+            Op::RenameColumn {
+                old_column_name,
+                new_column_name,
+            } => {
+                let (old, new) = (ident_name(old_column_name), ident_name(new_column_name));
+                let i = column_of(table, &old)?;
+                if table.column_index(&new).is_some() {
+                    return Err(DbError::new(
+                        sqlstate::DUPLICATE_COLUMN,
+                        format!("column \"{new}\" of relation \"{}\" already exists", table.name),
+                    ));
+                }
+                self.change_table(table, |s, def| {
+                    def.columns[i].name = new.clone();
+                    for idx in s.indexes.values_mut() {
+                        if idx.table == def.name {
+                            let keys = rename_keys(&idx.keys, &old, &new);
+                            Arc::make_mut(idx).keys = keys;
+                        }
+                    }
+                    Ok(())
+                })
+            }
+            Op::AlterColumn { column_name, op } => {
+                let i = column_of(table, &ident_name(column_name))?;
+                match op {
+                    ast::AlterColumnOperation::SetDefault { value } => {
+                        // Bound once now, so that a bad default fails here.
+                        let catalog = self.server.catalog.snapshot();
+                        let db = catalog.database(&self.database)?;
+                        let eval = self.eval_context();
+                        let mut binder = self.binder(&catalog, db, &eval, vec![]);
+                        let bound = binder.bind_default(value, &Scope::default())?;
+                        binder.coerce_assignment(bound, table.columns[i].data_type, &table.columns[i].name)?;
+                        let value = value.clone();
+                        self.change_table(table, |_, def| {
+                            def.columns[i].default = Some(value);
+                            Ok(())
+                        })
+                    }
+                    ast::AlterColumnOperation::DropDefault => self.change_table(table, |_, def| {
+                        def.columns[i].default = None;
+                        Ok(())
+                    }),
+                    ast::AlterColumnOperation::DropNotNull => self.change_table(table, |s, def| {
+                        let in_primary_key = s.indexes.values().any(|x| {
+                            x.primary && x.table == def.name && unique::unique_keys(s, def).iter().any(|k| k.name == x.name && k.columns.contains(&i))
+                        });
+                        if in_primary_key {
+                            return Err(DbError::new(
+                                "42P16",
+                                format!("column \"{}\" is in a primary key", def.columns[i].name),
+                            ));
+                        }
+                        def.columns[i].not_null = false;
+                        Ok(())
+                    }),
+                    ast::AlterColumnOperation::SetNotNull => {
+                        let name = quoted(&table.columns[i].name);
+                        let (_, rows) = self
+                            .internal_query(
+                                &format!("SELECT count(*) FROM {} WHERE {name} IS NULL", self.qualified(table)),
+                                &[],
+                                &[],
+                            )
+                            .await?;
+                        let nulls = rows.first().map(|b| b.columns[0].datum(0).as_i64().unwrap_or(0)).unwrap_or(0);
+                        if nulls > 0 {
+                            return Err(DbError::new(
+                                sqlstate::NOT_NULL_VIOLATION,
+                                format!("column \"{}\" of relation \"{}\" contains null values", table.columns[i].name, table.name),
+                            ));
+                        }
+                        self.change_table(table, |_, def| {
+                            def.columns[i].not_null = true;
+                            Ok(())
+                        })
+                    }
+                    other => Err(DbError::unsupported(format!("ALTER TABLE … ALTER COLUMN … {other}"))),
+                }
+            }
+            Op::AddColumn {
+                if_not_exists,
+                column_def,
+                ..
+            } => {
+                let name = ident_name(&column_def.name);
+                if table.column_index(&name).is_some() {
+                    if *if_not_exists {
+                        self.notice(
+                            sqlstate::DUPLICATE_COLUMN,
+                            format!("column \"{name}\" of relation \"{}\" already exists, skipping", table.name),
+                        );
+                        return Ok(table.clone());
+                    }
+                    return Err(DbError::new(
+                        sqlstate::DUPLICATE_COLUMN,
+                        format!("column \"{name}\" of relation \"{}\" already exists", table.name),
+                    ));
+                }
+                let column = self.added_column(column_def)?;
+                // Existing rows take the default (NULL without one), as in PostgreSQL.
+                let fill = match &column.default {
+                    Some(d) => format!("({d})"),
+                    None => "NULL".into(),
+                };
+                let ty = match (column.data_type, column.numeric_typmod) {
+                    (DataType::Numeric, Some((p, sc))) => format!("numeric({p},{sc})"),
+                    (DataType::Bpchar(None), _) => "bpchar".into(),
+                    (t, _) => t.name(),
+                };
+                let mut select: Vec<String> = table.columns.iter().map(|c| quoted(&c.name)).collect();
+                select.push(format!("CAST({fill} AS {ty})"));
+                let mut columns = table.columns.clone();
+                columns.push(column);
+                self.rewrite_table(table, columns, &select.join(", "), None).await
+            }
+            Op::DropColumn {
+                column_names,
+                if_exists,
+                ..
+            } => {
+                let mut current = table.clone();
+                for c in column_names {
+                    let name = ident_name(c);
+                    let Some(i) = current.column_index(&name) else {
+                        if *if_exists {
+                            self.notice(
+                                sqlstate::SUCCESSFUL_COMPLETION,
+                                format!("column \"{name}\" of relation \"{}\" does not exist, skipping", current.name),
+                            );
+                            continue;
+                        }
+                        return Err(undefined_column(&current, &name));
+                    };
+                    let mut columns = current.columns.clone();
+                    columns.remove(i);
+                    let select: Vec<String> = columns.iter().map(|c| quoted(&c.name)).collect();
+                    let select = if select.is_empty() { String::new() } else { select.join(", ") };
+                    current = self.rewrite_table(&current, columns, &select, Some(&name)).await?;
+                }
+                Ok(current)
+            }
+            other => Err(DbError::unsupported(format!("ALTER TABLE … {other}"))),
+        }
+    }
+
+    fn qualified(&self, table: &TableDef) -> String {
+        format!("{}.{}", quoted(&table.schema), quoted(&table.name))
+    }
+
+    /// The column of ADD COLUMN: type, NOT NULL, NULL, DEFAULT.
+    fn added_column(&mut self, c: &ast::ColumnDef) -> DbResult<ColumnDef> {
+        let (def, keys) = super::column_def(c)?;
+        if !keys.is_empty() {
+            return Err(DbError::unsupported("ADD COLUMN with PRIMARY KEY or UNIQUE"));
+        }
+        Ok(def)
+    }
+
+    /// Applies a catalog-only change to `table` (and its schema's indexes).
+    fn change_table(
+        &mut self,
+        table: &Arc<TableDef>,
+        change: impl FnOnce(&mut crate::catalog::Schema, &mut TableDef) -> DbResult<()>,
+    ) -> DbResult<Arc<TableDef>> {
+        self.refuse_alter_in_block()?;
+        let out = self.server.catalog.update_database(&self.database, |db| {
+            let s = db
+                .schemas
+                .get_mut(&table.schema)
+                .ok_or_else(|| DbError::internal(format!("schema \"{}\" vanished", table.schema)))?;
+            let Some(current) = s.tables.get(&table.name).filter(|t| t.oid == table.oid).cloned() else {
+                return Err(DbError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{}\" does not exist", table.name)));
+            };
+            let mut def = (*current).clone();
+            change(s, &mut def)?;
+            let def = Arc::new(def);
+            s.tables.remove(&table.name);
+            s.tables.insert(def.name.clone(), def.clone());
+            Ok(def)
+        })?;
+        self.server.unique_keys.forget_table(table.oid);
+        Ok(out)
+    }
+
+    fn refuse_alter_in_block(&self) -> DbResult<()> {
+        if self.txn == TxnState::Idle {
+            return Ok(());
+        }
+        Err(DbError::unsupported("ALTER TABLE inside a transaction block is not supported yet"))
+    }
+
+    /// Rewrites `table` with `columns`, its rows computed by `SELECT select FROM table`.
+    async fn rewrite_table(
+        &mut self,
+        table: &Arc<TableDef>,
+        columns: Vec<ColumnDef>,
+        select: &str,
+        dropped: Option<&str>,
+    ) -> DbResult<Arc<TableDef>> {
+        self.refuse_alter_in_block()?;
+        let rewrites = self.server.rewrites.clone();
+        let _alone = rewrites.write().await;
+        let oid = self.server.catalog.allocate_oid();
+        let temp = format!("{REWRITE_PREFIX}{oid}");
+        let new_def = Arc::new(TableDef {
+            oid,
+            name: temp.clone(),
+            schema: table.schema.clone(),
+            columns,
+            time_column: table.time_column.filter(|&t| t < table.columns.len()),
+        });
+        // The time column keeps its place unless it was dropped.
+        let new_def = Arc::new(TableDef {
+            time_column: table
+                .time_column
+                .and_then(|t| new_def.column_index(&table.columns[t].name)),
+            ..(*new_def).clone()
+        });
+        self.server.catalog.update_database(&self.database, |db| {
+            let s = db
+                .schemas
+                .get_mut(&table.schema)
+                .ok_or_else(|| DbError::internal(format!("schema \"{}\" vanished", table.schema)))?;
+            s.tables.insert(temp.clone(), new_def.clone());
+            Ok(())
+        })?;
+        let filled = self.fill_rewrite(table, &new_def, select).await;
+        if let Err(e) = filled {
+            self.abandon_rewrite(&new_def).await;
+            return Err(e);
+        }
+        crate::failpoint::hit("alter-before-swap");
+        // One catalog change: the new table takes the old one's name; indexes
+        // on a dropped column go with it (as in PostgreSQL).
+        let swapped = self.server.catalog.update_database(&self.database, |db| {
+            let s = db
+                .schemas
+                .get_mut(&table.schema)
+                .ok_or_else(|| DbError::internal(format!("schema \"{}\" vanished", table.schema)))?;
+            if !s.tables.get(&table.name).is_some_and(|t| t.oid == table.oid) {
+                return Err(DbError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{}\" does not exist", table.name)));
+            }
+            s.tables.remove(&temp);
+            let final_def = Arc::new(TableDef {
+                name: table.name.clone(),
+                ..(*new_def).clone()
+            });
+            s.tables.insert(table.name.clone(), final_def.clone());
+            if let Some(col) = dropped {
+                s.indexes.retain(|_, idx: &mut Arc<IndexDef>| {
+                    idx.table != table.name || !index_uses_column(idx, col)
+                });
+            }
+            Ok(final_def)
+        });
+        let final_def = match swapped {
+            Ok(d) => d,
+            Err(e) => {
+                self.abandon_rewrite(&new_def).await;
+                return Err(e);
+            }
+        };
+        crate::failpoint::hit("alter-after-swap");
+        self.server.unique_keys.forget_table(table.oid);
+        for shard in &self.server.shards {
+            let old = table.oid;
+            shard.run(move |ctx| ctx.storage.borrow_mut().drop_table(old)).await?;
+        }
+        Ok(final_def)
+    }
+
+    /// Copies the rows into the rewrite's table (NOT NULL checked, unique keys too).
+    async fn fill_rewrite(&self, table: &TableDef, new_def: &Arc<TableDef>, select: &str) -> DbResult<()> {
+        let sql = if select.is_empty() {
+            // No column left: the rows remain, with nothing in them.
+            format!("SELECT 1 FROM {}", self.qualified(table))
+        } else {
+            format!("SELECT {select} FROM {}", self.qualified(table))
+        };
+        let (_, mut batches) = self.internal_query(&sql, &[], &[]).await?;
+        if select.is_empty() {
+            batches = batches.into_iter().map(|b| Batch::new(vec![], b.len)).collect();
+        }
+        for (i, c) in new_def.columns.iter().enumerate() {
+            if c.not_null && batches.iter().any(|b| b.columns[i].null_count() > 0) {
+                return Err(DbError::new(
+                    sqlstate::NOT_NULL_VIOLATION,
+                    format!("column \"{}\" of relation \"{}\" contains null values", c.name, table.name),
+                ));
+            }
+        }
+        let named = TableDef {
+            name: table.name.clone(),
+            ..(**new_def).clone()
+        };
+        check_constraints(&named, &batches)?;
+        for key in self.table_unique_keys_named(table, new_def)? {
+            unique::check_no_duplicates(&key, new_def, &batches, &self.eval_context().format, false)?;
+        }
+        self.append_to_shards_holding_rewrites(new_def.oid, batches).await
+    }
+
+    /// The unique indexes of `table` over `new_def`'s columns (those still there).
+    fn table_unique_keys_named(&self, table: &TableDef, new_def: &TableDef) -> DbResult<Vec<unique::UniqueKey>> {
+        let catalog = self.server.catalog.snapshot();
+        let db = catalog.database(&self.database)?;
+        let Some(s) = db.schemas.get(&table.schema) else { return Ok(vec![]) };
+        let renamed = TableDef {
+            name: table.name.clone(),
+            ..new_def.clone()
+        };
+        Ok(unique::unique_keys(s, &renamed))
+    }
+
+    async fn abandon_rewrite(&self, new_def: &Arc<TableDef>) {
+        let _ = self.server.catalog.update_database(&self.database, |db| {
+            if let Some(s) = db.schemas.get_mut(&new_def.schema) {
+                s.tables.remove(&new_def.name);
+            }
+            Ok(())
+        });
+        for shard in &self.server.shards {
+            let oid = new_def.oid;
+            let _ = shard.run(move |ctx| ctx.storage.borrow_mut().drop_table(oid)).await;
+        }
+    }
+}
+
+fn column_of(table: &TableDef, name: &str) -> DbResult<usize> {
+    table.column_index(name).ok_or_else(|| undefined_column(table, name))
+}
+
+fn undefined_column(table: &TableDef, name: &str) -> DbError {
+    DbError::new(
+        sqlstate::UNDEFINED_COLUMN,
+        format!("column \"{name}\" of relation \"{}\" does not exist", table.name),
+    )
+}
+
+/// Index keys as written, with column `old` renamed to `new` where a key is just that column.
+fn rename_keys(keys: &[String], old: &str, new: &str) -> Vec<String> {
+    keys.iter()
+        .map(|k| {
+            let mut words = k.splitn(2, ' ');
+            let first = words.next().unwrap_or_default();
+            let rest = words.next();
+            let name = match first.strip_prefix('"').and_then(|f| f.strip_suffix('"')) {
+                Some(q) => q.replace("\"\"", "\""),
+                None => first.to_lowercase(),
+            };
+            if name != old {
+                return k.clone();
+            }
+            let bare = new.chars().next().is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+                && new.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+            let renamed = if bare { new.to_string() } else { quoted(new) };
+            match rest {
+                Some(r) => format!("{renamed} {r}"),
+                None => renamed,
+            }
+        })
+        .collect()
+}
+
+/// Whether an index names `column` in its keys or INCLUDE list.
+fn index_uses_column(idx: &IndexDef, column: &str) -> bool {
+    let mentions = |k: &String| {
+        let first = k.split_whitespace().next().unwrap_or_default();
+        let name = match first.strip_prefix('"').and_then(|f| f.strip_suffix('"')) {
+            Some(q) => q.replace("\"\"", "\""),
+            None => first.to_lowercase(),
+        };
+        name == column || k.contains(column)
+    };
+    idx.keys.iter().any(mentions) || idx.include.iter().any(|c| c == column)
+}
