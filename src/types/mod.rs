@@ -4,6 +4,7 @@
 
 pub mod binary;
 pub mod datetime;
+pub mod datetime_format;
 pub mod datum;
 pub mod text;
 

@@ -46,6 +46,9 @@ pub enum ScalarFunction {
     Translate,
     /// format_type(type oid, typmod): the type's SQL name (not strict in the typmod).
     FormatType,
+    /// to_date(text, template) and to_timestamp(text, template).
+    ToDateFmt,
+    ToTimestampFmt,
     /// like_escape(pattern, escape): the pattern with `\` as its escape character.
     LikeEscape,
     /// similar_to_escape(pattern [, escape]): a SIMILAR TO pattern as a regular expression.
@@ -280,6 +283,8 @@ const CATALOG: &[Entry] = &[
     ("time_bucket", F::TimeBucket, &[I4, I4, I4], I4),
     ("time_bucket", F::TimeBucket, &[I8, I8, I8], I8),
     ("to_timestamp", F::ToTimestamp, &[F8], TZ),
+    ("to_timestamp", F::ToTimestampFmt, &[T, T], TZ),
+    ("to_date", F::ToDateFmt, &[T, T], D),
     ("now", F::Now, &[], TZ),
     ("current_timestamp", F::Now, &[], TZ),
     ("statement_timestamp", F::Now, &[], TZ),
@@ -537,6 +542,35 @@ pub(crate) fn eval_function(
             DataType::Interval => super::datetime::time_bucket(types[1], &ops, len, nulls),
             t => int_time_bucket(t, &ops, len, nulls),
         },
+        ToDateFmt | ToTimestampFmt => {
+            let (text, fmt) = (super::common::bytes(ops[0], len)?, super::common::bytes(ops[1], len)?);
+            let off = ctx.format.utc_offset_secs as i64 * 1_000_000_000;
+            let mut out = Vec::with_capacity(len);
+            for i in 0..len {
+                if !nulls.is_valid(i) {
+                    out.push(0i64);
+                    continue;
+                }
+                let input = text.get_str(i);
+                let t = crate::types::datetime_format::parse_template(input, fmt.get_str(i))?;
+                let in_range = |r: DbResult<i64>| {
+                    r.map_err(|e| match e.code {
+                        sqlstate::DATETIME_FIELD_OVERFLOW => DbError::new(e.code, format!("{}: \"{input}\"", e.message)),
+                        _ => e,
+                    })
+                };
+                let days = in_range(t.days())?;
+                out.push(if sig.func == ToDateFmt { days } else { days * 86_400_000_000_000 + in_range(t.time_ns())? - off });
+            }
+            if sig.func == ToDateFmt {
+                let days: Vec<i32> = out
+                    .into_iter()
+                    .map(|d| i32::try_from(d).map_err(|_| DbError::new(sqlstate::DATETIME_FIELD_OVERFLOW, "date out of range")))
+                    .collect::<DbResult<_>>()?;
+                return Ok(prim_column(DataType::Date, days, nulls));
+            }
+            Ok(prim_column(DataType::TimestampTz, out, nulls))
+        }
         ToTimestamp => {
             let v = super::common::map1_try(
                 prim::<f64>(ops[0], len)?,
