@@ -50,6 +50,7 @@ pub mod sqlstate {
     pub const DATATYPE_MISMATCH: &str = "42804";
     pub const CANNOT_COERCE: &str = "42846";
     pub const GROUPING_ERROR: &str = "42803";
+    pub const INDETERMINATE_DATATYPE: &str = "42P18";
     pub const WINDOWING_ERROR: &str = "42P20";
     pub const NULL_VALUE_NOT_ALLOWED: &str = "22004";
     pub const INVALID_WINDOW_FRAME_OFFSET: &str = "22013";

@@ -265,7 +265,7 @@ struct FileOutcome {
 
 impl FileOutcome {
     fn passed(&self) -> usize {
-        self.records - self.skipped - self.failures.len()
+        self.records.saturating_sub(self.skipped + self.failures.len())
     }
 }
 

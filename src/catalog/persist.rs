@@ -38,6 +38,7 @@ pub fn type_tag(t: DataType) -> String {
         DataType::TimestampTz => "timestamptz".into(),
         DataType::Interval => "interval".into(),
         DataType::Jsonb => "jsonb".into(),
+        DataType::Array(e) => format!("{}[]", type_tag(e.data_type())),
         DataType::Unknown => "unknown".into(),
     }
 }
@@ -68,6 +69,9 @@ pub fn parse_type_tag(s: &str) -> Option<DataType> {
         "jsonb" => DataType::Jsonb,
         _ if s.starts_with("varchar(") => DataType::Varchar(Some(with_len("varchar")?)),
         _ if s.starts_with("bpchar(") => DataType::Bpchar(Some(with_len("bpchar")?)),
+        _ if s.ends_with("[]") => {
+            DataType::Array(crate::types::array::ArrayElem::of(parse_type_tag(&s[..s.len() - 2])?)?)
+        }
         _ => return None,
     })
 }

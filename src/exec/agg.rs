@@ -306,7 +306,7 @@ impl Accumulator {
                 vals: vec![],
                 is_and: func == AggFunc::BoolAnd,
             },
-            AggFunc::StringAgg | AggFunc::PercentileCont { .. } | AggFunc::PercentileDisc { .. } => Acc::Collect {
+            AggFunc::StringAgg | AggFunc::ArrayAgg | AggFunc::PercentileCont { .. } | AggFunc::PercentileDisc { .. } => Acc::Collect {
                 vals: vec![],
                 constant: Datum::Null,
             },
@@ -472,8 +472,10 @@ impl Accumulator {
                 }
             }
             (Acc::Collect { vals, .. }, _) => {
+                // array_agg keeps NULLs; the others skip them.
+                let nulls_too = self.func == AggFunc::ArrayAgg;
                 for (i, &g) in ids.iter().enumerate() {
-                    if valid(i) {
+                    if valid(i) || (nulls_too && live(i)) {
                         vals[g as usize].push(col.datum(i));
                     }
                 }
@@ -730,6 +732,10 @@ fn collected_result(func: AggFunc, vals: &[Datum], constant: &Datum, result: Dat
             let v = if lo == hi { a } else { a + (at - lo as f64) * (b - a) };
             Ok(if result == DataType::Float32 { Datum::Float32(v as f32) } else { Datum::Float64(v) })
         }
+        AggFunc::ArrayAgg => match result {
+            DataType::Array(e) => Ok(Datum::Bytes(crate::types::array::ArrayValue::of(vals.to_vec()).encode(e))),
+            _ => Err(DbError::internal("array_agg without an array result type")),
+        },
         _ => Err(DbError::internal("not a collecting aggregate")),
     }
 }

@@ -29,6 +29,8 @@ pub struct TableFunctionOp {
 /// The state of one call: the next value and how to get the one after.
 pub enum Series {
     Done,
+    /// Values computed up front (unnest, generate_subscripts), the next at `next`.
+    Values { values: Vec<Datum>, next: usize },
     Int { next: i128, stop: i128, step: i128, data_type: DataType },
     Numeric { next: Decimal, stop: Decimal, step: Decimal },
     /// Timestamps (ns) in a fixed-offset zone (timestamptz) or none.
@@ -53,6 +55,25 @@ impl Series {
         }
         match call.func {
             TableFunc::GenerateSeries => Self::generate_series(&args, call.result_type, ctx),
+            TableFunc::Unnest | TableFunc::GenerateSubscripts => {
+                let (Some(DataType::Array(elem)), Datum::Bytes(bytes)) = (call.args.first().map(|a| a.data_type()), &args[0]) else {
+                    return Ok(Series::Done);
+                };
+                let array = crate::types::array::ArrayValue::decode(bytes, elem)?;
+                let values = if call.func == TableFunc::Unnest {
+                    array.elems
+                } else {
+                    let dim = args[1].as_i64().unwrap_or(0);
+                    let reverse = matches!(args.get(2), Some(Datum::Bool(true)));
+                    let n = if dim >= 1 && (dim as usize) <= array.dims.len() { array.dims[dim as usize - 1] } else { 0 };
+                    let mut v: Vec<Datum> = (1..=n as i32).map(Datum::Int32).collect();
+                    if reverse {
+                        v.reverse();
+                    }
+                    v
+                };
+                Ok(Series::Values { values, next: 0 })
+            }
         }
     }
 
@@ -110,6 +131,11 @@ impl Series {
     fn next_value(&mut self) -> DbResult<Option<Datum>> {
         let out = match self {
             Series::Done => None,
+            Series::Values { values, next } => {
+                let v = values.get(*next).cloned();
+                *next += 1;
+                v
+            }
             Series::Int { next, stop, step, data_type } => {
                 if (*step > 0 && *next > *stop) || (*step < 0 && *next < *stop) {
                     None

@@ -16,6 +16,7 @@ use crate::sql::plan::*;
 use crate::types::text::parse_text;
 use crate::types::{DataType, Datum};
 
+mod arrays;
 mod grouping_sets;
 mod recursive;
 mod table_function;
@@ -1710,6 +1711,26 @@ impl<'a> Binder<'a> {
                 };
                 self.bind_binary(op, x, p)
             }
+            A::Array(ast::Array { elem, .. }) => {
+                let mut elems = Vec::with_capacity(elem.len());
+                for e in elem {
+                    elems.push(self.bind_expr(e, scope, agg.as_deref_mut())?);
+                }
+                self.bind_array_constructor(elems)
+            }
+            A::CompoundFieldAccess { root, access_chain } => {
+                let array = self.bind_expr(root, scope, agg.as_deref_mut())?;
+                let mut subscripts = Vec::new();
+                for a in access_chain {
+                    match a {
+                        ast::AccessExpr::Subscript(ast::Subscript::Index { index }) => {
+                            subscripts.push(self.bind_expr(index, scope, agg.as_deref_mut())?)
+                        }
+                        other => return Err(DbError::unsupported(format!("this subscript: {other}"))),
+                    }
+                }
+                self.bind_array_subscript(array, subscripts)
+            }
             A::SimilarTo {
                 negated,
                 expr,
@@ -2030,6 +2051,30 @@ impl<'a> Binder<'a> {
         }
         match name {
             "string_agg" => return self.bind_string_agg(&args, distinct, filter, order_by, scope),
+            "array_agg" => {
+                let [value] = args.as_slice() else {
+                    return Err(DbError::new(
+                        sqlstate::UNDEFINED_FUNCTION,
+                        format!("function array_agg with {} arguments does not exist", args.len()),
+                    ));
+                };
+                let mut value = self.bind_aggregate_arg(value, scope, "array_agg")?;
+                if value.data_type() == DataType::Unknown {
+                    value = self.coerce(value, DataType::Text, "array_agg")?;
+                }
+                let Some(elem) = crate::types::array::ArrayElem::of(value.data_type()).filter(|_| !matches!(value.data_type(), DataType::Array(_))) else {
+                    return Err(DbError::unsupported(format!("array_agg of {}", value.data_type().name())));
+                };
+                return Ok(AggCall {
+                    func: AggFunc::ArrayAgg,
+                    arg: Some(value),
+                    distinct,
+                    filter,
+                    result_type: DataType::Array(elem),
+                    order_by,
+                    constant_arg: None,
+                });
+            }
             "percentile_cont" | "percentile_disc" => {
                 return self.bind_percentile(name, &args, &f.within_group, filter, scope)
             }
@@ -2320,6 +2365,9 @@ impl<'a> Binder<'a> {
                 return self.bind_relation_size(&name, &args[0]);
             }
             _ => {}
+        }
+        if let Some(e) = self.bind_array_function(&name, &args)? {
+            return Ok(e);
         }
         self.bind_function_call(&name, args)
     }
@@ -2664,6 +2712,7 @@ pub fn is_aggregate_name(name: &str) -> bool {
             | "bool_or"
             | "every"
             | "string_agg"
+            | "array_agg"
             | "percentile_cont"
             | "percentile_disc"
     )
@@ -2912,6 +2961,18 @@ pub fn bind_data_type(t: &ast::DataType) -> DbResult<DataType> {
         _ => None,
     };
     Ok(match t {
+        T::Array(
+            ast::ArrayElemTypeDef::SquareBracket(elem, _)
+            | ast::ArrayElemTypeDef::Qualified(elem, _)
+            | ast::ArrayElemTypeDef::AngleBracket(elem)
+            | ast::ArrayElemTypeDef::Parenthesis(elem),
+        ) => {
+            let e = bind_data_type(elem)?;
+            match crate::types::array::ArrayElem::of(e) {
+                Some(a) => DataType::Array(a),
+                None => return Err(DbError::unsupported(format!("arrays of {}", e.name()))),
+            }
+        }
         T::Boolean | T::Bool => DataType::Bool,
         T::SmallInt(_) | T::Int2(_) => DataType::Int16,
         T::Int(_) | T::Integer(_) | T::Int4(_) => DataType::Int32,

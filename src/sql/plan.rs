@@ -52,13 +52,18 @@ pub enum AggFunc {
     /// percentile_cont / percentile_disc(fraction) WITHIN GROUP (ORDER BY x).
     PercentileCont { descending: bool },
     PercentileDisc { descending: bool },
+    /// array_agg(x [ORDER BY …]): every value, NULLs too, in arrival order.
+    ArrayAgg,
 }
 
 impl AggFunc {
     /// Aggregates that keep every value of a group: they run on the
     /// coordinator only (no partial states on shards).
     pub fn collects_values(self) -> bool {
-        matches!(self, AggFunc::StringAgg | AggFunc::PercentileCont { .. } | AggFunc::PercentileDisc { .. })
+        matches!(
+            self,
+            AggFunc::StringAgg | AggFunc::ArrayAgg | AggFunc::PercentileCont { .. } | AggFunc::PercentileDisc { .. }
+        )
     }
 }
 
@@ -376,6 +381,10 @@ pub struct SortKey {
 pub enum TableFunc {
     /// generate_series(start, stop [, step]) over integers, numeric and timestamps.
     GenerateSeries,
+    /// unnest(array): its elements, all dimensions flattened.
+    Unnest,
+    /// generate_subscripts(array, dim [, reverse]).
+    GenerateSubscripts,
 }
 
 #[derive(Debug, Clone, PartialEq)]

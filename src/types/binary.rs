@@ -62,6 +62,8 @@ pub fn decode_binary(ty: DataType, bytes: &[u8]) -> DbResult<Datum> {
         DataType::Timestamp | DataType::TimestampTz => Datum::Int64(decode_timestamp(bytes)?),
         DataType::Interval => Datum::Interval(decode_interval(bytes)?),
         DataType::Jsonb => Datum::Bytes(decode_jsonb(bytes)?.into_bytes()),
+        // Held in the same format: checked and normalized by a decode/encode.
+        DataType::Array(e) => Datum::Bytes(super::array::ArrayValue::decode(bytes, e)?.encode(e)),
     })
 }
 

@@ -2,6 +2,7 @@
 //! value (`Datum`) and their text/binary wire encodings.
 //! Must not: know about plans, shards or sockets.
 
+pub mod array;
 pub mod binary;
 pub mod datetime;
 pub mod datetime_format;
@@ -36,6 +37,9 @@ pub enum DataType {
     Interval,
     /// Stored as normalized JSON text.
     Jsonb,
+    /// An array of the element type (any number of dimensions), held in
+    /// PostgreSQL's binary array format (`types/array.rs`).
+    Array(array::ArrayElem),
     /// Untyped: a NULL literal or a string literal whose type is not yet decided.
     Unknown,
 }
@@ -69,6 +73,7 @@ impl DataType {
             | DataType::Bpchar(_)
             | DataType::Bytea
             | DataType::Jsonb
+            | DataType::Array(_)
             | DataType::Unknown => PhysicalType::Bytes,
             DataType::Interval => PhysicalType::Interval,
         }
@@ -94,6 +99,7 @@ impl DataType {
             DataType::Interval => 1186,
             DataType::Numeric => 1700,
             DataType::Jsonb => 3802,
+            DataType::Array(e) => e.array_oid(),
         }
     }
 
@@ -116,7 +122,7 @@ impl DataType {
             1186 => DataType::Interval,
             1700 => DataType::Numeric,
             3802 => DataType::Jsonb,
-            _ => return None,
+            other => DataType::Array(array::ArrayElem::from_array_oid(other)?),
         })
     }
 
@@ -162,6 +168,7 @@ impl DataType {
             DataType::TimestampTz => "timestamp with time zone".into(),
             DataType::Interval => "interval".into(),
             DataType::Jsonb => "jsonb".into(),
+            DataType::Array(e) => format!("{}[]", e.data_type().name()),
             DataType::Unknown => "unknown".into(),
         }
     }
@@ -185,6 +192,7 @@ impl DataType {
             DataType::TimestampTz => "timestamp with time zone",
             DataType::Interval => "interval",
             DataType::Jsonb => "json",
+            DataType::Array(_) => "array",
         }
     }
 
@@ -212,8 +220,13 @@ impl DataType {
     }
 
     /// Same type ignoring length modifiers (varchar(10) ~ varchar).
+    /// Same type up to a length modifier (varchar(n) and varchar); arrays
+    /// only of the same element type (`Array(e)` carries no modifier).
     pub fn same_family(self, other: DataType) -> bool {
-        std::mem::discriminant(&self) == std::mem::discriminant(&other)
+        match (self, other) {
+            (DataType::Array(a), DataType::Array(b)) => a == b,
+            _ => std::mem::discriminant(&self) == std::mem::discriminant(&other),
+        }
     }
 }
 

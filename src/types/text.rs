@@ -47,6 +47,7 @@ pub fn parse_text(ty: DataType, input: &str, ctx: &FormatContext) -> DbResult<Da
         DataType::TimestampTz => Datum::Int64(parse_timestamptz(input, ctx)?),
         DataType::Interval => Datum::Interval(parse_interval(input)?),
         DataType::Jsonb => Datum::Bytes(parse_jsonb(input)?.into_bytes()),
+        DataType::Array(e) => Datum::Bytes(super::array::ArrayValue::parse_text(input, e, ctx)?.encode(e)),
     })
 }
 
@@ -77,6 +78,10 @@ pub fn format_text(ty: DataType, value: &Datum, ctx: &FormatContext, out: &mut V
             format_float_precision(*v, digits + ctx.extra_float_digits, out)
         }
         (DataType::Bytea, Datum::Bytes(b)) => format_bytea(b, out),
+        (DataType::Array(e), Datum::Bytes(b)) => match super::array::ArrayValue::decode(b, e) {
+            Ok(v) => v.format_text(e, ctx, out),
+            Err(_) => out.extend_from_slice(b"{}"),
+        },
         (DataType::Float32, Datum::Float64(v)) => format_float4(*v as f32, out),
         (_, Datum::Bool(b)) => out.push(if *b { b't' } else { b'f' }),
         (_, Datum::Int16(v)) => write_int(*v as i64, out),

@@ -181,8 +181,71 @@ pub fn binary_to_text(oid: u32, raw: &[u8]) -> Result<String, String> {
             )
         }
         o if is_text_like(o) => utf8(raw)?,
+        o if array_element(o).is_some() => array_text(raw)?,
         o => return Err(format!("no binary-to-text conversion for type OID {o}")),
     })
+}
+
+/// The element OID of a built-in array type OID (`_int4` → int4).
+fn array_element(array_oid: u32) -> Option<u32> {
+    Some(match array_oid {
+        1000 => 16,
+        1001 => 17,
+        1005 => 21,
+        1007 => 23,
+        1009 => 25,
+        1014 => 1042,
+        1015 => 1043,
+        1016 => 20,
+        1021 => 700,
+        1022 => 701,
+        1115 => 1114,
+        1182 => 1082,
+        1185 => 1184,
+        1187 => 1186,
+        1231 => 1700,
+        3807 => 3802,
+        _ => return None,
+    })
+}
+
+/// PostgreSQL's binary array format as its text output (`{1,NULL,"a b"}`, nested braces per dimension).
+fn array_text(raw: &[u8]) -> Result<String, String> {
+    let word = |at: usize| -> Result<i32, String> {
+        raw.get(at..at + 4)
+            .map(|b| i32::from_be_bytes(b.try_into().unwrap()))
+            .ok_or_else(|| "binary array cut short".to_string())
+    };
+    let ndim = word(0)?;
+    let elem = word(8)? as u32;
+    if ndim == 0 {
+        return Ok("{}".into());
+    }
+    let dims: Vec<usize> = (0..ndim as usize).map(|d| word(12 + 8 * d).map(|n| n as usize)).collect::<Result<_, _>>()?;
+    let mut pos = 12 + 8 * ndim as usize;
+    let mut items = Vec::new();
+    for _ in 0..dims.iter().product::<usize>() {
+        let len = word(pos)?;
+        pos += 4;
+        if len < 0 {
+            items.push("NULL".to_string());
+            continue;
+        }
+        let bytes = raw.get(pos..pos + len as usize).ok_or("binary array element cut short")?;
+        pos += len as usize;
+        let text = binary_to_text(elem, bytes)?;
+        let quote = text.is_empty()
+            || text.eq_ignore_ascii_case("null")
+            || text.chars().any(|c| matches!(c, '{' | '}' | ',' | '"' | '\\') || c.is_whitespace());
+        items.push(if quote { format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\"")) } else { text });
+    }
+    fn nest(dims: &[usize], items: &mut std::vec::IntoIter<String>) -> String {
+        let parts: Vec<String> = (0..dims[0])
+            .map(|_| if dims.len() > 1 { nest(&dims[1..], items) } else { items.next().unwrap_or_default() })
+            .collect();
+        format!("{{{}}}", parts.join(","))
+    }
+    Ok(nest(&dims, &mut items.into_iter()))
 }
 
 fn utf8(raw: &[u8]) -> Result<String, String> {

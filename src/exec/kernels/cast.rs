@@ -103,6 +103,25 @@ pub(crate) fn cast_column(col: &Column, to: DataType, ctx: &EvalContext) -> DbRe
         (Jsonb, Bool | Int16 | Int32 | Int64 | Float32 | Float64 | Numeric) => {
             jsonb_cast(to, op, len, nulls, ctx)
         }
+        // ---- arrays element by element
+        (Array(a), Array(b)) => {
+            let mut out = Vec::with_capacity(len);
+            for i in 0..len {
+                out.push(match col.datum(i) {
+                    Datum::Bytes(raw) => {
+                        let v = crate::types::array::ArrayValue::decode(&raw, a)?;
+                        let elems = v
+                            .elems
+                            .iter()
+                            .map(|e| cast_datum(e, a.data_type(), b.data_type(), ctx))
+                            .collect::<DbResult<Vec<_>>>()?;
+                        Datum::Bytes(crate::types::array::ArrayValue { dims: v.dims, elems }.encode(b))
+                    }
+                    _ => Datum::Null,
+                });
+            }
+            Ok(Column::from_datums(to, &out))
+        }
         // ---- to a string type
         (_, Text | Varchar(_) | Bpchar(_)) => {
             let src = bytes_or_format(from, col, len, &nulls, ctx)?;

@@ -44,6 +44,16 @@ pub enum ScalarFunction {
     StartsWith,
     SplitPart,
     Translate,
+    /// ARRAY[…] (variadic; the binder builds its signature).
+    ArrayConstruct,
+    /// a[i][j]…: the array, then one integer per subscript.
+    ArraySubscript,
+    ArrayLength,
+    ArrayLower,
+    ArrayUpper,
+    ArrayNdims,
+    Cardinality,
+    ArrayToString,
     /// format_type(type oid, typmod): the type's SQL name (not strict in the typmod).
     FormatType,
     /// to_date(text, template) and to_timestamp(text, template).
@@ -462,6 +472,11 @@ pub(crate) fn eval_function(
         F::Coalesce => return coalesce(sig.result, &ops, len),
         F::Greatest | F::Least => return extreme(sig.func == F::Greatest, sig.result, &ops, len),
         F::NullIf => return nullif(sig, &ops, len, ctx),
+        F::ArrayConstruct => return super::array::construct(sig.result, types, &ops, len),
+        F::ArraySubscript => return super::array::subscript(sig.result, types, &ops, len),
+        F::ArrayLength | F::ArrayLower | F::ArrayUpper | F::ArrayNdims | F::Cardinality | F::ArrayToString => {
+            return super::array::array_function(sig.func, types, &ops, len, ctx)
+        }
         F::FormatType => {
             let (oids, typmods) = (ops[0].to_column(len), ops[1].to_column(len));
             let names: Vec<Datum> = (0..len)

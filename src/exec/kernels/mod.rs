@@ -18,6 +18,7 @@
 //! `crate::types::text`; kernels call them, never reimplement them.
 
 mod arith;
+mod array;
 mod cast;
 mod common;
 mod compare;

@@ -57,6 +57,7 @@ pub(crate) fn category(t: DataType) -> char {
         Bytea | Jsonb => 'U',
         Date | Timestamp | TimestampTz => 'D',
         Interval => 'T',
+        Array(_) => 'A',
         Unknown => 'X',
     }
 }
@@ -106,6 +107,8 @@ fn cast_context(from: DataType, to: DataType) -> Option<char> {
         (Numeric, Int16 | Int32 | Int64) => 'a',
         (Timestamp, Date) | (TimestampTz, Date | Timestamp) => 'a',
         (Bool, Int32) | (Int32, Bool) => 'e',
+        // An array casts as its elements do (PostgreSQL's array_coerce).
+        (Array(a), Array(b)) => return cast_context(a.data_type(), b.data_type()),
         (Jsonb, Bool | Int16 | Int32 | Int64 | Float32 | Float64 | Numeric) => 'e',
         // Automatic I/O conversion casts: to a string type is assignment, from one explicit.
         (_, Text | Varchar(_) | Bpchar(_)) => 'a',
@@ -530,6 +533,20 @@ pub(crate) fn resolve_binary(
             right: DataType::Bool,
             result: DataType::Bool,
         });
+    }
+    if let (DataType::Array(_), _) | (_, DataType::Array(_)) = (left, right) {
+        // Arrays compare with arrays of the same element type (an untyped literal becomes one).
+        let t = if let DataType::Array(_) = left { left } else { right };
+        let other = if t == left { right } else { left };
+        if op.is_comparison() && (other == t || other == DataType::Unknown) {
+            return Ok(BinarySignature {
+                op,
+                left: t,
+                right: t,
+                result: DataType::Bool,
+            });
+        }
+        return Err(no_operator(op.pg_name(), Some(left), right));
     }
     let (l, r) = (base(left), base(right));
     let rows = operator_rows(op);

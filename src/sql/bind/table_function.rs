@@ -19,7 +19,7 @@ use crate::types::DataType;
 const SRF_COLUMN_BASE: usize = 1 << 41;
 
 pub(super) fn is_set_returning(name: &str) -> bool {
-    name == "generate_series"
+    matches!(name, "generate_series" | "unnest" | "generate_subscripts")
 }
 
 /// `e` moved one query level down: columns of the current input become
@@ -57,8 +57,43 @@ impl Binder<'_> {
         no_subqueries(&args, name)?;
         match name {
             "generate_series" => self.bind_generate_series(args),
+            "unnest" | "generate_subscripts" => self.bind_array_series(name, args),
             _ => Err(DbError::new(sqlstate::UNDEFINED_FUNCTION, format!("function {name} does not exist"))),
         }
+    }
+
+    /// unnest(array) and generate_subscripts(array, dim [, reverse]).
+    fn bind_array_series(&mut self, name: &str, args: Vec<Expr>) -> DbResult<TableFuncCall> {
+        let types: Vec<String> = args.iter().map(|a| a.data_type().name()).collect();
+        let no_function = || {
+            DbError::new(sqlstate::UNDEFINED_FUNCTION, format!("function {name}({}) does not exist", types.join(", ")))
+        };
+        let Some(DataType::Array(e)) = args.first().map(|a| a.data_type()) else {
+            return Err(no_function());
+        };
+        if name == "unnest" {
+            if args.len() != 1 {
+                return Err(DbError::unsupported("unnest of several arrays"));
+            }
+            return Ok(TableFuncCall {
+                func: TableFunc::Unnest,
+                args,
+                result_type: e.data_type(),
+            });
+        }
+        if !(2..=3).contains(&args.len()) {
+            return Err(no_function());
+        }
+        let mut bound = vec![args[0].clone()];
+        bound.push(self.coerce(args[1].clone(), DataType::Int32, name)?);
+        if let Some(r) = args.get(2) {
+            bound.push(self.coerce(r.clone(), DataType::Bool, name)?);
+        }
+        Ok(TableFuncCall {
+            func: TableFunc::GenerateSubscripts,
+            args: bound,
+            result_type: DataType::Int32,
+        })
     }
 
     fn bind_generate_series(&mut self, args: Vec<Expr>) -> DbResult<TableFuncCall> {
@@ -164,6 +199,7 @@ impl Binder<'_> {
             factor,
             ast::TableFactor::Derived { lateral: true, .. }
                 | ast::TableFactor::Function { .. }
+                | ast::TableFactor::UNNEST { .. }
                 | ast::TableFactor::Table { args: Some(_), .. }
         );
         let Some(left) = left.filter(|_| may_refer_left) else {
@@ -194,6 +230,20 @@ impl Binder<'_> {
                 alias,
                 ..
             } => Ok(Some(self.bind_from_function(name, args, *with_ordinality, alias.as_ref())?)),
+            ast::TableFactor::UNNEST {
+                alias,
+                array_exprs,
+                with_offset: false,
+                with_ordinality,
+                ..
+            } => {
+                let args: Vec<ast::FunctionArg> = array_exprs
+                    .iter()
+                    .map(|e| ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e.clone())))
+                    .collect();
+                let name = ast::ObjectName::from(vec![ast::Ident::new("unnest")]);
+                Ok(Some(self.bind_from_function(&name, &args, *with_ordinality, alias.as_ref())?))
+            }
             _ => Ok(None),
         }
     }

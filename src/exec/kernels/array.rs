@@ -1,0 +1,171 @@
+//! Array kernels: ARRAY[…] construction (nested arrays stack into more
+//! dimensions), subscripts, and array_length / cardinality / array_ndims /
+//! array_lower / array_upper / array_to_string. Values are decoded per row
+//! from their binary array form (`types/array.rs`).
+//! Must not: resolve types (the binder builds these signatures).
+
+use crate::error::{sqlstate, DbError, DbResult};
+use crate::exec::vector::Column;
+use crate::exec::{EvalContext, Operand};
+use crate::types::array::{ArrayElem, ArrayValue, MAX_DIMS};
+use crate::types::{DataType, Datum};
+
+use super::ScalarFunction as F;
+
+fn elem_of(t: DataType) -> DbResult<ArrayElem> {
+    match t {
+        DataType::Array(e) => Ok(e),
+        other => Err(DbError::internal(format!("array kernel over {}", other.name()))),
+    }
+}
+
+fn array_at(col: &Column, t: DataType, i: usize) -> DbResult<Option<ArrayValue>> {
+    match col.datum(i) {
+        Datum::Bytes(b) => Ok(Some(ArrayValue::decode(&b, elem_of(t)?)?)),
+        _ => Ok(None),
+    }
+}
+
+/// ARRAY[a, b, …]: elements of the result's element type, or arrays (one more dimension).
+pub(crate) fn construct(result: DataType, arg_types: &[DataType], args: &[Operand], len: usize) -> DbResult<Column> {
+    let elem = elem_of(result)?;
+    let cols: Vec<_> = args.iter().map(|a| a.to_column(len)).collect();
+    let nested = arg_types.first().is_some_and(|t| matches!(t, DataType::Array(_)));
+    let mut out = Vec::with_capacity(len);
+    for i in 0..len {
+        let value = if !nested {
+            ArrayValue::of(cols.iter().map(|c| c.datum(i)).collect())
+        } else {
+            let mut dims: Option<Vec<usize>> = None;
+            let mut elems = Vec::new();
+            for (c, t) in cols.iter().zip(arg_types) {
+                let Some(sub) = array_at(c, *t, i)? else { continue };
+                match &dims {
+                    None => dims = Some(sub.dims.clone()),
+                    Some(d) if *d == sub.dims => {}
+                    Some(_) => {
+                        return Err(DbError::new(
+                            "2202E",
+                            "multidimensional arrays must have array expressions with matching dimensions",
+                        ))
+                    }
+                }
+                elems.extend(sub.elems);
+            }
+            match dims {
+                Some(d) if !d.is_empty() => {
+                    if d.len() + 1 > MAX_DIMS {
+                        return Err(DbError::new(sqlstate::PROGRAM_LIMIT_EXCEEDED, "number of array dimensions exceeds the maximum allowed (6)"));
+                    }
+                    let mut dims = vec![elems.len() / d.iter().product::<usize>().max(1)];
+                    dims.extend(d);
+                    ArrayValue { dims, elems }
+                }
+                _ => ArrayValue::default(),
+            }
+        };
+        out.push(Datum::Bytes(value.encode(elem)));
+    }
+    Ok(Column::from_datums(result, &out))
+}
+
+/// `a[i]`, `a[i][j]`, …: the element, NULL when out of bounds or not every dimension is indexed.
+pub(crate) fn subscript(result: DataType, arg_types: &[DataType], args: &[Operand], len: usize) -> DbResult<Column> {
+    let cols: Vec<_> = args.iter().map(|a| a.to_column(len)).collect();
+    let mut out = Vec::with_capacity(len);
+    for i in 0..len {
+        let Some(v) = array_at(&cols[0], arg_types[0], i)? else {
+            out.push(Datum::Null);
+            continue;
+        };
+        let idx: Option<Vec<i64>> = cols[1..].iter().map(|c| c.datum(i).as_i64()).collect();
+        let value = match idx {
+            Some(idx) if idx.len() == v.dims.len() => {
+                let mut pos = 0usize;
+                let mut inside = true;
+                for (k, (&x, &d)) in idx.iter().zip(&v.dims).enumerate() {
+                    if x < 1 || x as usize > d {
+                        inside = false;
+                        break;
+                    }
+                    let stride: usize = v.dims[k + 1..].iter().product();
+                    pos += (x as usize - 1) * stride;
+                }
+                if inside {
+                    v.elems.get(pos).cloned().unwrap_or(Datum::Null)
+                } else {
+                    Datum::Null
+                }
+            }
+            _ => Datum::Null,
+        };
+        out.push(value);
+    }
+    Ok(Column::from_datums(result, &out))
+}
+
+/// The array functions over one array argument (and a dimension or separators).
+pub(crate) fn array_function(
+    func: F,
+    arg_types: &[DataType],
+    args: &[Operand],
+    len: usize,
+    ctx: &EvalContext,
+) -> DbResult<Column> {
+    let cols: Vec<_> = args.iter().map(|a| a.to_column(len)).collect();
+    let result = if func == F::ArrayToString { DataType::Text } else { DataType::Int32 };
+    let mut out = Vec::with_capacity(len);
+    for i in 0..len {
+        let Some(v) = array_at(&cols[0], arg_types[0], i)? else {
+            out.push(Datum::Null);
+            continue;
+        };
+        let dim = || cols.get(1).and_then(|c| c.datum(i).as_i64());
+        let in_dim = |d: Option<i64>| d.filter(|&d| d >= 1 && (d as usize) <= v.dims.len()).map(|d| v.dims[d as usize - 1]);
+        let d = match func {
+            F::Cardinality => Datum::Int32(v.elems.len() as i32),
+            F::ArrayNdims => match v.dims.len() {
+                0 => Datum::Null,
+                n => Datum::Int32(n as i32),
+            },
+            F::ArrayLength | F::ArrayUpper => in_dim(dim()).map_or(Datum::Null, |n| Datum::Int32(n as i32)),
+            F::ArrayLower => in_dim(dim()).map_or(Datum::Null, |_| Datum::Int32(1)),
+            F::ArrayToString => {
+                let sep = match cols[1].datum(i) {
+                    Datum::Bytes(b) => b,
+                    _ => {
+                        out.push(Datum::Null);
+                        continue;
+                    }
+                };
+                let null_text = cols.get(2).and_then(|c| match c.datum(i) {
+                    Datum::Bytes(b) => Some(b),
+                    _ => None,
+                });
+                let elem = elem_of(arg_types[0])?.data_type();
+                let mut text = Vec::new();
+                let mut first = true;
+                for e in &v.elems {
+                    let piece = match (e, &null_text) {
+                        (Datum::Null, None) => continue,
+                        (Datum::Null, Some(n)) => n.clone(),
+                        (e, _) => {
+                            let mut b = Vec::new();
+                            crate::types::text::format_text(elem, e, &ctx.format, &mut b);
+                            b
+                        }
+                    };
+                    if !first {
+                        text.extend_from_slice(&sep);
+                    }
+                    first = false;
+                    text.extend_from_slice(&piece);
+                }
+                Datum::Bytes(text)
+            }
+            _ => return Err(DbError::internal(format!("{func:?} is not an array function"))),
+        };
+        out.push(d);
+    }
+    Ok(Column::from_datums(result, &out))
+}

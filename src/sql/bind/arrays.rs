@@ -1,0 +1,100 @@
+//! Binding of array expressions: `ARRAY[…]` (elements brought to a common
+//! type; arrays of arrays stack into more dimensions), subscripts `a[i][j]`,
+//! and the functions over any array (array_length, cardinality, array_ndims,
+//! array_lower, array_upper, array_to_string), whose signatures are built
+//! here since the function table has no polymorphic `anyarray`.
+//! Must not: evaluate (kernels/array.rs does).
+
+use std::sync::Arc;
+
+use crate::error::{sqlstate, DbError, DbResult};
+use crate::exec::kernels::{self, FunctionSignature, ScalarFunction};
+use crate::sql::plan::*;
+use crate::types::array::ArrayElem;
+use crate::types::DataType;
+
+use super::Binder;
+
+fn call(func: ScalarFunction, args: Vec<Expr>, result: DataType) -> Expr {
+    let sig = FunctionSignature {
+        func,
+        args: args.iter().map(|a| a.data_type()).collect(),
+        result,
+    };
+    Expr::Func { sig: Arc::new(sig), args }
+}
+
+impl Binder<'_> {
+    /// `ARRAY[e, …]` over bound elements.
+    pub(super) fn bind_array_constructor(&mut self, elems: Vec<Expr>) -> DbResult<Expr> {
+        if elems.is_empty() {
+            return Err(DbError::new(sqlstate::INDETERMINATE_DATATYPE, "cannot determine type of empty array")
+                .with_hint("Explicitly cast to the desired type, for example ARRAY[]::integer[]."));
+        }
+        let types: Vec<DataType> = elems.iter().map(|e| e.data_type()).collect();
+        let mut t = kernels::common_type(&types, "ARRAY")?;
+        if t == DataType::Unknown {
+            t = DataType::Text;
+        }
+        let array = match t {
+            DataType::Array(_) => t,
+            other => match ArrayElem::of(other) {
+                Some(e) => DataType::Array(e),
+                None => return Err(DbError::unsupported(format!("arrays of {}", other.name()))),
+            },
+        };
+        let elems = elems
+            .into_iter()
+            .map(|e| self.coerce(e, t, "ARRAY"))
+            .collect::<DbResult<Vec<_>>>()?;
+        Ok(call(ScalarFunction::ArrayConstruct, elems, array))
+    }
+
+    /// `a[i][j]…` with integer subscripts.
+    pub(super) fn bind_array_subscript(&mut self, array: Expr, subscripts: Vec<Expr>) -> DbResult<Expr> {
+        let DataType::Array(e) = array.data_type() else {
+            return Err(DbError::new(
+                sqlstate::DATATYPE_MISMATCH,
+                format!("cannot subscript type {} because it does not support subscripting", array.data_type().name()),
+            ));
+        };
+        let mut args = vec![array];
+        for s in subscripts {
+            args.push(self.coerce(s, DataType::Int32, "array subscript")?);
+        }
+        Ok(call(ScalarFunction::ArraySubscript, args, e.data_type()))
+    }
+
+    /// The functions over any array; None when `name` is not one of them.
+    pub(super) fn bind_array_function(&mut self, name: &str, args: &[Expr]) -> DbResult<Option<Expr>> {
+        let func = match name {
+            "array_length" => ScalarFunction::ArrayLength,
+            "array_lower" => ScalarFunction::ArrayLower,
+            "array_upper" => ScalarFunction::ArrayUpper,
+            "array_ndims" => ScalarFunction::ArrayNdims,
+            "cardinality" => ScalarFunction::Cardinality,
+            "array_to_string" => ScalarFunction::ArrayToString,
+            _ => return Ok(None),
+        };
+        let wanted = match func {
+            ScalarFunction::ArrayNdims | ScalarFunction::Cardinality => 1..=1,
+            ScalarFunction::ArrayToString => 2..=3,
+            _ => 2..=2,
+        };
+        let types: Vec<String> = args.iter().map(|a| a.data_type().name()).collect();
+        let no_function = || {
+            DbError::new(sqlstate::UNDEFINED_FUNCTION, format!("function {name}({}) does not exist", types.join(", ")))
+                .with_hint("No function matches the given name and argument types. You might need to add explicit type casts.")
+        };
+        if !wanted.contains(&args.len()) || !matches!(args[0].data_type(), DataType::Array(_)) {
+            return Err(no_function());
+        }
+        let mut bound = vec![args[0].clone()];
+        for a in &args[1..] {
+            let t = if func == ScalarFunction::ArrayToString { DataType::Text } else { DataType::Int32 };
+            bound.push(self.coerce(a.clone(), t, name)?);
+        }
+        let result = if func == ScalarFunction::ArrayToString { DataType::Text } else { DataType::Int32 };
+        Ok(Some(call(func, bound, result)))
+    }
+}
