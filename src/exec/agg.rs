@@ -701,6 +701,26 @@ impl Accumulator {
 /// string_agg's joined text, or a percentile of the group's values.
 fn collected_result(func: AggFunc, vals: &[Datum], constant: &Datum, result: DataType) -> DbResult<Datum> {
     match func {
+        AggFunc::StringAgg if constant.is_null() => {
+            // (value, delimiter) pairs: each value after its own row's delimiter.
+            let elem = crate::types::array::ArrayElem::of(result).unwrap_or(crate::types::array::ArrayElem::Text);
+            let mut out: Option<Vec<u8>> = None;
+            for v in vals {
+                let Datum::Bytes(raw) = v else { continue };
+                let pair = crate::types::array::ArrayValue::decode(raw, elem)?;
+                let (Some(Datum::Bytes(value)), delimiter) = (pair.elems.first(), pair.elems.get(1)) else { continue };
+                match &mut out {
+                    None => out = Some(value.clone()),
+                    Some(o) => {
+                        if let Some(Datum::Bytes(d)) = delimiter {
+                            o.extend_from_slice(d);
+                        }
+                        o.extend_from_slice(value);
+                    }
+                }
+            }
+            Ok(out.map_or(Datum::Null, Datum::Bytes))
+        }
         AggFunc::StringAgg => {
             let sep: &[u8] = match constant {
                 Datum::Bytes(b) => b,

@@ -665,6 +665,14 @@ async fn run_subquery(
     let total: usize = rows.iter().map(|b| b.len).sum();
     match s.kind {
         SubqueryKind::Exists => Ok(Value::Scalar(Datum::Bool(total > 0), DataType::Bool)),
+        SubqueryKind::Array => {
+            let DataType::Array(elem) = s.data_type else {
+                return Err(DbError::internal("ARRAY subquery without an array type"));
+            };
+            let values: Vec<Datum> = rows.iter().flat_map(|b| (0..b.len).map(move |i| b.columns[0].datum(i))).collect();
+            let array = crate::types::array::ArrayValue::of(values);
+            Ok(Value::Scalar(Datum::Bytes(array.encode(elem)), s.data_type))
+        }
         SubqueryKind::Scalar => {
             if total > 1 {
                 return Err(DbError::new(

@@ -1481,6 +1481,16 @@ impl<'a> Binder<'a> {
                 (fields[0].data_type, None, None)
             }
             SubqueryKind::Exists => (DataType::Bool, None, None),
+            SubqueryKind::Array => {
+                if fields.len() != 1 {
+                    return Err(DbError::syntax("subquery must return only one column"));
+                }
+                let t = fields[0].data_type;
+                match crate::types::array::ArrayElem::of(t).filter(|_| !matches!(t, DataType::Array(_))) {
+                    Some(e) => (DataType::Array(e), None, None),
+                    None => return Err(DbError::unsupported(format!("ARRAY(subquery) of {}", t.name()))),
+                }
+            }
             SubqueryKind::In { .. } => {
                 if fields.len() != 1 {
                     return Err(DbError::syntax("subquery has too many columns"));
@@ -2171,15 +2181,35 @@ impl<'a> Binder<'a> {
         };
         let value = self.coerce(value, t, "string_agg")?;
         let delimiter = self.bind_aggregate_arg(delimiter, scope, "string_agg")?;
-        let delimiter = self.constant_argument(delimiter, t, "string_agg")?;
+        let delimiter = self.coerce(delimiter, t, "string_agg")?;
+        let mut columns = Vec::new();
+        delimiter.columns_used(&mut columns);
+        if columns.is_empty() && !delimiter.has_subquery() {
+            let delimiter = self.constant_argument(delimiter, t, "string_agg")?;
+            return Ok(AggCall {
+                func: AggFunc::StringAgg,
+                arg: Some(value),
+                distinct,
+                filter,
+                result_type: t,
+                order_by,
+                constant_arg: Some(delimiter),
+            });
+        }
+        if distinct {
+            return Err(DbError::unsupported("string_agg(DISTINCT …) with a delimiter that varies by row"));
+        }
+        // A delimiter per row: each value travels with its row's delimiter as
+        // a two-element array (value, delimiter), joined in arrival order.
+        let pair = self.bind_array_constructor(vec![value, delimiter])?;
         Ok(AggCall {
             func: AggFunc::StringAgg,
-            arg: Some(value),
+            arg: Some(pair),
             distinct,
             filter,
             result_type: t,
             order_by,
-            constant_arg: Some(delimiter),
+            constant_arg: None,
         })
     }
 
@@ -2265,6 +2295,9 @@ impl<'a> Binder<'a> {
         let arg_asts: Vec<ast::FunctionArg> = match &f.args {
             ast::FunctionArguments::List(list) => list.args.clone(),
             ast::FunctionArguments::None => vec![],
+            ast::FunctionArguments::Subquery(q) if name == "array" => {
+                return self.bind_subquery(q, scope, SubqueryKind::Array, None);
+            }
             ast::FunctionArguments::Subquery(_) => {
                 return Err(DbError::unsupported("function over subquery"))
             }

@@ -89,6 +89,8 @@ pub enum SubqueryKind {
     Exists,
     /// `expr [NOT] IN (SELECT …)`; the left operand is `Subquery::left`.
     In { negated: bool },
+    /// `ARRAY(SELECT x …)`: the column's values as an array.
+    Array,
 }
 
 #[derive(Debug, Clone, PartialEq)]
