@@ -39,6 +39,7 @@ pub fn type_tag(t: DataType) -> String {
         DataType::Interval => "interval".into(),
         DataType::Jsonb => "jsonb".into(),
         DataType::Array(e) => format!("{}[]", type_tag(e.data_type())),
+        DataType::Record => "record".into(),
         DataType::Unknown => "unknown".into(),
     }
 }
@@ -67,6 +68,7 @@ pub fn parse_type_tag(s: &str) -> Option<DataType> {
         "timestamptz" => DataType::TimestampTz,
         "interval" => DataType::Interval,
         "jsonb" => DataType::Jsonb,
+        "record" => DataType::Record,
         _ if s.starts_with("varchar(") => DataType::Varchar(Some(with_len("varchar")?)),
         _ if s.starts_with("bpchar(") => DataType::Bpchar(Some(with_len("bpchar")?)),
         _ if s.ends_with("[]") => {

@@ -1721,6 +1721,13 @@ impl<'a> Binder<'a> {
                 };
                 self.bind_binary(op, x, p)
             }
+            A::Tuple(items) => {
+                let mut fields = Vec::with_capacity(items.len());
+                for e in items {
+                    fields.push(self.bind_expr(e, scope, agg.as_deref_mut())?);
+                }
+                self.bind_row_constructor(fields)
+            }
             A::Array(ast::Array { elem, .. }) => {
                 let mut elems = Vec::with_capacity(elem.len());
                 for e in elem {
@@ -2402,6 +2409,9 @@ impl<'a> Binder<'a> {
         if let Some(e) = self.bind_array_function(&name, &args)? {
             return Ok(e);
         }
+        if name == "row" {
+            return self.bind_row_constructor(args);
+        }
         self.bind_function_call(&name, args)
     }
 
@@ -2835,44 +2845,49 @@ pub fn contains_aggregate(e: &ast::Expr) -> bool {
 
 /// The column name PostgreSQL gives an unaliased select item.
 pub fn output_name(e: &ast::Expr) -> String {
+    figure_colname(e).0
+}
+
+/// PostgreSQL's FigureColname: a result column's name and how sure it is
+/// (2: a column, function, ROW or ARRAY; 1: a type name or "case"; 0: none),
+/// so that `CASE … ELSE f(x) END` is named `f` but `CASE … ELSE 1 END` "case".
+fn figure_colname(e: &ast::Expr) -> (String, u8) {
+    let strong = |n: &str| (n.to_string(), 2);
     match e {
-        ast::Expr::Identifier(id) => ident_name(id),
-        ast::Expr::CompoundIdentifier(ids) => ids.last().map(ident_name).unwrap_or_default(),
-        ast::Expr::Function(f) => object_name_parts(&f.name)
-            .pop()
-            .unwrap_or_else(|| "?column?".into()),
-        ast::Expr::Cast {
-            expr, data_type, ..
-        } => match expr.as_ref() {
-            ast::Expr::Value(_) => type_output_name(data_type),
-            inner => {
-                let n = output_name(inner);
-                if n == "?column?" {
-                    type_output_name(data_type)
-                } else {
-                    n
-                }
-            }
+        ast::Expr::Identifier(id) => (ident_name(id), 2),
+        ast::Expr::CompoundIdentifier(ids) => (ids.last().map(ident_name).unwrap_or_default(), 2),
+        ast::Expr::Function(f) => match object_name_parts(&f.name).pop() {
+            Some(n) => (n, 2),
+            None => ("?column?".into(), 0),
         },
-        ast::Expr::Nested(inner) => output_name(inner),
-        ast::Expr::Case { .. } => "case".into(),
-        ast::Expr::Exists { .. } => "exists".into(),
-        ast::Expr::Extract { .. } => "extract".into(),
-        ast::Expr::Substring { .. } => "substring".into(),
-        ast::Expr::Trim { .. } => "btrim".into(),
-        ast::Expr::Position { .. } => "position".into(),
-        ast::Expr::Ceil { .. } => "ceil".into(),
-        ast::Expr::Floor { .. } => "floor".into(),
-        ast::Expr::TypedString(ts) => type_output_name(&ts.data_type),
+        ast::Expr::Cast { expr, data_type, .. } => match figure_colname(expr) {
+            (n, 2) => (n, 2),
+            _ => (type_output_name(data_type), 1),
+        },
+        ast::Expr::Nested(inner) => figure_colname(inner),
+        ast::Expr::Case { else_result, .. } => match else_result.as_deref().map(figure_colname) {
+            Some((n, 2)) => (n, 2),
+            _ => ("case".into(), 1),
+        },
+        ast::Expr::Tuple(_) => strong("row"),
+        ast::Expr::Array(_) => strong("array"),
+        ast::Expr::Exists { .. } => strong("exists"),
+        ast::Expr::Extract { .. } => strong("extract"),
+        ast::Expr::Substring { .. } => strong("substring"),
+        ast::Expr::Trim { .. } => strong("btrim"),
+        ast::Expr::Position { .. } => strong("position"),
+        ast::Expr::Ceil { .. } => strong("ceil"),
+        ast::Expr::Floor { .. } => strong("floor"),
+        ast::Expr::TypedString(ts) => (type_output_name(&ts.data_type), 1),
         ast::Expr::Subquery(q) => match q.body.as_ref() {
             ast::SetExpr::Select(s) => match s.projection.first() {
-                Some(ast::SelectItem::UnnamedExpr(e)) => output_name(e),
-                Some(ast::SelectItem::ExprWithAlias { alias, .. }) => ident_name(alias),
-                _ => "?column?".into(),
+                Some(ast::SelectItem::UnnamedExpr(e)) => figure_colname(e),
+                Some(ast::SelectItem::ExprWithAlias { alias, .. }) => (ident_name(alias), 2),
+                _ => ("?column?".into(), 0),
             },
-            _ => "?column?".into(),
+            _ => ("?column?".into(), 0),
         },
-        _ => "?column?".into(),
+        _ => ("?column?".into(), 0),
     }
 }
 

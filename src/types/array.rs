@@ -72,6 +72,7 @@ impl ArrayElem {
             DataType::Interval => ArrayElem::Interval,
             DataType::Jsonb => ArrayElem::Jsonb,
             DataType::Array(e) => e,
+            DataType::Record => return None,
         })
     }
 

@@ -64,6 +64,7 @@ pub fn decode_binary(ty: DataType, bytes: &[u8]) -> DbResult<Datum> {
         DataType::Jsonb => Datum::Bytes(decode_jsonb(bytes)?.into_bytes()),
         // Held in the same format: checked and normalized by a decode/encode.
         DataType::Array(e) => Datum::Bytes(super::array::ArrayValue::decode(bytes, e)?.encode(e)),
+        DataType::Record => Datum::Bytes(super::record::encode(&super::record::decode(bytes)?)),
     })
 }
 

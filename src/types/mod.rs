@@ -4,6 +4,7 @@
 
 pub mod array;
 pub mod binary;
+pub mod record;
 pub mod datetime;
 pub mod datetime_format;
 pub mod datum;
@@ -40,6 +41,9 @@ pub enum DataType {
     /// An array of the element type (any number of dimensions), held in
     /// PostgreSQL's binary array format (`types/array.rs`).
     Array(array::ArrayElem),
+    /// An anonymous composite (`ROW(1, 'a')`), held in PostgreSQL's binary
+    /// record format (`types/record.rs`).
+    Record,
     /// Untyped: a NULL literal or a string literal whose type is not yet decided.
     Unknown,
 }
@@ -74,6 +78,7 @@ impl DataType {
             | DataType::Bytea
             | DataType::Jsonb
             | DataType::Array(_)
+            | DataType::Record
             | DataType::Unknown => PhysicalType::Bytes,
             DataType::Interval => PhysicalType::Interval,
         }
@@ -100,6 +105,7 @@ impl DataType {
             DataType::Numeric => 1700,
             DataType::Jsonb => 3802,
             DataType::Array(e) => e.array_oid(),
+            DataType::Record => 2249,
         }
     }
 
@@ -122,6 +128,7 @@ impl DataType {
             1186 => DataType::Interval,
             1700 => DataType::Numeric,
             3802 => DataType::Jsonb,
+            2249 => DataType::Record,
             other => DataType::Array(array::ArrayElem::from_array_oid(other)?),
         })
     }
@@ -169,6 +176,7 @@ impl DataType {
             DataType::Interval => "interval".into(),
             DataType::Jsonb => "jsonb".into(),
             DataType::Array(e) => format!("{}[]", e.data_type().name()),
+            DataType::Record => "record".into(),
             DataType::Unknown => "unknown".into(),
         }
     }
@@ -193,6 +201,7 @@ impl DataType {
             DataType::Interval => "interval",
             DataType::Jsonb => "json",
             DataType::Array(_) => "array",
+            DataType::Record => "record",
         }
     }
 

@@ -48,6 +48,12 @@ pub fn parse_text(ty: DataType, input: &str, ctx: &FormatContext) -> DbResult<Da
         DataType::Interval => Datum::Interval(parse_interval(input)?),
         DataType::Jsonb => Datum::Bytes(parse_jsonb(input)?.into_bytes()),
         DataType::Array(e) => Datum::Bytes(super::array::ArrayValue::parse_text(input, e, ctx)?.encode(e)),
+        DataType::Record => {
+            return Err(DbError::new(
+                sqlstate::FEATURE_NOT_SUPPORTED,
+                "input of anonymous composite types is not implemented",
+            ))
+        }
     })
 }
 
@@ -78,6 +84,7 @@ pub fn format_text(ty: DataType, value: &Datum, ctx: &FormatContext, out: &mut V
             format_float_precision(*v, digits + ctx.extra_float_digits, out)
         }
         (DataType::Bytea, Datum::Bytes(b)) => format_bytea(b, out),
+        (DataType::Record, Datum::Bytes(b)) => super::record::format(b, ctx, out),
         (DataType::Array(e), Datum::Bytes(b)) => match super::array::ArrayValue::decode(b, e) {
             Ok(v) => v.format_text(e, ctx, out),
             Err(_) => out.extend_from_slice(b"{}"),

@@ -182,8 +182,36 @@ pub fn binary_to_text(oid: u32, raw: &[u8]) -> Result<String, String> {
         }
         o if is_text_like(o) => utf8(raw)?,
         o if array_element(o).is_some() => array_text(raw)?,
+        2249 => record_text(raw)?,
         o => return Err(format!("no binary-to-text conversion for type OID {o}")),
     })
+}
+
+/// PostgreSQL's binary record (field count, then OID, length, value per field) as record_out prints it.
+fn record_text(raw: &[u8]) -> Result<String, String> {
+    let word = |at: usize| -> Result<i32, String> {
+        raw.get(at..at + 4)
+            .map(|b| i32::from_be_bytes(b.try_into().unwrap()))
+            .ok_or_else(|| "binary record cut short".to_string())
+    };
+    let n = word(0)?;
+    let mut pos = 4;
+    let mut parts = Vec::new();
+    for _ in 0..n {
+        let oid = word(pos)? as u32;
+        let len = word(pos + 4)?;
+        pos += 8;
+        if len < 0 {
+            parts.push(String::new());
+            continue;
+        }
+        let bytes = raw.get(pos..pos + len as usize).ok_or("binary record field cut short")?;
+        pos += len as usize;
+        let text = binary_to_text(oid, bytes)?;
+        let quote = text.is_empty() || text.chars().any(|c| matches!(c, '"' | '\\' | '(' | ')' | ',') || c.is_whitespace());
+        parts.push(if quote { format!("\"{}\"", text.replace('"', "\"\"").replace('\\', "\\\\")) } else { text });
+    }
+    Ok(format!("({})", parts.join(",")))
 }
 
 /// The element OID of a built-in array type OID (`_int4` → int4).

@@ -139,7 +139,7 @@ pub(crate) fn compare(
         Numeric => go::<Decimal>(op, a, b, len)?,
         Interval => go::<crate::types::Interval>(op, a, b, len)?,
         Bpchar(_) => cmp_bytes_with(op, bytes(a, len)?, bytes(b, len)?, len, rtrim_blanks),
-        Text | Varchar(_) | Bytea | Jsonb | Array(_) | Unknown => {
+        Text | Varchar(_) | Bytea | Jsonb | Array(_) | Record | Unknown => {
             cmp_bytes_with(op, bytes(a, len)?, bytes(b, len)?, len, ident)
         }
     };

@@ -46,6 +46,8 @@ pub enum ScalarFunction {
     Translate,
     /// ARRAY[…] (variadic; the binder builds its signature).
     ArrayConstruct,
+    /// ROW(…) / (a, b): an anonymous record (variadic, not strict).
+    RowConstruct,
     /// a[i][j]…: the array, then one integer per subscript.
     ArraySubscript,
     ArrayLength,
@@ -473,6 +475,16 @@ pub(crate) fn eval_function(
         F::Greatest | F::Least => return extreme(sig.func == F::Greatest, sig.result, &ops, len),
         F::NullIf => return nullif(sig, &ops, len, ctx),
         F::ArrayConstruct => return super::array::construct(sig.result, types, &ops, len),
+        F::RowConstruct => {
+            let cols: Vec<_> = ops.iter().map(|o| o.to_column(len)).collect();
+            let rows: Vec<Datum> = (0..len)
+                .map(|i| {
+                    let fields: Vec<(DataType, Datum)> = cols.iter().zip(types).map(|(c, t)| (*t, c.datum(i))).collect();
+                    Datum::Bytes(crate::types::record::encode(&fields))
+                })
+                .collect();
+            return Ok(Column::from_datums(DataType::Record, &rows));
+        }
         F::ArraySubscript => return super::array::subscript(sig.result, types, &ops, len),
         F::ArrayLength | F::ArrayLower | F::ArrayUpper | F::ArrayNdims | F::Cardinality | F::ArrayToString => {
             return super::array::array_function(sig.func, types, &ops, len, ctx)

@@ -58,6 +58,7 @@ pub(crate) fn category(t: DataType) -> char {
         Date | Timestamp | TimestampTz => 'D',
         Interval => 'T',
         Array(_) => 'A',
+        Record => 'P',
         Unknown => 'X',
     }
 }
@@ -533,6 +534,16 @@ pub(crate) fn resolve_binary(
             right: DataType::Bool,
             result: DataType::Bool,
         });
+    }
+    if let (DataType::Record, DataType::Record | DataType::Unknown) | (DataType::Unknown, DataType::Record) = (left, right) {
+        if op.is_comparison() {
+            return Ok(BinarySignature {
+                op,
+                left: DataType::Record,
+                right: DataType::Record,
+                result: DataType::Bool,
+            });
+        }
     }
     if let (DataType::Array(_), _) | (_, DataType::Array(_)) = (left, right) {
         // Arrays compare with arrays of the same element type (an untyped literal becomes one).

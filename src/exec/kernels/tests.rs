@@ -120,6 +120,7 @@ pub(crate) fn rand_datum(ty: DataType, rng: &mut Rng, small: bool) -> Datum {
             days: rng.range(-40, 40) as i32,
             micros: rng.range(-100_000_000_000, 100_000_000_000),
         }),
+        Record => Datum::Bytes(crate::types::record::encode(&[(Int32, Datum::Int32(rng.range(-5, 5) as i32))])),
         Array(e) => {
             let n = rng.below(4) as usize;
             let elems = (0..n).map(|_| rand_datum(e.data_type(), rng, small)).collect();

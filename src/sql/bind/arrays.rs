@@ -50,6 +50,15 @@ impl Binder<'_> {
         Ok(call(ScalarFunction::ArrayConstruct, elems, array))
     }
 
+    /// `ROW(a, b, …)` and `(a, b, …)`: an anonymous record (untyped literals become text).
+    pub(super) fn bind_row_constructor(&mut self, fields: Vec<Expr>) -> DbResult<Expr> {
+        let fields = fields
+            .into_iter()
+            .map(|f| if f.data_type() == DataType::Unknown { self.coerce(f, DataType::Text, "ROW") } else { Ok(f) })
+            .collect::<DbResult<Vec<_>>>()?;
+        Ok(call(ScalarFunction::RowConstruct, fields, DataType::Record))
+    }
+
     /// `a[i][j]…` with integer subscripts.
     pub(super) fn bind_array_subscript(&mut self, array: Expr, subscripts: Vec<Expr>) -> DbResult<Expr> {
         let DataType::Array(e) = array.data_type() else {
