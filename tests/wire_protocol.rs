@@ -464,6 +464,38 @@ async fn binary_parameters_through_select_casts() {
     assert_eq!(row.get::<_, String>(2), "abab");
 }
 
+/// Arrays as binary parameters and results (tokio-postgres's Vec<T> ↔ T[]),
+/// NULL elements, and through a table column.
+#[tokio::test]
+async fn arrays_as_binary_parameters_and_results() {
+    let server = common::start();
+    let client = server.connect(common::DEFAULT_DB).await;
+    let ints: Vec<i32> = vec![1, -2, 300_000];
+    let row = client.query_one("SELECT $1::integer[]", &[&ints]).await.unwrap();
+    assert_eq!(row.get::<_, Vec<i32>>(0), ints);
+    let words: Vec<Option<String>> = vec![Some("a b".into()), None, Some(String::new())];
+    let row = client.query_one("SELECT $1::text[]", &[&words]).await.unwrap();
+    assert_eq!(row.get::<_, Vec<Option<String>>>(0), words);
+    let floats: Vec<f64> = vec![0.5, -1e300];
+    let row = client.query_one("SELECT $1::float8[], array_length($1::float8[], 1)", &[&floats]).await.unwrap();
+    assert_eq!(row.get::<_, Vec<f64>>(0), floats);
+    assert_eq!(row.get::<_, i32>(1), 2);
+
+    client.batch_execute("CREATE TABLE wire_arrays (id integer, v bigint[])").await.unwrap();
+    let big: Vec<i64> = vec![i64::MAX, 0, i64::MIN];
+    client.execute("INSERT INTO wire_arrays VALUES (1, $1)", &[&big]).await.unwrap();
+    let row = client.query_one("SELECT v, v[1], cardinality(v) FROM wire_arrays", &[]).await.unwrap();
+    assert_eq!(row.get::<_, Vec<i64>>(0), big);
+    assert_eq!(row.get::<_, i64>(1), i64::MAX);
+    assert_eq!(row.get::<_, i32>(2), 3);
+    let text = client.simple_query("SELECT v::text FROM wire_arrays").await.unwrap();
+    let first = text.iter().find_map(|m| match m {
+        SimpleQueryMessage::Row(r) => r.get(0).map(str::to_string),
+        _ => None,
+    });
+    assert_eq!(first.as_deref(), Some("{9223372036854775807,0,-9223372036854775808}"));
+}
+
 #[tokio::test]
 async fn text_results_for_every_type() {
     let server = common::start();
