@@ -44,6 +44,9 @@ pub struct QueryContext {
     pub cancel: Arc<AtomicBool>,
     /// The session transaction's own uncommitted rows, by table.
     pub pending: Rc<RefCell<HashMap<TableId, Vec<Batch>>>>,
+    /// Tables the transaction rewrote (DELETE/UPDATE in a block): their rows
+    /// are all in `pending`, the shards' rows are not read.
+    pub replaced: Rc<RefCell<std::collections::HashSet<TableId>>>,
     /// Results of uncorrelated subqueries, computed once per statement.
     subquery_cache: RefCell<HashMap<usize, Value>>,
     /// The current round's rows of each recursive CTE, shared with children.
@@ -63,6 +66,7 @@ impl QueryContext {
         params: Vec<Datum>,
         cancel: Arc<AtomicBool>,
         pending: Rc<RefCell<HashMap<TableId, Vec<Batch>>>>,
+        replaced: Rc<RefCell<std::collections::HashSet<TableId>>>,
         memory_limit_bytes: usize,
     ) -> Rc<QueryContext> {
         Rc::new(QueryContext {
@@ -72,6 +76,7 @@ impl QueryContext {
             outer: vec![],
             cancel,
             pending,
+            replaced,
             subquery_cache: Default::default(),
             work_tables: Default::default(),
             profile: None,
@@ -107,6 +112,7 @@ impl QueryContext {
             outer,
             cancel: self.cancel.clone(),
             pending: self.pending.clone(),
+            replaced: self.replaced.clone(),
             subquery_cache: Default::default(),
             work_tables: self.work_tables.clone(),
             profile: self.profile.clone(),
@@ -441,8 +447,11 @@ impl ScanOp {
 
     async fn start(&mut self) -> DbResult<()> {
         let (tx, rx) = mpsc::channel(FRAGMENT_CHANNEL_DEPTH * self.ctx.server.shards.len().max(1));
-        for shard in &self.ctx.server.shards {
-            self.fragment.clone().start(shard, tx.clone()).await?;
+        // A table the transaction rewrote is read from its own rows only.
+        if !self.ctx.replaced.borrow().contains(&self.fragment.table) {
+            for shard in &self.ctx.server.shards {
+                self.fragment.clone().start(shard, tx.clone()).await?;
+            }
         }
         // The transaction's own rows are scanned here, like one more shard.
         let pending: Vec<Batch> = self

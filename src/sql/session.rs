@@ -65,6 +65,13 @@ pub enum StatementResult {
     },
 }
 
+/// A transaction's writes on their way to the shards at COMMIT.
+struct Committing {
+    pending: HashMap<TableId, Vec<Batch>>,
+    replaced: std::collections::HashSet<TableId>,
+    rewrites: Option<tokio::sync::OwnedRwLockWriteGuard<()>>,
+}
+
 /// Rows of a COPY buffered before they are prepared on the shards.
 const COPY_FLUSH_ROWS: usize = 65_536;
 
@@ -92,6 +99,11 @@ pub struct Session {
     pub settings: BTreeMap<String, String>,
     pub txn: TxnState,
     pending: Rc<RefCell<HashMap<TableId, Vec<Batch>>>>,
+    /// Tables a DELETE/UPDATE in the open block rewrote: `pending` holds all their rows.
+    txn_replaced: Rc<RefCell<std::collections::HashSet<TableId>>>,
+    /// Held from a block's first DELETE/UPDATE to its end, so that no other
+    /// write lands between the rewrite's read and its COMMIT.
+    txn_rewrites: Option<tokio::sync::OwnedRwLockWriteGuard<()>>,
     pub cancel: Arc<AtomicBool>,
     /// Settings as the session started (after startup-packet parameters): RESET's target.
     startup_settings: BTreeMap<String, String>,
@@ -179,6 +191,8 @@ impl Session {
             settings: default_settings(),
             txn: TxnState::Idle,
             pending: Default::default(),
+            txn_replaced: Default::default(),
+            txn_rewrites: None,
             cancel: Arc::new(AtomicBool::new(false)),
             startup_settings: default_settings(),
             txn_settings: None,
@@ -256,6 +270,8 @@ impl Session {
         self.local_settings.clear();
         self.txn = TxnState::Idle;
         self.pending.borrow_mut().clear();
+        self.txn_replaced.borrow_mut().clear();
+        self.txn_rewrites = None;
     }
 
     pub fn eval_context(&self) -> EvalContext {
@@ -293,6 +309,7 @@ impl Session {
             params,
             self.cancel.clone(),
             self.pending.clone(),
+            self.txn_replaced.clone(),
             limit,
         )
     }
@@ -489,7 +506,11 @@ impl Session {
                 Ok(StatementResult::Command("CHECKPOINT".into()))
             }
             Statement::Truncate(t) => {
-                let _alone = self.server.rewrites.write().await;
+                // A block that rewrote a table already holds the lock.
+                let _alone = match self.txn_rewrites {
+                    Some(_) => None,
+                    None => Some(self.server.rewrites.write().await),
+                };
                 for target in &t.table_names {
                     let table = self.lookup_table(&target.name)?;
                     let txn = self.server.next_txn();
@@ -529,16 +550,16 @@ impl Session {
             }
             Statement::Commit { .. } => {
                 let failed = self.txn == TxnState::Failed;
-                let pending = std::mem::take(&mut *self.pending.borrow_mut());
                 if failed {
                     self.rollback_created_tables().await;
                     self.end_transaction(false);
                     return Ok(StatementResult::Command("ROLLBACK".into()));
                 }
+                let committing = self.take_committing();
                 self.txn_created.clear();
                 self.end_transaction(true);
                 let keys = std::mem::take(&mut self.txn_unique_keys);
-                let written = self.append_all(pending).await;
+                let written = self.write_committed(committing).await;
                 if written.is_err() {
                     keys.undo();
                 }
@@ -649,22 +670,49 @@ impl Session {
             self.end_transaction(false);
             return Ok(());
         }
-        let pending = std::mem::take(&mut *self.pending.borrow_mut());
+        let committing = self.take_committing();
         self.txn_created.clear();
         self.end_transaction(true);
         let keys = std::mem::take(&mut self.txn_unique_keys);
-        let written = self.append_all(pending).await;
+        let written = self.write_committed(committing).await;
         if written.is_err() {
             keys.undo();
         }
         written
     }
 
-    /// Appends a committing transaction's rows, table by table.
-    async fn append_all(&self, pending: HashMap<TableId, Vec<Batch>>) -> DbResult<()> {
-        for (table, batches) in pending {
-            self.append_to_shards(table, batches).await?;
+    /// What COMMIT writes: the block's rows, the tables it rewrote, and the
+    /// rewrite lock when it holds one.
+    fn take_committing(&mut self) -> Committing {
+        Committing {
+            pending: std::mem::take(&mut *self.pending.borrow_mut()),
+            replaced: std::mem::take(&mut *self.txn_replaced.borrow_mut()),
+            rewrites: self.txn_rewrites.take(),
         }
+    }
+
+    /// Writes a committing transaction's rows, table by table: a rewritten
+    /// table's rows replace it (atomically on every shard), others are appended.
+    async fn write_committed(&self, c: Committing) -> DbResult<()> {
+        if c.rewrites.is_none() {
+            for (table, batches) in c.pending {
+                self.append_to_shards(table, batches).await?;
+            }
+            return Ok(());
+        }
+        let catalog = self.server.catalog.snapshot();
+        let db = catalog.database(&self.database)?;
+        for table in &c.replaced {
+            let Some(def) = db.table_by_oid(*table) else { continue };
+            let rows = c.pending.get(table).cloned().unwrap_or_default();
+            self.replace_rows(def, rows).await?;
+        }
+        for (table, batches) in c.pending {
+            if !c.replaced.contains(&table) {
+                self.append_to_shards_holding_rewrites(table, batches).await?;
+            }
+        }
+        drop(c.rewrites);
         Ok(())
     }
 

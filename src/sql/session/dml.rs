@@ -12,7 +12,13 @@
 //! A statement that matches no row writes nothing. One that matches costs a
 //! pass over the whole table (fine for the tables DELETE and UPDATE are
 //! used on; bulk removal of old time ranges is `drop_chunks`).
-//! Must not: run inside a transaction block (it could not be rolled back).
+//!
+//! Inside a transaction block the new rows become the block's own view of
+//! the table (`pending` + `txn_replaced`: its scans read them instead of the
+//! shards) and replace the table at COMMIT; ROLLBACK drops them. The block
+//! holds `Server::rewrites` from its first DELETE/UPDATE to its end, so other
+//! writers wait for it (PostgreSQL would make only writers of the same rows wait).
+//! Must not: write to the shards before COMMIT inside a block.
 
 use super::*;
 use crate::runtime::PreparedOp;
@@ -140,8 +146,7 @@ impl Session {
         let target = delete_target(del)?;
         let (name, rel) = single_table(target, "DELETE")?;
         let table = self.lookup_table(&name)?;
-        self.refuse_in_transaction_block("DELETE")?;
-        let _alone = self.server.rewrites.write().await;
+        let _alone = self.rewrite_lock().await;
         let hit = hit_sql(del.selection.as_ref());
         let (_, batches) = self
             .internal_query(&format!("SELECT *, {hit} FROM {rel}"), &params, param_types)
@@ -152,7 +157,7 @@ impl Session {
             None => None,
         };
         if deleted > 0 {
-            self.replace_rows(&table, kept).await?;
+            self.rewrite_rows(&table, kept).await?;
         }
         Ok(command_or_rows(format!("DELETE {deleted}"), returned))
     }
@@ -167,8 +172,7 @@ impl Session {
         let (name, rel) = single_table(&up.table, "UPDATE")?;
         let table = self.lookup_table(&name)?;
         let values = update_values(up, &table)?;
-        self.refuse_in_transaction_block("UPDATE")?;
-        let _alone = self.server.rewrites.write().await;
+        let _alone = self.rewrite_lock().await;
         let hit = hit_sql(up.selection.as_ref());
         let columns = updated_columns(&table, &values, &hit).join(", ");
         let (_, batches) = self
@@ -189,7 +193,7 @@ impl Session {
                 .collect::<DbResult<Vec<_>>>()?;
             check_constraints(&table, &rows)?;
             self.check_rows_unique(&table, &rows)?;
-            self.replace_rows(&table, rows).await?;
+            self.rewrite_rows(&table, rows).await?;
         }
         Ok(command_or_rows(format!("UPDATE {updated}"), returned))
     }
@@ -238,13 +242,28 @@ impl Session {
         }
     }
 
-    fn refuse_in_transaction_block(&self, verb: &str) -> DbResult<()> {
+    /// Takes `Server::rewrites` alone: for this statement (autocommit, the
+    /// guard returned), or until the block ends (kept by the session).
+    async fn rewrite_lock(&mut self) -> Option<tokio::sync::OwnedRwLockWriteGuard<()>> {
+        let lock = self.server.rewrites.clone();
         if self.txn == TxnState::Idle {
-            return Ok(());
+            return Some(lock.write_owned().await);
         }
-        Err(DbError::unsupported(format!(
-            "{verb} inside a transaction block is not supported yet"
-        )))
+        if self.txn_rewrites.is_none() {
+            self.txn_rewrites = Some(lock.write_owned().await);
+        }
+        None
+    }
+
+    /// The table's new rows: swapped in now (autocommit), or, in a block,
+    /// kept as the transaction's view of the table until COMMIT.
+    async fn rewrite_rows(&mut self, table: &TableDef, rows: Vec<Batch>) -> DbResult<()> {
+        if self.txn == TxnState::Idle {
+            return self.replace_rows(table, rows).await;
+        }
+        self.pending.borrow_mut().insert(table.oid, rows);
+        self.txn_replaced.borrow_mut().insert(table.oid);
+        Ok(())
     }
 
     /// Runs a query this session generated (over the user's expressions).
@@ -271,7 +290,7 @@ impl Session {
     }
 
     /// Replaces `table`'s rows with `rows`, on every shard, atomically.
-    async fn replace_rows(&self, table: &TableDef, rows: Vec<Batch>) -> DbResult<()> {
+    pub(super) async fn replace_rows(&self, table: &TableDef, rows: Vec<Batch>) -> DbResult<()> {
         // The key sets are rebuilt from the new rows at the next write.
         self.server.unique_keys.forget_table(table.oid);
         let mut write = self.begin_write();

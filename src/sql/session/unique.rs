@@ -33,6 +33,16 @@ impl Session {
     pub(super) async fn add_unique_keys(&mut self, table: &TableDef, batches: &[Batch]) -> DbResult<AddedKeys> {
         let mut added = AddedKeys::default();
         let format = self.eval_context().format;
+        if self.txn_replaced.borrow().contains(&table.oid) {
+            // The block rewrote the table: its rows (all in `pending`) are
+            // private to it, so the check runs over them, not the shared sets.
+            let mut rows = self.pending.borrow().get(&table.oid).cloned().unwrap_or_default();
+            rows.extend(batches.iter().cloned());
+            for key in self.table_unique_keys(table)? {
+                unique::check_no_duplicates(&key, table, &rows, &format, false)?;
+            }
+            return Ok(added);
+        }
         for key in self.table_unique_keys(table)? {
             let set = self.server.unique_keys.set(table.oid, &key.name);
             let built = set.lock().map(|s| s.built).unwrap_or(false);
