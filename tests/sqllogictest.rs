@@ -341,14 +341,21 @@ where
 }
 
 async fn run_all(protocol: Protocol) {
-    let started = Instant::now();
-    let mut server = common::start();
-    let brewric = server.is_brewric();
     // BREWRIC_SLT_DIR runs another corpus (e.g. ../shared/sqllogictest) with the same runner.
     let root = match std::env::var("BREWRIC_SLT_DIR") {
         Ok(dir) => PathBuf::from(dir),
         Err(_) => Path::new(env!("CARGO_MANIFEST_DIR")).join("sql-tests"),
     };
+    run_corpus(protocol, root, &[]).await;
+}
+
+/// Runs every .slt file under `root` (those matching BREWRIC_SLT_FILTER); fails
+/// at the end when a file has failing records, unless `known_failures` lists
+/// the file (by the end of its path) with at least that many failures.
+async fn run_corpus(protocol: Protocol, root: PathBuf, known_failures: &[(&str, usize)]) {
+    let started = Instant::now();
+    let mut server = common::start();
+    let brewric = server.is_brewric();
     let filter = std::env::var("BREWRIC_SLT_FILTER").unwrap_or_default();
     let files: Vec<PathBuf> = slt_files(&root)
         .into_iter()
@@ -431,9 +438,17 @@ async fn run_all(protocol: Protocol) {
         if !outcome.failures.is_empty() {
             failed_files += 1;
             failed_records += outcome.failures.len();
+            let allowed = known_failures
+                .iter()
+                .find(|(file, _)| rel.ends_with(file))
+                .map_or(0, |(_, n)| *n);
             for f in &outcome.failures {
                 eprintln!("{f}");
-                report.push(format!("--- {rel}\n{f}"));
+            }
+            if outcome.failures.len() > allowed {
+                for f in &outcome.failures {
+                    report.push(format!("--- {rel}\n{f}"));
+                }
             }
         }
         if let Some(status) = server.exited() {
@@ -482,6 +497,45 @@ async fn sql_tests_reading_segments() {
         return;
     }
     run_all(Protocol::SimpleFromSegments).await;
+}
+
+/// The shared corpus (../shared/sqllogictest: SQLite's select/evidence/index/
+/// random files and RisingWave's PostgreSQL-style files, 119,621 records that
+/// PostgreSQL 15 passes), when it is there (CI has it beside the clone).
+fn shared_corpus() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/sqllogictest");
+    dir.is_dir().then_some(dir)
+}
+
+/// Records of the shared corpus Brewric does not pass yet, by file, with why
+/// (README "Tests" lists them): any other failure fails the test.
+const CORPUS_KNOWN_FAILURES: &[(&str, usize)] = &[
+    // COMMENT ON … IS $$…$$ (not parsed) and pg_description; CREATE/DROP FUNCTION … LANGUAGE sql.
+    ("basic/dollar_quoted_string.slt.part", 5),
+    // numeric NaN / Infinity (numeric is a 28-digit decimal).
+    ("functions/round.slt.part", 1),
+    // psql's tab-completion query over pg_class / pg_namespace (the catalogs are issue 9).
+    ("subquery/tab_completion.slt.part", 1),
+];
+
+#[tokio::test]
+async fn shared_corpus_simple_protocol() {
+    match shared_corpus() {
+        Some(dir) if std::env::var("BREWRIC_TEST_SERVER").is_err() => {
+            run_corpus(Protocol::Simple, dir, CORPUS_KNOWN_FAILURES).await
+        }
+        _ => eprintln!("skipped: no ../shared/sqllogictest, or an external server"),
+    }
+}
+
+#[tokio::test]
+async fn shared_corpus_extended_protocol() {
+    match shared_corpus() {
+        Some(dir) if std::env::var("BREWRIC_TEST_SERVER").is_err() => {
+            run_corpus(Protocol::Extended, dir, CORPUS_KNOWN_FAILURES).await
+        }
+        _ => eprintln!("skipped: no ../shared/sqllogictest, or an external server"),
+    }
 }
 
 /// The binary-to-text renderer the extended runner relies on.
