@@ -267,6 +267,10 @@ impl TemplateFields {
         let out_of_range = || {
             DbError::new(sqlstate::DATETIME_FIELD_OVERFLOW, "date/time field value out of range")
         };
+        // PostgreSQL's dates end in 5874897 AD; farther years cannot be counted in days safely.
+        if year.abs() > 5_874_897 {
+            return Err(DbError::new(sqlstate::DATETIME_FIELD_OVERFLOW, "date out of range"));
+        }
         if let Some(doy) = self.day_of_year {
             if !(1..=366).contains(&doy) {
                 return Err(out_of_range());

@@ -587,7 +587,13 @@ pub(crate) fn eval_function(
                     })
                 };
                 let days = in_range(t.days())?;
-                out.push(if sig.func == ToDateFmt { days } else { days * 86_400_000_000_000 + in_range(t.time_ns())? - off });
+                let value = if sig.func == ToDateFmt {
+                    Some(days)
+                } else {
+                    let time = in_range(t.time_ns())?;
+                    days.checked_mul(86_400_000_000_000).and_then(|ns| ns.checked_add(time)).and_then(|ns| ns.checked_sub(off))
+                };
+                out.push(value.ok_or_else(|| DbError::new(sqlstate::DATETIME_FIELD_OVERFLOW, "timestamp out of range"))?);
             }
             if sig.func == ToDateFmt {
                 let days: Vec<i32> = out
