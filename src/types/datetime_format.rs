@@ -164,9 +164,13 @@ pub fn parse_template(input: &str, fmt: &str) -> DbResult<TemplateFields> {
                     .with_detail("Value must be an integer."));
                 }
                 let digits: String = s[start..pos].iter().collect();
-                let v: i64 = digits
-                    .parse()
-                    .map_err(|_| bad_format(format!("value for \"{}\" in source string is out of range", field_name(*field))))?;
+                let v: i64 = digits.parse().ok().filter(|&v| v <= i32::MAX as i64).ok_or_else(|| {
+                    DbError::new(
+                        sqlstate::DATETIME_FIELD_OVERFLOW,
+                        format!("value for \"{}\" in source string is out of range", field_name(*field)),
+                    )
+                    .with_detail("Value must be in the range -2147483648 to 2147483647.")
+                })?;
                 let small = |max: i64| -> DbResult<u32> {
                     if v > max {
                         return Err(DbError::new(
