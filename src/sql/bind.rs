@@ -1969,11 +1969,12 @@ impl<'a> Binder<'a> {
         ) {
             return Ok(None);
         }
-        // A window call inside `e` must bind against the aggregate, not the raw input.
-        let window_calls = self.window_call_count();
+        // A window or set-returning call inside `e` must bind against the
+        // aggregate, not the raw input: such a try is undone.
+        let calls = self.select_call_counts();
         let speculative = self.bind_expr(e, scope, None);
-        if self.window_call_count() != window_calls {
-            self.truncate_window_calls(window_calls);
+        if self.select_call_counts() != calls {
+            self.truncate_select_calls(calls);
             return Ok(None);
         }
         let bound = match speculative {
@@ -1992,7 +1993,7 @@ impl<'a> Binder<'a> {
             return Ok(Some(Expr::Column(pos, bound.data_type())));
         }
         match bound {
-            Expr::Column(i, _) => Err(grouping_error(&scope.fields[i])),
+            Expr::Column(i, _) if i < scope.fields.len() => Err(grouping_error(&scope.fields[i])),
             Expr::Outer { .. } => Ok(Some(bound)),
             _ => Ok(None),
         }

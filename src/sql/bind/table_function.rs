@@ -289,7 +289,7 @@ impl Binder<'_> {
         name: &str,
         f: &ast::Function,
         scope: &Scope,
-        agg: Option<&mut AggContext>,
+        mut agg: Option<&mut AggContext>,
     ) -> DbResult<Expr> {
         match self.windows_here() {
             WindowsHere::Allowed => {}
@@ -312,9 +312,6 @@ impl Binder<'_> {
                 ))
             }
         }
-        if agg.is_some() {
-            return Err(DbError::unsupported("set-returning functions in the select list of a grouped query"));
-        }
         let arg_asts = match &f.args {
             ast::FunctionArguments::List(l) => l.args.clone(),
             _ => vec![],
@@ -327,7 +324,9 @@ impl Binder<'_> {
             // No set-returning calls nested in the arguments.
             let here = self.windows_here();
             self.set_windows_here(WindowsHere::NotAllowed);
-            let bound = self.bind_expr(x, scope, None);
+            // In a grouped query the arguments read the aggregate's row (the
+            // calls run after grouping, as PostgreSQL runs them).
+            let bound = self.bind_expr(x, scope, agg.as_deref_mut());
             self.set_windows_here(here);
             args.push(bound?);
         }

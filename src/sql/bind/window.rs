@@ -107,13 +107,15 @@ impl Binder<'_> {
         self.windows.last().map_or(WindowsHere::NotAllowed, |w| w.here)
     }
 
-    pub(super) fn window_call_count(&self) -> usize {
-        self.windows.last().map_or(0, |w| w.calls.len())
+    /// How many window and set-returning calls the SELECT being bound has collected.
+    pub(super) fn select_call_counts(&self) -> (usize, usize) {
+        self.windows.last().map_or((0, 0), |w| (w.calls.len(), w.set_returning.len()))
     }
 
-    pub(super) fn truncate_window_calls(&mut self, n: usize) {
+    pub(super) fn truncate_select_calls(&mut self, (windows, set_returning): (usize, usize)) {
         if let Some(w) = self.windows.last_mut() {
-            w.calls.truncate(n);
+            w.calls.truncate(windows);
+            w.set_returning.truncate(set_returning);
         }
     }
 
