@@ -34,6 +34,29 @@ pub trait Operator {
 
 pub type BoxedOperator = Box<dyn Operator>;
 
+/// Runs `fut`, turning a panic (a bug) into an internal error (XX000) for the
+/// statement instead of the loss of the connection; the panic hook has
+/// already printed where it happened.
+pub async fn contain_panic<T>(fut: impl Future<Output = DbResult<T>>) -> DbResult<T> {
+    use futures::FutureExt;
+    match std::panic::AssertUnwindSafe(fut).catch_unwind().await {
+        Ok(r) => r,
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(DbError::internal(format!("internal error while running the statement: {what}")))
+        }
+    }
+}
+
+/// The operator's next batch, with a panic contained (see `contain_panic`).
+pub async fn next_contained(op: &mut BoxedOperator) -> DbResult<Option<Batch>> {
+    contain_panic(op.next()).await
+}
+
 /// What every operator of one statement shares.
 pub struct QueryContext {
     pub server: Arc<Server>,

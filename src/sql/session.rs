@@ -406,7 +406,7 @@ impl Session {
                 "current transaction is aborted, commands ignored until end of transaction block",
             ));
         }
-        let result = self.execute_inner(stmt, params, param_types).await;
+        let result = operators::contain_panic(self.execute_inner(stmt, params, param_types)).await;
         if result.is_err() && self.txn == TxnState::InBlock {
             self.txn = TxnState::Failed;
         }

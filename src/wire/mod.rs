@@ -801,7 +801,7 @@ async fn send_rows(
     loop {
         let (batch, start) = match buffered.take() {
             Some(b) => b,
-            None => match op.next().await? {
+            None => match crate::exec::operators::next_contained(op).await? {
                 Some(b) => (b, 0),
                 None => return Ok(false),
             },
@@ -912,7 +912,7 @@ async fn stream_result(
                 );
             }
             let mut rows = 0u64;
-            while let Some(batch) = op.next().await? {
+            while let Some(batch) = crate::exec::operators::next_contained(&mut op).await? {
                 copy_out::encode_rows(&batch, &options, fmt, &mut buf);
                 rows += batch.len as u64;
                 if buf.len() >= FLUSH_BYTES {
