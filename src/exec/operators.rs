@@ -356,14 +356,14 @@ fn build_node(plan: &Plan, ctx: &Rc<QueryContext>) -> DbResult<BoxedOperator> {
             kind,
             on,
             ..
-        } => Box::new(crate::exec::lateral::LateralOp {
-            left: build(left, ctx)?,
-            right: right.as_ref().clone(),
-            kind: *kind,
-            on: on.as_ref().map(|e| ctx.resolve(e)),
-            right_types: right.types(),
-            ctx: ctx.clone(),
-        }),
+        } => Box::new(crate::exec::lateral::LateralOp::new(
+            build(left, ctx)?,
+            right.as_ref().clone(),
+            *kind,
+            on.as_ref().map(|e| ctx.resolve(e)),
+            right.types(),
+            ctx.clone(),
+        )),
         Plan::RecursiveCte {
             id,
             anchor,

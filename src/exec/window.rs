@@ -463,6 +463,9 @@ fn evaluate_call(call: &WindowCall, all: &Batch, cx: &EvalInputs, ctx: &QueryCon
     let mut sorted: Vec<Datum> = Vec::with_capacity(n);
     for w in layout.partitions.windows(2) {
         let (a, b) = (w[0], w[1]);
+        if a == b {
+            continue; // no rows at all
+        }
         ctx.check_cancel()?;
         if call.frame.units == FrameUnits::Groups {
             frames.groups = (a..b).filter(|&j| layout.peer_start[j] == j).collect();

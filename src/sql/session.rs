@@ -181,6 +181,14 @@ pub fn default_settings() -> BTreeMap<String, String> {
     s
 }
 
+/// A session that goes away inside a transaction (Terminate, a lost
+/// connection) rolls it back: its unique keys are released.
+impl Drop for Session {
+    fn drop(&mut self) {
+        std::mem::take(&mut self.txn_unique_keys).undo();
+    }
+}
+
 impl Session {
     pub fn new(server: Arc<Server>, database: String, user: String, shard: usize) -> Session {
         Session {
@@ -365,6 +373,17 @@ impl Session {
     /// Binds a query for execution: relation sizes and maintenance effects
     /// (drop_chunks, compaction) are gathered or run first when it names them.
     pub(super) async fn plan_query(&mut self, q: &ast::Query, param_types: &[DataType]) -> DbResult<(Plan, EvalContext)> {
+        self.plan_query_with(q, param_types, true).await
+    }
+
+    /// `plan_query`; without `run_effects` a query calling maintenance
+    /// functions is refused instead of run (plain EXPLAIN must not drop data).
+    pub(super) async fn plan_query_with(
+        &mut self,
+        q: &ast::Query,
+        param_types: &[DataType],
+        run_effects: bool,
+    ) -> DbResult<(Plan, EvalContext)> {
         let eval = self.eval_context();
         let mut sizes = None;
         let mut effect_results = None;
@@ -380,6 +399,11 @@ impl Session {
                 continue;
             }
             if !binder.effects.is_empty() && effect_results.is_none() {
+                if !run_effects {
+                    return Err(DbError::unsupported(
+                        "EXPLAIN without ANALYZE of a query that calls drop_chunks or brewric_compact",
+                    ));
+                }
                 let effects = std::mem::take(&mut binder.effects);
                 drop(binder);
                 effect_results = Some(self.run_effects(effects).await?);

@@ -234,7 +234,7 @@ impl ArrayValue {
         if s.first() != Some(&'{') {
             return Err(bad("Array value must start with \"{\" or dimension information."));
         }
-        let mut p = TextParser { s: &s, pos: 0, items: Vec::new(), dims: Vec::new() };
+        let mut p = TextParser { s: &s, pos: 0, items: Vec::new(), dims: Vec::new(), leaf_depth: None };
         p.level(0).map_err(|d| bad(&d))?;
         if p.s[p.pos..].iter().any(|c| !c.is_whitespace()) {
             return Err(bad("Junk after closing right brace."));
@@ -247,7 +247,10 @@ impl ArrayValue {
                 Some(text) => parse_text(t, &text, ctx)?,
             });
         }
-        let dims = if elems.is_empty() { vec![] } else { p.dims.into_iter().map(|d| d.unwrap_or(0)).collect() };
+        let dims: Vec<usize> = if elems.is_empty() { vec![] } else { p.dims.into_iter().map(|d| d.unwrap_or(0)).collect() };
+        if !elems.is_empty() && dims.iter().product::<usize>() != elems.len() {
+            return Err(bad("Multidimensional arrays must have sub-arrays with matching dimensions."));
+        }
         Ok(ArrayValue { dims, elems })
     }
 }
@@ -295,6 +298,8 @@ struct TextParser<'a> {
     items: Vec<Option<String>>,
     /// Length of each dimension, as first seen.
     dims: Vec<Option<usize>>,
+    /// The depth every element stands at (all the same, as dimensions require).
+    leaf_depth: Option<usize>,
 }
 
 impl TextParser<'_> {
@@ -332,6 +337,11 @@ impl TextParser<'_> {
                         return Err("Unexpected array element.".into());
                     }
                     nested = Some(false);
+                    match self.leaf_depth {
+                        None => self.leaf_depth = Some(depth),
+                        Some(d) if d == depth => {}
+                        Some(_) => return Err("Multidimensional arrays must have sub-arrays with matching dimensions.".into()),
+                    }
                     let item = self.element()?;
                     self.items.push(item);
                 }
@@ -433,7 +443,7 @@ mod tests {
 
     #[test]
     fn malformed_literals_are_refused() {
-        for bad in ["1,2", "{1,2", "{{1,2},{3}}", "{1,{2}}", "{1}x", "{\"a}"] {
+        for bad in ["1,2", "{1,2", "{{1,2},{3}}", "{1,{2}}", "{1}x", "{\"a}", "{{{1,2}},{3}}", "{{{}},{1}}"] {
             assert!(ArrayValue::parse_text(bad, ArrayElem::Int32, &ctx()).is_err() || bad == "{\"a}", "{bad}");
         }
         assert!(ArrayValue::parse_text("{x}", ArrayElem::Int32, &ctx()).is_err());

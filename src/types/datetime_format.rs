@@ -231,13 +231,14 @@ pub fn parse_template(input: &str, fmt: &str) -> DbResult<TemplateFields> {
             Token::Meridiem { dotted } => {
                 skip_separators(&mut pos);
                 let n = if *dotted { 4 } else { 2 };
-                let word: String = s[pos..(pos + n).min(s.len())].iter().collect::<String>().to_ascii_uppercase();
-                out.pm = match word.replace('.', "").as_str() {
-                    "AM" => Some(false),
-                    "PM" => Some(true),
-                    _ => return Err(bad_format(format!("invalid value \"{word}\" for \"AM\""))),
+                let word: String = s[pos.min(s.len())..(pos + n).min(s.len())].iter().collect::<String>().to_ascii_uppercase();
+                let (am, pm, name) = if *dotted { ("A.M.", "P.M.", "P.M.") } else { ("AM", "PM", "AM") };
+                out.pm = match word.as_str() {
+                    w if w == am => Some(false),
+                    w if w == pm => Some(true),
+                    _ => return Err(bad_format(format!("invalid value \"{word}\" for \"{name}\""))),
                 };
-                pos += n;
+                pos = (pos + n).min(s.len());
             }
         }
     }
@@ -340,6 +341,13 @@ mod tests {
         assert_eq!(date("0000-12-25", "YYYY-MM-DD"), days_from_civil(0, 12, 25));
         assert_eq!(date("-0001-12-25", "YYYY-MM-DD"), days_from_civil(0, 12, 25));
         assert_eq!(date("-2022-12-25", "YYYY-MM-DD"), days_from_civil(-2021, 12, 25));
+    }
+
+    #[test]
+    fn short_inputs_are_errors_not_panics() {
+        for (s, f) in [("PM", "P.M.YYYY"), ("1 PM", "HH P.M. Mon"), ("", "YYYY-MM-DD Mon Day"), ("x", "A.M.A.M.")] {
+            let _ = parse_template(s, f).and_then(|t| t.days());
+        }
     }
 
     #[test]

@@ -47,7 +47,8 @@ pub fn decode(bytes: &[u8]) -> DbResult<Vec<(DataType, Datum)>> {
     let mut out = Vec::with_capacity(n as usize);
     for _ in 0..n {
         let oid = word(&mut pos)? as u32;
-        let t = DataType::from_oid(oid).ok_or_else(malformed)?;
+        // A record inside a record would recurse without bound: refused.
+        let t = DataType::from_oid(oid).filter(|t| *t != DataType::Record).ok_or_else(malformed)?;
         let len = word(&mut pos)?;
         if len < 0 {
             out.push((t, Datum::Null));

@@ -426,13 +426,14 @@ fn rename_keys(keys: &[String], old: &str, new: &str) -> Vec<String> {
 
 /// Whether an index names `column` in its keys or INCLUDE list.
 fn index_uses_column(idx: &IndexDef, column: &str) -> bool {
+    // Every identifier in the key (a column, or the columns of an expression).
     let mentions = |k: &String| {
-        let first = k.split_whitespace().next().unwrap_or_default();
-        let name = match first.strip_prefix('"').and_then(|f| f.strip_suffix('"')) {
-            Some(q) => q.replace("\"\"", "\""),
-            None => first.to_lowercase(),
-        };
-        name == column || k.contains(column)
+        k.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '"'))
+            .filter(|w| !w.is_empty())
+            .any(|w| match w.strip_prefix('"').and_then(|f| f.strip_suffix('"')) {
+                Some(q) => q.replace("\"\"", "\"") == column,
+                None => w.to_lowercase() == column,
+            })
     };
     idx.keys.iter().any(mentions) || idx.include.iter().any(|c| c == column)
 }

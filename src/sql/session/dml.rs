@@ -149,7 +149,7 @@ impl Session {
         let _alone = self.rewrite_lock().await;
         let hit = hit_sql(del.selection.as_ref());
         let (_, batches) = self
-            .internal_query(&format!("SELECT *, {hit} FROM {rel}"), &params, param_types)
+            .rows_query("DELETE", &format!("SELECT *, {hit} FROM {rel}"), &params, param_types)
             .await?;
         let (kept, deleted) = split_by_last_column(batches, false);
         let returned = match self.returning_sql(&Statement::Delete(del.clone()))? {
@@ -176,7 +176,7 @@ impl Session {
         let hit = hit_sql(up.selection.as_ref());
         let columns = updated_columns(&table, &values, &hit).join(", ");
         let (_, batches) = self
-            .internal_query(&format!("SELECT {columns}, {hit} FROM {rel}"), &params, param_types)
+            .rows_query("UPDATE", &format!("SELECT {columns}, {hit} FROM {rel}"), &params, param_types)
             .await?;
         let (rows, updated) = split_by_last_column(batches, true);
         let returned = match self.returning_sql(&Statement::Update(up.clone()))? {
@@ -266,6 +266,61 @@ impl Session {
         Ok(())
     }
 
+    /// The query that computes a DELETE's or UPDATE's rows: exactly one row
+    /// per table row, so aggregates, window and set-returning calls (which
+    /// would merge or multiply rows) are refused as PostgreSQL refuses them.
+    async fn rows_query(
+        &self,
+        verb: &str,
+        sql: &str,
+        params: &[Datum],
+        param_types: &[DataType],
+    ) -> DbResult<(Vec<Field>, Vec<Batch>)> {
+        // The generated query has no GROUP BY: a grouping error comes from an aggregate.
+        let (plan, eval_ctx) = self.bind_internal(sql, param_types).map_err(|e| match e.code {
+            sqlstate::GROUPING_ERROR => {
+                DbError::new(sqlstate::GROUPING_ERROR, format!("aggregate functions are not allowed in {verb}"))
+            }
+            _ => e,
+        })?;
+        let mut node = &plan;
+        loop {
+            match node {
+                Plan::Project { input, .. } | Plan::Filter { input, .. } => node = input,
+                Plan::Scan { .. } => break,
+                Plan::Aggregate { .. } => {
+                    return Err(DbError::new(sqlstate::GROUPING_ERROR, format!("aggregate functions are not allowed in {verb}")))
+                }
+                Plan::Window { .. } => {
+                    return Err(DbError::new(sqlstate::WINDOWING_ERROR, format!("window functions are not allowed in {verb}")))
+                }
+                _ => {
+                    return Err(DbError::new(
+                        sqlstate::FEATURE_NOT_SUPPORTED,
+                        format!("set-returning functions are not allowed in {verb}"),
+                    ))
+                }
+            }
+        }
+        let fields = plan.fields().to_vec();
+        let ctx = self.query_context(params.to_vec(), eval_ctx);
+        Ok((fields, operators::collect(&plan, &ctx).await?))
+    }
+
+    /// Binds a query this session generated (over the user's expressions).
+    fn bind_internal(&self, sql: &str, param_types: &[DataType]) -> DbResult<(Plan, crate::exec::EvalContext)> {
+        let stmts = crate::sql::parse(sql)?;
+        let Some(Statement::Query(q)) = stmts.first() else {
+            return Err(DbError::internal("generated statement is not a query"));
+        };
+        let eval_ctx = self.eval_context();
+        let catalog = self.server.catalog.snapshot();
+        let db = catalog.database(&self.database)?;
+        let mut binder = self.binder(&catalog, db, &eval_ctx, param_types.to_vec());
+        let plan = binder.bind_query(q)?;
+        Ok((plan, eval_ctx))
+    }
+
     /// Runs a query this session generated (over the user's expressions).
     pub(super) async fn internal_query(
         &self,
@@ -273,17 +328,7 @@ impl Session {
         params: &[Datum],
         param_types: &[DataType],
     ) -> DbResult<(Vec<Field>, Vec<Batch>)> {
-        let stmts = crate::sql::parse(sql)?;
-        let Some(Statement::Query(q)) = stmts.first() else {
-            return Err(DbError::internal("generated statement is not a query"));
-        };
-        let eval_ctx = self.eval_context();
-        let plan = {
-            let catalog = self.server.catalog.snapshot();
-            let db = catalog.database(&self.database)?;
-            let mut binder = self.binder(&catalog, db, &eval_ctx, param_types.to_vec());
-            binder.bind_query(q)?
-        };
+        let (plan, eval_ctx) = self.bind_internal(sql, param_types)?;
         let fields = plan.fields().to_vec();
         let ctx = self.query_context(params.to_vec(), eval_ctx);
         Ok((fields, operators::collect(&plan, &ctx).await?))
