@@ -10,6 +10,7 @@
 
 use sqlparser::ast;
 
+use super::window::SelectCall;
 use super::{ident_name, object_name_parts, rename_columns, AggContext, Binder, Scope, WindowsHere};
 use crate::error::{sqlstate, DbError, DbResult};
 use crate::sql::plan::*;
@@ -291,27 +292,7 @@ impl Binder<'_> {
         scope: &Scope,
         mut agg: Option<&mut AggContext>,
     ) -> DbResult<Expr> {
-        match self.windows_here() {
-            WindowsHere::Allowed => {}
-            WindowsHere::InAggregate => {
-                return Err(DbError::new(
-                    sqlstate::GROUPING_ERROR,
-                    "aggregate function calls cannot contain set-returning function calls",
-                ))
-            }
-            WindowsHere::InWindowCall => {
-                return Err(DbError::new(
-                    sqlstate::WINDOWING_ERROR,
-                    "window function calls cannot contain set-returning function calls",
-                ))
-            }
-            WindowsHere::NotAllowed => {
-                return Err(DbError::new(
-                    sqlstate::FEATURE_NOT_SUPPORTED,
-                    format!("set-returning functions are not allowed in {}", self.clause),
-                ))
-            }
-        }
+        self.check_select_call_allowed(SelectCall::SetReturning)?;
         let arg_asts = match &f.args {
             ast::FunctionArguments::List(l) => l.args.clone(),
             _ => vec![],

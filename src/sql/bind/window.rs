@@ -27,6 +27,13 @@ pub(super) struct WindowScope {
     here: WindowsHere,
 }
 
+/// The calls a SELECT collects while its list is bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum SelectCall {
+    Window,
+    SetReturning,
+}
+
 /// Window calls may stand only in a SELECT's list and ORDER BY, and not
 /// inside an aggregate's or another window call's arguments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,6 +130,29 @@ impl Binder<'_> {
         self.windows.last_mut().map(|w| std::mem::take(&mut w.calls)).unwrap_or_default()
     }
 
+    /// Whether a window or set-returning call may stand where the binder is:
+    /// PostgreSQL's error for each place it may not.
+    pub(super) fn check_select_call_allowed(&self, call: SelectCall) -> DbResult<()> {
+        let (what, not_allowed_code) = match call {
+            SelectCall::Window => ("window function", sqlstate::WINDOWING_ERROR),
+            SelectCall::SetReturning => ("set-returning function", sqlstate::FEATURE_NOT_SUPPORTED),
+        };
+        match (self.windows_here(), call) {
+            (WindowsHere::Allowed, _) => Ok(()),
+            (WindowsHere::NotAllowed, _) => {
+                Err(DbError::new(not_allowed_code, format!("{what}s are not allowed in {}", self.clause)))
+            }
+            (WindowsHere::InAggregate, _) => Err(DbError::new(
+                sqlstate::GROUPING_ERROR,
+                format!("aggregate function calls cannot contain {what} calls"),
+            )),
+            (WindowsHere::InWindowCall, SelectCall::Window) => Err(windowing("window function calls cannot be nested")),
+            (WindowsHere::InWindowCall, SelectCall::SetReturning) => {
+                Err(windowing("window function calls cannot contain set-returning function calls"))
+            }
+        }
+    }
+
     /// The OVER clause's specification, with a named window (`OVER w`, `OVER (w ORDER BY …)`) merged in.
     fn window_spec(&self, over: &ast::WindowType) -> DbResult<ast::WindowSpec> {
         let named = self.windows.last().map(|w| w.named.as_slice()).unwrap_or(&[]);
@@ -178,19 +208,7 @@ impl Binder<'_> {
         scope: &Scope,
         mut agg: Option<&mut AggContext>,
     ) -> DbResult<Expr> {
-        match self.windows_here() {
-            WindowsHere::Allowed => {}
-            WindowsHere::NotAllowed => {
-                return Err(windowing(format!("window functions are not allowed in {}", self.clause)))
-            }
-            WindowsHere::InAggregate => {
-                return Err(DbError::new(
-                    sqlstate::GROUPING_ERROR,
-                    "aggregate function calls cannot contain window function calls",
-                ))
-            }
-            WindowsHere::InWindowCall => return Err(windowing("window function calls cannot be nested")),
-        }
+        self.check_select_call_allowed(SelectCall::Window)?;
         let Some(over) = &f.over else {
             return Err(DbError::internal("window call without OVER"));
         };
