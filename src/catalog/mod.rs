@@ -5,6 +5,7 @@
 //! default-value expressions it stores.
 
 pub mod persist;
+pub mod system;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -195,6 +196,9 @@ pub struct Database {
     pub oid: u32,
     pub name: String,
     pub schemas: BTreeMap<String, Schema>,
+    /// COMMENT ON texts by (objoid, classoid, objsubid), as pg_description
+    /// keys them; a comment whose object is gone is not shown.
+    pub comments: BTreeMap<(u32, u32, i32), String>,
 }
 
 impl Database {
@@ -212,6 +216,7 @@ impl Database {
             oid,
             name: name.to_string(),
             schemas,
+            comments: BTreeMap::new(),
         }
     }
 
@@ -377,5 +382,197 @@ impl CatalogStore {
             );
             Ok(())
         })
+    }
+}
+
+/// PostgreSQL's quote_ident: double quotes unless the name is a lower-case
+/// identifier that is not a reserved keyword.
+pub fn quote_ident(name: &str) -> String {
+    let plain = !name.is_empty()
+        && name
+            .bytes()
+            .next()
+            .is_some_and(|c| c.is_ascii_lowercase() || c == b'_')
+        && name
+            .bytes()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_' || c == b'$')
+        && !RESERVED_KEYWORDS.contains(&name);
+    if plain {
+        name.to_string()
+    } else {
+        format!("\"{}\"", name.replace('"', "\"\""))
+    }
+}
+
+/// PostgreSQL 15's keywords that quote_ident quotes (reserved, and the
+/// column-name and type-function-name ones).
+const RESERVED_KEYWORDS: &[&str] = &[
+    "all",
+    "analyse",
+    "analyze",
+    "and",
+    "any",
+    "array",
+    "as",
+    "asc",
+    "asymmetric",
+    "authorization",
+    "between",
+    "bigint",
+    "binary",
+    "bit",
+    "boolean",
+    "both",
+    "case",
+    "cast",
+    "char",
+    "character",
+    "check",
+    "coalesce",
+    "collate",
+    "collation",
+    "column",
+    "concurrently",
+    "constraint",
+    "create",
+    "cross",
+    "current_catalog",
+    "current_date",
+    "current_role",
+    "current_schema",
+    "current_time",
+    "current_timestamp",
+    "current_user",
+    "dec",
+    "decimal",
+    "default",
+    "deferrable",
+    "desc",
+    "distinct",
+    "do",
+    "else",
+    "end",
+    "except",
+    "exists",
+    "extract",
+    "false",
+    "fetch",
+    "float",
+    "for",
+    "foreign",
+    "freeze",
+    "from",
+    "full",
+    "grant",
+    "greatest",
+    "group",
+    "grouping",
+    "having",
+    "ilike",
+    "in",
+    "initially",
+    "inner",
+    "inout",
+    "int",
+    "integer",
+    "intersect",
+    "interval",
+    "into",
+    "is",
+    "isnull",
+    "join",
+    "json",
+    "lateral",
+    "leading",
+    "least",
+    "left",
+    "like",
+    "limit",
+    "localtime",
+    "localtimestamp",
+    "national",
+    "natural",
+    "nchar",
+    "none",
+    "normalize",
+    "not",
+    "notnull",
+    "null",
+    "nullif",
+    "numeric",
+    "offset",
+    "on",
+    "only",
+    "or",
+    "order",
+    "out",
+    "outer",
+    "overlaps",
+    "overlay",
+    "placing",
+    "position",
+    "precision",
+    "primary",
+    "real",
+    "references",
+    "returning",
+    "right",
+    "row",
+    "select",
+    "session_user",
+    "setof",
+    "similar",
+    "smallint",
+    "some",
+    "substring",
+    "symmetric",
+    "system_user",
+    "table",
+    "tablesample",
+    "then",
+    "time",
+    "timestamp",
+    "to",
+    "trailing",
+    "treat",
+    "trim",
+    "true",
+    "union",
+    "unique",
+    "user",
+    "using",
+    "values",
+    "varchar",
+    "variadic",
+    "verbose",
+    "when",
+    "where",
+    "window",
+    "with",
+    "xmlattributes",
+    "xmlconcat",
+    "xmlelement",
+    "xmlexists",
+    "xmlforest",
+    "xmlnamespaces",
+    "xmlparse",
+    "xmlpi",
+    "xmlroot",
+    "xmlserialize",
+    "xmltable",
+];
+
+#[cfg(test)]
+mod quote_tests {
+    use super::quote_ident;
+
+    #[test]
+    fn quote_ident_as_postgres() {
+        assert_eq!(quote_ident("abc"), "abc");
+        assert_eq!(quote_ident("Abc"), "\"Abc\"");
+        assert_eq!(quote_ident("select"), "\"select\"");
+        assert_eq!(quote_ident("a\"b"), "\"a\"\"b\"");
+        assert_eq!(quote_ident("1a"), "\"1a\"");
+        assert_eq!(quote_ident(""), "\"\"");
     }
 }

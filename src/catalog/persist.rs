@@ -40,6 +40,9 @@ pub fn type_tag(t: DataType) -> String {
         DataType::Jsonb => "jsonb".into(),
         DataType::Array(e) => format!("{}[]", type_tag(e.data_type())),
         DataType::Record => "record".into(),
+        DataType::Name => "name".into(),
+        DataType::Char => "char".into(),
+        DataType::Oid => "oid".into(),
         DataType::Unknown => "unknown".into(),
     }
 }
@@ -69,6 +72,9 @@ pub fn parse_type_tag(s: &str) -> Option<DataType> {
         "interval" => DataType::Interval,
         "jsonb" => DataType::Jsonb,
         "record" => DataType::Record,
+        "name" => DataType::Name,
+        "char" => DataType::Char,
+        "oid" => DataType::Oid,
         _ if s.starts_with("varchar(") => DataType::Varchar(Some(with_len("varchar")?)),
         _ if s.starts_with("bpchar(") => DataType::Bpchar(Some(with_len("bpchar")?)),
         _ if s.ends_with("[]") => {
@@ -194,6 +200,7 @@ pub fn to_json(catalog: &Catalog, next_oid: u32) -> Value {
                     "indexes": s.indexes.values().map(|i| index_json(i)).collect::<Vec<_>>(),
                     "views": s.views.values().map(|v| view_json(v)).collect::<Vec<_>>(),
                 })).collect::<Vec<_>>(),
+                "comments": d.comments.iter().map(|((o, c, s), t)| json!([o, c, s, t])).collect::<Vec<_>>(),
             })
         })
         .collect();
@@ -328,12 +335,32 @@ pub fn load(dir: &Path) -> Result<Option<(Catalog, u32)>, String> {
             schemas.insert(name, schema);
         }
         let name = text(d, "name")?;
+        let mut comments = BTreeMap::new();
+        // Absent in files written before COMMENT ON existed.
+        if d.get("comments").is_some() {
+            for c in list(d, "comments")? {
+                let bad = || "catalog.json: a comment is not [objoid, classoid, objsubid, text]".to_string();
+                let (key, text) = match c.as_array().map(|a| a.as_slice()) {
+                    Some([o, c, s, t]) => (
+                        (
+                            o.as_u64().ok_or_else(bad)? as u32,
+                            c.as_u64().ok_or_else(bad)? as u32,
+                            s.as_i64().ok_or_else(bad)? as i32,
+                        ),
+                        t.as_str().ok_or_else(bad)?.to_string(),
+                    ),
+                    _ => return Err(bad()),
+                };
+                comments.insert(key, text);
+            }
+        }
         databases.insert(
             name.clone(),
             Arc::new(Database {
                 oid: number(d, "oid")? as u32,
                 name,
                 schemas,
+                comments,
             }),
         );
     }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use sqlparser::ast;
 
-use crate::catalog::{Catalog, Database, RelationKind, TableDef, ViewDef};
+use crate::catalog::{system, Catalog, Database, RelationKind, TableDef, ViewDef};
 use crate::error::{sqlstate, DbError, DbResult};
 use crate::exec::kernels::{self, BinaryOp, UnaryOp};
 use crate::exec::EvalContext;
@@ -17,6 +17,7 @@ use crate::types::text::parse_text;
 use crate::types::{DataType, Datum};
 
 mod arrays;
+mod catalog_functions;
 mod grouping_sets;
 mod recursive;
 mod table_function;
@@ -196,6 +197,55 @@ impl<'a> Binder<'a> {
                 object_name_parts(name).join(".")
             ),
         ))
+    }
+
+    /// The system catalog relation `name` reaches: `pg_catalog.x` or
+    /// `information_schema.x`, or an unqualified pg_catalog name (pg_catalog
+    /// is searched before the search path, as in PostgreSQL).
+    fn system_relation(&self, name: &ast::ObjectName) -> Option<&'static system::SystemRelation> {
+        match object_name_parts(name).as_slice() {
+            [t] => system::lookup("pg_catalog", t),
+            [s, t] => system::lookup(s, t),
+            [d, s, t] if *d == self.db.name => system::lookup(s, t),
+            _ => None,
+        }
+    }
+
+    pub fn system_context(&self) -> system::SystemContext<'_> {
+        system::SystemContext {
+            catalog: self.catalog,
+            db: self.db,
+            user: &self.user,
+            search_path: &self.search_path,
+        }
+    }
+
+    /// A system relation's rows, computed from this statement's catalog snapshot.
+    fn bind_system_relation(&mut self, rel: &'static system::SystemRelation, qual: &str) -> Plan {
+        let rows = rel
+            .rows(&self.system_context())
+            .into_iter()
+            .map(|row| {
+                row.into_iter()
+                    .zip(rel.columns)
+                    .map(|(v, (_, t))| Expr::Literal(v, *t))
+                    .collect()
+            })
+            .collect();
+        let fields = rel
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, (name, t))| Field {
+                name: name.to_string(),
+                data_type: *t,
+                qualifier: Some(qual.to_string()),
+                hidden: false,
+                table_oid: rel.oid,
+                column_id: i as i16 + 1,
+            })
+            .collect();
+        Plan::Values { rows, fields }
     }
 
     /// Binds a view's stored query as a subquery named `qual`.
@@ -640,6 +690,17 @@ impl<'a> Binder<'a> {
                             .unwrap_or_default();
                         return rename_columns(plan, &qual, &cols);
                     }
+                }
+                if let Some(rel) = self.system_relation(name) {
+                    let qual = alias
+                        .as_ref()
+                        .map(|a| ident_name(&a.name))
+                        .unwrap_or(rel.name.to_string());
+                    let plan = self.bind_system_relation(rel, &qual);
+                    return match alias {
+                        Some(a) if !a.columns.is_empty() => rename_columns(plan, &qual, &a.columns),
+                        _ => Ok(plan),
+                    };
                 }
                 let table = match self.resolve_relation(name)? {
                     Relation::Table(t) => t,
@@ -1324,7 +1385,10 @@ impl<'a> Binder<'a> {
                 to: target,
             });
         }
-        if kernels::can_coerce(from, target, false) {
+        // Also the relabelling a kernel signature asks for (name as text, oid as bigint).
+        if kernels::can_coerce(from, target, false)
+            || kernels::same_representation(from, target)
+        {
             return Ok(Expr::Cast {
                 expr: Box::new(e),
                 to: target,
@@ -2407,6 +2471,9 @@ impl<'a> Binder<'a> {
             }
             _ => {}
         }
+        if let Some(e) = self.bind_catalog_function(&name, &args)? {
+            return Ok(e);
+        }
         if let Some(e) = self.bind_array_function(&name, &args)? {
             return Ok(e);
         }
@@ -2904,6 +2971,7 @@ fn type_output_name(t: &ast::DataType) -> String {
         Ok(DataType::Bpchar(_)) => "bpchar".into(),
         Ok(DataType::Timestamp) => "timestamp".into(),
         Ok(DataType::TimestampTz) => "timestamptz".into(),
+        Ok(DataType::Char) => "char".into(),
         Ok(other) => other.name(),
         Err(_) => "?column?".into(),
     }
@@ -3059,7 +3127,10 @@ pub fn bind_data_type(t: &ast::DataType) -> DbResult<DataType> {
                 "bool" => DataType::Bool,
                 "bpchar" => DataType::Bpchar(None),
                 "timestamptz" => DataType::TimestampTz,
-                "text" | "name" | "regclass" => DataType::Text,
+                "text" | "regclass" => DataType::Text,
+                "name" => DataType::Name,
+                "char" => DataType::Char,
+                "oid" => DataType::Oid,
                 "varchar" => DataType::Varchar(None),
                 "numeric" | "decimal" => DataType::Numeric,
                 "smallserial" | "serial2" => DataType::Int16,

@@ -113,7 +113,35 @@ fn parse_statements(sql: &str) -> DbResult<Vec<sqlparser::ast::Statement>> {
         .with_recursion_limit(PARSER_RECURSION_LIMIT)
         .try_with_sql(sql)
         .and_then(|mut p| p.parse_statements())
+        .or_else(|e| parse_with_dollar_strings_as_literals(sql).ok_or(e))
         .map_err(|e| syntax_error(sql, &e.to_string()))
+}
+
+/// sqlparser takes a dollar-quoted string only where it expects an
+/// expression; PostgreSQL takes one wherever a string literal may stand
+/// (`COMMENT ON … IS $$…$$`). When a statement failed to parse, it is parsed
+/// again with each dollar-quoted string as an ordinary string literal.
+fn parse_with_dollar_strings_as_literals(sql: &str) -> Option<Vec<sqlparser::ast::Statement>> {
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    if !sql.contains('$') {
+        return None;
+    }
+    let mut tokens = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize_with_location().ok()?;
+    let mut changed = false;
+    for t in &mut tokens {
+        if let Token::DollarQuotedString(d) = &t.token {
+            t.token = Token::SingleQuotedString(d.value.clone());
+            changed = true;
+        }
+    }
+    if !changed {
+        return None;
+    }
+    Parser::new(&PostgreSqlDialect {})
+        .with_recursion_limit(PARSER_RECURSION_LIMIT)
+        .with_tokens_with_locations(tokens)
+        .parse_statements()
+        .ok()
 }
 
 /// How deeply expressions may nest (sqlparser's default of 50 refuses nesting

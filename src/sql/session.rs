@@ -27,6 +27,7 @@ use crate::runtime::PreparedOp;
 use crate::wal::record::{RecordType, FLAG_SELF_COMMITTED};
 
 mod alter;
+mod comment;
 mod dml;
 mod explain;
 mod unique;
@@ -673,6 +674,12 @@ impl Session {
                 })))
             }
             Statement::Discard { .. } => Ok(StatementResult::Command("DISCARD ALL".into())),
+            Statement::Comment {
+                object_type,
+                object_name,
+                comment,
+                ..
+            } => self.comment(object_type, object_name, comment.as_deref()),
             other => Err(DbError::unsupported(format!(
                 "statement not supported yet: {}",
                 first_words(&other.to_string())
@@ -1026,7 +1033,7 @@ impl Session {
                         unique: true,
                         primary: *primary,
                         method: "btree".into(),
-                        keys: cols.iter().map(|c| quote_ident_if_needed(c)).collect(),
+                        keys: cols.iter().map(|c| crate::catalog::quote_ident(c)).collect(),
                         include: vec![],
                         predicate: None,
                     }),
@@ -2600,18 +2607,6 @@ fn column_def(c: &ast::ColumnDef) -> DbResult<(ColumnDef, Vec<(Option<String>, b
         }
     }
     Ok((def, keys))
-}
-
-/// A name as an SQL identifier: bare when it is lower-case letters, digits
-/// and underscores (not starting with a digit), else double-quoted.
-fn quote_ident_if_needed(name: &str) -> String {
-    let bare = name.chars().next().is_some_and(|c| c.is_ascii_lowercase() || c == '_')
-        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if bare {
-        name.to_string()
-    } else {
-        format!("\"{}\"", name.replace('"', "\"\""))
-    }
 }
 
 /// PostgreSQL's makeObjectName: shortens the longer of `name1`/`name2` until

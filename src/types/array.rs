@@ -34,7 +34,8 @@ pub enum ArrayElem {
     Jsonb,
 }
 
-const ALL: [ArrayElem; 15] = [
+/// Every element type.
+pub const ALL: [ArrayElem; 15] = [
     ArrayElem::Bool,
     ArrayElem::Int16,
     ArrayElem::Int32,
@@ -63,7 +64,10 @@ impl ArrayElem {
             DataType::Float32 => ArrayElem::Float32,
             DataType::Float64 => ArrayElem::Float64,
             DataType::Numeric => ArrayElem::Numeric,
-            DataType::Text | DataType::Bpchar(_) | DataType::Unknown => ArrayElem::Text,
+            DataType::Text | DataType::Bpchar(_) | DataType::Name | DataType::Char | DataType::Unknown => {
+                ArrayElem::Text
+            }
+            DataType::Oid => ArrayElem::Int64,
             DataType::Varchar(_) => ArrayElem::Varchar,
             DataType::Bytea => ArrayElem::Bytea,
             DataType::Date => ArrayElem::Date,

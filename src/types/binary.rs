@@ -54,7 +54,13 @@ pub fn decode_binary(ty: DataType, bytes: &[u8]) -> DbResult<Datum> {
         DataType::Float32 => Datum::Float32(f32::from_be_bytes(exact(bytes)?)),
         DataType::Float64 => Datum::Float64(f64::from_be_bytes(exact(bytes)?)),
         DataType::Numeric => Datum::Numeric(decode_numeric(bytes)?),
-        DataType::Text | DataType::Varchar(_) | DataType::Bpchar(_) | DataType::Unknown => {
+        DataType::Oid => Datum::Int64(u32::from_be_bytes(exact(bytes)?) as i64),
+        DataType::Text
+        | DataType::Varchar(_)
+        | DataType::Bpchar(_)
+        | DataType::Name
+        | DataType::Char
+        | DataType::Unknown => {
             Datum::Bytes(text::coerce_string(ty, utf8(bytes)?, false)?.into_bytes())
         }
         DataType::Bytea => Datum::Bytes(bytes.to_vec()),
@@ -87,6 +93,9 @@ pub fn encode_binary(ty: DataType, value: &Datum, out: &mut Vec<u8>) {
             } else {
                 out.extend_from_slice(&(v as i32).to_be_bytes())
             }
+        }
+        (DataType::Oid, Datum::Int16(_) | Datum::Int32(_) | Datum::Int64(_)) => {
+            out.extend_from_slice(&(value.as_i64().unwrap_or(0) as u32).to_be_bytes())
         }
         (DataType::Timestamp | DataType::TimestampTz, Datum::Int64(ns)) => {
             encode_timestamp(*ns, out)

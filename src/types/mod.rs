@@ -44,6 +44,13 @@ pub enum DataType {
     /// An anonymous composite (`ROW(1, 'a')`), held in PostgreSQL's binary
     /// record format (`types/record.rs`).
     Record,
+    /// PostgreSQL's `name` (a catalog identifier): text that reports OID 19.
+    Name,
+    /// PostgreSQL's one-byte `"char"` (pg_class.relkind): text that reports OID 18.
+    Char,
+    /// An object identifier (unsigned 32-bit), held as a bigint; it resolves
+    /// and computes as bigint and reports OID 26.
+    Oid,
     /// Untyped: a NULL literal or a string literal whose type is not yet decided.
     Unknown,
 }
@@ -68,7 +75,9 @@ impl DataType {
             DataType::Bool => PhysicalType::Bool,
             DataType::Int16 => PhysicalType::Int16,
             DataType::Int32 | DataType::Date => PhysicalType::Int32,
-            DataType::Int64 | DataType::Timestamp | DataType::TimestampTz => PhysicalType::Int64,
+            DataType::Int64 | DataType::Timestamp | DataType::TimestampTz | DataType::Oid => {
+                PhysicalType::Int64
+            }
             DataType::Float32 => PhysicalType::Float32,
             DataType::Float64 => PhysicalType::Float64,
             DataType::Numeric => PhysicalType::Numeric,
@@ -79,6 +88,8 @@ impl DataType {
             | DataType::Jsonb
             | DataType::Array(_)
             | DataType::Record
+            | DataType::Name
+            | DataType::Char
             | DataType::Unknown => PhysicalType::Bytes,
             DataType::Interval => PhysicalType::Interval,
         }
@@ -106,6 +117,9 @@ impl DataType {
             DataType::Jsonb => 3802,
             DataType::Array(e) => e.array_oid(),
             DataType::Record => 2249,
+            DataType::Name => 19,
+            DataType::Char => 18,
+            DataType::Oid => 26,
         }
     }
 
@@ -129,6 +143,9 @@ impl DataType {
             1700 => DataType::Numeric,
             3802 => DataType::Jsonb,
             2249 => DataType::Record,
+            19 => DataType::Name,
+            18 => DataType::Char,
+            26 => DataType::Oid,
             other => DataType::Array(array::ArrayElem::from_array_oid(other)?),
         })
     }
@@ -138,7 +155,9 @@ impl DataType {
         match self {
             DataType::Bool => 1,
             DataType::Int16 => 2,
-            DataType::Int32 | DataType::Float32 | DataType::Date => 4,
+            DataType::Int32 | DataType::Float32 | DataType::Date | DataType::Oid => 4,
+            DataType::Char => 1,
+            DataType::Name => 64,
             DataType::Int64 | DataType::Float64 | DataType::Timestamp | DataType::TimestampTz => 8,
             DataType::Interval => 16,
             DataType::Unknown => -2,
@@ -177,6 +196,9 @@ impl DataType {
             DataType::Jsonb => "jsonb".into(),
             DataType::Array(e) => format!("{}[]", e.data_type().name()),
             DataType::Record => "record".into(),
+            DataType::Name => "name".into(),
+            DataType::Char => "\"char\"".into(),
+            DataType::Oid => "oid".into(),
             DataType::Unknown => "unknown".into(),
         }
     }
@@ -202,13 +224,49 @@ impl DataType {
             DataType::Jsonb => "json",
             DataType::Array(_) => "array",
             DataType::Record => "record",
+            DataType::Name => "name",
+            DataType::Char => "\"char\"",
+            DataType::Oid => "oid",
         }
+    }
+
+    /// pg_type.typcategory.
+    pub fn category(self) -> char {
+        use DataType::*;
+        match self {
+            Bool => 'B',
+            Int16 | Int32 | Int64 | Float32 | Float64 | Numeric | Oid => 'N',
+            Text | Varchar(_) | Bpchar(_) | Name | Char => 'S',
+            Bytea | Jsonb => 'U',
+            Date | Timestamp | TimestampTz => 'D',
+            Interval => 'T',
+            Array(_) => 'A',
+            Record => 'P',
+            Unknown => 'X',
+        }
+    }
+
+    /// pg_type.typispreferred.
+    pub fn preferred(self) -> bool {
+        matches!(
+            self,
+            DataType::Bool
+                | DataType::Float64
+                | DataType::Text
+                | DataType::TimestampTz
+                | DataType::Interval
+        )
     }
 
     pub fn is_string(self) -> bool {
         matches!(
             self,
-            DataType::Text | DataType::Varchar(_) | DataType::Bpchar(_) | DataType::Unknown
+            DataType::Text
+                | DataType::Varchar(_)
+                | DataType::Bpchar(_)
+                | DataType::Name
+                | DataType::Char
+                | DataType::Unknown
         )
     }
 

@@ -38,9 +38,13 @@ pub fn parse_text(ty: DataType, input: &str, ctx: &FormatContext) -> DbResult<Da
         DataType::Float32 => Datum::Float32(parse_float4(input)?),
         DataType::Float64 => Datum::Float64(parse_float8(input)?),
         DataType::Numeric => Datum::Numeric(parse_numeric(input)?),
-        DataType::Text | DataType::Unknown | DataType::Varchar(_) | DataType::Bpchar(_) => {
-            Datum::Bytes(coerce_string(ty, input, false)?.into_bytes())
-        }
+        DataType::Text
+        | DataType::Unknown
+        | DataType::Varchar(_)
+        | DataType::Bpchar(_)
+        | DataType::Name
+        | DataType::Char => Datum::Bytes(coerce_string(ty, input, false)?.into_bytes()),
+        DataType::Oid => Datum::Int64(parse_oid(input)?),
         DataType::Bytea => Datum::Bytes(parse_bytea(input)?),
         DataType::Date => Datum::Int32(parse_date(input, ctx)?),
         DataType::Timestamp => Datum::Int64(parse_timestamp(input, ctx)?),
@@ -684,6 +688,13 @@ pub fn format_numeric(d: &Decimal, out: &mut Vec<u8>) {
 /// (explicit = false: excess characters must all be spaces, else 22001) or an
 /// explicit cast (explicit = true: silently truncates). char(n) pads with
 /// spaces to n characters. Other types return `s` unchanged. NUL is rejected.
+/// oidin: an unsigned 32-bit integer; like PostgreSQL, a negative value
+/// down to -2^31 wraps (`'-1'::oid` is 4294967295).
+pub fn parse_oid(input: &str) -> DbResult<i64> {
+    let v = parse_int(input, DataType::Oid, i32::MIN as i64, u32::MAX as i64)?;
+    Ok(if v < 0 { v + (1i64 << 32) } else { v })
+}
+
 pub fn coerce_string(ty: DataType, s: &str, explicit: bool) -> DbResult<String> {
     if s.as_bytes().contains(&0) {
         return Err(nul_byte_error());
@@ -691,6 +702,15 @@ pub fn coerce_string(ty: DataType, s: &str, explicit: bool) -> DbResult<String> 
     let (limit, name) = match ty {
         DataType::Varchar(Some(n)) => (n as usize, "character varying"),
         DataType::Bpchar(Some(n)) => (n as usize, "character"),
+        // name keeps 63 bytes (NAMEDATALEN - 1) and "char" one byte, cut at a character boundary.
+        DataType::Name | DataType::Char => {
+            let max = if ty == DataType::Name { 63 } else { 1 };
+            let mut cut = s.len().min(max);
+            while !s.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            return Ok(s[..cut].to_string());
+        }
         _ => return Ok(s.to_string()),
     };
     let cut = s

@@ -123,7 +123,27 @@ pub(crate) fn cast_column(col: &Column, to: DataType, ctx: &EvalContext) -> DbRe
             Ok(Column::from_datums(to, &out))
         }
         // ---- to a string type
-        (_, Text | Varchar(_) | Bpchar(_)) => {
+        // ---- oid: integers wrap into 0..2^32 as PostgreSQL's int4/int8 → oid do
+        (Int16 | Int32 | Int64, Oid) => {
+            let v = int_arg(from, op, len)?;
+            let mut out = Vec::with_capacity(len);
+            for (i, x) in v.into_iter().enumerate() {
+                if !nulls.is_valid(i) {
+                    out.push(0);
+                } else if x < i32::MIN as i64 || x > u32::MAX as i64 {
+                    return Err(DbError::new(sqlstate::NUMERIC_VALUE_OUT_OF_RANGE, "OID out of range"));
+                } else {
+                    out.push(if x < 0 { x + (1i64 << 32) } else { x });
+                }
+            }
+            Ok(prim_column(to, out, nulls))
+        }
+        (Oid, Int32) => Ok(prim_column(
+            to,
+            map1(prim::<i64>(op, len)?, len, |v| v as u32 as i32),
+            nulls,
+        )),
+        (_, Text | Varchar(_) | Bpchar(_) | Name | Char) => {
             let src = bytes_or_format(from, col, len, &nulls, ctx)?;
             let mut out = BytesColumn::with_capacity(len, src.data.len());
             for i in 0..len {
@@ -218,6 +238,15 @@ pub(crate) fn push_with_typmod(out: &mut BytesColumn, v: &[u8], to: DataType) {
             out.data
                 .extend(std::iter::repeat(b' ').take(n.saturating_sub(have)));
             out.offsets.push(out.data.len() as u32);
+        }
+        // name keeps 63 bytes, "char" one (PostgreSQL cuts bytes, at a character boundary).
+        DataType::Name | DataType::Char => {
+            let max = if to == DataType::Name { 63 } else { 1 };
+            let mut cut = v.len().min(max);
+            while cut > 0 && cut < v.len() && (v[cut] & 0xC0) == 0x80 {
+                cut -= 1;
+            }
+            out.push(&v[..cut]);
         }
         _ => out.push(v),
     }

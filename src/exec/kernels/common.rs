@@ -401,6 +401,7 @@ pub(crate) fn same_representation(from: DataType, to: DataType) -> bool {
     match (from, to) {
         (Bpchar(_), Bpchar(None)) => true,
         (Text | Varchar(_) | Unknown, Text | Varchar(None) | Bpchar(None)) => true,
+        (Name | Char, Text | Varchar(None) | Bpchar(None)) | (Oid, Int64) => true,
         _ => from.same_family(to) && !matches!(to, Varchar(Some(_)) | Bpchar(Some(_))),
     }
 }

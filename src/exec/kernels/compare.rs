@@ -133,13 +133,13 @@ pub(crate) fn compare(
         Bool => go::<bool>(op, a, b, len)?,
         Int16 => go::<i16>(op, a, b, len)?,
         Int32 | Date => go::<i32>(op, a, b, len)?,
-        Int64 | Timestamp | TimestampTz => go::<i64>(op, a, b, len)?,
+        Int64 | Timestamp | TimestampTz | Oid => go::<i64>(op, a, b, len)?,
         Float32 => go::<f32>(op, a, b, len)?,
         Float64 => go::<f64>(op, a, b, len)?,
         Numeric => go::<Decimal>(op, a, b, len)?,
         Interval => go::<crate::types::Interval>(op, a, b, len)?,
         Bpchar(_) => cmp_bytes_with(op, bytes(a, len)?, bytes(b, len)?, len, rtrim_blanks),
-        Text | Varchar(_) | Bytea | Jsonb | Array(_) | Record | Unknown => {
+        Text | Varchar(_) | Name | Char | Bytea | Jsonb | Array(_) | Record | Unknown => {
             cmp_bytes_with(op, bytes(a, len)?, bytes(b, len)?, len, ident)
         }
     };

@@ -14,7 +14,7 @@ use crate::types::{DataType, Datum};
 
 use super::common::{bare_name, null_column, prim, prim_column, Held, Nulls};
 use super::resolve::{
-    self, base, select_candidate, Selected, B, BY, C, D, F8, I2, I4, I8, IV, N, PT, T, TS, TZ,
+    self, base, select_candidate, Selected, B, BY, C, D, F8, I2, I4, I8, IV, N, OID, PT, T, TS, TZ,
 };
 use super::FunctionSignature;
 
@@ -189,7 +189,7 @@ const CATALOG: &[Entry] = &[
     ("split_part", F::SplitPart, &[T, T, I4], T),
     ("translate", F::Translate, &[T, T, T], T),
     ("like_escape", F::LikeEscape, &[T, T], T),
-    ("format_type", F::FormatType, &[I8, I4], T),
+    ("format_type", F::FormatType, &[OID, I4], T),
     ("similar_to_escape", F::SimilarToEscape, &[T], T),
     ("similar_to_escape", F::SimilarToEscape, &[T, T], T),
     ("md5", F::Md5, &[T], T),

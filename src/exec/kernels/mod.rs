@@ -224,6 +224,11 @@ pub fn can_coerce(from: DataType, to: DataType, assignment: bool) -> bool {
     resolve::can_coerce(from, to, assignment)
 }
 
+/// Are values of `from` held exactly as `to` holds them (a cast is a relabel)?
+pub fn same_representation(from: DataType, to: DataType) -> bool {
+    common::same_representation(from, to)
+}
+
 /// Is `CAST(x AS to)` allowed for a value of type `from` (pg_cast plus I/O conversions)?
 pub fn can_cast_explicit(from: DataType, to: DataType) -> bool {
     resolve::can_cast_explicit(from, to)

@@ -37,6 +37,9 @@ pub(crate) const TZ: PT = PT::T(DataType::TimestampTz);
 pub(crate) const IV: PT = PT::T(DataType::Interval);
 pub(crate) const J: PT = PT::T(DataType::Jsonb);
 pub(crate) const ANY: PT = PT::AnyNonArray;
+pub(crate) const NM: PT = PT::T(DataType::Name);
+pub(crate) const CH: PT = PT::T(DataType::Char);
+pub(crate) const OID: PT = PT::T(DataType::Oid);
 
 /// The type with its length modifier dropped (resolution works on type OIDs).
 pub(crate) fn base(t: DataType) -> DataType {
@@ -49,30 +52,12 @@ pub(crate) fn base(t: DataType) -> DataType {
 
 /// pg_type.typcategory.
 pub(crate) fn category(t: DataType) -> char {
-    use DataType::*;
-    match t {
-        Bool => 'B',
-        Int16 | Int32 | Int64 | Float32 | Float64 | Numeric => 'N',
-        Text | Varchar(_) | Bpchar(_) => 'S',
-        Bytea | Jsonb => 'U',
-        Date | Timestamp | TimestampTz => 'D',
-        Interval => 'T',
-        Array(_) => 'A',
-        Record => 'P',
-        Unknown => 'X',
-    }
+    t.category()
 }
 
 /// pg_type.typispreferred.
 pub(crate) fn preferred(t: DataType) -> bool {
-    matches!(
-        t,
-        DataType::Bool
-            | DataType::Float64
-            | DataType::Text
-            | DataType::TimestampTz
-            | DataType::Interval
-    )
+    t.preferred()
 }
 
 fn pt_category(p: PT) -> (char, bool) {
@@ -108,6 +93,10 @@ fn cast_context(from: DataType, to: DataType) -> Option<char> {
         (Numeric, Int16 | Int32 | Int64) => 'a',
         (Timestamp, Date) | (TimestampTz, Date | Timestamp) => 'a',
         (Bool, Int32) | (Int32, Bool) => 'e',
+        (Text | Varchar(_) | Bpchar(_), Name) | (Name | Char, Text) => 'i',
+        (Name, Varchar(_) | Bpchar(_)) | (Char, Varchar(_) | Bpchar(_)) | (Text | Varchar(_) | Bpchar(_), Char) => 'a',
+        (Int16 | Int32 | Int64, Oid) => 'i',
+        (Oid, Int32 | Int64) => 'a',
         // An array casts as its elements do (PostgreSQL's array_coerce).
         (Array(a), Array(b)) => return cast_context(a.data_type(), b.data_type()),
         (Jsonb, Bool | Int16 | Int32 | Int64 | Float32 | Float64 | Numeric) => 'e',
@@ -312,6 +301,11 @@ const CMP_PAIRS: &[(PT, PT)] = &[
     (IV, IV),
     (N, N),
     (J, J),
+    (NM, NM),
+    (NM, T),
+    (T, NM),
+    (CH, CH),
+    (OID, OID),
 ];
 
 /// The integer and float cross-type pairs of +, -, *, / with their results.
@@ -468,6 +462,15 @@ fn kernel_types(
             DataType::Date | DataType::Timestamp | DataType::TimestampTz
         )
     };
+    // name, "char" and text compare as text; oid as the bigint it is held in.
+    let held = |t: DataType| match t {
+        DataType::Name | DataType::Char => DataType::Text,
+        DataType::Oid => DataType::Int64,
+        t => t,
+    };
+    if op.is_comparison() {
+        (lt, rt) = (held(lt), held(rt));
+    }
     if lt != rt && ((num(lt) && num(rt)) || (op.is_comparison() && dt(lt) && dt(rt))) {
         let w = if int_rank(lt) >= int_rank(rt) { lt } else { rt };
         lt = w;

@@ -568,20 +568,7 @@ pub(crate) fn eval_string(
         F::QuoteIdent => {
             let a = s()?;
             build_bytes(t, len, nulls, |i, o| {
-                let v = a.get_str(i);
-                let safe = v
-                    .chars()
-                    .next()
-                    .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
-                    && v.chars()
-                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-                if safe {
-                    o.extend_from_slice(v.as_bytes());
-                } else {
-                    o.push(b'"');
-                    o.extend_from_slice(v.replace('"', "\"\"").as_bytes());
-                    o.push(b'"');
-                }
+                o.extend_from_slice(crate::catalog::quote_ident(a.get_str(i)).as_bytes());
                 Ok(())
             })
         }

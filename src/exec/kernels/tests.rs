@@ -101,7 +101,8 @@ pub(crate) fn rand_datum(ty: DataType, rng: &mut Rng, small: bool) -> Datum {
                 })
             }
         }
-        Text | Varchar(_) | Bpchar(_) | Unknown => {
+        Oid => Datum::Int64(rng.range(0, u32::MAX as i64)),
+        Text | Varchar(_) | Bpchar(_) | Name | Char | Unknown => {
             let alphabet = ["a", "b", "B", "é", " ", "%", "z"];
             let n = rng.below(5);
             Datum::text(

@@ -1,0 +1,195 @@
+//! Binding of the functions that read the catalog: pg_table_is_visible,
+//! obj_description, col_description, shobj_description, pg_get_indexdef,
+//! pg_get_userbyid, pg_encoding_to_char and the has_*_privilege family.
+//! The catalog is one snapshot per statement, so each call becomes an
+//! expression over constants computed here (a membership test or a lookup
+//! by key), evaluated per row like any other expression.
+//! Must not: change the catalog, or answer from anything but the snapshot.
+
+use crate::catalog::system;
+use crate::error::DbResult;
+use crate::exec::kernels::BinaryOp;
+use crate::sql::plan::*;
+use crate::types::{DataType, Datum};
+
+use super::Binder;
+
+/// Result of a privilege check: Brewric has one superuser-like role per session.
+const ALL_PRIVILEGES: &[&str] = &[
+    "has_table_privilege",
+    "has_schema_privilege",
+    "has_database_privilege",
+    "has_column_privilege",
+    "has_function_privilege",
+    "has_sequence_privilege",
+    "has_any_column_privilege",
+    "has_type_privilege",
+];
+
+impl Binder<'_> {
+    /// The catalog function `name` over bound `args`, or `None` when `name` is not one.
+    pub(super) fn bind_catalog_function(
+        &mut self,
+        name: &str,
+        args: &[Expr],
+    ) -> DbResult<Option<Expr>> {
+        let e = match (name, args) {
+            ("pg_table_is_visible", [rel]) => {
+                let visible = system::visible_relation_oids(&self.system_context());
+                let list = visible
+                    .into_iter()
+                    .map(|o| Datum::Int64(o as i64))
+                    .collect();
+                self.membership(rel.clone(), DataType::Oid, list)?
+            }
+            ("obj_description", [obj, class]) => {
+                let class = self.class_oid(class)?;
+                let map = self.comments(|(_, c, s)| c == class && s == 0);
+                self.lookup(&[obj.clone()], &[DataType::Oid], map)?
+            }
+            ("obj_description", [obj]) => {
+                let map = self.comments(|(_, _, s)| s == 0);
+                self.lookup(&[obj.clone()], &[DataType::Oid], map)?
+            }
+            ("shobj_description", [obj, _class]) => {
+                let map = self.comments(|(_, c, _)| c == 1262);
+                self.lookup(&[obj.clone()], &[DataType::Oid], map)?
+            }
+            ("col_description", [rel, column]) => {
+                let map: Vec<(Vec<Datum>, String)> = self
+                    .db
+                    .comments
+                    .iter()
+                    .filter(|((_, c, s), _)| *c == system::PG_CLASS_OID && *s != 0)
+                    .map(|((o, _, s), t)| {
+                        (vec![Datum::Int64(*o as i64), Datum::Int32(*s)], t.clone())
+                    })
+                    .collect();
+                self.lookup(
+                    &[rel.clone(), column.clone()],
+                    &[DataType::Oid, DataType::Int32],
+                    map,
+                )?
+            }
+            ("pg_get_indexdef", [index, ..]) => {
+                let mut map = Vec::new();
+                for s in self.db.schemas.values() {
+                    for i in s.indexes.values() {
+                        map.push((
+                            vec![Datum::Int64(i.oid as i64)],
+                            system::index_definition(&s.name, i),
+                        ));
+                    }
+                }
+                self.lookup(&[index.clone()], &[DataType::Oid], map)?
+            }
+            ("pg_get_userbyid", [role]) => {
+                let map = vec![(
+                    vec![Datum::Int64(system::OWNER_OID as i64)],
+                    self.user.clone(),
+                )];
+                let found = self.lookup(&[role.clone()], &[DataType::Oid], map)?;
+                // PostgreSQL answers "unknown (OID=n)" for a role that does not exist.
+                let role_oid = self.coerce(role.clone(), DataType::Oid, name)?;
+                let role_text = self.cast(role_oid, DataType::Text)?;
+                let unknown = self.bind_function_call(
+                    "concat",
+                    vec![
+                        Expr::Literal(Datum::text("unknown (OID="), DataType::Text),
+                        role_text,
+                        Expr::Literal(Datum::text(")"), DataType::Text),
+                    ],
+                )?;
+                self.bind_function_call("coalesce", vec![found, unknown])?
+            }
+            ("pg_encoding_to_char", [_]) => Expr::Literal(Datum::text("UTF8"), DataType::Name),
+            (n, _) if ALL_PRIVILEGES.contains(&n) && (2..=4).contains(&args.len()) => {
+                Expr::Literal(Datum::Bool(true), DataType::Bool)
+            }
+            _ => return Ok(None),
+        };
+        Ok(Some(e))
+    }
+
+    /// The classoid a catalog name argument ('pg_class') stands for.
+    fn class_oid(&self, class: &Expr) -> DbResult<u32> {
+        let (v, _) = self.constant(class)?;
+        let name = v
+            .as_str()
+            .unwrap_or_default()
+            .trim_start_matches("pg_catalog.")
+            .to_string();
+        Ok(system::lookup("pg_catalog", &name)
+            .map(|r| r.oid)
+            .unwrap_or(0))
+    }
+
+    /// Comments of this database whose (objoid, classoid, objsubid) pass `keep`, keyed by objoid.
+    fn comments(&self, keep: impl Fn((u32, u32, i32)) -> bool) -> Vec<(Vec<Datum>, String)> {
+        self.db
+            .comments
+            .iter()
+            .filter(|(k, _)| keep(**k))
+            .map(|((o, _, _), t)| (vec![Datum::Int64(*o as i64)], t.clone()))
+            .collect()
+    }
+
+    /// `key IN (list)`, false (not NULL) for an empty list; NULL for a NULL key.
+    fn membership(&mut self, key: Expr, key_type: DataType, list: Vec<Datum>) -> DbResult<Expr> {
+        let key = self.coerce(key, key_type, "function")?;
+        if list.is_empty() {
+            let is_null = Expr::IsNull {
+                expr: Box::new(key),
+                negated: false,
+            };
+            return Ok(Expr::Case {
+                whens: vec![(is_null, Expr::Literal(Datum::Null, DataType::Bool))],
+                otherwise: Box::new(Expr::Literal(Datum::Bool(false), DataType::Bool)),
+                data_type: DataType::Bool,
+            });
+        }
+        let eq = crate::exec::kernels::resolve_binary(BinaryOp::Eq, key_type, key_type)?;
+        Ok(Expr::InList {
+            expr: Box::new(key),
+            list: list
+                .into_iter()
+                .map(|d| Expr::Literal(d, key_type))
+                .collect(),
+            eq,
+            negated: false,
+        })
+    }
+
+    /// The text `map` holds for the key `keys` (NULL when it holds none).
+    fn lookup(
+        &mut self,
+        keys: &[Expr],
+        key_types: &[DataType],
+        map: Vec<(Vec<Datum>, String)>,
+    ) -> DbResult<Expr> {
+        let keys: Vec<Expr> = keys
+            .iter()
+            .zip(key_types)
+            .map(|(k, t)| self.coerce(k.clone(), *t, "function"))
+            .collect::<DbResult<_>>()?;
+        let mut whens = Vec::with_capacity(map.len());
+        for (key, value) in map {
+            let mut test: Option<Expr> = None;
+            for ((k, v), t) in keys.iter().zip(key).zip(key_types) {
+                let eq = self.bind_binary(BinaryOp::Eq, k.clone(), Expr::Literal(v, *t))?;
+                test = Some(match test {
+                    Some(t) => self.bind_binary(BinaryOp::And, t, eq)?,
+                    None => eq,
+                });
+            }
+            if let Some(test) = test {
+                whens.push((test, Expr::Literal(Datum::text(value), DataType::Text)));
+            }
+        }
+        Ok(Expr::Case {
+            whens,
+            otherwise: Box::new(Expr::Literal(Datum::Null, DataType::Text)),
+            data_type: DataType::Text,
+        })
+    }
+}
