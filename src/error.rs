@@ -57,6 +57,8 @@ pub mod sqlstate {
     pub const INVALID_ARGUMENT_FOR_NTILE: &str = "22014";
     pub const INVALID_ARGUMENT_FOR_NTH_VALUE: &str = "22016";
     pub const INVALID_COLUMN_REFERENCE: &str = "42P10";
+    pub const INVALID_FUNCTION_DEFINITION: &str = "42P13";
+    pub const DUPLICATE_FUNCTION: &str = "42723";
     pub const UNDEFINED_PREPARED_STATEMENT: &str = "26000";
     pub const DUPLICATE_PREPARED_STATEMENT: &str = "42P05";
     pub const DUPLICATE_CURSOR: &str = "42P03";

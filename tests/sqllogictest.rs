@@ -510,12 +510,8 @@ fn shared_corpus() -> Option<PathBuf> {
 /// Records of the shared corpus Brewric does not pass yet, by file, with why
 /// (README "Tests" lists them): any other failure fails the test.
 const CORPUS_KNOWN_FAILURES: &[(&str, usize)] = &[
-    // COMMENT ON … IS $$…$$ (not parsed) and pg_description; CREATE/DROP FUNCTION … LANGUAGE sql.
-    ("basic/dollar_quoted_string.slt.part", 5),
     // numeric NaN / Infinity (numeric is a 28-digit decimal).
     ("functions/round.slt.part", 1),
-    // psql's tab-completion query over pg_class / pg_namespace (the catalogs are issue 9).
-    ("subquery/tab_completion.slt.part", 1),
 ];
 
 #[tokio::test]

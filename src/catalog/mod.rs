@@ -122,6 +122,26 @@ pub struct ViewDef {
     pub depends_on: Vec<(String, String)>,
 }
 
+/// A function written in SQL (`CREATE FUNCTION … LANGUAGE sql`): its body is
+/// inlined into each call (see `sql/bind/sql_function.rs`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FunctionDef {
+    pub oid: u32,
+    pub name: String,
+    pub schema: String,
+    /// Parameters: optional name and type.
+    pub args: Vec<(Option<String>, DataType)>,
+    pub returns: DataType,
+    /// The body: one SELECT, `$n` or parameter names standing for the arguments.
+    pub body: String,
+}
+
+impl FunctionDef {
+    pub fn arg_types(&self) -> Vec<DataType> {
+        self.args.iter().map(|(_, t)| *t).collect()
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct Schema {
     pub oid: u32,
@@ -130,6 +150,8 @@ pub struct Schema {
     pub sequences: BTreeMap<String, Arc<Sequence>>,
     pub indexes: BTreeMap<String, Arc<IndexDef>>,
     pub views: BTreeMap<String, Arc<ViewDef>>,
+    /// Functions by name; overloads differ in argument types.
+    pub functions: BTreeMap<String, Vec<Arc<FunctionDef>>>,
 }
 
 impl Schema {

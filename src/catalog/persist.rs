@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::{Catalog, ColumnDef, Database, IndexDef, Schema, Sequence, TableDef, ViewDef};
+use super::{Catalog, ColumnDef, Database, FunctionDef, IndexDef, Schema, Sequence, TableDef, ViewDef};
 use crate::types::DataType;
 
 pub const FILE_NAME: &str = "catalog.json";
@@ -184,6 +184,33 @@ fn view_from(v: &Value, schema: &str) -> Result<ViewDef, String> {
     })
 }
 
+fn function_json(f: &FunctionDef) -> Value {
+    json!({
+        "oid": f.oid,
+        "name": f.name,
+        "args": f.args.iter().map(|(n, t)| json!({"name": n, "type": type_tag(*t)})).collect::<Vec<_>>(),
+        "returns": type_tag(f.returns),
+        "body": f.body,
+    })
+}
+
+fn function_from(v: &Value, schema: &str) -> Result<FunctionDef, String> {
+    let type_of = |s: String| parse_type_tag(&s).ok_or_else(|| format!("catalog.json: unknown type {s:?}"));
+    let mut args = Vec::new();
+    for a in list(v, "args")? {
+        let name = a.get("name").and_then(|n| n.as_str()).map(str::to_string);
+        args.push((name, type_of(text(a, "type")?)?));
+    }
+    Ok(FunctionDef {
+        oid: number(v, "oid")? as u32,
+        name: text(v, "name")?,
+        schema: schema.to_string(),
+        args,
+        returns: type_of(text(v, "returns")?)?,
+        body: text(v, "body")?,
+    })
+}
+
 pub fn to_json(catalog: &Catalog, next_oid: u32) -> Value {
     let dbs: Vec<Value> = catalog
         .databases
@@ -199,6 +226,7 @@ pub fn to_json(catalog: &Catalog, next_oid: u32) -> Value {
                     "sequences": s.sequences.values().map(|q| json!({"oid": q.oid, "name": q.name, "next": q.peek_next()})).collect::<Vec<_>>(),
                     "indexes": s.indexes.values().map(|i| index_json(i)).collect::<Vec<_>>(),
                     "views": s.views.values().map(|v| view_json(v)).collect::<Vec<_>>(),
+                    "functions": s.functions.values().flatten().map(|f| function_json(f)).collect::<Vec<_>>(),
                 })).collect::<Vec<_>>(),
                 "comments": d.comments.iter().map(|((o, c, s), t)| json!([o, c, s, t])).collect::<Vec<_>>(),
             })
@@ -330,6 +358,16 @@ pub fn load(dir: &Path) -> Result<Option<(Catalog, u32)>, String> {
                 for v in list(s, "views")? {
                     let view = view_from(v, &name)?;
                     schema.views.insert(view.name.clone(), Arc::new(view));
+                }
+            }
+            if s.get("functions").is_some() {
+                for f in list(s, "functions")? {
+                    let function = function_from(f, &name)?;
+                    schema
+                        .functions
+                        .entry(function.name.clone())
+                        .or_default()
+                        .push(Arc::new(function));
                 }
             }
             schemas.insert(name, schema);

@@ -20,6 +20,9 @@ pub const OWNER_OID: u32 = 10;
 /// pg_class's own OID: the classoid of relations in pg_description.
 pub const PG_CLASS_OID: u32 = 1259;
 pub const PG_NAMESPACE_OID: u32 = 2615;
+pub const PG_PROC_OID: u32 = 1255;
+/// pg_language's OID of SQL.
+const SQL_LANGUAGE_OID: u32 = 14;
 
 /// What a system relation's rows are computed from.
 pub struct SystemContext<'a> {
@@ -269,6 +272,45 @@ pub static RELATIONS: &[SystemRelation] = &[
             ("datacl", TEXT_ARRAY),
         ],
         rows: pg_database,
+    },
+    SystemRelation {
+        schema: "pg_catalog",
+        name: "pg_proc",
+        oid: PG_PROC_OID,
+        kind: 'r',
+        columns: &[
+            ("oid", OID),
+            ("proname", NM),
+            ("pronamespace", OID),
+            ("proowner", OID),
+            ("prolang", OID),
+            ("procost", F4),
+            ("prorows", F4),
+            ("provariadic", OID),
+            ("prosupport", T),
+            ("prokind", CH),
+            ("prosecdef", B),
+            ("proleakproof", B),
+            ("proisstrict", B),
+            ("proretset", B),
+            ("provolatile", CH),
+            ("proparallel", CH),
+            ("pronargs", I2),
+            ("pronargdefaults", I2),
+            ("prorettype", OID),
+            ("proargtypes", T),
+            ("proallargtypes", T),
+            ("proargmodes", T),
+            ("proargnames", TEXT_ARRAY),
+            ("proargdefaults", T),
+            ("protrftypes", T),
+            ("prosrc", T),
+            ("probin", T),
+            ("prosqlbody", T),
+            ("proconfig", TEXT_ARRAY),
+            ("proacl", TEXT_ARRAY),
+        ],
+        rows: pg_proc,
     },
     SystemRelation {
         schema: "pg_catalog",
@@ -1048,8 +1090,61 @@ fn object_exists(ctx: &SystemContext, objoid: u32, classoid: u32) -> bool {
         }
         PG_NAMESPACE_OID => ctx.db.schemas.values().any(|s| s.oid == objoid),
         1262 => ctx.catalog.databases.values().any(|d| d.oid == objoid),
+        PG_PROC_OID => ctx.db.schemas.values().flat_map(|s| s.functions.values().flatten()).any(|f| f.oid == objoid),
         _ => true,
     }
+}
+
+fn pg_proc(ctx: &SystemContext) -> Vec<Vec<Datum>> {
+    let mut rows = Vec::new();
+    for s in ctx.db.schemas.values() {
+        for f in s.functions.values().flatten() {
+            let arg_oids: Vec<String> = f.args.iter().map(|(_, t)| t.oid().to_string()).collect();
+            let names = if f.args.iter().any(|(n, _)| n.is_some()) {
+                let names: Vec<Datum> = f.args.iter().map(|(n, _)| text(n.clone().unwrap_or_default())).collect();
+                let value = crate::types::array::ArrayValue {
+                    dims: vec![names.len()],
+                    elems: names,
+                };
+                Datum::Bytes(value.encode(crate::types::array::ArrayElem::Text))
+            } else {
+                NULL
+            };
+            rows.push(vec![
+                oid(f.oid),
+                text(&f.name),
+                oid(s.oid),
+                oid(OWNER_OID),
+                oid(SQL_LANGUAGE_OID),
+                Datum::Float32(100.0),
+                Datum::Float32(0.0),
+                oid(0),
+                text("-"),
+                ch('f'),
+                b(false),
+                b(false),
+                b(false),
+                b(false),
+                ch('v'),
+                ch('u'),
+                i2(f.args.len() as i16),
+                i2(0),
+                oid(f.returns.oid()),
+                text(arg_oids.join(" ")),
+                NULL,
+                NULL,
+                names,
+                NULL,
+                NULL,
+                text(&f.body),
+                NULL,
+                NULL,
+                NULL,
+                NULL,
+            ]);
+        }
+    }
+    rows
 }
 
 fn pg_description(ctx: &SystemContext) -> Vec<Vec<Datum>> {

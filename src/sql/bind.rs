@@ -18,6 +18,7 @@ use crate::types::{DataType, Datum};
 
 mod arrays;
 mod catalog_functions;
+pub mod sql_function;
 mod grouping_sets;
 mod recursive;
 mod table_function;
@@ -74,6 +75,8 @@ pub struct Binder<'a> {
     windows: Vec<WindowScope>,
     /// How many times a recursive CTE's work table was named (see `recursive.rs`).
     work_table_uses: usize,
+    /// SQL function bodies being inlined (see `sql_function.rs`).
+    inline_depth: usize,
 }
 
 /// A FROM item's name, resolved.
@@ -147,6 +150,7 @@ impl<'a> Binder<'a> {
             view_stack: Vec::new(),
             windows: Vec::new(),
             work_table_uses: 0,
+            inline_depth: 0,
         }
     }
 
@@ -2357,6 +2361,9 @@ impl<'a> Binder<'a> {
         let name = parts.last().cloned().unwrap_or_default();
         if table_function::is_set_returning(&name) {
             return self.bind_select_list_srf(&name, f, scope, agg);
+        }
+        if let Some(e) = self.bind_sql_function_call(&parts, f, scope, agg.as_deref_mut())? {
+            return Ok(e);
         }
         if is_aggregate_name(&name) {
             return Err(DbError::new(

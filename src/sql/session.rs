@@ -29,6 +29,7 @@ use crate::wal::record::{RecordType, FLAG_SELF_COMMITTED};
 mod alter;
 mod comment;
 mod dml;
+mod function;
 mod explain;
 mod unique;
 
@@ -221,6 +222,16 @@ impl Session {
     /// Records the settings after the startup packet's parameters were applied.
     pub fn mark_startup(&mut self) {
         self.startup_settings = self.settings.clone();
+    }
+
+    /// The schema an unqualified CREATE puts its object in: the first existing one of the search path.
+    fn creation_schema(&self) -> DbResult<String> {
+        self.search_path().into_iter().next().ok_or_else(|| {
+            DbError::new(
+                sqlstate::INVALID_SCHEMA_NAME,
+                "no schema has been selected to create in",
+            )
+        })
     }
 
     /// Existing schemas of `search_path`, in order (`"$user"` is the session user).
@@ -674,6 +685,8 @@ impl Session {
                 })))
             }
             Statement::Discard { .. } => Ok(StatementResult::Command("DISCARD ALL".into())),
+            Statement::CreateFunction(cf) => self.create_function(cf),
+            Statement::DropFunction(df) => self.drop_function(df),
             Statement::Comment {
                 object_type,
                 object_name,
@@ -894,15 +907,7 @@ impl Session {
         }
         let parts = object_name_parts(&ct.name);
         let (schema, name) = match parts.as_slice() {
-            [t] => (
-                self.search_path().into_iter().next().ok_or_else(|| {
-                    DbError::new(
-                        sqlstate::INVALID_SCHEMA_NAME,
-                        "no schema has been selected to create in",
-                    )
-                })?,
-                t.clone(),
-            ),
+            [t] => (self.creation_schema()?, t.clone()),
             [s, t] => (s.clone(), t.clone()),
             _ => return Err(DbError::syntax(format!("improper table name: {}", ct.name))),
         };
@@ -1467,15 +1472,7 @@ impl Session {
         }
         let parts = object_name_parts(&cv.name);
         let (schema, name) = match parts.as_slice() {
-            [v] => (
-                self.search_path().into_iter().next().ok_or_else(|| {
-                    DbError::new(
-                        sqlstate::INVALID_SCHEMA_NAME,
-                        "no schema has been selected to create in",
-                    )
-                })?,
-                v.clone(),
-            ),
+            [v] => (self.creation_schema()?, v.clone()),
             [s, v] => (s.clone(), v.clone()),
             _ => {
                 return Err(DbError::syntax(format!(
