@@ -261,6 +261,16 @@ pub struct Catalog {
 }
 
 impl Catalog {
+    /// The indexes on `table`.
+    pub fn indexes_on(&self, table: &TableDef) -> Vec<Arc<IndexDef>> {
+        self.databases
+            .values()
+            .filter_map(|d| d.schemas.get(&table.schema))
+            .filter(|s| s.tables.get(&table.name).is_some_and(|t| t.oid == table.oid))
+            .flat_map(|s| s.indexes.values().filter(|i| i.table == table.name).cloned())
+            .collect()
+    }
+
     /// Every table of every database.
     pub fn tables(&self) -> impl Iterator<Item = &Arc<TableDef>> {
         self.databases.values().flat_map(|d| d.schemas.values()).flat_map(|s| s.tables.values())

@@ -92,6 +92,20 @@ pub enum Effect {
     DropChunks { table: Arc<TableDef>, cutoff: i64 },
     /// Merge segments now.
     Compact,
+    /// Make `table` a time-series table partitioned on column `time_column`
+    /// (TimescaleDB's create_hypertable); `if_not_exists` turns "already a
+    /// hypertable" into a notice.
+    CreateHypertable { table: Arc<TableDef>, time_column: usize, if_not_exists: bool },
+}
+
+impl Effect {
+    /// The type of the value the call returns.
+    pub fn result_type(&self) -> DataType {
+        match self {
+            Effect::CreateHypertable { .. } => DataType::Text,
+            _ => DataType::Int64,
+        }
+    }
 }
 
 pub fn ident_name(id: &ast::Ident) -> String {
@@ -113,7 +127,7 @@ pub fn object_name_parts(name: &ast::ObjectName) -> Vec<String> {
 }
 
 /// Functions with side effects, bound through `Binder::effects`.
-const MAINTENANCE_FUNCTIONS: &[&str] = &["drop_chunks", "brewric_compact"];
+const MAINTENANCE_FUNCTIONS: &[&str] = &["drop_chunks", "brewric_compact", "create_hypertable"];
 
 fn undefined_column(name: &str) -> DbError {
     DbError::new(
@@ -2555,12 +2569,14 @@ impl<'a> Binder<'a> {
                 };
                 Effect::DropChunks { table, cutoff }
             }
+            "create_hypertable" => self.bind_create_hypertable(args, named)?,
             _ => {
                 return Err(DbError::unsupported(format!(
                     "{name}() with these arguments"
                 )))
             }
         };
+        let result_type = effect.result_type();
         match &self.effect_results {
             Some(results) => {
                 let v = results
@@ -2568,13 +2584,69 @@ impl<'a> Binder<'a> {
                     .cloned()
                     .unwrap_or(Datum::Null);
                 self.next_effect += 1;
-                Ok(Expr::Literal(v, DataType::Int64))
+                Ok(Expr::Literal(v, result_type))
             }
             None => {
                 self.effects.push(effect);
-                Ok(Expr::Literal(Datum::Null, DataType::Int64))
+                Ok(Expr::Literal(Datum::Null, result_type))
             }
         }
+    }
+
+    /// create_hypertable(relation, time_column_name [, chunk_time_interval =>, if_not_exists =>, …]).
+    /// TimescaleDB's other options (replication_factor, create_default_indexes,
+    /// migrate_data, partitioning_column, …) are accepted and change nothing.
+    fn bind_create_hypertable(&mut self, args: Vec<Expr>, named: Vec<(String, Expr)>) -> DbResult<Effect> {
+        let mut relation = None;
+        let mut column = None;
+        let mut if_not_exists = false;
+        let positional = ["relation", "time_column_name", "partitioning_column", "number_partitions"];
+        let named_args = args
+            .into_iter()
+            .enumerate()
+            .map(|(i, a)| (positional.get(i).copied().unwrap_or("").to_string(), a))
+            .chain(named);
+        for (n, a) in named_args {
+            match n.as_str() {
+                "relation" => relation = self.table_arg("create_hypertable", &a)?,
+                "time_column_name" => {
+                    column = self.constant(&a)?.0.as_str().map(str::to_string);
+                }
+                "if_not_exists" => if_not_exists = matches!(self.constant(&a)?.0, Datum::Bool(true)),
+                "chunk_time_interval" | "replication_factor" | "create_default_indexes" | "migrate_data"
+                | "partitioning_column" | "number_partitions" | "associated_schema_name"
+                | "associated_table_prefix" | "chunk_target_size" | "partitioning_func"
+                | "time_partitioning_func" | "data_nodes" => {}
+                other => {
+                    return Err(DbError::new(
+                        sqlstate::UNDEFINED_FUNCTION,
+                        format!("function create_hypertable() has no argument {other}"),
+                    ))
+                }
+            }
+        }
+        let table = relation.ok_or_else(|| {
+            DbError::new(sqlstate::INVALID_PARAMETER_VALUE, "create_hypertable() needs a relation")
+        })?;
+        let column = column.ok_or_else(|| {
+            DbError::new(sqlstate::INVALID_PARAMETER_VALUE, "create_hypertable() needs a time column name")
+        })?;
+        let time_column = table.column_index(&column).ok_or_else(|| {
+            DbError::new(
+                sqlstate::UNDEFINED_COLUMN,
+                format!("column \"{column}\" does not exist"),
+            )
+        })?;
+        if !matches!(
+            table.columns[time_column].data_type,
+            DataType::Timestamp | DataType::TimestampTz
+        ) {
+            return Err(DbError::unsupported(format!(
+                "time column \"{column}\" must be timestamp or timestamptz (got {})",
+                table.columns[time_column].data_type.name()
+            )));
+        }
+        Ok(Effect::CreateHypertable { table, time_column, if_not_exists })
     }
 
     /// The table a function's argument names: a text literal, possibly cast
@@ -3123,6 +3195,8 @@ pub fn bind_data_type(t: &ast::DataType) -> DbResult<DataType> {
         },
         T::Interval { .. } => DataType::Interval,
         T::JSONB | T::JSON => DataType::Jsonb,
+        // A relation named by text until regclass is its own type.
+        T::Regclass => DataType::Text,
         T::Custom(name, _) => {
             let n = object_name_parts(name).pop().unwrap_or_default();
             match n.as_str() {

@@ -234,6 +234,24 @@ impl Session {
         })
     }
 
+    /// `[schema.]name` of an object to create (`what`: "relation", "qualified"
+    /// for the error text): the schema must exist.
+    fn creation_target(&self, name: &ast::ObjectName, what: &str) -> DbResult<(String, String)> {
+        let (schema, object) = match object_name_parts(name).as_slice() {
+            [n] => (self.creation_schema()?, n.clone()),
+            [s, n] => (s.clone(), n.clone()),
+            _ => return Err(DbError::syntax(format!("improper {what} name: {name}"))),
+        };
+        let catalog = self.server.catalog.snapshot();
+        if !catalog.database(&self.database)?.schemas.contains_key(&schema) {
+            return Err(DbError::new(
+                sqlstate::INVALID_SCHEMA_NAME,
+                format!("schema \"{schema}\" does not exist"),
+            ));
+        }
+        Ok((schema, object))
+    }
+
     /// Existing schemas of `search_path`, in order (`"$user"` is the session user).
     pub fn search_path(&self) -> Vec<String> {
         let catalog = self.server.catalog.snapshot();
@@ -686,6 +704,14 @@ impl Session {
             }
             Statement::Discard { .. } => Ok(StatementResult::Command("DISCARD ALL".into())),
             Statement::CreateFunction(cf) => self.create_function(cf),
+            // TimescaleDB's functions are built in: creating the extension changes nothing.
+            Statement::CreateExtension(ce) if ident_name(&ce.name) == "timescaledb" => {
+                Ok(StatementResult::Command("CREATE EXTENSION".into()))
+            }
+            Statement::CreateExtension(ce) => Err(DbError::new(
+                "58P01",
+                format!("extension \"{}\" is not available", ident_name(&ce.name)),
+            )),
             Statement::DropFunction(df) => self.drop_function(df),
             Statement::Comment {
                 object_type,
@@ -1470,25 +1496,9 @@ impl Session {
                 "CREATE TEMPORARY VIEW is not supported yet",
             ));
         }
-        let parts = object_name_parts(&cv.name);
-        let (schema, name) = match parts.as_slice() {
-            [v] => (self.creation_schema()?, v.clone()),
-            [s, v] => (s.clone(), v.clone()),
-            _ => {
-                return Err(DbError::syntax(format!(
-                    "improper relation name: {}",
-                    cv.name
-                )))
-            }
-        };
+        let (schema, name) = self.creation_target(&cv.name, "relation")?;
         let catalog = self.server.catalog.snapshot();
         let db = catalog.database(&self.database)?;
-        if !db.schemas.contains_key(&schema) {
-            return Err(DbError::new(
-                sqlstate::INVALID_SCHEMA_NAME,
-                format!("schema \"{schema}\" does not exist"),
-            ));
-        }
         let eval = self.eval_context();
         let mut binder = self.binder(&catalog, db, &eval, vec![]);
         let plan = binder.bind_query(&cv.query)?;
@@ -2204,12 +2214,12 @@ impl Session {
 
     /// Runs maintenance functions found while binding (drop_chunks,
     /// brewric_compact), returning each one's result.
-    async fn run_effects(&self, effects: Vec<crate::sql::bind::Effect>) -> DbResult<Vec<Datum>> {
+    async fn run_effects(&mut self, effects: Vec<crate::sql::bind::Effect>) -> DbResult<Vec<Datum>> {
         use crate::sql::bind::Effect;
         if self.txn != TxnState::Idle {
             return Err(DbError::new(
                 sqlstate::ACTIVE_SQL_TRANSACTION,
-                "drop_chunks() and brewric_compact() cannot run inside a transaction block",
+                "drop_chunks(), create_hypertable() and brewric_compact() cannot run inside a transaction block",
             ));
         }
         let mut out = Vec::with_capacity(effects.len());
@@ -2224,6 +2234,33 @@ impl Session {
                 Effect::Compact => {
                     let s = crate::storage::compaction::compact(&self.server).await?;
                     Datum::Int64(s.merged_segments as i64)
+                }
+                Effect::CreateHypertable { table, time_column, if_not_exists } => {
+                    let created = self.server.catalog.update_database(&self.database, |db| {
+                        let s = db
+                            .schemas
+                            .get_mut(&table.schema)
+                            .ok_or_else(|| DbError::internal("schema vanished"))?;
+                        let current = s.tables.get(&table.name).filter(|t| t.oid == table.oid).ok_or_else(|| {
+                            DbError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{}\" does not exist", table.name))
+                        })?;
+                        if current.time_column.is_some() {
+                            return Ok(false);
+                        }
+                        let mut t = (**current).clone();
+                        t.time_column = Some(time_column);
+                        s.tables.insert(t.name.clone(), Arc::new(t));
+                        Ok(true)
+                    })?;
+                    if !created {
+                        let message = format!("table \"{}\" is already a hypertable", table.name);
+                        if !if_not_exists {
+                            return Err(DbError::new("TS110", message));
+                        }
+                        self.notice(sqlstate::SUCCESSFUL_COMPLETION, format!("{message}, skipping"));
+                    }
+                    // TimescaleDB's result record (hypertable_id, schema_name, table_name, created).
+                    Datum::text(format!("({},{},{},{})", table.oid, table.schema, table.name, if created { "t" } else { "f" }))
                 }
             });
         }

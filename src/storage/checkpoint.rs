@@ -31,7 +31,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use super::files::{Manifest, ShardCheckpoint};
-use super::flush::{encode_frozen, write_segments};
+use super::flush::{declared_series_key, encode_frozen, write_segments};
 use crate::error::{DbError, DbResult};
 use crate::server::Server;
 use crate::wal::io_error;
@@ -149,8 +149,9 @@ pub async fn checkpoint(server: &Server) -> DbResult<CheckpointStats> {
                         // Sorting and encoding is CPU work: off the shard thread,
                         // so queries and writes on this shard go on meanwhile.
                         let job = t.clone();
+                        let declared = declared_series_key(&def, &catalog.indexes_on(&def));
                         let encoded = tokio::task::spawn_blocking(move || {
-                            let encoded = encode_frozen(&def, &job, dir, &mut next);
+                            let encoded = encode_frozen(&def, declared, &job, dir, &mut next);
                             (encoded, next)
                         })
                         .await;

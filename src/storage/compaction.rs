@@ -16,7 +16,7 @@
 use std::sync::Arc;
 
 use super::checkpoint::{rewrite_manifest, serial};
-use super::flush::{encode_rows, write_segments};
+use super::flush::{declared_series_key, encode_rows, write_segments};
 use super::segment::reader::decode_all;
 use crate::error::{DbError, DbResult};
 use crate::exec::vector::Batch;
@@ -88,6 +88,7 @@ pub async fn compact(server: &Server) -> DbResult<CompactionStats> {
                         (s.dir, s.next_segment)
                     };
                     let job_def = def.clone();
+                    let declared = declared_series_key(&def, &catalog.indexes_on(&def));
                     let encoded = tokio::task::spawn_blocking(move || {
                         let mut batches = Vec::new();
                         for (name, bytes) in &files {
@@ -102,6 +103,7 @@ pub async fn compact(server: &Server) -> DbResult<CompactionStats> {
                         let mut next = next;
                         let out = encode_rows(
                             &job_def,
+                            declared,
                             table,
                             Batch::concat(&types, &batches),
                             dir,

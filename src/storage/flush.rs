@@ -38,6 +38,21 @@ pub fn time_column(def: &TableDef) -> Option<usize> {
     })
 }
 
+/// The series key an index declares: the leading column of an index on
+/// `(column, time [DESC])` of a time-series table (TSBS's `(tags_id, "time" DESC)`).
+/// Segments sort by it and the series index prunes by it, however many
+/// distinct values one flush holds.
+pub fn declared_series_key(def: &TableDef, indexes: &[Arc<crate::catalog::IndexDef>]) -> Option<usize> {
+    let time = time_column(def)?;
+    let bare = |key: &str| key.split_whitespace().next().unwrap_or(key).trim_matches('"').to_string();
+    indexes.iter().find_map(|i| match i.keys.as_slice() {
+        [lead, second, ..] if bare(second) == def.columns[time].name => {
+            def.column_index(&bare(lead)).filter(|&c| c != time)
+        }
+        _ => None,
+    })
+}
+
 /// A segment ready to write: its number, bytes and footer.
 pub struct EncodedSegment {
     pub id: u64,
@@ -48,12 +63,14 @@ pub struct EncodedSegment {
 /// Sorts, partitions and encodes `frozen` (pure CPU work; ids from `next_id`).
 pub fn encode_frozen(
     def: &TableDef,
+    declared_series: Option<usize>,
     frozen: &FrozenTable,
     shard_dir: u32,
     next_id: &mut u64,
 ) -> Vec<EncodedSegment> {
     encode_rows(
         def,
+        declared_series,
         frozen.table,
         Batch::concat(&frozen.types, &frozen.rows),
         shard_dir,
@@ -62,9 +79,10 @@ pub fn encode_frozen(
 }
 
 /// Sorts, partitions and encodes a table's rows (a flush's, or the merged
-/// rows of a compaction).
+/// rows of a compaction); `declared_series` leads the series key (see `declared_series_key`).
 pub fn encode_rows(
     def: &TableDef,
+    declared_series: Option<usize>,
     table: u32,
     all: Batch,
     shard_dir: u32,
@@ -86,7 +104,11 @@ pub fn encode_rows(
     let parts: Vec<(Vec<u32>, Vec<usize>)> = match time {
         None => vec![((0..all.len as u32).collect(), Vec::new())],
         Some(t) => {
-            let series = series_columns(&all, t);
+            let mut series = series_columns(&all, t);
+            if let Some(k) = declared_series.filter(|&k| k < all.columns.len() && k != t) {
+                series.retain(|&c| c != k);
+                series.insert(0, k);
+            }
             partition_and_sort(&all, t, &series)
                 .into_iter()
                 .map(|p| (p, series.clone()))
@@ -313,6 +335,36 @@ mod tests {
     use crate::catalog::ColumnDef;
     use crate::types::Datum;
 
+    /// A `cpu(time timestamptz, tags_id int)` table holding `batch`, frozen for a flush.
+    fn cpu_table(time_column: Option<usize>, batch: Batch) -> (TableDef, FrozenTable) {
+        let types = vec![DataType::TimestampTz, DataType::Int32];
+        let def = TableDef {
+            oid: 1,
+            name: "cpu".into(),
+            schema: "public".into(),
+            columns: ["time", "tags_id"]
+                .iter()
+                .zip(&types)
+                .map(|(n, t)| ColumnDef {
+                    name: n.to_string(),
+                    data_type: *t,
+                    not_null: false,
+                    default: None,
+                    numeric_typmod: None,
+                })
+                .collect(),
+            time_column,
+        };
+        let frozen = FrozenTable {
+            table: 1,
+            types,
+            generation: 0,
+            flush_id: 0,
+            rows: Arc::new(vec![batch]),
+        };
+        (def, frozen)
+    }
+
     #[test]
     fn time_series_rows_are_partitioned_and_sorted_by_series_then_time() {
         let day = PARTITION_NS;
@@ -330,32 +382,9 @@ mod tests {
             Column::from_datums(types[0], &t),
             Column::from_datums(types[1], &h),
         ]);
-        let def = TableDef {
-            oid: 1,
-            name: "cpu".into(),
-            schema: "public".into(),
-            columns: ["time", "tags_id"]
-                .iter()
-                .zip(&types)
-                .map(|(n, t)| ColumnDef {
-                    name: n.to_string(),
-                    data_type: *t,
-                    not_null: false,
-                    default: None,
-                    numeric_typmod: None,
-                })
-                .collect(),
-            time_column: None,
-        };
-        let frozen = FrozenTable {
-            table: 1,
-            types,
-            generation: 0,
-            flush_id: 0,
-            rows: Arc::new(vec![batch]),
-        };
+        let (def, frozen) = cpu_table(None, batch);
         let mut next = 5;
-        let segs = encode_frozen(&def, &frozen, 0, &mut next);
+        let segs = encode_frozen(&def, None, &frozen, 0, &mut next);
         assert_eq!(segs.len(), 2, "two days, two partitions");
         assert_eq!(next, 7);
         assert_eq!(segs[0].footer.rows, 300);
@@ -366,5 +395,39 @@ mod tests {
             vec![Some(0i64.to_le_bytes().to_vec())]
         );
         assert!(segs[0].footer.time_max < day && segs[1].footer.time_min >= day);
+    }
+
+    fn index(keys: &[&str]) -> Arc<crate::catalog::IndexDef> {
+        Arc::new(crate::catalog::IndexDef {
+            oid: 2,
+            name: "i".into(),
+            table: "cpu".into(),
+            unique: false,
+            primary: false,
+            method: "btree".into(),
+            keys: keys.iter().map(|k| k.to_string()).collect(),
+            include: vec![],
+            predicate: None,
+        })
+    }
+
+    #[test]
+    fn an_index_on_column_and_time_declares_the_series_key() {
+        // 40 rows of 40 hosts: too many distinct values for the key to be inferred.
+        let types = vec![DataType::TimestampTz, DataType::Int32];
+        let t: Vec<Datum> = (0..40).map(|i| Datum::Int64(i * 1_000_000_000)).collect();
+        let h: Vec<Datum> = (0..40).map(|i| Datum::Int32(39 - i as i32)).collect();
+        let batch = Batch::from_columns(vec![Column::from_datums(types[0], &t), Column::from_datums(types[1], &h)]);
+        let (def, frozen) = cpu_table(Some(0), batch);
+        assert_eq!(declared_series_key(&def, &[index(&["tags_id", "\"time\" DESC"])]), Some(1));
+        assert_eq!(declared_series_key(&def, &[index(&["tags_id"])]), None);
+        assert_eq!(declared_series_key(&def, &[index(&["\"time\" DESC", "tags_id"])]), None);
+        let mut next = 0;
+        let inferred = encode_frozen(&def, None, &frozen, 0, &mut next);
+        assert!(inferred[0].footer.series_columns.is_empty());
+        let declared = encode_frozen(&def, Some(1), &frozen, 0, &mut next);
+        assert_eq!(declared[0].footer.series_columns, vec![1]);
+        assert_eq!(declared[0].footer.series.len(), 40);
+        assert_eq!(declared[0].footer.series[0].key, vec![Some(0i64.to_le_bytes().to_vec())]);
     }
 }

@@ -98,25 +98,9 @@ impl Session {
                 ))
             }
         };
-        let parts = object_name_parts(&cf.name);
-        let (schema, name) = match parts.as_slice() {
-            [n] => (self.creation_schema()?, n.clone()),
-            [s, n] => (s.clone(), n.clone()),
-            _ => {
-                return Err(DbError::syntax(format!(
-                    "improper qualified name: {}",
-                    cf.name
-                )))
-            }
-        };
+        let (schema, name) = self.creation_target(&cf.name, "qualified")?;
         let catalog = self.server.catalog.snapshot();
         let db = catalog.database(&self.database)?;
-        if !db.schemas.contains_key(&schema) {
-            return Err(DbError::new(
-                sqlstate::INVALID_SCHEMA_NAME,
-                format!("schema \"{schema}\" does not exist"),
-            ));
-        }
         let mut def = FunctionDef {
             oid: 0,
             name: name.clone(),
