@@ -25,6 +25,8 @@ use crate::sql::plan::{Expr, Field, Plan};
 use crate::types::{DataType, Datum, FormatContext};
 use crate::runtime::PreparedOp;
 use crate::wal::record::{RecordType, FLAG_SELF_COMMITTED};
+use crate::sql::unique::UniqueKey;
+use unique::ConflictArbiter;
 
 mod alter;
 mod comment;
@@ -365,7 +367,7 @@ impl Session {
         let fields = match stmt {
             Statement::Query(q) => Some(binder.bind_query(q)?.fields().to_vec()),
             Statement::Insert(ins) => {
-                let (_, _, returning) = self.bind_insert(&mut binder, ins)?;
+                let (_, _, returning, _) = self.bind_insert(&mut binder, ins)?;
                 returning.map(|(_, f)| f)
             }
             Statement::Delete(_) | Statement::Update(_) => match self.returning_sql(stmt)? {
@@ -1667,23 +1669,53 @@ impl Session {
         Ok(StatementResult::Command("DROP VIEW".into()))
     }
 
-    /// Binds an INSERT: the table, the plan producing full-width rows, and RETURNING.
+    /// Binds an INSERT: the table, the plan producing full-width rows, RETURNING,
+    /// and the arbiter of ON CONFLICT DO NOTHING.
     #[allow(clippy::type_complexity)]
     fn bind_insert(
         &self,
         binder: &mut Binder,
         ins: &ast::Insert,
-    ) -> DbResult<(Arc<TableDef>, Plan, Option<(Vec<Expr>, Vec<Field>)>)> {
+    ) -> DbResult<(Arc<TableDef>, Plan, Option<(Vec<Expr>, Vec<Field>)>, Option<Vec<UniqueKey>>)> {
         let name = match &ins.table {
             ast::TableObject::TableName(n) => n.clone(),
             other => return Err(DbError::unsupported(format!("INSERT INTO {other}"))),
         };
-        if ins.on.is_some() {
-            return Err(DbError::unsupported(
-                "INSERT ... ON CONFLICT is not supported yet",
-            ));
-        }
         let table = binder.resolve_table(&name)?;
+        let arbiter = match &ins.on {
+            None => None,
+            Some(ast::OnInsert::OnConflict(oc)) => {
+                if !matches!(oc.action, ast::OnConflictAction::DoNothing) {
+                    return Err(DbError::unsupported("INSERT ... ON CONFLICT DO UPDATE is not supported yet"));
+                }
+                Some(match &oc.conflict_target {
+                    None => ConflictArbiter::AnyUnique,
+                    Some(ast::ConflictTarget::Columns { predicate: Some(_), .. }) => {
+                        return Err(DbError::unsupported("ON CONFLICT (…) WHERE is not supported yet"))
+                    }
+                    Some(ast::ConflictTarget::Columns { columns, .. }) => ConflictArbiter::Columns(
+                        columns
+                            .iter()
+                            .map(|c| {
+                                let n = ident_name(c);
+                                table.column_index(&n).ok_or_else(|| {
+                                    DbError::new(
+                                        sqlstate::UNDEFINED_COLUMN,
+                                        format!("column \"{n}\" does not exist"),
+                                    )
+                                })
+                            })
+                            .collect::<DbResult<_>>()?,
+                    ),
+                    Some(ast::ConflictTarget::OnConstraint(name)) => {
+                        ConflictArbiter::Constraint(object_name_parts(name).pop().unwrap_or_default())
+                    }
+                })
+            }
+            Some(other) => return Err(DbError::unsupported(format!("INSERT … {other}"))),
+        };
+        // Checked before any row is computed (a DEFAULT nextval() runs then).
+        let arbiter = arbiter.map(|a| self.arbiter_keys(&table, &a)).transpose()?;
         let targets: Vec<usize> = if ins.columns.is_empty() {
             (0..table.columns.len()).collect()
         } else {
@@ -1851,7 +1883,7 @@ impl Session {
             }
             None => None,
         };
-        Ok((table, plan, returning))
+        Ok((table, plan, returning, arbiter))
     }
 
     /// A column's DEFAULT (NULL when it has none), typed for the column.
@@ -1873,15 +1905,18 @@ impl Session {
         param_types: &[DataType],
     ) -> DbResult<StatementResult> {
         let eval_ctx = self.eval_context();
-        let (table, plan, returning) = {
+        let (table, plan, returning, arbiter) = {
             let catalog = self.server.catalog.snapshot();
             let db = catalog.database(&self.database)?;
             let mut binder = self.binder(&catalog, db, &eval_ctx, param_types.to_vec());
             self.bind_insert(&mut binder, ins)?
         };
         let ctx = self.query_context(params, eval_ctx);
-        let batches = operators::collect(&plan, &ctx).await?;
+        let mut batches = operators::collect(&plan, &ctx).await?;
         check_constraints(&table, &batches)?;
+        if let Some(arbiters) = &arbiter {
+            batches = self.skip_conflicting_rows(&table, arbiters, batches).await?;
+        }
         let count: usize = batches.iter().map(|b| b.len).sum();
         let returned = match &returning {
             Some((exprs, _)) => {

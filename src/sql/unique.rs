@@ -113,7 +113,7 @@ impl AddedKeys {
 }
 
 /// The encoded key of row `r` over `columns`, or None when a key column is NULL.
-fn row_key(batch: &Batch, columns: &[usize], r: usize) -> Option<Box<[u8]>> {
+pub fn encoded_key(batch: &Batch, columns: &[usize], r: usize) -> Option<Box<[u8]>> {
     let mut key = Vec::new();
     for &c in columns {
         let col = &batch.columns[c];
@@ -134,7 +134,7 @@ pub fn build(set: &SharedKeySet, existing: &[Batch]) {
     let all: Vec<usize> = existing.first().map(|b| (0..b.columns.len()).collect()).unwrap_or_default();
     for b in existing {
         for r in 0..b.len {
-            if let Some(k) = row_key(b, &all, r) {
+            if let Some(k) = encoded_key(b, &all, r) {
                 s.keys.insert(k);
             }
         }
@@ -155,7 +155,7 @@ pub fn add_keys(
     let mut added: Vec<Box<[u8]>> = Vec::new();
     for b in batches {
         for r in 0..b.len {
-            let Some(k) = row_key(b, &key.columns, r) else { continue };
+            let Some(k) = encoded_key(b, &key.columns, r) else { continue };
             if s.keys.contains(&k) {
                 for a in &added {
                     s.keys.remove(a);
@@ -170,6 +170,31 @@ pub fn add_keys(
     Ok(AddedKeys(vec![(set.clone(), added)]))
 }
 
+/// INSERT … ON CONFLICT DO NOTHING: `batches` without the rows whose key
+/// the set holds or an earlier row of `batches` has (a NULL key never conflicts).
+pub fn drop_conflicts(existing: &HashSet<Box<[u8]>>, key: &UniqueKey, batches: Vec<Batch>) -> Vec<Batch> {
+    let mut seen: HashSet<Box<[u8]>> = HashSet::new();
+    let mut out = Vec::with_capacity(batches.len());
+    for b in batches {
+        let mut keep: Vec<u32> = Vec::with_capacity(b.len);
+        for r in 0..b.len {
+            let conflicts = match encoded_key(&b, &key.columns, r) {
+                Some(k) => existing.contains(&k) || !seen.insert(k),
+                None => false,
+            };
+            if !conflicts {
+                keep.push(r as u32);
+            }
+        }
+        if keep.len() == b.len {
+            out.push(b);
+        } else if !keep.is_empty() {
+            out.push(b.take(&keep));
+        }
+    }
+    out
+}
+
 /// Checks that `rows` (all of a table's rows) hold no key twice: 23505 as a
 /// write reports it (UPDATE), or as CREATE UNIQUE INDEX does when `index_build`.
 pub fn check_no_duplicates(
@@ -182,7 +207,7 @@ pub fn check_no_duplicates(
     let mut seen: HashSet<Box<[u8]>> = HashSet::new();
     for b in rows {
         for r in 0..b.len {
-            let Some(k) = row_key(b, &key.columns, r) else { continue };
+            let Some(k) = encoded_key(b, &key.columns, r) else { continue };
             if !seen.insert(k) {
                 let err = duplicate_key(key, table, b, r, format);
                 if !index_build {

@@ -121,6 +121,8 @@ pub enum ScalarFunction {
     DatePart,
     Extract,
     TimeBucket,
+    /// date_bin(stride, source, origin): time_bucket without months, PostgreSQL's errors.
+    DateBin,
     ToTimestamp,
     Now,
     CurrentDate,
@@ -283,6 +285,8 @@ const CATALOG: &[Entry] = &[
     ("extract", F::Extract, &[T, TS], N),
     ("extract", F::Extract, &[T, TZ], N),
     ("extract", F::Extract, &[T, IV], N),
+    ("date_bin", F::DateBin, &[IV, TS, TS], TS),
+    ("date_bin", F::DateBin, &[IV, TZ, TZ], TZ),
     ("time_bucket", F::TimeBucket, &[IV, TS], TS),
     ("time_bucket", F::TimeBucket, &[IV, TZ], TZ),
     ("time_bucket", F::TimeBucket, &[IV, D], D),
@@ -565,6 +569,7 @@ pub(crate) fn eval_function(
             nulls,
             ctx,
         ),
+        DateBin => super::datetime::date_bin(types[1], &ops, len, nulls),
         TimeBucket => match types[0] {
             DataType::Interval => super::datetime::time_bucket(types[1], &ops, len, nulls),
             t => int_time_bucket(t, &ops, len, nulls),

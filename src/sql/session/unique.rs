@@ -7,7 +7,79 @@
 use super::*;
 use crate::sql::unique::{self, AddedKeys, UniqueKey};
 
+/// The arbiter of `INSERT … ON CONFLICT [target] DO NOTHING`.
+pub enum ConflictArbiter {
+    /// No target: every unique index.
+    AnyUnique,
+    /// `(a, b)`: the unique index on exactly these columns.
+    Columns(Vec<usize>),
+    /// `ON CONSTRAINT name`.
+    Constraint(String),
+}
+
 impl Session {
+    /// The unique indexes an ON CONFLICT arbiter names (42P10 when none does).
+    pub(super) fn arbiter_keys(&self, table: &TableDef, arbiter: &ConflictArbiter) -> DbResult<Vec<UniqueKey>> {
+        let keys = self.table_unique_keys(table)?;
+        let arbiters: Vec<UniqueKey> = match arbiter {
+            ConflictArbiter::AnyUnique => keys,
+            ConflictArbiter::Columns(cols) => {
+                let mut wanted = cols.clone();
+                wanted.sort_unstable();
+                keys.into_iter()
+                    .filter(|k| {
+                        let mut c = k.columns.clone();
+                        c.sort_unstable();
+                        c == wanted
+                    })
+                    .collect()
+            }
+            ConflictArbiter::Constraint(name) => keys.into_iter().filter(|k| k.name == *name).collect(),
+        };
+        if arbiters.is_empty() && !matches!(arbiter, ConflictArbiter::AnyUnique) {
+            return Err(DbError::new(
+                sqlstate::INVALID_COLUMN_REFERENCE,
+                "there is no unique or exclusion constraint matching the ON CONFLICT specification",
+            ));
+        }
+        Ok(arbiters)
+    }
+
+    /// INSERT … ON CONFLICT DO NOTHING: `batches` without the rows that would
+    /// violate an `arbiters` index, against the table's keys and each other.
+    pub(super) async fn skip_conflicting_rows(
+        &mut self,
+        table: &TableDef,
+        arbiters: &[UniqueKey],
+        mut batches: Vec<Batch>,
+    ) -> DbResult<Vec<Batch>> {
+        let private = self.txn_replaced.borrow().contains(&table.oid);
+        for key in arbiters {
+            if private {
+                // The block rewrote the table: its rows are all in `pending`.
+                let rows = self.pending.borrow().get(&table.oid).cloned().unwrap_or_default();
+                let mut existing = hashbrown::HashSet::new();
+                for b in &rows {
+                    for r in 0..b.len {
+                        if let Some(k) = unique::encoded_key(b, &key.columns, r) {
+                            existing.insert(k);
+                        }
+                    }
+                }
+                batches = unique::drop_conflicts(&existing, key, batches);
+                continue;
+            }
+            let set = self.server.unique_keys.set(table.oid, &key.name);
+            if !set.lock().map(|s| s.built).unwrap_or(false) {
+                let rows = self.table_columns(table, &key.columns).await?;
+                unique::build(&set, &rows);
+            }
+            let s = set.lock().unwrap_or_else(|e| e.into_inner());
+            batches = unique::drop_conflicts(&s.keys, key, batches);
+        }
+        Ok(batches)
+    }
+
     /// The table's enforced unique indexes.
     fn table_unique_keys(&self, table: &TableDef) -> DbResult<Vec<UniqueKey>> {
         let catalog = self.server.catalog.snapshot();
