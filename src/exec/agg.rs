@@ -214,6 +214,7 @@ fn int_key(data: &ColumnData, i: usize) -> i64 {
 }
 
 /// Per-group state of one aggregate.
+#[derive(Clone)]
 enum Acc {
     Count(Vec<i64>),
     SumInt {
@@ -247,6 +248,13 @@ enum Acc {
     Bool {
         vals: Vec<Option<bool>>,
         is_and: bool,
+    },
+    /// first/last: per group the (time, value) record with the earliest
+    /// (latest) non-NULL time so far, and that time.
+    Bookend {
+        records: Vec<Datum>,
+        times: Vec<Datum>,
+        first: bool,
     },
     /// Every non-NULL value of each group, in arrival order (string_agg,
     /// percentiles); `constant` is the delimiter or the fraction.
@@ -306,6 +314,11 @@ impl Accumulator {
                 vals: vec![],
                 is_and: func == AggFunc::BoolAnd,
             },
+            AggFunc::First | AggFunc::Last => Acc::Bookend {
+                records: vec![],
+                times: vec![],
+                first: func == AggFunc::First,
+            },
             AggFunc::StringAgg | AggFunc::ArrayAgg | AggFunc::PercentileCont { .. } | AggFunc::PercentileDisc { .. } => Acc::Collect {
                 vals: vec![],
                 constant: Datum::Null,
@@ -348,6 +361,10 @@ impl Accumulator {
             }
             Acc::MinMax { vals, .. } => vals.resize(groups, Datum::Null),
             Acc::Bool { vals, .. } => vals.resize(groups, None),
+            Acc::Bookend { records, times, .. } => {
+                records.resize(groups, Datum::Null);
+                times.resize(groups, Datum::Null)
+            }
             Acc::Collect { vals, .. } => vals.resize_with(groups, Vec::new),
         }
     }
@@ -454,6 +471,34 @@ impl Accumulator {
                     }
                 }
             }
+            (Acc::Bookend { records, times, first }, _) => {
+                for (i, &g) in ids.iter().enumerate() {
+                    if !valid(i) {
+                        continue;
+                    }
+                    let record = col.datum(i);
+                    let Datum::Bytes(bytes) = &record else { continue };
+                    let Some((_, time)) = crate::types::record::decode(bytes)?.into_iter().next() else {
+                        return Err(bad_state());
+                    };
+                    if time.is_null() {
+                        continue;
+                    }
+                    let g = g as usize;
+                    let better = times[g].is_null() || {
+                        let ord = time.total_cmp(&times[g]);
+                        if *first {
+                            ord.is_lt()
+                        } else {
+                            ord.is_gt()
+                        }
+                    };
+                    if better {
+                        times[g] = time;
+                        records[g] = record;
+                    }
+                }
+            }
             (Acc::Bool { vals, is_and }, ColumnData::Bool(v)) => {
                 for (i, &g) in ids.iter().enumerate() {
                     if valid(i) {
@@ -553,6 +598,7 @@ impl Accumulator {
                 ]
             }
             Acc::MinMax { vals, .. } => vec![Column::from_datums(self.arg_type, vals)],
+            Acc::Bookend { records, .. } => vec![Column::from_datums(DataType::Record, records)],
             Acc::Bool { vals, .. } => {
                 let d: Vec<Datum> = vals
                     .iter()
@@ -634,7 +680,7 @@ impl Accumulator {
                     count[g as usize] += c[i];
                 }
             }
-            Acc::MinMax { .. } | Acc::Bool { .. } => {
+            Acc::MinMax { .. } | Acc::Bool { .. } | Acc::Bookend { .. } => {
                 let mask = None;
                 return self.update(ids, groups, Some(state[0]), mask);
             }
@@ -681,6 +727,14 @@ impl Accumulator {
                     _ => Datum::Null,
                 },
                 Acc::MinMax { vals, .. } => vals.get(g).cloned().unwrap_or(Datum::Null),
+                Acc::Bookend { records, .. } => match records.get(g) {
+                    Some(Datum::Bytes(b)) => crate::types::record::decode(b)?
+                        .into_iter()
+                        .nth(1)
+                        .map(|(_, v)| v)
+                        .ok_or_else(bad_state)?,
+                    _ => Datum::Null,
+                },
                 Acc::Bool { vals, .. } => vals
                     .get(g)
                     .copied()
@@ -949,7 +1003,7 @@ impl HashAggregation {
                     func: acc.func,
                     arg_type: acc.arg_type,
                     result_type: acc.result_type,
-                    acc: clone_acc(&acc.acc),
+                    acc: acc.acc.clone(),
                 };
                 a.resize(groups);
                 cols.extend(a.emit_state(groups));
@@ -958,7 +1012,7 @@ impl HashAggregation {
                     func: acc.func,
                     arg_type: acc.arg_type,
                     result_type: acc.result_type,
-                    acc: clone_acc(&acc.acc),
+                    acc: acc.acc.clone(),
                 };
                 a.resize(groups);
                 cols.push(a.finish(groups)?);
@@ -968,44 +1022,3 @@ impl HashAggregation {
     }
 }
 
-fn clone_acc(a: &Acc) -> Acc {
-    match a {
-        Acc::Count(v) => Acc::Count(v.clone()),
-        Acc::SumInt { sum, seen } => Acc::SumInt {
-            sum: sum.clone(),
-            seen: seen.clone(),
-        },
-        Acc::SumFloat { sum, seen } => Acc::SumFloat {
-            sum: sum.clone(),
-            seen: seen.clone(),
-        },
-        Acc::SumDec { sum, seen } => Acc::SumDec {
-            sum: sum.clone(),
-            seen: seen.clone(),
-        },
-        Acc::AvgInt { sum, count } => Acc::AvgInt {
-            sum: sum.clone(),
-            count: count.clone(),
-        },
-        Acc::AvgFloat { sum, count } => Acc::AvgFloat {
-            sum: sum.clone(),
-            count: count.clone(),
-        },
-        Acc::AvgDec { sum, count } => Acc::AvgDec {
-            sum: sum.clone(),
-            count: count.clone(),
-        },
-        Acc::MinMax { vals, is_min } => Acc::MinMax {
-            vals: vals.clone(),
-            is_min: *is_min,
-        },
-        Acc::Collect { vals, constant } => Acc::Collect {
-            vals: vals.clone(),
-            constant: constant.clone(),
-        },
-        Acc::Bool { vals, is_and } => Acc::Bool {
-            vals: vals.clone(),
-            is_and: *is_and,
-        },
-    }
-}

@@ -2178,6 +2178,34 @@ impl<'a> Binder<'a> {
             "percentile_cont" | "percentile_disc" => {
                 return self.bind_percentile(name, &args, &f.within_group, filter, scope)
             }
+            // TimescaleDB's first(value, time) / last(value, time): the value of
+            // the row with the earliest (latest) non-NULL time; the argument is
+            // the record (time, value) so one state carries both.
+            "first" | "last" => {
+                let [value, time] = args.as_slice() else {
+                    return Err(DbError::new(
+                        sqlstate::UNDEFINED_FUNCTION,
+                        format!("function {name} with {} arguments does not exist", args.len()),
+                    ));
+                };
+                let value = self.bind_aggregate_arg(value, scope, name)?;
+                let value = if value.data_type() == DataType::Unknown {
+                    self.coerce(value, DataType::Text, name)?
+                } else {
+                    value
+                };
+                let time = self.bind_aggregate_arg(time, scope, name)?;
+                let result_type = value.data_type();
+                return Ok(AggCall {
+                    func: if name == "first" { AggFunc::First } else { AggFunc::Last },
+                    arg: Some(self.bind_row_constructor(vec![time, value])?),
+                    distinct,
+                    filter,
+                    result_type,
+                    order_by,
+                    constant_arg: None,
+                });
+            }
             _ => {}
         }
         let arg = match args.as_slice() {
@@ -2905,6 +2933,8 @@ pub fn is_aggregate_name(name: &str) -> bool {
             | "array_agg"
             | "percentile_cont"
             | "percentile_disc"
+            | "first"
+            | "last"
     )
 }
 

@@ -54,6 +54,9 @@ pub enum AggFunc {
     PercentileDisc { descending: bool },
     /// array_agg(x [ORDER BY …]): every value, NULLs too, in arrival order.
     ArrayAgg,
+    /// TimescaleDB's first(value, time) / last(value, time); the argument is ROW(time, value).
+    First,
+    Last,
 }
 
 impl AggFunc {
