@@ -10,7 +10,6 @@ use crate::catalog::TableDef;
 use crate::error::{sqlstate, DbError, DbResult};
 use crate::exec::vector::{Batch, Column};
 use crate::types::binary::decode_binary;
-use crate::types::text::parse_text;
 use crate::types::{DataType, Datum, FormatContext};
 
 /// Rows gathered before a batch is handed to the session.
@@ -74,6 +73,8 @@ pub struct CopyReader {
     started: bool,
     finished: bool,
     force_null: Vec<bool>,
+    /// Per copied column, the last timestamp text read (see `fields::LastTimestamp`).
+    last_timestamps: Vec<super::fields::LastTimestamp>,
 }
 
 impl CopyReader {
@@ -124,6 +125,7 @@ impl CopyReader {
             .iter()
             .map(|t| Column::with_capacity(t.2, COPY_BATCH_ROWS))
             .collect();
+        let targets_len = targets.len();
         Ok(CopyReader {
             table_name: table.name.clone(),
             table_types: table.column_types(),
@@ -139,6 +141,7 @@ impl CopyReader {
             started: false,
             finished: false,
             force_null,
+            last_timestamps: (0..targets_len).map(|_| Default::default()).collect(),
         })
     }
 
@@ -251,16 +254,12 @@ impl CopyReader {
         Ok(())
     }
 
-    fn push_text_field(&mut self, k: usize, value: Option<&str>) -> DbResult<()> {
-        let d = match value {
-            None => Datum::Null,
-            Some(v) => parse_text(self.targets[k].2, v, &self.ctx).map_err(|e| {
-                let ctx = self.context(Some(k), Some(v));
-                e.with_where(ctx)
-            })?,
-        };
-        self.builders[k].push_datum(&d);
-        Ok(())
+    fn push_text_field(&mut self, k: usize, value: Option<&[u8]>) -> DbResult<()> {
+        super::fields::push_text_value(&mut self.builders[k], value, &self.ctx, &mut self.last_timestamps[k]).map_err(|e| {
+            let shown = value.map(String::from_utf8_lossy);
+            let ctx = self.context(Some(k), shown.as_deref());
+            e.with_where(ctx)
+        })
     }
 
     fn field_count_error(&self, got: usize) -> DbError {
@@ -283,6 +282,7 @@ impl CopyReader {
     fn parse_text_rows(&mut self, emit: &mut dyn FnMut(Batch) -> DbResult<()>) -> DbResult<usize> {
         let mut start = 0;
         let data = std::mem::take(&mut self.pending);
+        let mut spans: Vec<(usize, usize)> = Vec::with_capacity(self.targets.len());
         let result = (|| {
             while let Some(nl) = data[start..].iter().position(|&b| b == b'\n') {
                 let mut line = &data[start..start + nl];
@@ -299,24 +299,21 @@ impl CopyReader {
                     self.header_done = true;
                     continue;
                 }
-                let fields = split_text_line(line, self.options.delimiter);
-                if fields.len() != self.targets.len() {
-                    return Err(self.field_count_error(fields.len()));
+                split_text_line(line, self.options.delimiter, &mut spans);
+                if spans.len() != self.targets.len() {
+                    return Err(self.field_count_error(spans.len()));
                 }
-                for (k, raw) in fields.into_iter().enumerate() {
+                for (k, &(a, b)) in spans.iter().enumerate() {
+                    let raw = &line[a..b];
                     if raw == self.options.null.as_bytes() {
                         self.push_text_field(k, None)?;
-                        continue;
+                    } else if raw.contains(&b'\\') {
+                        let value = unescape_text(raw)
+                            .map_err(|m| self.bad(sqlstate::BAD_COPY_FILE_FORMAT, m))?;
+                        self.push_text_field(k, Some(&value))?;
+                    } else {
+                        self.push_text_field(k, Some(raw))?;
                     }
-                    let value = unescape_text(raw)
-                        .map_err(|m| self.bad(sqlstate::BAD_COPY_FILE_FORMAT, m))?;
-                    let text = String::from_utf8(value).map_err(|_| {
-                        self.bad(
-                            sqlstate::CHARACTER_NOT_IN_REPERTOIRE,
-                            "invalid byte sequence for encoding \"UTF8\"",
-                        )
-                    })?;
-                    self.push_text_field(k, Some(&text))?;
                 }
                 self.end_row(emit)?;
             }
@@ -341,8 +338,50 @@ impl CopyReader {
     ) -> DbResult<usize> {
         let data = std::mem::take(&mut self.pending);
         let mut start = 0;
+        let mut spans: Vec<(usize, usize)> = Vec::with_capacity(self.targets.len());
         let result = (|| {
             loop {
+                // The common line, with no quote character and a newline: fields
+                // are slices of the data, parsed in place.
+                if let Some(nl) = memchr_newline(&data[start..]) {
+                    let line = &data[start..start + nl];
+                    let line = line.strip_suffix(b"\r").unwrap_or(line);
+                    // One pass: the delimiters' positions, and whether a quote
+                    // makes the line one for the full CSV reader.
+                    spans.clear();
+                    let (delimiter, quote) = (self.options.delimiter, self.options.quote);
+                    let mut a = 0;
+                    let mut quoted = false;
+                    for (i, &c) in line.iter().enumerate() {
+                        if c == delimiter {
+                            spans.push((a, i));
+                            a = i + 1;
+                        } else if c == quote {
+                            quoted = true;
+                            break;
+                        }
+                    }
+                    spans.push((a, line.len()));
+                    let plain = !quoted && line != b"\\." && (self.header_done || !self.options.header);
+                    if plain {
+                        self.line += 1;
+                        if spans.len() != self.targets.len() {
+                            return Err(self.field_count_error(spans.len()));
+                        }
+                        for (k, &(a, b)) in spans.iter().enumerate() {
+                            let raw = &line[a..b];
+                            let is_null = raw == self.options.null.as_bytes()
+                                || (self.force_null[k] && raw.is_empty());
+                            self.push_text_field(k, if is_null { None } else { Some(raw) })?;
+                        }
+                        start += nl + 1;
+                        self.end_row(emit)?;
+                        if start >= data.len() {
+                            break;
+                        }
+                        continue;
+                    }
+                }
                 let Some((fields, next)) = split_csv_record(&data[start..], &self.options, at_end)
                 else {
                     break;
@@ -370,15 +409,10 @@ impl CopyReader {
                     return Err(self.field_count_error(fields.len()));
                 }
                 for (k, (raw, quoted)) in fields.into_iter().enumerate() {
-                    let text = String::from_utf8(raw).map_err(|_| {
-                        self.bad(
-                            sqlstate::CHARACTER_NOT_IN_REPERTOIRE,
-                            "invalid byte sequence for encoding \"UTF8\"",
-                        )
-                    })?;
-                    let is_null = (!quoted && text == self.options.null)
-                        || (self.force_null[k] && (text == self.options.null || text.is_empty()));
-                    self.push_text_field(k, if is_null { None } else { Some(&text) })?;
+                    let null = self.options.null.as_bytes();
+                    let is_null = (!quoted && raw == null)
+                        || (self.force_null[k] && (raw == null || raw.is_empty()));
+                    self.push_text_field(k, if is_null { None } else { Some(&raw) })?;
                 }
                 self.line = saved_line;
                 self.end_row(emit)?;
@@ -502,9 +536,10 @@ impl CopyReader {
     }
 }
 
-/// Splits a text-format line on the delimiter (a backslash escapes the next byte).
-fn split_text_line(line: &[u8], delimiter: u8) -> Vec<&[u8]> {
-    let mut fields = Vec::new();
+/// Splits a text-format line on the delimiter (a backslash escapes the next
+/// byte) into `spans`, (start, end) of each field.
+fn split_text_line(line: &[u8], delimiter: u8, spans: &mut Vec<(usize, usize)>) {
+    spans.clear();
     let mut start = 0;
     let mut i = 0;
     while i < line.len() {
@@ -513,13 +548,12 @@ fn split_text_line(line: &[u8], delimiter: u8) -> Vec<&[u8]> {
             continue;
         }
         if line[i] == delimiter {
-            fields.push(&line[start..i]);
+            spans.push((start, i));
             start = i + 1;
         }
         i += 1;
     }
-    fields.push(&line[start.min(line.len())..]);
-    fields
+    spans.push((start.min(line.len()), line.len()));
 }
 
 /// Text-format escapes: \b \f \n \r \t \v, \\, octal \ooo, hex \xhh; any other
@@ -584,6 +618,11 @@ fn unescape_text(raw: &[u8]) -> Result<Vec<u8>, String> {
         }
     }
     Ok(out)
+}
+
+/// Position of the first `\n` (memchr-speed scan).
+fn memchr_newline(data: &[u8]) -> Option<usize> {
+    data.iter().position(|&b| b == b'\n')
 }
 
 /// One CSV record from the start of `data`: its fields (bytes, quoted?) and

@@ -2138,9 +2138,14 @@ impl Session {
     }
 
     async fn copy_absorb(&mut self, copy: &mut CopyIn, batches: Vec<Batch>) -> DbResult<()> {
+        let typmods = copy.table.columns.iter().any(|c| c.numeric_typmod.is_some());
         for b in batches {
-            let columns = b.columns.iter().map(|c| (**c).clone()).collect();
-            let b = Batch::from_columns(self.apply_numeric_typmods(&copy.table, columns)?);
+            let b = if typmods {
+                let columns = b.columns.iter().map(|c| (**c).clone()).collect();
+                Batch::from_columns(self.apply_numeric_typmods(&copy.table, columns)?)
+            } else {
+                b
+            };
             check_constraints(&copy.table, std::slice::from_ref(&b))?;
             let keys = self.add_unique_keys(&copy.table, std::slice::from_ref(&b)).await?;
             copy.unique_keys.extend(keys);
