@@ -732,11 +732,11 @@ RUNNERS = {
 
 # --------------------------------------------------------------------------
 
-def parse_list(text, what):
+def parse_list(text, what, known=SYSTEMS):
     items = [s.strip() for s in text.split(",") if s.strip()]
     for s in items:
-        if s not in SYSTEMS:
-            sys.exit(f"unknown system {s!r} in {what} (known: {', '.join(SYSTEMS)})")
+        if s not in known:
+            sys.exit(f"unknown system {s!r} in {what} (known: {', '.join(known)})")
     return items
 
 
