@@ -98,8 +98,8 @@ impl Fragment {
             (None, Some(spec)) => block_answers(spec),
             _ => None,
         };
+        let pruning = Pruning::from_filter(self.filter.as_ref());
         if let Some(ctx) = ctx {
-            let pruning = Pruning::from_filter(self.filter.as_ref());
             if let Some(stats) = &self.stats {
                 use crate::exec::explain::ScanStats as S;
                 S::add(&stats.shards, 1);
@@ -143,8 +143,13 @@ impl Fragment {
                 }
             }
         }
-        for batch in snap.batches {
+        for (i, batch) in snap.batches.into_iter().enumerate() {
             self.check_cancel()?;
+            if let Some(Some(zones)) = snap.zones.get(i) {
+                if !pruning.zones_may_match(zones) {
+                    continue;
+                }
+            }
             let b = Batch::new(
                 narrow
                     .columns

@@ -17,6 +17,7 @@ use tokio::sync::mpsc;
 
 use crate::catalog::TableId;
 use crate::error::{sqlstate, DbError, DbResult};
+use crate::exec::constant_subqueries;
 use crate::exec::agg::{encode_key, AggMode, HashAggregation};
 use crate::exec::expr::{eval, filter_batch, EvalInputs, Value};
 use crate::exec::fragment::{self, Fragment, FragmentAggregate, FRAGMENT_CHANNEL_DEPTH};
@@ -80,6 +81,9 @@ pub struct QueryContext {
     /// correlated-subquery children, and the most they may hold (53200 beyond).
     memory: Rc<std::cell::Cell<usize>>,
     pub memory_limit_bytes: usize,
+    /// Set while building a subtree whose uncorrelated subqueries were just
+    /// inlined (see `constant_subqueries.rs`): the ones left stay subqueries.
+    pub(crate) subqueries_inlined: std::cell::Cell<bool>,
 }
 
 impl QueryContext {
@@ -105,6 +109,7 @@ impl QueryContext {
             profile: None,
             memory: Default::default(),
             memory_limit_bytes,
+            subqueries_inlined: Default::default(),
         })
     }
 
@@ -141,6 +146,7 @@ impl QueryContext {
             profile: self.profile.clone(),
             memory: self.memory.clone(),
             memory_limit_bytes: self.memory_limit_bytes,
+            subqueries_inlined: Default::default(),
         })
     }
 
@@ -201,7 +207,26 @@ fn scan_stats(ctx: &QueryContext, plan: &Plan) -> Option<Arc<crate::exec::explai
     ctx.profile.as_ref().map(|p| p.scan_stats(plan))
 }
 
+/// Whether `plan` is a scan filter (under an aggregate, maybe) that can run on
+/// the shards once its uncorrelated subqueries are constants.
+fn has_constant_subqueries(plan: &Plan, ctx: &QueryContext) -> bool {
+    if ctx.subqueries_inlined.get() {
+        return false;
+    }
+    match plan {
+        Plan::Filter { input, predicate } => {
+            matches!(input.as_ref(), Plan::Scan { filter: None, .. })
+                && constant_subqueries::only_constant_subqueries(&ctx.resolve(predicate))
+        }
+        Plan::Aggregate { input, .. } => has_constant_subqueries(input, ctx),
+        _ => false,
+    }
+}
+
 fn build_node(plan: &Plan, ctx: &Rc<QueryContext>) -> DbResult<BoxedOperator> {
+    if has_constant_subqueries(plan, ctx) {
+        return Ok(Box::new(constant_subqueries::ConstantSubqueriesOp::new(plan.clone(), ctx)));
+    }
     Ok(match plan {
         Plan::Scan {
             table,

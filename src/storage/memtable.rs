@@ -1,18 +1,54 @@
 //! Columnar memtable: rows arrive as column batches and are kept as sealed
 //! blocks of `BATCH_ROWS` rows (immutable, `Arc`-shared, handed to scans
-//! without copying) plus one open block being filled.
+//! without copying, each with the min/max of its integer and time columns
+//! so scans skip blocks as they skip segment block groups) plus one open
+//! block being filled.
 //! Must not: interpret SQL or evaluate expressions.
 
 use std::sync::Arc;
 
-use crate::exec::vector::{Batch, Column, BATCH_ROWS};
+use crate::exec::vector::{Batch, Column, ColumnData, BATCH_ROWS};
 use crate::types::DataType;
+
+/// Per column of a sealed block: (min, max) of its non-NULL values when the
+/// column holds integers, dates or timestamps; `None` otherwise.
+pub type Zones = Vec<Option<(i64, i64)>>;
+
+fn zones_of(batch: &Batch) -> Arc<Zones> {
+    fn range<T: Copy + Into<i64>>(v: &[T], col: &Column) -> Option<(i64, i64)> {
+        let mut out: Option<(i64, i64)> = None;
+        for (i, &x) in v.iter().enumerate() {
+            if col.is_valid(i) {
+                let x: i64 = x.into();
+                out = Some(match out {
+                    None => (x, x),
+                    Some((lo, hi)) => (lo.min(x), hi.max(x)),
+                });
+            }
+        }
+        out
+    }
+    Arc::new(
+        batch
+            .columns
+            .iter()
+            .map(|c| match &c.data {
+                ColumnData::Int16(v) => range(v, c),
+                ColumnData::Int32(v) => range(v, c),
+                ColumnData::Int64(v) => range(v, c),
+                _ => None,
+            })
+            .collect(),
+    )
+}
 
 /// The rows of one table on one shard.
 #[derive(Debug)]
 pub struct Memtable {
     types: Vec<DataType>,
     sealed: Vec<Batch>,
+    /// `sealed[i]`'s zones.
+    zones: Vec<Arc<Zones>>,
     open: Vec<Column>,
     open_rows: usize,
 }
@@ -26,6 +62,7 @@ impl Memtable {
         Memtable {
             types,
             sealed: Vec::new(),
+            zones: Vec::new(),
             open,
             open_rows: 0,
         }
@@ -44,6 +81,7 @@ impl Memtable {
             let take = room.min(batch.len - offset);
             if offset == 0 && take == batch.len && self.open_rows == 0 && take == BATCH_ROWS {
                 // A full block arriving whole is sealed as-is, without a copy.
+                self.zones.push(zones_of(batch));
                 self.sealed.push(batch.clone());
                 return;
             }
@@ -69,10 +107,9 @@ impl Memtable {
             .map(|t| Column::with_capacity(*t, BATCH_ROWS))
             .collect();
         let full = std::mem::replace(&mut self.open, fresh);
-        self.sealed.push(Batch::new(
-            full.into_iter().map(Arc::new).collect(),
-            self.open_rows,
-        ));
+        let block = Batch::new(full.into_iter().map(Arc::new).collect(), self.open_rows);
+        self.zones.push(zones_of(&block));
+        self.sealed.push(block);
         self.open_rows = 0;
     }
 
@@ -87,6 +124,14 @@ impl Memtable {
             ));
         }
         out
+    }
+
+    /// `snapshot`, with each sealed block's zones (`None` for the open block).
+    pub fn snapshot_with_zones(&self) -> (Vec<Batch>, Vec<Option<Arc<Zones>>>) {
+        let batches = self.snapshot();
+        let mut zones: Vec<Option<Arc<Zones>>> = self.zones.iter().cloned().map(Some).collect();
+        zones.resize(batches.len(), None);
+        (batches, zones)
     }
 
     pub fn truncate(&mut self) {
@@ -128,5 +173,15 @@ mod tests {
         for (i, d) in all.iter().enumerate() {
             assert_eq!(*d, Datum::Int64(i as i64));
         }
+    }
+
+    #[test]
+    fn sealed_blocks_carry_the_range_of_their_integer_columns() {
+        let mut m = Memtable::new(vec![DataType::Int64]);
+        m.append(&ints(BATCH_ROWS + 10, 100));
+        let (batches, zones) = m.snapshot_with_zones();
+        assert_eq!(batches.len(), 2);
+        assert_eq!(zones[0].as_deref(), Some(&vec![Some((100, 100 + BATCH_ROWS as i64 - 1))]));
+        assert!(zones[1].is_none(), "the open block has no zones yet");
     }
 }

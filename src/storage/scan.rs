@@ -218,6 +218,14 @@ impl Pruning {
         allowed
     }
 
+    /// Whether an in-memory block with these zones may hold a matching row.
+    pub fn zones_may_match(&self, zones: &[Option<(i64, i64)>]) -> bool {
+        self.ranges.iter().all(|(c, r)| match (zones.get(*c).copied().flatten(), r) {
+            (Some((min, max)), Range::Int(lo, hi)) => !(max < *lo || min > *hi),
+            _ => true,
+        })
+    }
+
     /// Whether block group `g` of `seg` may hold a matching row.
     pub fn group_may_match(&self, seg: &SegmentFile, g: usize) -> bool {
         let blocks = &seg.footer.groups[g].1;

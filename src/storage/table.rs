@@ -56,6 +56,8 @@ pub struct ScanSnapshot {
     pub types: Vec<DataType>,
     pub segments: Vec<Rc<SegmentFile>>,
     pub batches: Vec<Batch>,
+    /// Zones of `batches[i]` where known (sealed memtable blocks).
+    pub zones: Vec<Option<Arc<super::memtable::Zones>>>,
 }
 
 /// A table's rows taken out of its memtable for a flush.
@@ -125,11 +127,15 @@ impl ShardStorage {
             .iter()
             .flat_map(|(_, rows)| rows.iter().cloned())
             .collect();
-        batches.extend(t.memtable.snapshot());
+        let mut zones = vec![None; batches.len()];
+        let (memtable, memtable_zones) = t.memtable.snapshot_with_zones();
+        batches.extend(memtable);
+        zones.extend(memtable_zones);
         ScanSnapshot {
             types: t.types.clone(),
             segments: t.segments.clone(),
             batches,
+            zones,
         }
     }
 
