@@ -45,6 +45,28 @@ pub struct Fragment {
     pub cancel: Arc<AtomicBool>,
     /// EXPLAIN ANALYZE: what the fragment read (segments, block groups, memtable rows).
     pub stats: Option<Arc<crate::exec::explain::ScanStats>>,
+    /// `ORDER BY column … LIMIT n` above the scan: read the blocks most likely
+    /// to hold the first rows first and stop once no unread block can (see
+    /// `run_in_order`). Only without an aggregate.
+    pub order_hint: Option<OrderHint>,
+}
+
+/// The order the rows above a scan are sorted in, and how many are kept.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OrderHint {
+    pub table: TableId,
+    /// A table column of integers, dates or timestamps, in the projection.
+    pub column: usize,
+    pub descending: bool,
+    pub nulls_first: bool,
+    pub rows: usize,
+}
+
+/// Where the rows of an ordered read come from, and the best sort value
+/// they can hold, as a rank (higher first; `i64::MAX` when unknown).
+enum Source {
+    Memory(usize),
+    Group(usize, usize),
 }
 
 pub type FragmentSender = mpsc::Sender<DbResult<Batch>>;
@@ -89,6 +111,13 @@ impl Fragment {
         tx: &FragmentSender,
     ) -> DbResult<()> {
         let narrow = Narrowed::new(self);
+        if let (Some(hint), None) = (self.order_hint, &self.aggregate) {
+            if hint.table == self.table {
+                if let Some(position) = self.projection.iter().position(|&c| c == hint.column) {
+                    return self.run_in_order(ctx, snap, tx, &narrow, hint, position).await;
+                }
+            }
+        }
         let mut agg = match &self.aggregate {
             Some(a) => Some(new_aggregation(a, AggMode::Partial)?),
             None => None,
@@ -103,7 +132,6 @@ impl Fragment {
             if let Some(stats) = &self.stats {
                 use crate::exec::explain::ScanStats as S;
                 S::add(&stats.shards, 1);
-                S::add(&stats.rows_in_memory, snap.batches.iter().map(|b| b.len as u64).sum());
                 for seg in &snap.segments {
                     let read: usize = groups_to_read(seg, &pruning).iter().map(|w| w.len()).sum();
                     S::add(&stats.segments, 1);
@@ -143,12 +171,19 @@ impl Fragment {
                 }
             }
         }
+        let skip_memtable = !memtable_may_match(&snap, &pruning);
         for (i, batch) in snap.batches.into_iter().enumerate() {
             self.check_cancel()?;
+            if skip_memtable && i >= snap.memtable_from {
+                break;
+            }
             if let Some(Some(zones)) = snap.zones.get(i) {
                 if !pruning.zones_may_match(zones) {
                     continue;
                 }
+            }
+            if let Some(stats) = &self.stats {
+                crate::exec::explain::ScanStats::add(&stats.rows_in_memory, batch.len as u64);
             }
             let b = Batch::new(
                 narrow
@@ -164,6 +199,122 @@ impl Fragment {
         }
         if let (Some(state), Some(spec)) = (agg, &narrow.aggregate) {
             let _ = tx.send(state.finish(!spec.group_by.is_empty())).await;
+        }
+        Ok(())
+    }
+
+    /// An ordered read: sources (memtable blocks, segment block groups) by the
+    /// best value of the sort column they may hold, each read whole, until the
+    /// `hint.rows`-th best value seen ranks above every unread source. The
+    /// coordinator's sort and limit above still order and cut the rows.
+    async fn run_in_order(
+        &self,
+        ctx: Option<&Rc<ShardContext>>,
+        snap: ScanSnapshot,
+        tx: &FragmentSender,
+        narrow: &Narrowed,
+        hint: OrderHint,
+        position: usize,
+    ) -> DbResult<()> {
+        let pruning = Pruning::from_filter(self.filter.as_ref());
+        // A value's rank: higher sorts first. NULLs rank first or last.
+        let rank = |v: i64| if hint.descending { v } else { v.saturating_neg() };
+        let null_rank = if hint.nulls_first { i64::MAX } else { i64::MIN };
+        let mut sources: Vec<(i64, Source)> = Vec::new();
+        let skip_memtable = !memtable_may_match(&snap, &pruning);
+        for (i, _) in snap.batches.iter().enumerate() {
+            if skip_memtable && i >= snap.memtable_from {
+                break;
+            }
+            let zone = match snap.zones.get(i) {
+                Some(Some(zones)) => {
+                    if !pruning.zones_may_match(zones) {
+                        continue;
+                    }
+                    zones.get(hint.column).copied().flatten()
+                }
+                _ => None,
+            };
+            let best = match zone {
+                Some(z) if z.has_nulls && hint.nulls_first => i64::MAX,
+                Some(z) => rank(if hint.descending { z.max } else { z.min }),
+                None => i64::MAX,
+            };
+            sources.push((best, Source::Memory(i)));
+        }
+        if ctx.is_some() {
+            for (s, seg) in snap.segments.iter().enumerate() {
+                for g in groups_to_read(seg, &pruning).into_iter().flatten() {
+                    let best = match seg.footer.groups[g].1.get(hint.column) {
+                        Some(b) if b.header.nulls > 0 && hint.nulls_first => i64::MAX,
+                        Some(b) if b.header.nulls == b.header.rows => null_rank,
+                        Some(b) if b.header.has_zone_map() => {
+                            rank(if hint.descending { b.header.max } else { b.header.min })
+                        }
+                        _ => i64::MAX,
+                    };
+                    sources.push((best, Source::Group(s, g)));
+                }
+            }
+        }
+        // Stable: among unknowns, memory (the newest rows) first.
+        sources.sort_by_key(|(best, _)| std::cmp::Reverse(*best));
+        let mut top: Vec<i64> = Vec::with_capacity(hint.rows + 1);
+        let mut n = 0usize;
+        let mut segments_read = vec![false; snap.segments.len()];
+        let (mut memory_rows, mut groups_read) = (0u64, 0u64);
+        for (best, source) in sources {
+            self.check_cancel()?;
+            if top.len() >= hint.rows && hint.rows > 0 && best < top[hint.rows - 1] {
+                break;
+            }
+            let batches = match source {
+                Source::Memory(i) => {
+                    let batch = &snap.batches[i];
+                    memory_rows += batch.len as u64;
+                    vec![Batch::new(narrow.columns.iter().map(|&c| batch.columns[c].clone()).collect(), batch.len)]
+                }
+                Source::Group(s, g) => match ctx {
+                    Some(ctx) => {
+                        segments_read[s] = true;
+                        groups_read += 1;
+                        read_groups(ctx, &snap.segments[s], &[g], &narrow.columns, &snap.types).await?
+                    }
+                    None => Vec::new(),
+                },
+            };
+            for b in batches {
+                let out = narrow.process(&self.eval, &b)?;
+                let col = &out.columns[position];
+                for r in 0..out.len {
+                    let v = if col.is_valid(r) {
+                        rank(col.datum(r).as_i64().unwrap_or(0))
+                    } else {
+                        null_rank
+                    };
+                    let at = top.partition_point(|&x| x >= v);
+                    if at < hint.rows {
+                        top.insert(at, v);
+                        top.truncate(hint.rows);
+                    }
+                }
+                if out.len > 0 && tx.send(Ok(out)).await.is_err() {
+                    return Ok(());
+                }
+                n += 1;
+                if n % 16 == 0 {
+                    tokio::task::yield_now().await;
+                }
+            }
+        }
+        if let Some(stats) = &self.stats {
+            use crate::exec::explain::ScanStats as S;
+            S::add(&stats.shards, ctx.is_some() as u64);
+            S::add(&stats.rows_in_memory, memory_rows);
+            S::add(&stats.segments, snap.segments.len() as u64);
+            S::add(&stats.segments_read, segments_read.iter().filter(|r| **r).count() as u64);
+            S::add(&stats.groups, snap.segments.iter().map(|s| s.footer.groups.len() as u64).sum());
+            S::add(&stats.groups_read, groups_read);
         }
         Ok(())
     }
@@ -200,6 +351,11 @@ impl Fragment {
         }
         Ok(true)
     }
+}
+
+/// Whether the snapshot's memtable may hold a row the filter wants.
+fn memtable_may_match(snap: &ScanSnapshot, pruning: &Pruning) -> bool {
+    snap.memtable_values.as_ref().is_none_or(|v| pruning.memtable_may_match(v))
 }
 
 /// How one aggregate (without GROUP BY, filter, FILTER or DISTINCT) takes

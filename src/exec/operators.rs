@@ -84,6 +84,8 @@ pub struct QueryContext {
     /// Set while building a subtree whose uncorrelated subqueries were just
     /// inlined (see `constant_subqueries.rs`): the ones left stay subqueries.
     pub(crate) subqueries_inlined: std::cell::Cell<bool>,
+    /// Set while building the input of `ORDER BY column LIMIT n` over one scan.
+    order_hint: std::cell::Cell<Option<fragment::OrderHint>>,
 }
 
 impl QueryContext {
@@ -110,6 +112,7 @@ impl QueryContext {
             memory: Default::default(),
             memory_limit_bytes,
             subqueries_inlined: Default::default(),
+            order_hint: Default::default(),
         })
     }
 
@@ -147,6 +150,7 @@ impl QueryContext {
             memory: self.memory.clone(),
             memory_limit_bytes: self.memory_limit_bytes,
             subqueries_inlined: Default::default(),
+            order_hint: Default::default(),
         })
     }
 
@@ -332,13 +336,19 @@ fn build_node(plan: &Plan, ctx: &Rc<QueryContext>) -> DbResult<BoxedOperator> {
                         keys,
                     },
                     Some(l),
-                ) => Box::new(SortOp {
-                    input: build(sorted, ctx)?,
-                    keys: keys.clone(),
-                    out: None,
-                    ctx: ctx.clone(),
-                    keep: usize::try_from(l.saturating_add(offset)).ok(),
-                }),
+                ) => {
+                    let keep = usize::try_from(l.saturating_add(offset)).ok();
+                    ctx.order_hint.set(keep.and_then(|rows| scan_order_hint(sorted, keys, rows, ctx)));
+                    let input = build(sorted, ctx);
+                    ctx.order_hint.set(None);
+                    Box::new(SortOp {
+                        input: input?,
+                        keys: keys.clone(),
+                        out: None,
+                        ctx: ctx.clone(),
+                        keep,
+                    })
+                }
                 _ => build(input, ctx)?,
             };
             Box::new(LimitOp {
@@ -435,6 +445,53 @@ fn build_node(plan: &Plan, ctx: &Rc<QueryContext>) -> DbResult<BoxedOperator> {
     })
 }
 
+/// `ORDER BY c [DESC] LIMIT rows` where `sorted` is one scan (projected to
+/// plain columns) whose whole filter runs on the shards, and `c` one of its
+/// integer, date or timestamp columns: the hint its fragments read in order
+/// with. A filter left to the coordinator would drop rows after the
+/// fragment stopped, so then there is no hint.
+fn scan_order_hint(sorted: &Plan, keys: &[SortKey], rows: usize, ctx: &QueryContext) -> Option<fragment::OrderHint> {
+    let pure = |e: &Expr| ctx.resolve(e).is_shard_pure();
+    let [key] = keys else { return None };
+    let Expr::Column(mut column, _) = key.expr else { return None };
+    let mut plan = sorted;
+    loop {
+        match plan {
+            Plan::Project { input, exprs, .. } => match exprs.get(column) {
+                Some(Expr::Column(c, _)) => {
+                    column = *c;
+                    plan = input;
+                }
+                _ => return None,
+            },
+            Plan::Filter { input, predicate } => {
+                if !pure(predicate) || !matches!(input.as_ref(), Plan::Scan { filter: None, .. }) {
+                    return None;
+                }
+                plan = input;
+            }
+            Plan::Scan { table, projection, filter, .. } => {
+                if filter.as_ref().is_some_and(|f| !pure(f)) {
+                    return None;
+                }
+                let c = *projection.get(column)?;
+                let ordered = matches!(
+                    table.columns.get(c)?.data_type,
+                    DataType::Int16 | DataType::Int32 | DataType::Int64 | DataType::Date | DataType::Timestamp | DataType::TimestampTz
+                );
+                return ordered.then_some(fragment::OrderHint {
+                    table: table.oid,
+                    column: c,
+                    descending: key.descending,
+                    nulls_first: key.nulls_first,
+                    rows,
+                });
+            }
+            _ => return None,
+        }
+    }
+}
+
 /// `expr` over a table's full row, given that it was bound over `projection` of it.
 fn remap_columns(expr: &Expr, projection: &[usize]) -> Expr {
     expr.clone().transform(&mut |e| match e {
@@ -477,6 +534,8 @@ impl ScanOp {
         aggregate: Option<FragmentAggregate>,
         stats: Option<Arc<crate::exec::explain::ScanStats>>,
     ) -> ScanOp {
+        // The order a sort above asked for (see `scan_order_hint`), for this table's scan only.
+        let order_hint = ctx.order_hint.get().filter(|h| h.table == table && aggregate.is_none());
         let fragment = Fragment {
             table,
             projection,
@@ -485,6 +544,7 @@ impl ScanOp {
             stats,
             eval: ctx.eval.clone(),
             cancel: ctx.cancel.clone(),
+            order_hint,
         };
         ScanOp {
             ctx: ctx.clone(),

@@ -10,12 +10,31 @@ use std::sync::Arc;
 use crate::exec::vector::{Batch, Column, ColumnData, BATCH_ROWS};
 use crate::types::DataType;
 
-/// Per column of a sealed block: (min, max) of its non-NULL values when the
-/// column holds integers, dates or timestamps; `None` otherwise.
-pub type Zones = Vec<Option<(i64, i64)>>;
+/// The values of one integer, date or timestamp column of a sealed block.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ColumnZone {
+    /// Smallest and largest non-NULL value.
+    pub min: i64,
+    pub max: i64,
+    pub has_nulls: bool,
+}
+
+/// Per column of a sealed block: its zone, or `None` for a column of
+/// another type or with only NULLs.
+pub type Zones = Vec<Option<ColumnZone>>;
+
+/// A memtable column keeps the set of its distinct integer values up to this
+/// many (a series key such as TSBS's tags_id); past it, no set.
+const MAX_TRACKED_VALUES: usize = 4096;
+
+/// Per column: every non-NULL value the memtable holds, when an integer
+/// column has few distinct values; `None` otherwise. A scan whose filter
+/// asks for values a shard never received skips its whole memtable (rows
+/// of a series all live on one shard).
+pub type DistinctValues = Vec<Option<hashbrown::HashSet<i64>>>;
 
 fn zones_of(batch: &Batch) -> Arc<Zones> {
-    fn range<T: Copy + Into<i64>>(v: &[T], col: &Column) -> Option<(i64, i64)> {
+    fn range<T: Copy + Into<i64>>(v: &[T], col: &Column) -> Option<ColumnZone> {
         let mut out: Option<(i64, i64)> = None;
         for (i, &x) in v.iter().enumerate() {
             if col.is_valid(i) {
@@ -26,7 +45,11 @@ fn zones_of(batch: &Batch) -> Arc<Zones> {
                 });
             }
         }
-        out
+        out.map(|(min, max)| ColumnZone {
+            min,
+            max,
+            has_nulls: col.null_count() > 0,
+        })
     }
     Arc::new(
         batch
@@ -49,12 +72,19 @@ pub struct Memtable {
     sealed: Vec<Batch>,
     /// `sealed[i]`'s zones.
     zones: Vec<Arc<Zones>>,
+    distinct: Arc<DistinctValues>,
     open: Vec<Column>,
     open_rows: usize,
 }
 
 impl Memtable {
     pub fn new(types: Vec<DataType>) -> Memtable {
+        let distinct = Arc::new(
+            types
+                .iter()
+                .map(|t| matches!(t, DataType::Int16 | DataType::Int32 | DataType::Int64).then(Default::default))
+                .collect(),
+        );
         let open = types
             .iter()
             .map(|t| Column::with_capacity(*t, BATCH_ROWS))
@@ -63,6 +93,7 @@ impl Memtable {
             types,
             sealed: Vec::new(),
             zones: Vec::new(),
+            distinct,
             open,
             open_rows: 0,
         }
@@ -75,6 +106,7 @@ impl Memtable {
     /// Appends a batch whose columns match the table's types.
     pub fn append(&mut self, batch: &Batch) {
         debug_assert_eq!(batch.columns.len(), self.types.len());
+        self.track_distinct(batch);
         let mut offset = 0;
         while offset < batch.len {
             let room = BATCH_ROWS - self.open_rows;
@@ -124,6 +156,35 @@ impl Memtable {
             ));
         }
         out
+    }
+
+    fn track_distinct(&mut self, batch: &Batch) {
+        if self.distinct.iter().all(Option::is_none) {
+            return;
+        }
+        let distinct = Arc::make_mut(&mut self.distinct);
+        for (slot, col) in distinct.iter_mut().zip(&batch.columns) {
+            let Some(set) = slot else { continue };
+            let mut add = |v: i64, i: usize| {
+                if col.is_valid(i) {
+                    set.insert(v);
+                }
+            };
+            match &col.data {
+                ColumnData::Int16(v) => v.iter().enumerate().for_each(|(i, &x)| add(x as i64, i)),
+                ColumnData::Int32(v) => v.iter().enumerate().for_each(|(i, &x)| add(x as i64, i)),
+                ColumnData::Int64(v) => v.iter().enumerate().for_each(|(i, &x)| add(x, i)),
+                _ => {}
+            }
+            if set.len() > MAX_TRACKED_VALUES {
+                *slot = None;
+            }
+        }
+    }
+
+    /// The distinct values of the memtable's few-valued integer columns.
+    pub fn distinct_values(&self) -> Arc<DistinctValues> {
+        self.distinct.clone()
     }
 
     /// `snapshot`, with each sealed block's zones (`None` for the open block).
@@ -181,7 +242,12 @@ mod tests {
         m.append(&ints(BATCH_ROWS + 10, 100));
         let (batches, zones) = m.snapshot_with_zones();
         assert_eq!(batches.len(), 2);
-        assert_eq!(zones[0].as_deref(), Some(&vec![Some((100, 100 + BATCH_ROWS as i64 - 1))]));
+        let zone = ColumnZone {
+            min: 100,
+            max: 100 + BATCH_ROWS as i64 - 1,
+            has_nulls: false,
+        };
+        assert_eq!(zones[0].as_deref(), Some(&vec![Some(zone)]));
         assert!(zones[1].is_none(), "the open block has no zones yet");
     }
 }

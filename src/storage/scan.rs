@@ -43,6 +43,8 @@ pub struct Pruning {
     ranges: Vec<(usize, Range)>,
     /// `text_column = 'v'` / `IN ('v', …)`: the values a row's column must hold.
     texts: Vec<(usize, Vec<Vec<u8>>)>,
+    /// `integer_column = v` / `IN (v, …)`: the same for integer columns.
+    ints: Vec<(usize, Vec<i64>)>,
 }
 
 /// A range bound as a datum of column `c`'s type (timestamps, dates and integers).
@@ -97,6 +99,9 @@ impl Pruning {
                 if let (BinaryOp::Eq, Some(v)) = (op, text_of(col.1, lit.0)) {
                     self.texts.push((col.0, vec![v]));
                 }
+                if let (BinaryOp::Eq, Some(Range::Int(v, _))) = (op, range_of(col.1, lit.0, lit.1, op)) {
+                    self.ints.push((col.0, vec![v]));
+                }
             }
             Expr::InList {
                 expr,
@@ -120,6 +125,19 @@ impl Pruning {
                 if let Some(texts) = texts {
                     self.texts.push((*c, texts));
                     return;
+                }
+                let ints: Option<Vec<i64>> = list
+                    .iter()
+                    .map(|item| match item {
+                        Expr::Literal(d, lt) => match range_of(*t, d, *lt, BinaryOp::Eq) {
+                            Some(Range::Int(v, _)) => Some(v),
+                            _ => None,
+                        },
+                        _ => None,
+                    })
+                    .collect();
+                if let Some(ints) = ints {
+                    self.ints.push((*c, ints));
                 }
                 let mut acc: Option<Range> = None;
                 for item in list {
@@ -218,10 +236,19 @@ impl Pruning {
         allowed
     }
 
+    /// Whether a memtable whose few-valued integer columns hold `values` may
+    /// hold a matching row (false when an `=`/`IN` asks only for values it lacks).
+    pub fn memtable_may_match(&self, values: &crate::storage::memtable::DistinctValues) -> bool {
+        self.ints.iter().all(|(c, wanted)| match values.get(*c) {
+            Some(Some(set)) => wanted.iter().any(|v| set.contains(v)),
+            _ => true,
+        })
+    }
+
     /// Whether an in-memory block with these zones may hold a matching row.
-    pub fn zones_may_match(&self, zones: &[Option<(i64, i64)>]) -> bool {
+    pub fn zones_may_match(&self, zones: &[Option<super::memtable::ColumnZone>]) -> bool {
         self.ranges.iter().all(|(c, r)| match (zones.get(*c).copied().flatten(), r) {
-            (Some((min, max)), Range::Int(lo, hi)) => !(max < *lo || min > *hi),
+            (Some(z), Range::Int(lo, hi)) => !(z.max < *lo || z.min > *hi),
             _ => true,
         })
     }

@@ -58,6 +58,10 @@ pub struct ScanSnapshot {
     pub batches: Vec<Batch>,
     /// Zones of `batches[i]` where known (sealed memtable blocks).
     pub zones: Vec<Option<Arc<super::memtable::Zones>>>,
+    /// `batches[memtable_from..]` are the memtable's, whose distinct values
+    /// per column `memtable_values` holds (see `memtable::DistinctValues`).
+    pub memtable_from: usize,
+    pub memtable_values: Option<Arc<super::memtable::DistinctValues>>,
 }
 
 /// A table's rows taken out of its memtable for a flush.
@@ -128,6 +132,7 @@ impl ShardStorage {
             .flat_map(|(_, rows)| rows.iter().cloned())
             .collect();
         let mut zones = vec![None; batches.len()];
+        let memtable_from = batches.len();
         let (memtable, memtable_zones) = t.memtable.snapshot_with_zones();
         batches.extend(memtable);
         zones.extend(memtable_zones);
@@ -136,6 +141,8 @@ impl ShardStorage {
             segments: t.segments.clone(),
             batches,
             zones,
+            memtable_from,
+            memtable_values: Some(t.memtable.distinct_values()),
         }
     }
 
