@@ -74,10 +74,20 @@ impl Operator for ConstantSubqueriesOp {
 /// filter's uncorrelated subqueries replaced by their values.
 async fn inline_scan_filter(plan: Plan, ctx: &Rc<QueryContext>) -> DbResult<Plan> {
     Ok(match plan {
-        Plan::Filter { input, predicate } => Plan::Filter {
-            input,
-            predicate: inline_subqueries(predicate, ctx).await?,
-        },
+        Plan::Filter { input, predicate } => {
+            let predicate = inline_subqueries(predicate, ctx).await?;
+            match *input {
+                // One filter over the scan, with the optimizer's conjuncts first.
+                Plan::Filter { input: scan, predicate: inner } => Plan::Filter {
+                    input: scan,
+                    predicate: Expr::and(inner, predicate),
+                },
+                other => Plan::Filter {
+                    input: Box::new(other),
+                    predicate,
+                },
+            }
+        }
         Plan::Aggregate {
             input,
             group_by,

@@ -219,8 +219,14 @@ fn has_constant_subqueries(plan: &Plan, ctx: &QueryContext) -> bool {
     }
     match plan {
         Plan::Filter { input, predicate } => {
-            matches!(input.as_ref(), Plan::Scan { filter: None, .. })
-                && constant_subqueries::only_constant_subqueries(&ctx.resolve(predicate))
+            // WHERE's subquery conjuncts sit in a filter above the one the
+            // optimizer placed over the scan: the two count as one.
+            let (input, predicate) = match input.as_ref() {
+                Plan::Filter { input: inner, predicate: p } => (inner.as_ref(), Expr::and(p.clone(), predicate.clone())),
+                other => (other, predicate.clone()),
+            };
+            matches!(input, Plan::Scan { filter: None, .. })
+                && constant_subqueries::only_constant_subqueries(&ctx.resolve(&predicate))
         }
         Plan::Aggregate { input, .. } => has_constant_subqueries(input, ctx),
         _ => false,

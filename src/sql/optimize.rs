@@ -13,10 +13,9 @@
 //! sequence call (those stay above the joins, evaluated where they were
 //! written), or move anything across an outer join.
 
-use crate::exec::kernels::{BinaryOp, BinarySignature};
+use crate::exec::kernels::BinaryOp;
 use crate::sql::bind::cross_join;
 use crate::sql::plan::{Expr, JoinKind, Plan};
-use crate::types::DataType;
 
 /// `input` filtered by `predicate` (a boolean over `input`'s columns), with
 /// the predicate's conjuncts pushed down where they apply.
@@ -259,14 +258,5 @@ fn flatten_and(e: Expr, out: &mut Vec<Expr>) {
 }
 
 fn and_all(conjuncts: Vec<Expr>) -> Option<Expr> {
-    conjuncts.into_iter().reduce(|a, b| Expr::Binary {
-        sig: BinarySignature {
-            op: BinaryOp::And,
-            left: DataType::Bool,
-            right: DataType::Bool,
-            result: DataType::Bool,
-        },
-        left: Box::new(a),
-        right: Box::new(b),
-    })
+    conjuncts.into_iter().reduce(Expr::and)
 }

@@ -345,6 +345,20 @@ impl Expr {
 
     /// True when the expression can run on a shard by itself: no subqueries,
     /// outer references, parameters or sequences.
+    /// `a AND b`.
+    pub fn and(a: Expr, b: Expr) -> Expr {
+        Expr::Binary {
+            sig: BinarySignature {
+                op: crate::exec::kernels::BinaryOp::And,
+                left: DataType::Bool,
+                right: DataType::Bool,
+                result: DataType::Bool,
+            },
+            left: Box::new(a),
+            right: Box::new(b),
+        }
+    }
+
     pub fn is_shard_pure(&self) -> bool {
         let mut pure = true;
         self.walk(&mut |e| {
