@@ -177,22 +177,20 @@ impl Fragment {
             if skip_memtable && i >= snap.memtable_from {
                 break;
             }
-            if let Some(Some(zones)) = snap.zones.get(i) {
-                if !pruning.zones_may_match(zones) {
+            let mut rows = None;
+            if let Some(Some(index)) = snap.zones.get(i) {
+                if !pruning.zones_may_match(&index.zones) {
                     continue;
                 }
+                rows = pruning.posting_rows(index);
+            }
+            let b = narrow_block(&batch, &narrow.columns, rows.as_deref());
+            if b.len == 0 {
+                continue;
             }
             if let Some(stats) = &self.stats {
-                crate::exec::explain::ScanStats::add(&stats.rows_in_memory, batch.len as u64);
+                crate::exec::explain::ScanStats::add(&stats.rows_in_memory, b.len as u64);
             }
-            let b = Batch::new(
-                narrow
-                    .columns
-                    .iter()
-                    .map(|&c| batch.columns[c].clone())
-                    .collect(),
-                batch.len,
-            );
             if !self.consume(&narrow, &b, &mut agg, tx, &mut n).await? {
                 return Ok(());
             }
@@ -227,11 +225,11 @@ impl Fragment {
                 break;
             }
             let zone = match snap.zones.get(i) {
-                Some(Some(zones)) => {
-                    if !pruning.zones_may_match(zones) {
+                Some(Some(index)) => {
+                    if !pruning.zones_may_match(&index.zones) || pruning.posting_rows(index).is_some_and(|r| r.is_empty()) {
                         continue;
                     }
-                    zones.get(hint.column).copied().flatten()
+                    index.zones.get(hint.column).copied().flatten()
                 }
                 _ => None,
             };
@@ -270,9 +268,10 @@ impl Fragment {
             }
             let batches = match source {
                 Source::Memory(i) => {
-                    let batch = &snap.batches[i];
-                    memory_rows += batch.len as u64;
-                    vec![Batch::new(narrow.columns.iter().map(|&c| batch.columns[c].clone()).collect(), batch.len)]
+                    let rows = snap.zones.get(i).and_then(|z| z.as_ref()).and_then(|index| pruning.posting_rows(index));
+                    let b = narrow_block(&snap.batches[i], &narrow.columns, rows.as_deref());
+                    memory_rows += b.len as u64;
+                    vec![b]
                 }
                 Source::Group(s, g) => match ctx {
                     Some(ctx) => {
@@ -350,6 +349,15 @@ impl Fragment {
             tokio::task::yield_now().await;
         }
         Ok(true)
+    }
+}
+
+/// A memtable block's `columns` (table column indexes), only `rows` of it when given.
+fn narrow_block(batch: &Batch, columns: &[usize], rows: Option<&[u32]>) -> Batch {
+    let narrow = Batch::new(columns.iter().map(|&c| batch.columns[c].clone()).collect(), batch.len);
+    match rows {
+        Some(rows) if rows.len() < batch.len => narrow.take(rows),
+        _ => narrow,
     }
 }
 

@@ -23,6 +23,52 @@ pub struct ColumnZone {
 /// another type or with only NULLs.
 pub type Zones = Vec<Option<ColumnZone>>;
 
+/// The rows of a sealed block holding each value of a few-valued integer
+/// column (a series key): `rows[starts[i]..starts[i + 1]]` hold `values[i]`.
+/// A scan for one series gathers its rows instead of filtering the block.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Postings {
+    values: Vec<i64>,
+    starts: Vec<u32>,
+    rows: Vec<u16>,
+}
+
+impl Postings {
+    fn build(values: impl Iterator<Item = Option<i64>>) -> Postings {
+        let mut pairs: Vec<(i64, u16)> = values
+            .enumerate()
+            .filter_map(|(r, v)| v.map(|v| (v, r as u16)))
+            .collect();
+        pairs.sort_unstable();
+        let mut p = Postings::default();
+        for (v, r) in pairs {
+            if p.values.last() != Some(&v) {
+                p.values.push(v);
+                p.starts.push(p.rows.len() as u32);
+            }
+            p.rows.push(r);
+        }
+        p.starts.push(p.rows.len() as u32);
+        p
+    }
+
+    /// The rows (ascending) holding value `v`.
+    pub fn rows_of(&self, v: i64) -> &[u16] {
+        match self.values.binary_search(&v) {
+            Ok(i) => &self.rows[self.starts[i] as usize..self.starts[i + 1] as usize],
+            Err(_) => &[],
+        }
+    }
+}
+
+/// What a scan knows about a sealed block without reading it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlockIndex {
+    pub zones: Zones,
+    /// Per column: postings when the memtable tracks its distinct values.
+    pub postings: Vec<Option<Postings>>,
+}
+
 /// A memtable column keeps the set of its distinct integer values up to this
 /// many (a series key such as TSBS's tags_id); past it, no set.
 const MAX_TRACKED_VALUES: usize = 4096;
@@ -33,7 +79,29 @@ const MAX_TRACKED_VALUES: usize = 4096;
 /// of a series all live on one shard).
 pub type DistinctValues = Vec<Option<hashbrown::HashSet<i64>>>;
 
-fn zones_of(batch: &Batch) -> Arc<Zones> {
+fn index_of(batch: &Batch, tracked: &DistinctValues) -> Arc<BlockIndex> {
+    let postings = batch
+        .columns
+        .iter()
+        .zip(tracked)
+        .map(|(c, t)| {
+            t.as_ref()?;
+            let value = |i: usize, v: i64| c.is_valid(i).then_some(v);
+            Some(match &c.data {
+                ColumnData::Int16(v) => Postings::build(v.iter().enumerate().map(|(i, &x)| value(i, x as i64))),
+                ColumnData::Int32(v) => Postings::build(v.iter().enumerate().map(|(i, &x)| value(i, x as i64))),
+                ColumnData::Int64(v) => Postings::build(v.iter().enumerate().map(|(i, &x)| value(i, x))),
+                _ => return None,
+            })
+        })
+        .collect();
+    Arc::new(BlockIndex {
+        zones: zones_of(batch),
+        postings,
+    })
+}
+
+fn zones_of(batch: &Batch) -> Zones {
     fn range<T: Copy + Into<i64>>(v: &[T], col: &Column) -> Option<ColumnZone> {
         let mut out: Option<(i64, i64)> = None;
         for (i, &x) in v.iter().enumerate() {
@@ -51,18 +119,16 @@ fn zones_of(batch: &Batch) -> Arc<Zones> {
             has_nulls: col.null_count() > 0,
         })
     }
-    Arc::new(
-        batch
-            .columns
-            .iter()
-            .map(|c| match &c.data {
-                ColumnData::Int16(v) => range(v, c),
-                ColumnData::Int32(v) => range(v, c),
-                ColumnData::Int64(v) => range(v, c),
-                _ => None,
-            })
-            .collect(),
-    )
+    batch
+        .columns
+        .iter()
+        .map(|c| match &c.data {
+            ColumnData::Int16(v) => range(v, c),
+            ColumnData::Int32(v) => range(v, c),
+            ColumnData::Int64(v) => range(v, c),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The rows of one table on one shard.
@@ -70,8 +136,8 @@ fn zones_of(batch: &Batch) -> Arc<Zones> {
 pub struct Memtable {
     types: Vec<DataType>,
     sealed: Vec<Batch>,
-    /// `sealed[i]`'s zones.
-    zones: Vec<Arc<Zones>>,
+    /// `sealed[i]`'s zones and postings.
+    zones: Vec<Arc<BlockIndex>>,
     distinct: Arc<DistinctValues>,
     open: Vec<Column>,
     open_rows: usize,
@@ -113,7 +179,7 @@ impl Memtable {
             let take = room.min(batch.len - offset);
             if offset == 0 && take == batch.len && self.open_rows == 0 && take == BATCH_ROWS {
                 // A full block arriving whole is sealed as-is, without a copy.
-                self.zones.push(zones_of(batch));
+                self.zones.push(index_of(batch, &self.distinct));
                 self.sealed.push(batch.clone());
                 return;
             }
@@ -140,7 +206,7 @@ impl Memtable {
             .collect();
         let full = std::mem::replace(&mut self.open, fresh);
         let block = Batch::new(full.into_iter().map(Arc::new).collect(), self.open_rows);
-        self.zones.push(zones_of(&block));
+        self.zones.push(index_of(&block, &self.distinct));
         self.sealed.push(block);
         self.open_rows = 0;
     }
@@ -188,9 +254,9 @@ impl Memtable {
     }
 
     /// `snapshot`, with each sealed block's zones (`None` for the open block).
-    pub fn snapshot_with_zones(&self) -> (Vec<Batch>, Vec<Option<Arc<Zones>>>) {
+    pub fn snapshot_with_zones(&self) -> (Vec<Batch>, Vec<Option<Arc<BlockIndex>>>) {
         let batches = self.snapshot();
-        let mut zones: Vec<Option<Arc<Zones>>> = self.zones.iter().cloned().map(Some).collect();
+        let mut zones: Vec<Option<Arc<BlockIndex>>> = self.zones.iter().cloned().map(Some).collect();
         zones.resize(batches.len(), None);
         (batches, zones)
     }
@@ -247,7 +313,19 @@ mod tests {
             max: 100 + BATCH_ROWS as i64 - 1,
             has_nulls: false,
         };
-        assert_eq!(zones[0].as_deref(), Some(&vec![Some(zone)]));
+        assert_eq!(zones[0].as_ref().map(|z| z.zones.clone()), Some(vec![Some(zone)]));
         assert!(zones[1].is_none(), "the open block has no zones yet");
+    }
+
+    #[test]
+    fn postings_list_the_rows_of_each_value_of_a_few_valued_column() {
+        let mut m = Memtable::new(vec![DataType::Int64]);
+        let v: Vec<Datum> = (0..BATCH_ROWS as i64).map(|i| if i % 100 == 0 { Datum::Null } else { Datum::Int64(i % 7) }).collect();
+        m.append(&Batch::from_columns(vec![Column::from_datums(DataType::Int64, &v)]));
+        let (_, zones) = m.snapshot_with_zones();
+        let p = zones[0].as_ref().unwrap().postings[0].as_ref().unwrap();
+        let expected: Vec<u16> = (0..BATCH_ROWS as u16).filter(|i| i % 100 != 0 && i % 7 == 3).collect();
+        assert_eq!(p.rows_of(3), expected.as_slice());
+        assert!(p.rows_of(9).is_empty());
     }
 }

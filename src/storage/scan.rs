@@ -245,6 +245,22 @@ impl Pruning {
         })
     }
 
+    /// The rows of an in-memory block that may match, from its postings
+    /// for an `=`/`IN` column (ascending); `None` when no postings apply.
+    pub fn posting_rows(&self, index: &crate::storage::memtable::BlockIndex) -> Option<Vec<u32>> {
+        let mut best: Option<Vec<u32>> = None;
+        for (c, wanted) in &self.ints {
+            let Some(Some(p)) = index.postings.get(*c) else { continue };
+            let mut rows: Vec<u32> = wanted.iter().flat_map(|v| p.rows_of(*v)).map(|&r| r as u32).collect();
+            rows.sort_unstable();
+            rows.dedup();
+            if best.as_ref().is_none_or(|b| rows.len() < b.len()) {
+                best = Some(rows);
+            }
+        }
+        best
+    }
+
     /// Whether an in-memory block with these zones may hold a matching row.
     pub fn zones_may_match(&self, zones: &[Option<super::memtable::ColumnZone>]) -> bool {
         self.ranges.iter().all(|(c, r)| match (zones.get(*c).copied().flatten(), r) {

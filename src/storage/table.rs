@@ -57,7 +57,7 @@ pub struct ScanSnapshot {
     pub segments: Vec<Rc<SegmentFile>>,
     pub batches: Vec<Batch>,
     /// Zones of `batches[i]` where known (sealed memtable blocks).
-    pub zones: Vec<Option<Arc<super::memtable::Zones>>>,
+    pub zones: Vec<Option<Arc<super::memtable::BlockIndex>>>,
     /// `batches[memtable_from..]` are the memtable's, whose distinct values
     /// per column `memtable_values` holds (see `memtable::DistinctValues`).
     pub memtable_from: usize,
