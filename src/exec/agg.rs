@@ -60,6 +60,9 @@ fn canonical_f64(x: f64) -> u64 {
 /// any number of keys of any type (encoded with `encode_key`).
 enum KeyIndex {
     Int(HashMap<i64, u32>),
+    /// Two integer-like keys (a time bucket and a tag id): the pair, with a
+    /// bit per key for NULL (its value then 0).
+    IntPair(HashMap<(i64, i64, u8), u32>),
     Bytes(HashMap<Box<[u8]>, u32>),
     Encoded(HashMap<Box<[u8]>, u32>),
 }
@@ -109,6 +112,13 @@ impl GroupTable {
                 KeyIndex::Int(HashMap::new())
             }
             [t] if t.physical() == P::Bytes => KeyIndex::Bytes(HashMap::new()),
+            [a, b]
+                if [a, b]
+                    .iter()
+                    .all(|t| matches!(t.physical(), P::Int16 | P::Int32 | P::Int64 | P::Bool)) =>
+            {
+                KeyIndex::IntPair(HashMap::new())
+            }
             _ => KeyIndex::Encoded(HashMap::new()),
         };
         let columns = key_types.iter().map(|t| Column::empty(*t)).collect();
@@ -152,6 +162,18 @@ impl GroupTable {
                             .or_insert_with(|| keys.add(key_cols, i))
                     };
                     ids.push(id);
+                }
+            }
+            (KeyIndex::IntPair(map), first) if key_cols.len() == 2 => {
+                let other = key_cols[1];
+                for i in 0..rows {
+                    let (a_null, b_null) = (!col.is_valid(i), !other.is_valid(i));
+                    let key = (
+                        if a_null { 0 } else { int_key(first, i) },
+                        if b_null { 0 } else { int_key(&other.data, i) },
+                        a_null as u8 | (b_null as u8) << 1,
+                    );
+                    ids.push(*map.entry(key).or_insert_with(|| keys.add(key_cols, i)));
                 }
             }
             (KeyIndex::Bytes(map), ColumnData::Bytes(b)) => {
@@ -1022,3 +1044,30 @@ impl HashAggregation {
     }
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Group ids of the rows of `cols` (as `intern` numbers them).
+    fn ids(table: &mut GroupTable, cols: &[Column]) -> Vec<u32> {
+        let refs: Vec<&Column> = cols.iter().collect();
+        let mut out = Vec::new();
+        table.intern(&refs, cols[0].len(), &mut out);
+        out
+    }
+
+    #[test]
+    fn integer_pairs_group_as_encoded_keys_do_nulls_included() {
+        let a: Vec<Datum> = [1, 1, 2, 2, 0, 0, 1].iter().map(|&v| if v == 0 { Datum::Null } else { Datum::Int64(v) }).collect();
+        let b: Vec<Datum> = [5, 6, 5, 5, 5, 0, 0].iter().map(|&v| if v == 0 { Datum::Null } else { Datum::Int32(v) }).collect();
+        let cols = vec![Column::from_datums(DataType::Int64, &a), Column::from_datums(DataType::Int32, &b)];
+        let mut pairs = GroupTable::new(vec![DataType::Int64, DataType::Int32]);
+        assert!(matches!(pairs.index, KeyIndex::IntPair(_)));
+        let mut encoded = GroupTable::new(vec![DataType::Int64, DataType::Int32]);
+        encoded.index = KeyIndex::Encoded(HashMap::new());
+        assert_eq!(ids(&mut pairs, &cols), ids(&mut encoded, &cols));
+        assert_eq!(pairs.len(), 7 - 1, "(2, 5) twice");
+        assert_eq!(pairs.key_columns()[0].datum(4), Datum::Null);
+    }
+}
