@@ -172,19 +172,20 @@ impl Fragment {
             }
         }
         let skip_memtable = !memtable_may_match(&snap, &pruning);
-        for (i, batch) in snap.batches.into_iter().enumerate() {
+        for i in 0..snap.memory_blocks() {
             self.check_cancel()?;
-            if skip_memtable && i >= snap.memtable_from {
-                break;
+            let (batch, index, in_memtable) = snap.memory_block(i);
+            if skip_memtable && in_memtable {
+                continue;
             }
             let mut rows = None;
-            if let Some(Some(index)) = snap.zones.get(i) {
+            if let Some(index) = index {
                 if !pruning.zones_may_match(&index.zones) {
                     continue;
                 }
                 rows = pruning.posting_rows(index);
             }
-            let b = narrow_block(&batch, &narrow.columns, rows.as_deref());
+            let b = narrow_block(batch, &narrow.columns, rows.as_deref());
             if b.len == 0 {
                 continue;
             }
@@ -220,13 +221,15 @@ impl Fragment {
         let null_rank = if hint.nulls_first { i64::MAX } else { i64::MIN };
         let mut sources: Vec<(i64, Source)> = Vec::new();
         let skip_memtable = !memtable_may_match(&snap, &pruning);
-        for (i, _) in snap.batches.iter().enumerate() {
-            if skip_memtable && i >= snap.memtable_from {
-                break;
+        for i in 0..snap.memory_blocks() {
+            let (_, index, in_memtable) = snap.memory_block(i);
+            if skip_memtable && in_memtable {
+                continue;
             }
-            let zone = match snap.zones.get(i) {
-                Some(Some(index)) => {
-                    if !pruning.zones_may_match(&index.zones) || pruning.posting_rows(index).is_some_and(|r| r.is_empty()) {
+            let zone = match index {
+                Some(index) => {
+                    // Postings are looked at only for blocks actually read.
+                    if !pruning.zones_may_match(&index.zones) {
                         continue;
                     }
                     index.zones.get(hint.column).copied().flatten()
@@ -268,8 +271,9 @@ impl Fragment {
             }
             let batches = match source {
                 Source::Memory(i) => {
-                    let rows = snap.zones.get(i).and_then(|z| z.as_ref()).and_then(|index| pruning.posting_rows(index));
-                    let b = narrow_block(&snap.batches[i], &narrow.columns, rows.as_deref());
+                    let (batch, index, _) = snap.memory_block(i);
+                    let rows = index.and_then(|index| pruning.posting_rows(index));
+                    let b = narrow_block(batch, &narrow.columns, rows.as_deref());
                     memory_rows += b.len as u64;
                     vec![b]
                 }

@@ -61,6 +61,18 @@ impl Postings {
     }
 }
 
+/// A sealed block and what a scan knows of it without reading it.
+#[derive(Debug)]
+pub struct SealedBlock {
+    pub batch: Batch,
+    pub index: Arc<BlockIndex>,
+}
+
+/// The sealed blocks, shared whole with scans: taking a snapshot is one
+/// reference, and an append copies the list of pointers only while a scan
+/// still holds the old one.
+pub type SealedBlocks = Arc<Vec<Arc<SealedBlock>>>;
+
 /// What a scan knows about a sealed block without reading it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BlockIndex {
@@ -135,9 +147,7 @@ fn zones_of(batch: &Batch) -> Zones {
 #[derive(Debug)]
 pub struct Memtable {
     types: Vec<DataType>,
-    sealed: Vec<Batch>,
-    /// `sealed[i]`'s zones and postings.
-    zones: Vec<Arc<BlockIndex>>,
+    sealed: SealedBlocks,
     distinct: Arc<DistinctValues>,
     open: Vec<Column>,
     open_rows: usize,
@@ -157,8 +167,7 @@ impl Memtable {
             .collect();
         Memtable {
             types,
-            sealed: Vec::new(),
-            zones: Vec::new(),
+            sealed: Default::default(),
             distinct,
             open,
             open_rows: 0,
@@ -166,7 +175,7 @@ impl Memtable {
     }
 
     pub fn row_count(&self) -> usize {
-        self.sealed.iter().map(|b| b.len).sum::<usize>() + self.open_rows
+        self.sealed.iter().map(|b| b.batch.len).sum::<usize>() + self.open_rows
     }
 
     /// Appends a batch whose columns match the table's types.
@@ -179,8 +188,7 @@ impl Memtable {
             let take = room.min(batch.len - offset);
             if offset == 0 && take == batch.len && self.open_rows == 0 && take == BATCH_ROWS {
                 // A full block arriving whole is sealed as-is, without a copy.
-                self.zones.push(index_of(batch, &self.distinct));
-                self.sealed.push(batch.clone());
+                self.seal(batch.clone());
                 return;
             }
             for (open, src) in self.open.iter_mut().zip(&batch.columns) {
@@ -206,22 +214,21 @@ impl Memtable {
             .collect();
         let full = std::mem::replace(&mut self.open, fresh);
         let block = Batch::new(full.into_iter().map(Arc::new).collect(), self.open_rows);
-        self.zones.push(index_of(&block, &self.distinct));
-        self.sealed.push(block);
+        self.seal(block);
         self.open_rows = 0;
     }
 
-    /// A consistent snapshot of all rows as batches: sealed blocks are shared,
-    /// the open block is copied.
-    pub fn snapshot(&self) -> Vec<Batch> {
-        let mut out = self.sealed.clone();
-        if self.open_rows > 0 {
-            out.push(Batch::new(
-                self.open.iter().map(|c| Arc::new(c.clone())).collect(),
-                self.open_rows,
-            ));
-        }
-        out
+    fn seal(&mut self, batch: Batch) {
+        let index = index_of(&batch, &self.distinct);
+        Arc::make_mut(&mut self.sealed).push(Arc::new(SealedBlock { batch, index }));
+    }
+
+    /// The sealed blocks (shared) and a copy of the open block's rows.
+    pub fn scan_parts(&self) -> (SealedBlocks, Option<Batch>) {
+        let open = (self.open_rows > 0).then(|| {
+            Batch::new(self.open.iter().map(|c| Arc::new(c.clone())).collect(), self.open_rows)
+        });
+        (self.sealed.clone(), open)
     }
 
     fn track_distinct(&mut self, batch: &Batch) {
@@ -253,12 +260,10 @@ impl Memtable {
         self.distinct.clone()
     }
 
-    /// `snapshot`, with each sealed block's zones (`None` for the open block).
-    pub fn snapshot_with_zones(&self) -> (Vec<Batch>, Vec<Option<Arc<BlockIndex>>>) {
-        let batches = self.snapshot();
-        let mut zones: Vec<Option<Arc<BlockIndex>>> = self.zones.iter().cloned().map(Some).collect();
-        zones.resize(batches.len(), None);
-        (batches, zones)
+    /// All rows as batches: sealed blocks shared, the open block copied.
+    pub fn snapshot(&self) -> Vec<Batch> {
+        let (sealed, open) = self.scan_parts();
+        sealed.iter().map(|b| b.batch.clone()).chain(open).collect()
     }
 
     pub fn truncate(&mut self) {
@@ -306,15 +311,15 @@ mod tests {
     fn sealed_blocks_carry_the_range_of_their_integer_columns() {
         let mut m = Memtable::new(vec![DataType::Int64]);
         m.append(&ints(BATCH_ROWS + 10, 100));
-        let (batches, zones) = m.snapshot_with_zones();
-        assert_eq!(batches.len(), 2);
+        let (sealed, open) = m.scan_parts();
+        assert_eq!(sealed.len(), 1);
+        assert_eq!(open.map(|b| b.len), Some(10));
         let zone = ColumnZone {
             min: 100,
             max: 100 + BATCH_ROWS as i64 - 1,
             has_nulls: false,
         };
-        assert_eq!(zones[0].as_ref().map(|z| z.zones.clone()), Some(vec![Some(zone)]));
-        assert!(zones[1].is_none(), "the open block has no zones yet");
+        assert_eq!(sealed[0].index.zones, vec![Some(zone)]);
     }
 
     #[test]
@@ -322,8 +327,8 @@ mod tests {
         let mut m = Memtable::new(vec![DataType::Int64]);
         let v: Vec<Datum> = (0..BATCH_ROWS as i64).map(|i| if i % 100 == 0 { Datum::Null } else { Datum::Int64(i % 7) }).collect();
         m.append(&Batch::from_columns(vec![Column::from_datums(DataType::Int64, &v)]));
-        let (_, zones) = m.snapshot_with_zones();
-        let p = zones[0].as_ref().unwrap().postings[0].as_ref().unwrap();
+        let (sealed, _) = m.scan_parts();
+        let p = sealed[0].index.postings[0].as_ref().unwrap();
         let expected: Vec<u16> = (0..BATCH_ROWS as u16).filter(|i| i % 100 != 0 && i % 7 == 3).collect();
         assert_eq!(p.rows_of(3), expected.as_slice());
         assert!(p.rows_of(9).is_empty());

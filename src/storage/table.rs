@@ -56,12 +56,28 @@ pub struct ScanSnapshot {
     pub types: Vec<DataType>,
     pub segments: Vec<Rc<SegmentFile>>,
     pub batches: Vec<Batch>,
-    /// Zones of `batches[i]` where known (sealed memtable blocks).
-    pub zones: Vec<Option<Arc<super::memtable::BlockIndex>>>,
-    /// `batches[memtable_from..]` are the memtable's, whose distinct values
-    /// per column `memtable_values` holds (see `memtable::DistinctValues`).
+    /// The memtable's sealed blocks, with their zones and postings.
+    pub sealed: super::memtable::SealedBlocks,
+    /// `batches[memtable_from..]` (the open block) and `sealed` are the
+    /// memtable's, whose distinct values per column `memtable_values` holds
+    /// (see `memtable::DistinctValues`); earlier batches are frozen rows.
     pub memtable_from: usize,
     pub memtable_values: Option<Arc<super::memtable::DistinctValues>>,
+}
+
+impl ScanSnapshot {
+    /// How many blocks of rows are in memory: `batches`, then `sealed`.
+    pub fn memory_blocks(&self) -> usize {
+        self.batches.len() + self.sealed.len()
+    }
+
+    /// Memory block `i`: its rows, its index if sealed, and whether it is the memtable's.
+    pub fn memory_block(&self, i: usize) -> (&Batch, Option<&super::memtable::BlockIndex>, bool) {
+        match i.checked_sub(self.batches.len()) {
+            None => (&self.batches[i], None, i >= self.memtable_from),
+            Some(k) => (&self.sealed[k].batch, Some(&self.sealed[k].index), true),
+        }
+    }
 }
 
 /// A table's rows taken out of its memtable for a flush.
@@ -131,16 +147,14 @@ impl ShardStorage {
             .iter()
             .flat_map(|(_, rows)| rows.iter().cloned())
             .collect();
-        let mut zones = vec![None; batches.len()];
         let memtable_from = batches.len();
-        let (memtable, memtable_zones) = t.memtable.snapshot_with_zones();
-        batches.extend(memtable);
-        zones.extend(memtable_zones);
+        let (sealed, open) = t.memtable.scan_parts();
+        batches.extend(open);
         ScanSnapshot {
             types: t.types.clone(),
             segments: t.segments.clone(),
             batches,
-            zones,
+            sealed,
             memtable_from,
             memtable_values: Some(t.memtable.distinct_values()),
         }
@@ -149,7 +163,8 @@ impl ShardStorage {
     /// Every row in memory (memtable and frozen), for tests and callers that
     /// do not read segments.
     pub fn snapshot(&self, table: TableId) -> Vec<Batch> {
-        self.scan(table).batches
+        let snap = self.scan(table);
+        (0..snap.memory_blocks()).map(|i| snap.memory_block(i).0.clone()).collect()
     }
 
     pub fn drop_table(&mut self, table: TableId) {
