@@ -258,18 +258,24 @@ impl Fragment {
                 }
             }
         }
-        // Stable: among unknowns, memory (the newest rows) first.
-        sources.sort_by_key(|(best, _)| std::cmp::Reverse(*best));
+        // Best first; among equals, in listing order (memory, the newest rows, first).
+        // A heap: usually only the first few are ever taken.
+        let mut order: std::collections::BinaryHeap<(i64, std::cmp::Reverse<usize>)> = sources
+            .iter()
+            .enumerate()
+            .map(|(k, (best, _))| (*best, std::cmp::Reverse(k)))
+            .collect();
         let mut top: Vec<i64> = Vec::with_capacity(hint.rows + 1);
         let mut n = 0usize;
         let mut segments_read = vec![false; snap.segments.len()];
         let (mut memory_rows, mut groups_read) = (0u64, 0u64);
-        for (best, source) in sources {
+        while let Some((best, std::cmp::Reverse(k))) = order.pop() {
+            let source = &sources[k].1;
             self.check_cancel()?;
             if top.len() >= hint.rows && hint.rows > 0 && best < top[hint.rows - 1] {
                 break;
             }
-            let batches = match source {
+            let batches = match *source {
                 Source::Memory(i) => {
                     let (batch, index, _) = snap.memory_block(i);
                     let rows = index.and_then(|index| pruning.posting_rows(index));
