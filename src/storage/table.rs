@@ -29,7 +29,7 @@ struct TableStore {
     memtable_bytes: usize,
     /// When the oldest row now in the memtable arrived.
     memtable_since: Option<Instant>,
-    frozen: Vec<(u64, Arc<Vec<Batch>>)>,
+    frozen: Vec<Frozen>,
     segments: Vec<Rc<SegmentFile>>,
     /// Bumped by TRUNCATE: a flush that froze rows of an older generation
     /// must not install its segments.
@@ -56,7 +56,8 @@ pub struct ScanSnapshot {
     pub types: Vec<DataType>,
     pub segments: Vec<Rc<SegmentFile>>,
     pub batches: Vec<Batch>,
-    /// The memtable's sealed blocks, with their zones and postings.
+    /// Frozen memtables' sealed blocks, then the memtable's, with their zones and postings.
+    pub frozen_sealed: Vec<super::memtable::SealedBlocks>,
     pub sealed: super::memtable::SealedBlocks,
     /// `batches[memtable_from..]` (the open block) and `sealed` are the
     /// memtable's, whose distinct values per column `memtable_values` holds
@@ -66,21 +67,38 @@ pub struct ScanSnapshot {
 }
 
 impl ScanSnapshot {
-    /// How many blocks of rows are in memory: `batches`, then `sealed`.
+    /// How many blocks of rows are in memory: `batches`, then the frozen
+    /// memtables' sealed blocks, then the memtable's.
     pub fn memory_blocks(&self) -> usize {
-        self.batches.len() + self.sealed.len()
+        self.batches.len() + self.frozen_sealed.iter().map(|s| s.len()).sum::<usize>() + self.sealed.len()
     }
 
     /// Memory block `i`: its rows, its index if sealed, and whether it is the memtable's.
     pub fn memory_block(&self, i: usize) -> (&Batch, Option<&super::memtable::BlockIndex>, bool) {
-        match i.checked_sub(self.batches.len()) {
-            None => (&self.batches[i], None, i >= self.memtable_from),
-            Some(k) => (&self.sealed[k].batch, Some(&self.sealed[k].index), true),
+        let Some(mut k) = i.checked_sub(self.batches.len()) else {
+            return (&self.batches[i], None, i >= self.memtable_from);
+        };
+        for frozen in &self.frozen_sealed {
+            if k < frozen.len() {
+                return (&frozen[k].batch, Some(&frozen[k].index), false);
+            }
+            k -= frozen.len();
         }
+        (&self.sealed[k].batch, Some(&self.sealed[k].index), true)
     }
 }
 
 /// A table's rows taken out of its memtable for a flush.
+/// A memtable being flushed: its rows, and for scans its sealed blocks
+/// (with their zones and postings) and open block.
+#[derive(Debug)]
+struct Frozen {
+    id: u64,
+    rows: Arc<Vec<Batch>>,
+    sealed: super::memtable::SealedBlocks,
+    open: Option<Batch>,
+}
+
 #[derive(Debug, Clone)]
 pub struct FrozenTable {
     pub table: TableId,
@@ -142,11 +160,9 @@ impl ShardStorage {
         let Some(t) = self.tables.get(&table) else {
             return ScanSnapshot::default();
         };
-        let mut batches: Vec<Batch> = t
-            .frozen
-            .iter()
-            .flat_map(|(_, rows)| rows.iter().cloned())
-            .collect();
+        // Frozen memtables keep their sealed blocks' zones and postings while they are flushed.
+        let mut batches: Vec<Batch> = t.frozen.iter().filter_map(|f| f.open.clone()).collect();
+        let frozen_sealed = t.frozen.iter().map(|f| f.sealed.clone()).collect();
         let memtable_from = batches.len();
         let (sealed, open) = t.memtable.scan_parts();
         batches.extend(open);
@@ -154,6 +170,7 @@ impl ShardStorage {
             types: t.types.clone(),
             segments: t.segments.clone(),
             batches,
+            frozen_sealed,
             sealed,
             memtable_from,
             memtable_values: Some(t.memtable.distinct_values()),
@@ -213,10 +230,16 @@ impl ShardStorage {
             if t.memtable.row_count() == 0 {
                 continue;
             }
+            let (sealed, open) = t.memtable.scan_parts();
             let rows = Arc::new(t.memtable.take_all());
             t.memtable_bytes = 0;
             t.memtable_since = None;
-            t.frozen.push((flush_id, rows.clone()));
+            t.frozen.push(Frozen {
+                id: flush_id,
+                rows: rows.clone(),
+                sealed,
+                open,
+            });
             out.push(FrozenTable {
                 table,
                 types: t.types.clone(),
@@ -235,7 +258,7 @@ impl ShardStorage {
     pub fn install(&mut self, frozen: &FrozenTable, segments: Vec<Rc<SegmentFile>>) -> bool {
         match self.tables.get_mut(&frozen.table) {
             Some(t) if t.generation == frozen.generation => {
-                t.frozen.retain(|(id, _)| *id != frozen.flush_id);
+                t.frozen.retain(|f| f.id != frozen.flush_id);
                 t.segments.extend(segments);
                 true
             }
@@ -251,8 +274,8 @@ impl ShardStorage {
     pub fn refreeze_failed(&mut self, frozen: &FrozenTable) {
         if let Some(t) = self.tables.get_mut(&frozen.table) {
             if t.generation == frozen.generation {
-                if let Some(pos) = t.frozen.iter().position(|(id, _)| *id == frozen.flush_id) {
-                    let (_, rows) = t.frozen.remove(pos);
+                if let Some(pos) = t.frozen.iter().position(|f| f.id == frozen.flush_id) {
+                    let rows = t.frozen.remove(pos).rows;
                     for b in rows.iter() {
                         t.memtable.append(b);
                         t.memtable_bytes += b.byte_size();
@@ -393,7 +416,7 @@ impl ShardStorage {
             t.segments.iter().map(|s| s.footer.rows).sum::<u64>()
                 + t.frozen
                     .iter()
-                    .flat_map(|(_, r)| r.iter())
+                    .flat_map(|f| f.rows.iter())
                     .map(|b| b.len as u64)
                     .sum::<u64>()
                 + t.memtable.row_count() as u64
