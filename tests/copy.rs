@@ -286,3 +286,36 @@ async fn copy_to_stdout_in_text_csv_and_binary() {
         vec!["3"]
     );
 }
+
+#[tokio::test]
+async fn copy_from_a_server_file_loads_it_whole_or_not_at_all() {
+    let server = common::start();
+    let client = server.connect(common::DEFAULT_DB).await;
+    client.batch_execute("CREATE TABLE f (id int, name text)").await.unwrap();
+    let dir = std::env::temp_dir().join(format!("brewric-copy-file-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = dir.join("good.csv");
+    let lines: String = (1..=50_000).map(|i| format!("{i},name {i}\n")).collect();
+    std::fs::write(&good, format!("id,name\n{lines}")).unwrap();
+    let n = client
+        .execute(&format!("COPY f FROM '{}' WITH (FORMAT csv, HEADER)", good.display()), &[])
+        .await
+        .unwrap();
+    assert_eq!(n, 50_000);
+    assert_eq!(rows(&client, "SELECT count(*), sum(id) FROM f").await, vec!["50000|1250025000"]);
+
+    let bad = dir.join("bad.csv");
+    std::fs::write(&bad, "1,a\n2,b\nthree,c\n").unwrap();
+    let e = client
+        .execute(&format!("COPY f FROM '{}' (FORMAT csv)", bad.display()), &[])
+        .await
+        .unwrap_err();
+    let db = e.as_db_error().unwrap();
+    assert_eq!(db.code().code(), "22P02");
+    assert!(db.where_().unwrap_or_default().contains("line 3"), "{db:?}");
+    assert_eq!(rows(&client, "SELECT count(*) FROM f").await, vec!["50000"], "nothing of the failed COPY");
+
+    let e = client.execute("COPY f FROM '/nonexistent/brewric.csv'", &[]).await.unwrap_err();
+    assert_eq!(e.as_db_error().unwrap().code().code(), "58P01");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -680,9 +680,11 @@ impl Session {
                         return Err(DbError::syntax("COPY FROM needs a table, not a query"))
                     }
                 };
-                if !matches!(target, ast::CopyTarget::Stdin) {
-                    return Err(DbError::unsupported("COPY FROM a file or program is not supported yet; use FROM STDIN (psql's \\copy)"));
-                }
+                let file = match target {
+                    ast::CopyTarget::Stdin => None,
+                    ast::CopyTarget::File { filename } => Some(filename.clone()),
+                    _ => return Err(DbError::unsupported("COPY FROM a program is not supported; use FROM STDIN or a file")),
+                };
                 let table = self.lookup_table(table_name)?;
                 let opts = copy_options(options, legacy_options)?;
                 let cols: Vec<String> = columns.iter().map(ident_name).collect();
@@ -693,7 +695,7 @@ impl Session {
                     cols.len()
                 };
                 let reader = CopyReader::new(&table, &cols, opts, self.eval_context().format)?;
-                Ok(StatementResult::CopyIn(Box::new(CopyIn {
+                let copy = Box::new(CopyIn {
                     reader,
                     table,
                     write: None,
@@ -702,7 +704,11 @@ impl Session {
                     unique_keys: Default::default(),
                     binary,
                     columns: count,
-                })))
+                });
+                match file {
+                    None => Ok(StatementResult::CopyIn(copy)),
+                    Some(path) => self.copy_from_file(&path, copy).await,
+                }
             }
             Statement::Discard { .. } => Ok(StatementResult::Command("DISCARD ALL".into())),
             Statement::CreateFunction(cf) => self.create_function(cf),
@@ -2097,6 +2103,36 @@ impl Session {
             op,
             options: opts,
         })
+    }
+
+    /// `COPY t FROM '/path'`: the server reads the file in chunks through the
+    /// same reader and commit as COPY FROM STDIN (atomic; errors name the line).
+    async fn copy_from_file(&mut self, path: &str, mut copy: Box<CopyIn>) -> DbResult<StatementResult> {
+        use std::io::Read;
+        let mut file = std::fs::File::open(path).map_err(|e| {
+            DbError::new("58P01", format!("could not open file \"{path}\" for reading: {e}"))
+        })?;
+        let mut chunk = vec![0u8; 1 << 20];
+        let result: DbResult<u64> = async {
+            loop {
+                let n = file
+                    .read(&mut chunk)
+                    .map_err(|e| DbError::new("58030", format!("could not read from COPY file: {e}")))?;
+                if n == 0 {
+                    break;
+                }
+                self.copy_data(&mut copy, &chunk[..n]).await?;
+            }
+            self.copy_done(&mut copy).await
+        }
+        .await;
+        match result {
+            Ok(rows) => Ok(StatementResult::Command(format!("COPY {rows}"))),
+            Err(e) => {
+                self.copy_abort(&mut copy).await;
+                Err(e)
+            }
+        }
     }
 
     /// Feeds one CopyData chunk of a COPY FROM STDIN.
