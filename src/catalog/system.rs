@@ -524,6 +524,32 @@ struct Listed<'a> {
     rel: UserRelation<'a>,
 }
 
+impl<'a> Listed<'a> {
+    fn table(&self) -> Option<&'a TableDef> {
+        match self.rel {
+            UserRelation::Table(t) => Some(t),
+            _ => None,
+        }
+    }
+    fn view(&self) -> Option<&'a super::ViewDef> {
+        match self.rel {
+            UserRelation::View(v) => Some(v),
+            _ => None,
+        }
+    }
+    fn index(&self) -> Option<&'a IndexDef> {
+        match self.rel {
+            UserRelation::Index(i) => Some(i),
+            _ => None,
+        }
+    }
+}
+
+/// Whether table `table` of `schema` has an index (pg_class.relhasindex).
+fn has_indexes(db: &Database, schema: &str, table: &str) -> bool {
+    db.schemas.get(schema).is_some_and(|s| s.indexes.values().any(|i| i.table == table))
+}
+
 /// Every user relation of the database (not the tables an ALTER TABLE rewrite is filling).
 fn user_relations<'a>(db: &'a Database) -> Vec<Listed<'a>> {
     let mut out = Vec::new();
@@ -732,10 +758,7 @@ fn pg_class(ctx: &SystemContext) -> Vec<Vec<Datum>> {
     for l in user_relations(ctx.db) {
         rows.push(match l.rel {
             UserRelation::Table(t) => {
-                let indexed = ctx.db.schemas[l.schema]
-                    .indexes
-                    .values()
-                    .any(|i| i.table == t.name);
+                let indexed = has_indexes(ctx.db, l.schema, &t.name);
                 class_row(l.oid, l.name, l.namespace, 2, indexed, 'r', t.columns.len())
             }
             UserRelation::View(v) => {
@@ -887,32 +910,35 @@ fn pg_attribute(ctx: &SystemContext) -> Vec<Vec<Datum>> {
     rows
 }
 
-/// Base types Brewric has, plus the pseudo and catalog types clients ask about.
-fn base_types() -> Vec<(DataType, &'static str)> {
-    use DataType::*;
-    vec![
-        (Bool, "bool"),
-        (Bytea, "bytea"),
-        (Char, "char"),
-        (Name, "name"),
-        (Int64, "int8"),
-        (Int16, "int2"),
-        (Int32, "int4"),
-        (Text, "text"),
-        (Oid, "oid"),
-        (Float32, "float4"),
-        (Float64, "float8"),
-        (Unknown, "unknown"),
-        (Bpchar(None), "bpchar"),
-        (Varchar(None), "varchar"),
-        (Date, "date"),
-        (Timestamp, "timestamp"),
-        (TimestampTz, "timestamptz"),
-        (Interval, "interval"),
-        (Numeric, "numeric"),
-        (Jsonb, "jsonb"),
-        (Record, "record"),
-    ]
+/// Base types Brewric has, plus the pseudo and catalog types clients ask about,
+/// with their pg_type names.
+const BASE_TYPES: &[(DataType, &str)] = &[
+    (DataType::Bool, "bool"),
+    (DataType::Bytea, "bytea"),
+    (DataType::Char, "char"),
+    (DataType::Name, "name"),
+    (DataType::Int64, "int8"),
+    (DataType::Int16, "int2"),
+    (DataType::Int32, "int4"),
+    (DataType::Text, "text"),
+    (DataType::Oid, "oid"),
+    (DataType::Float32, "float4"),
+    (DataType::Float64, "float8"),
+    (DataType::Unknown, "unknown"),
+    (DataType::Bpchar(None), "bpchar"),
+    (DataType::Varchar(None), "varchar"),
+    (DataType::Date, "date"),
+    (DataType::Timestamp, "timestamp"),
+    (DataType::TimestampTz, "timestamptz"),
+    (DataType::Interval, "interval"),
+    (DataType::Numeric, "numeric"),
+    (DataType::Jsonb, "jsonb"),
+    (DataType::Record, "record"),
+];
+
+/// pg_type.typname of a base type (varchar(n) is varchar).
+fn base_type_name(t: DataType) -> &'static str {
+    BASE_TYPES.iter().find(|(b, _)| b.oid() == t.oid()).map_or("", |(_, n)| n)
 }
 
 fn type_row(type_oid: u32, name: &str, t: DataType, elem: u32, array: u32) -> Vec<Datum> {
@@ -993,7 +1019,7 @@ fn type_row(type_oid: u32, name: &str, t: DataType, elem: u32, array: u32) -> Ve
 
 fn pg_type(_: &SystemContext) -> Vec<Vec<Datum>> {
     let mut rows = Vec::new();
-    for (t, name) in base_types() {
+    for &(t, name) in BASE_TYPES {
         let array = crate::types::array::ArrayElem::of(t)
             .filter(|e| e.data_type().oid() == t.oid())
             .map(|e| e.array_oid())
@@ -1002,11 +1028,7 @@ fn pg_type(_: &SystemContext) -> Vec<Vec<Datum>> {
     }
     for e in crate::types::array::ALL {
         let elem = e.data_type();
-        let name = base_types()
-            .into_iter()
-            .find(|(t, _)| t.oid() == elem.oid())
-            .map(|(_, n)| format!("_{n}"))
-            .unwrap_or_default();
+        let name = format!("_{}", base_type_name(elem));
         rows.push(type_row(
             e.array_oid(),
             &name,
@@ -1020,10 +1042,7 @@ fn pg_type(_: &SystemContext) -> Vec<Vec<Datum>> {
 
 fn pg_index(ctx: &SystemContext) -> Vec<Vec<Datum>> {
     let mut rows = Vec::new();
-    for l in user_relations(ctx.db) {
-        let UserRelation::Index(i) = l.rel else {
-            continue;
-        };
+    for (l, i) in user_relations(ctx.db).iter().filter_map(|l| Some((l, l.index()?))) {
         let Some(table) = ctx.db.table(l.schema, &i.table) else {
             continue;
         };
@@ -1082,12 +1101,11 @@ fn pg_index(ctx: &SystemContext) -> Vec<Vec<Datum>> {
     rows
 }
 
-/// Is `objoid` (of catalog `classoid`) an object that exists?
-fn object_exists(ctx: &SystemContext, objoid: u32, classoid: u32) -> bool {
+/// Is `objoid` (of catalog `classoid`) an object that exists? `relations`:
+/// the OIDs of the database's user relations.
+fn object_exists(ctx: &SystemContext, relations: &HashSet<u32>, objoid: u32, classoid: u32) -> bool {
     match classoid {
-        PG_CLASS_OID => {
-            by_oid(objoid).is_some() || user_relations(ctx.db).iter().any(|l| l.oid == objoid)
-        }
+        PG_CLASS_OID => by_oid(objoid).is_some() || relations.contains(&objoid),
         PG_NAMESPACE_OID => ctx.db.schemas.values().any(|s| s.oid == objoid),
         1262 => ctx.catalog.databases.values().any(|d| d.oid == objoid),
         PG_PROC_OID => ctx.db.schemas.values().flat_map(|s| s.functions.values().flatten()).any(|f| f.oid == objoid),
@@ -1148,10 +1166,11 @@ fn pg_proc(ctx: &SystemContext) -> Vec<Vec<Datum>> {
 }
 
 fn pg_description(ctx: &SystemContext) -> Vec<Vec<Datum>> {
+    let relations: HashSet<u32> = user_relations(ctx.db).iter().map(|l| l.oid).collect();
     ctx.db
         .comments
         .iter()
-        .filter(|((o, c, _), _)| object_exists(ctx, *o, *c))
+        .filter(|((o, c, _), _)| object_exists(ctx, &relations, *o, *c))
         .map(|((o, c, s), t)| vec![oid(*o), oid(*c), i4(*s), text(t.clone())])
         .collect()
 }
@@ -1184,72 +1203,37 @@ fn pg_database(ctx: &SystemContext) -> Vec<Vec<Datum>> {
 }
 
 fn pg_tables(ctx: &SystemContext) -> Vec<Vec<Datum>> {
-    let mut rows = Vec::new();
-    for r in RELATIONS.iter().filter(|r| r.kind == 'r') {
-        rows.push(vec![
-            text(r.schema),
-            text(r.name),
-            text(ctx.user),
-            NULL,
-            b(false),
-            b(false),
-            b(false),
-            b(false),
-        ]);
-    }
-    for l in user_relations(ctx.db) {
-        let UserRelation::Table(t) = l.rel else {
-            continue;
-        };
-        let indexed = ctx.db.schemas[l.schema]
-            .indexes
-            .values()
-            .any(|i| i.table == t.name);
-        rows.push(vec![
-            text(l.schema),
-            text(l.name),
-            text(ctx.user),
-            NULL,
-            b(indexed),
-            b(false),
-            b(false),
-            b(false),
-        ]);
-    }
-    rows
+    let system = RELATIONS.iter().filter(|r| r.kind == 'r').map(|r| (r.schema, r.name, false));
+    let listed = user_relations(ctx.db);
+    let user = listed
+        .iter()
+        .filter_map(|l| l.table().map(|t| (l.schema, l.name, has_indexes(ctx.db, l.schema, &t.name))));
+    system
+        .chain(user)
+        .map(|(schema, name, indexed)| {
+            vec![text(schema), text(name), text(ctx.user), NULL, b(indexed), b(false), b(false), b(false)]
+        })
+        .collect()
 }
 
 fn pg_views(ctx: &SystemContext) -> Vec<Vec<Datum>> {
-    let mut rows = Vec::new();
-    for l in user_relations(ctx.db) {
-        let UserRelation::View(v) = l.rel else {
-            continue;
-        };
-        rows.push(vec![
-            text(l.schema),
-            text(l.name),
-            text(ctx.user),
-            text(format!(" {};", v.query)),
-        ]);
-    }
-    rows
+    user_relations(ctx.db)
+        .iter()
+        .filter_map(|l| {
+            let v = l.view()?;
+            Some(vec![text(l.schema), text(l.name), text(ctx.user), text(format!(" {};", v.query))])
+        })
+        .collect()
 }
 
 fn pg_indexes(ctx: &SystemContext) -> Vec<Vec<Datum>> {
-    let mut rows = Vec::new();
-    for l in user_relations(ctx.db) {
-        let UserRelation::Index(i) = l.rel else {
-            continue;
-        };
-        rows.push(vec![
-            text(l.schema),
-            text(&i.table),
-            text(l.name),
-            NULL,
-            text(index_definition(l.schema, i)),
-        ]);
-    }
-    rows
+    user_relations(ctx.db)
+        .iter()
+        .filter_map(|l| {
+            let i = l.index()?;
+            Some(vec![text(l.schema), text(&i.table), text(l.name), NULL, text(index_definition(l.schema, i))])
+        })
+        .collect()
 }
 
 // ---------------------------------------------------------------- information_schema
@@ -1319,16 +1303,9 @@ fn sql_standard_type(t: DataType) -> String {
 }
 
 fn udt_name(t: DataType) -> String {
-    let base = base_types();
-    let name_of = |t: DataType| {
-        base.iter()
-            .find(|(b, _)| b.oid() == t.oid())
-            .map(|(_, n)| n.to_string())
-            .unwrap_or_default()
-    };
     match t {
-        DataType::Array(e) => format!("_{}", name_of(e.data_type())),
-        t => name_of(t),
+        DataType::Array(e) => format!("_{}", base_type_name(e.data_type())),
+        t => base_type_name(t).to_string(),
     }
 }
 
@@ -1479,25 +1456,15 @@ fn information_schema_columns(ctx: &SystemContext) -> Vec<Vec<Datum>> {
 }
 
 fn information_schema_views(ctx: &SystemContext) -> Vec<Vec<Datum>> {
-    let mut rows = Vec::new();
-    for l in user_relations(ctx.db) {
-        let UserRelation::View(v) = l.rel else {
-            continue;
-        };
-        rows.push(vec![
-            text(&ctx.db.name),
-            text(l.schema),
-            text(l.name),
-            text(format!(" {};", v.query)),
-            text("NONE"),
-            yes_no(false),
-            yes_no(false),
-            yes_no(false),
-            yes_no(false),
-            yes_no(false),
-        ]);
-    }
-    rows
+    user_relations(ctx.db)
+        .iter()
+        .filter_map(|l| {
+            let v = l.view()?;
+            let mut row = vec![text(&ctx.db.name), text(l.schema), text(l.name), text(format!(" {};", v.query)), text("NONE")];
+            row.extend((0..5).map(|_| yes_no(false)));
+            Some(row)
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -65,16 +65,11 @@ pub fn push_text_value(
             }
         }
         (ColumnData::Bytes(v), DataType::Text | DataType::Varchar(None)) => {
-            if std::str::from_utf8(raw).is_err() {
-                return Err(DbError::new(
-                    sqlstate::CHARACTER_NOT_IN_REPERTOIRE,
-                    "invalid byte sequence for encoding \"UTF8\"",
-                ));
-            }
-            if raw.contains(&0) {
-                None // the full input function words the NUL error
-            } else {
+            // Bad UTF-8 and NULs go to the general path, which words their errors.
+            if std::str::from_utf8(raw).is_ok() && !raw.contains(&0) {
                 Some(v.push(raw))
+            } else {
+                None
             }
         }
         _ => None,

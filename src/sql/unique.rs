@@ -113,7 +113,7 @@ impl AddedKeys {
 }
 
 /// The encoded key of row `r` over `columns`, or None when a key column is NULL.
-pub fn encoded_key(batch: &Batch, columns: &[usize], r: usize) -> Option<Box<[u8]>> {
+fn encoded_key(batch: &Batch, columns: &[usize], r: usize) -> Option<Box<[u8]>> {
     let mut key = Vec::new();
     for &c in columns {
         let col = &batch.columns[c];
@@ -125,6 +125,15 @@ pub fn encoded_key(batch: &Batch, columns: &[usize], r: usize) -> Option<Box<[u8
     Some(key.into_boxed_slice())
 }
 
+/// The non-NULL keys over `columns` of the rows of `batches`.
+pub fn key_set(batches: &[Batch], columns: &[usize]) -> HashSet<Box<[u8]>> {
+    let mut keys = HashSet::new();
+    for b in batches {
+        keys.extend((0..b.len).filter_map(|r| encoded_key(b, columns, r)));
+    }
+    keys
+}
+
 /// Fills an unbuilt set with the key values of `existing` (the table's rows, key columns only).
 pub fn build(set: &SharedKeySet, existing: &[Batch]) {
     let mut s = set.lock().unwrap_or_else(|e| e.into_inner());
@@ -132,13 +141,7 @@ pub fn build(set: &SharedKeySet, existing: &[Batch]) {
         return;
     }
     let all: Vec<usize> = existing.first().map(|b| (0..b.columns.len()).collect()).unwrap_or_default();
-    for b in existing {
-        for r in 0..b.len {
-            if let Some(k) = encoded_key(b, &all, r) {
-                s.keys.insert(k);
-            }
-        }
-    }
+    s.keys.extend(key_set(existing, &all));
     s.built = true;
 }
 

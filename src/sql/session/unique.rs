@@ -58,15 +58,7 @@ impl Session {
             if private {
                 // The block rewrote the table: its rows are all in `pending`.
                 let rows = self.pending.borrow().get(&table.oid).cloned().unwrap_or_default();
-                let mut existing = hashbrown::HashSet::new();
-                for b in &rows {
-                    for r in 0..b.len {
-                        if let Some(k) = unique::encoded_key(b, &key.columns, r) {
-                            existing.insert(k);
-                        }
-                    }
-                }
-                batches = unique::drop_conflicts(&existing, key, batches);
+                batches = unique::drop_conflicts(&unique::key_set(&rows, &key.columns), key, batches);
                 continue;
             }
             let set = self.server.unique_keys.set(table.oid, &key.name);
