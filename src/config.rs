@@ -17,6 +17,18 @@ pub struct Config {
     pub flush_age_s: usize,
     /// Block cache bound per shard, MiB.
     pub cache_mb: usize,
+    /// The InfluxDB-compatible HTTP API's address; `None` = off.
+    pub http: Option<String>,
+    /// Largest HTTP request body in bytes (before and after gzip).
+    pub http_max_body: usize,
+    /// The token HTTP writes must present; `None` = no authentication.
+    pub http_token: Option<String>,
+    /// ILP over TCP's address; `None` = off.
+    pub ilp: Option<String>,
+    /// The schema ILP/TCP writes go to.
+    pub ilp_schema: String,
+    /// The database HTTP and ILP writes go to (their db/bucket names a schema in it).
+    pub ingest_database: String,
 }
 
 pub const USAGE: &str = "usage: brewricd [--listen HOST:PORT] [--data-dir DIR] [--shards N]\n\
@@ -27,7 +39,15 @@ pub const USAGE: &str = "usage: brewricd [--listen HOST:PORT] [--data-dir DIR] [
                       (env BREWRIC_QUERY_MEMORY_MB, default 4096); beyond it the statement fails with 53200
   --flush-mb N        a shard's memtables above N MiB are flushed to segment files (env BREWRIC_FLUSH_MB, default 256)
   --flush-age-s N     rows older than N seconds in memory are flushed (env BREWRIC_FLUSH_AGE_S, default 300)
-  --cache-mb N        block cache per shard, MiB (env BREWRIC_CACHE_MB, default 256)";
+  --cache-mb N        block cache per shard, MiB (env BREWRIC_CACHE_MB, default 256)
+  --http HOST:PORT    InfluxDB-compatible HTTP write API, or `off` (env BREWRIC_HTTP, default 127.0.0.1:8086)
+  --http-max-body N   largest HTTP body in bytes, before and after gzip; 25MB style suffixes KB/MB/GB
+                      (env BREWRIC_HTTP_MAX_BODY, default 25MB)
+  --http-token T      HTTP requests must present T (Authorization: Token T / Bearer T / Basic
+                      with password T, or ?p=T); else 401 (env BREWRIC_HTTP_TOKEN, default: none)
+  --ilp HOST:PORT     line protocol over TCP (QuestDB's ILP), or `off` (env BREWRIC_ILP, default 127.0.0.1:9009)
+  --ilp-schema S      the schema ILP/TCP writes into (env BREWRIC_ILP_SCHEMA, default public)
+  --ingest-database D the database HTTP and ILP writes go to (env BREWRIC_INGEST_DATABASE, default brewric)";
 
 impl Config {
     /// Flags win over environment variables, which win over defaults.
@@ -60,6 +80,15 @@ impl Config {
                 .map(|s| parse_count("--cache-mb", &s))
                 .transpose()?
                 .unwrap_or(256),
+            http: off_or(env("BREWRIC_HTTP").unwrap_or_else(|| "127.0.0.1:8086".into())),
+            http_max_body: env("BREWRIC_HTTP_MAX_BODY")
+                .map(|s| parse_bytes("--http-max-body", &s))
+                .transpose()?
+                .unwrap_or(25_000_000),
+            http_token: env("BREWRIC_HTTP_TOKEN").filter(|t| !t.is_empty()),
+            ilp: off_or(env("BREWRIC_ILP").unwrap_or_else(|| "127.0.0.1:9009".into())),
+            ilp_schema: env("BREWRIC_ILP_SCHEMA").unwrap_or_else(|| "public".into()),
+            ingest_database: env("BREWRIC_INGEST_DATABASE").unwrap_or_else(|| "brewric".into()),
         };
         let mut it = args.iter();
         while let Some(a) = it.next() {
@@ -81,6 +110,12 @@ impl Config {
                 "--flush-mb" => cfg.flush_mb = parse_count(flag, &value()?)?,
                 "--flush-age-s" => cfg.flush_age_s = parse_count(flag, &value()?)?,
                 "--cache-mb" => cfg.cache_mb = parse_count(flag, &value()?)?,
+                "--http" => cfg.http = off_or(value()?),
+                "--http-max-body" => cfg.http_max_body = parse_bytes(flag, &value()?)?,
+                "--http-token" => cfg.http_token = Some(value()?).filter(|t| !t.is_empty()),
+                "--ilp" => cfg.ilp = off_or(value()?),
+                "--ilp-schema" => cfg.ilp_schema = value()?,
+                "--ingest-database" => cfg.ingest_database = value()?,
                 "-h" | "--help" => return Err(USAGE.to_string()),
                 other => return Err(format!("unknown argument {other}\n{USAGE}")),
             }
@@ -102,6 +137,31 @@ fn parse_count(flag: &str, s: &str) -> Result<usize, String> {
     match s.parse::<usize>() {
         Ok(n) if (1..=1 << 24).contains(&n) => Ok(n),
         _ => Err(format!("{flag} must be a number (1 or more), got {s:?}")),
+    }
+}
+
+/// An address, or `None` for `off`.
+fn off_or(address: String) -> Option<String> {
+    (!address.eq_ignore_ascii_case("off")).then_some(address)
+}
+
+/// `25000000`, `25MB`, `64KB`, `1GB` (decimal units, as InfluxDB's 25,000,000 default).
+fn parse_bytes(flag: &str, s: &str) -> Result<usize, String> {
+    let t = s.trim().to_ascii_uppercase();
+    let (digits, unit) = match t.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => t.split_at(i),
+        None => (t.as_str(), ""),
+    };
+    let scale: usize = match unit.trim() {
+        "" | "B" => 1,
+        "KB" => 1_000,
+        "MB" => 1_000_000,
+        "GB" => 1_000_000_000,
+        _ => return Err(format!("{flag} must be a size like 25MB, got {s:?}")),
+    };
+    match digits.parse::<usize>().ok().and_then(|n| n.checked_mul(scale)) {
+        Some(n) if n > 0 => Ok(n),
+        _ => Err(format!("{flag} must be a size like 25MB, got {s:?}")),
     }
 }
 
@@ -128,5 +188,10 @@ mod tests {
         assert_eq!(cfg.shards, 2);
         assert!(Config::from_args(&["--shards=0".into()], |_| None).is_err());
         assert!(Config::from_args(&["--bogus".into()], |_| None).is_err());
+        let cfg = Config::from_args(&["--http=off".into(), "--http-max-body".into(), "1MB".into()], |_| None).unwrap();
+        assert_eq!(cfg.http, None);
+        assert_eq!(cfg.http_max_body, 1_000_000);
+        assert_eq!(cfg.ilp.as_deref(), Some("127.0.0.1:9009"));
+        assert!(Config::from_args(&["--http-max-body=lots".into()], |_| None).is_err());
     }
 }

@@ -4,6 +4,7 @@
 //! (`runtime`), whose session (`wire`) parses and binds SQL (`sql`), builds
 //! vectorized operators (`exec`) that send scan fragments to every shard
 //! holding table data (`storage`), and merges their partial results.
+//! Line protocol also arrives over HTTP (`http`) and ILP/TCP (`wire::ilp`).
 //! See ARCHITECTURE.md for the map.
 
 pub mod catalog;
@@ -11,6 +12,7 @@ pub mod config;
 pub mod error;
 pub mod exec;
 pub mod failpoint;
+pub mod http;
 pub mod ingest;
 pub mod runtime;
 pub mod server;

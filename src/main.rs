@@ -77,6 +77,7 @@ fn run(cfg: Config) -> Result<(), String> {
     }));
 
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    start_ingest_listeners(&cfg, &server)?;
     println!("brewricd listening on {addr}");
     eprintln!(
         "brewricd: {} shards, data in {}",
@@ -99,6 +100,83 @@ fn run(cfg: Config) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Binds the HTTP write API and ILP/TCP (unless off) and accepts their
+/// connections on threads of their own, handing each to a shard in turn.
+/// Their addresses are printed before the PostgreSQL one (tests read them).
+fn start_ingest_listeners(cfg: &Config, server: &Arc<Server>) -> Result<(), String> {
+    if let Some(address) = &cfg.http {
+        let listener = std::net::TcpListener::bind(address)
+            .map_err(|e| format!("cannot listen for HTTP on {address}: {e}"))?;
+        println!("brewricd http on {}", listener.local_addr().map_err(|e| e.to_string())?);
+        let state = Arc::new(brewric::http::HttpState::new(
+            server.clone(),
+            brewric::http::HttpConfig {
+                max_body: cfg.http_max_body,
+                token: cfg.http_token.clone(),
+                database: cfg.ingest_database.clone(),
+                max_in_flight: 16 * cfg.shards,
+            },
+        ));
+        accept_on_shards("http", listener, server.shards.clone(), move |stream, shard| {
+            tokio::task::spawn_local(brewric::http::serve(stream, state.clone(), shard));
+        })?;
+    }
+    if let Some(address) = &cfg.ilp {
+        let listener = std::net::TcpListener::bind(address)
+            .map_err(|e| format!("cannot listen for ILP on {address}: {e}"))?;
+        println!("brewricd ilp on {}", listener.local_addr().map_err(|e| e.to_string())?);
+        let config = Arc::new(brewric::wire::ilp::IlpConfig {
+            database: cfg.ingest_database.clone(),
+            schema: cfg.ilp_schema.clone(),
+        });
+        let server = server.clone();
+        accept_on_shards("ilp", listener, server.shards.clone(), move |stream, shard| {
+            tokio::task::spawn_local(brewric::wire::ilp::serve(stream, server.clone(), config.clone(), shard));
+        })?;
+    }
+    Ok(())
+}
+
+/// Accepts on `listener` in a thread; each socket runs `start` on the next shard.
+fn accept_on_shards(
+    what: &'static str,
+    listener: std::net::TcpListener,
+    shards: Vec<brewric::runtime::ShardHandle>,
+    start: impl Fn(tokio::net::TcpStream, usize) + Send + Sync + 'static,
+) -> Result<(), String> {
+    let start = Arc::new(start);
+    std::thread::Builder::new()
+        .name(format!("{what}-accept"))
+        .spawn(move || {
+            let mut next = 0usize;
+            for stream in listener.incoming() {
+                let stream = match stream {
+                    Ok(s) => s,
+                    Err(e) => {
+                        eprintln!("brewricd: {what} accept failed: {e}");
+                        continue;
+                    }
+                };
+                let _ = stream.set_nonblocking(true);
+                let _ = stream.set_nodelay(true);
+                let shard = &shards[next % shards.len()];
+                next += 1;
+                let start = start.clone();
+                let sent = shard.send_job_blocking(Box::new(move |ctx| {
+                    match tokio::net::TcpStream::from_std(stream) {
+                        Ok(s) => start(s, ctx.id),
+                        Err(e) => eprintln!("brewricd: {what}: cannot adopt socket: {e}"),
+                    }
+                }));
+                if !sent {
+                    eprintln!("brewricd: shard {} is gone", shard.id);
+                }
+            }
+        })
+        .map(|_| ())
+        .map_err(|e| format!("cannot start the {what} acceptor: {e}"))
 }
 
 /// Loads the recovered rows into the shards (a directory's rows go to shard

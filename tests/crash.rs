@@ -203,7 +203,7 @@ fn a_second_server_on_the_same_data_directory_refuses_to_start() {
     let server = common::start();
     let Some(dir) = server.data_dir() else { return };
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_brewricd"))
-        .args(["--listen", "127.0.0.1:0", "--shards", "1", "--data-dir"])
+        .args(["--listen", "127.0.0.1:0", "--http", "off", "--ilp", "off", "--shards", "1", "--data-dir"])
         .arg(dir)
         .output()
         .expect("run a second brewricd");

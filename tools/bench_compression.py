@@ -487,7 +487,7 @@ def cold_scan(args, b, data_dir, files):
         dropped = True
     except OSError:
         pass
-    cmd = [args.brewricd, "--listen", "127.0.0.1:0", "--data-dir", data_dir]
+    cmd = [args.brewricd, "--listen", "127.0.0.1:0", "--http", "off", "--ilp", "off", "--data-dir", data_dir]
     if args.shards:
         cmd += ["--shards", str(args.shards)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=b.log, text=True)

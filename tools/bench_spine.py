@@ -179,7 +179,7 @@ class Brewric:
     def __init__(self, binary, shards, keep):
         self.dir = tempfile.mkdtemp(prefix="brewric-bench-")
         self.keep = keep
-        cmd = [binary, "--listen", "127.0.0.1:0", "--data-dir", os.path.join(self.dir, "data")]
+        cmd = [binary, "--listen", "127.0.0.1:0", "--http", "off", "--ilp", "off", "--data-dir", os.path.join(self.dir, "data")]
         if shards:
             cmd += ["--shards", str(shards)]
         self.log = open(os.path.join(self.dir, "brewricd.log"), "w")

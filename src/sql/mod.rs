@@ -6,6 +6,7 @@
 
 pub mod bind;
 pub mod fast_insert;
+pub mod ingest_copy;
 pub mod optimize;
 pub mod plan;
 pub mod session;

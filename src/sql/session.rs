@@ -33,6 +33,7 @@ mod comment;
 mod dml;
 mod function;
 mod explain;
+pub mod line_protocol;
 mod unique;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,6 +82,20 @@ const COPY_FLUSH_ROWS: usize = 65_536;
 
 /// A COPY FROM STDIN in progress.
 pub struct CopyIn {
+    source: CopySource,
+    /// Binary (1) or text/CSV (0), and the number of columns, for CopyInResponse.
+    pub binary: bool,
+    pub columns: usize,
+}
+
+/// What a COPY FROM fills: one table, or a schema's measurement tables.
+enum CopySource {
+    Table(TableCopy),
+    LineProtocol(line_protocol::LineProtocolCopy),
+}
+
+/// A COPY into one table.
+struct TableCopy {
     reader: CopyReader,
     table: Arc<TableDef>,
     write: Option<ShardWrite>,
@@ -88,9 +103,6 @@ pub struct CopyIn {
     buffered_rows: usize,
     /// Unique keys of the rows taken so far (taken out again if the COPY fails).
     unique_keys: crate::sql::unique::AddedKeys,
-    /// Binary (1) or text/CSV (0), and the number of columns, for CopyInResponse.
-    pub binary: bool,
-    pub columns: usize,
 }
 
 pub struct Session {
@@ -696,12 +708,14 @@ impl Session {
                 };
                 let reader = CopyReader::new(&table, &cols, opts, self.eval_context().format)?;
                 let copy = Box::new(CopyIn {
-                    reader,
-                    table,
-                    write: None,
-                    buffered: Vec::new(),
-                    buffered_rows: 0,
-                    unique_keys: Default::default(),
+                    source: CopySource::Table(TableCopy {
+                        reader,
+                        table,
+                        write: None,
+                        buffered: Vec::new(),
+                        buffered_rows: 0,
+                        unique_keys: Default::default(),
+                    }),
                     binary,
                     columns: count,
                 });
@@ -2135,18 +2149,54 @@ impl Session {
         }
     }
 
+    /// Checks an ingest COPY's options without running it: at Parse, so a
+    /// driver learns of a bad option before it starts sending data.
+    pub fn check_ingest_copy(copy: &crate::sql::ingest_copy::IngestCopy) -> DbResult<()> {
+        use crate::sql::ingest_copy::IngestFormat;
+        match copy.format {
+            IngestFormat::LineProtocol => line_protocol::line_protocol_copy_precision(copy).map(|_| ()),
+            IngestFormat::Mcap => Err(DbError::unsupported("COPY … FORMAT mcap is not supported yet")),
+        }
+    }
+
+    /// Starts a COPY in one of Brewric's ingest formats (`sql::ingest_copy`).
+    pub async fn begin_ingest_copy(&mut self, copy: &crate::sql::ingest_copy::IngestCopy) -> DbResult<StatementResult> {
+        use crate::sql::ingest_copy::IngestFormat;
+        let source = match copy.format {
+            IngestFormat::LineProtocol => CopySource::LineProtocol(self.begin_line_protocol_copy(copy)?),
+            IngestFormat::Mcap => return Err(DbError::unsupported("COPY … FORMAT mcap is not supported yet")),
+        };
+        let copy_in = Box::new(CopyIn {
+            source,
+            binary: false,
+            columns: 1,
+        });
+        match &copy.path {
+            None => Ok(StatementResult::CopyIn(copy_in)),
+            Some(path) => self.copy_from_file(path, copy_in).await,
+        }
+    }
+
     /// Feeds one CopyData chunk of a COPY FROM STDIN.
     pub async fn copy_data(&mut self, copy: &mut CopyIn, chunk: &[u8]) -> DbResult<()> {
+        let table = match &mut copy.source {
+            CopySource::Table(t) => t,
+            CopySource::LineProtocol(lp) => return self.line_protocol_copy_data(lp, chunk),
+        };
         let mut batches = Vec::new();
-        copy.reader.feed(chunk, &mut |b| {
+        table.reader.feed(chunk, &mut |b| {
             batches.push(b);
             Ok(())
         })?;
-        self.copy_absorb(copy, batches).await
+        self.copy_absorb(table, batches).await
     }
 
     /// Ends a COPY (CopyDone): the last rows, then the commit. Returns the row count.
     pub async fn copy_done(&mut self, copy: &mut CopyIn) -> DbResult<u64> {
+        let copy = match &mut copy.source {
+            CopySource::Table(t) => t,
+            CopySource::LineProtocol(lp) => return self.line_protocol_copy_done(lp).await,
+        };
         let mut batches = Vec::new();
         copy.reader.finish(&mut |b| {
             batches.push(b);
@@ -2164,16 +2214,18 @@ impl Session {
 
     /// Abandons a COPY (CopyFail or an error): nothing of it becomes visible.
     pub async fn copy_abort(&mut self, copy: &mut CopyIn) {
-        std::mem::take(&mut copy.unique_keys).undo();
-        if let Some(write) = copy.write.take() {
-            self.abort_write(write).await;
+        if let CopySource::Table(copy) = &mut copy.source {
+            std::mem::take(&mut copy.unique_keys).undo();
+            if let Some(write) = copy.write.take() {
+                self.abort_write(write).await;
+            }
         }
         if self.txn == TxnState::InBlock {
             self.txn = TxnState::Failed;
         }
     }
 
-    async fn copy_absorb(&mut self, copy: &mut CopyIn, batches: Vec<Batch>) -> DbResult<()> {
+    async fn copy_absorb(&mut self, copy: &mut TableCopy, batches: Vec<Batch>) -> DbResult<()> {
         let typmods = copy.table.columns.iter().any(|c| c.numeric_typmod.is_some());
         for b in batches {
             let b = if typmods {
@@ -2196,7 +2248,7 @@ impl Session {
 
     /// Hands buffered COPY rows on: prepared on the shards (committed at the end),
     /// or, inside a transaction block, kept with the transaction's rows.
-    async fn copy_flush(&mut self, copy: &mut CopyIn) -> DbResult<()> {
+    async fn copy_flush(&mut self, copy: &mut TableCopy) -> DbResult<()> {
         let batches = std::mem::take(&mut copy.buffered);
         copy.buffered_rows = 0;
         if batches.is_empty() {

@@ -81,8 +81,8 @@ pub struct BlockIndex {
     pub postings: Vec<Option<Postings>>,
 }
 
-/// A memtable column keeps the set of its distinct integer values up to this
-/// many (a series key such as TSBS's tags_id); past it, no set.
+/// A memtable's first integer column keeps the set of its distinct values up
+/// to this many (a series key such as TSBS's tags_id); past it, no set.
 const MAX_TRACKED_VALUES: usize = 4096;
 
 /// Per column: every non-NULL value the memtable holds, when an integer
@@ -155,10 +155,15 @@ pub struct Memtable {
 
 impl Memtable {
     pub fn new(types: Vec<DataType>) -> Memtable {
+        // Only the first integer column is a series-key candidate (as routing
+        // picks it: TSBS's tags_id); tracking every integer column would build
+        // postings for measurement values (line protocol's integer fields) too.
+        let first_int = types
+            .iter()
+            .position(|t| matches!(t, DataType::Int16 | DataType::Int32 | DataType::Int64));
         let distinct = Arc::new(
-            types
-                .iter()
-                .map(|t| matches!(t, DataType::Int16 | DataType::Int32 | DataType::Int64).then(Default::default))
+            (0..types.len())
+                .map(|i| (Some(i) == first_int).then(Default::default))
                 .collect(),
         );
         let open = types

@@ -3,9 +3,11 @@
 //! PostgreSQL's shape. Messages are framed and encoded by the `pgwire`
 //! crate's codecs; this module owns the protocol state machine.
 //! Must not: plan or execute SQL itself (it calls `sql::Session`).
+//! `ilp` is the other TCP protocol served: line protocol, QuestDB-style.
 
 pub mod copy_out;
 pub mod encode;
+pub mod ilp;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -43,8 +45,10 @@ pub const MAX_MESSAGE_BYTES: usize = 256 << 20;
 const FLUSH_BYTES: usize = 64 << 10;
 
 struct Prepared {
-    /// `None` for an empty query string.
+    /// `None` for an empty query string (or an ingest COPY).
     stmt: Option<Statement>,
+    /// A COPY in line_protocol or mcap format (`sql::ingest_copy`).
+    ingest_copy: Option<crate::sql::ingest_copy::IngestCopy>,
     /// The query text (a literal multi-row INSERT runs through the fast path).
     sql: String,
     param_types: Vec<DataType>,
@@ -442,6 +446,32 @@ async fn simple_query(conn: &mut Connection, session: &mut Session, sql: &str) {
         }
         return;
     }
+    if let Some(copy) = crate::sql::ingest_copy::parse(sql) {
+        let result = match copy {
+            Ok(c) => session.begin_ingest_copy(&c).await,
+            Err(e) => Err(e),
+        };
+        let result = match result {
+            Ok(StatementResult::CopyIn(copy)) => copy_in(conn, session, copy).await.map(|tag| {
+                conn.send(B::CommandComplete(CommandComplete::new(tag)));
+            }),
+            Ok(r) => {
+                let fmt = session.eval_context().format;
+                stream_result(conn, r, &[], &fmt, true).await.map(|_| ())
+            }
+            Err(e) => Err(e),
+        };
+        if let Err(e) = result {
+            if e.code == sqlstate::CONNECTION_EXCEPTION {
+                return;
+            }
+            if session.txn == TxnState::InBlock {
+                session.txn = TxnState::Failed;
+            }
+            conn.send_error(&e);
+        }
+        return;
+    }
     let stmts = match crate::sql::parse(sql) {
         Ok(s) => s,
         Err(e) => {
@@ -512,6 +542,20 @@ fn parse_message(
     sql: &str,
     type_oids: &[u32],
 ) -> DbResult<(String, Prepared)> {
+    if let Some(copy) = crate::sql::ingest_copy::parse(sql) {
+        let copy = copy?;
+        Session::check_ingest_copy(&copy)?;
+        return Ok((
+            name,
+            Prepared {
+                stmt: None,
+                ingest_copy: Some(copy),
+                sql: sql.to_string(),
+                param_types: Vec::new(),
+                fields: None,
+            },
+        ));
+    }
     let mut stmts = crate::sql::parse(sql)?;
     if stmts.len() > 1 {
         return Err(DbError::syntax(
@@ -552,6 +596,7 @@ fn parse_message(
         name,
         Prepared {
             stmt,
+            ingest_copy: None,
             sql: sql.to_string(),
             param_types,
             fields,
@@ -692,6 +737,19 @@ async fn execute_portal(
     max_rows: i32,
 ) -> DbResult<()> {
     if let PortalState::NotStarted = portal.state {
+        if let Some(copy) = &portal.statement.ingest_copy {
+            portal.state = PortalState::Done { tag: None };
+            return match session.begin_ingest_copy(copy).await? {
+                StatementResult::CopyIn(copy) => {
+                    let tag = copy_in(conn, session, copy).await?;
+                    conn.send(B::CommandComplete(CommandComplete::new(tag)));
+                    Ok(())
+                }
+                other => stream_result(conn, other, &portal.result_formats, &session.eval_context().format, false)
+                    .await
+                    .map(|_| ()),
+            };
+        }
         let Some(stmt) = portal.statement.stmt.clone() else {
             conn.send(B::EmptyQueryResponse(EmptyQueryResponse::new()));
             portal.state = PortalState::Done { tag: None };

@@ -44,6 +44,9 @@ pub struct Server {
     stderr_path: Option<PathBuf>,
     /// The line brewricd printed on stdout when it became ready.
     pub listening_line: String,
+    /// Where brewricd serves the InfluxDB HTTP API and ILP/TCP (ephemeral ports; None when off or external).
+    pub http_addr: Option<String>,
+    pub ilp_addr: Option<String>,
 }
 
 /// Start a `brewricd` with 2 shards on 127.0.0.1:0 and a fresh temp data dir.
@@ -64,6 +67,8 @@ pub fn start_with_shards(shards: usize) -> Server {
             data_dir: None,
             stderr_path: None,
             listening_line: String::new(),
+            http_addr: None,
+            ilp_addr: None,
         };
     }
 
@@ -119,7 +124,11 @@ pub fn start_configured(
         .arg(shards.to_string())
         .arg("--data-dir")
         .arg(&data_dir)
+        .args(["--http", "127.0.0.1:0", "--ilp", "127.0.0.1:0"])
         .env_remove("BREWRIC_LISTEN")
+        .env_remove("BREWRIC_HTTP")
+        .env_remove("BREWRIC_ILP")
+        .env_remove("BREWRIC_HTTP_TOKEN")
         .env_remove("BREWRIC_DATA_DIR")
         .env_remove("BREWRIC_SHARDS")
         .env_remove("BREWRIC_FAILPOINT")
@@ -144,8 +153,9 @@ pub fn start_configured(
             match reader.read_line(&mut line) {
                 Ok(0) | Err(_) => break,
                 Ok(_) => {
-                    if !sent && line.starts_with(LISTENING_PREFIX) {
-                        sent = true;
+                    // The ingest listeners' lines come before the listening line.
+                    if !sent && line.starts_with("brewricd ") {
+                        sent = line.starts_with(LISTENING_PREFIX);
                         let _ = tx.send(line.trim_end().to_string());
                     }
                 }
@@ -163,12 +173,21 @@ pub fn start_configured(
         data_dir: Some(data_dir),
         stderr_path: Some(stderr_path),
         listening_line: String::new(),
+        http_addr: None,
+        ilp_addr: None,
     };
 
     let deadline = Instant::now() + STARTUP_TIMEOUT;
     let line = loop {
         match rx.recv_timeout(Duration::from_millis(100)) {
-            Ok(line) => break line,
+            Ok(line) if line.starts_with(LISTENING_PREFIX) => break line,
+            Ok(line) => {
+                if let Some(a) = line.strip_prefix("brewricd http on ") {
+                    server.http_addr = Some(a.to_string());
+                } else if let Some(a) = line.strip_prefix("brewricd ilp on ") {
+                    server.ilp_addr = Some(a.to_string());
+                }
+            }
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 if let Some(status) = server.exited() {
                     panic!(
