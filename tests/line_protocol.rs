@@ -255,6 +255,14 @@ async fn copy_precision_schema_creation_and_new_columns() {
         joined(&rows(&client, "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = 'fleet' AND table_name = 'battery' ORDER BY ordinal_position").await),
         "time|timestamp with time zone,robot|text,pct|double precision,site|text,charging|boolean"
     );
+    // Integer and unsigned values share a bigint column once it exists.
+    copy_lp(&client, "fleet", "", b"odo,robot=r1 km=5u 1\n").await.unwrap();
+    copy_lp(&client, "fleet", "", b"odo,robot=r1 km=6i 2\n").await.unwrap();
+    copy_lp(&client, "fleet", "", b"odo,robot=r1 km=7u 3\n").await.unwrap();
+    // Within one write, as in InfluxDB, the first kind seen fixes the field's.
+    let e = copy_lp(&client, "fleet", "", b"odo,robot=r1 km=8i 4\nodo,robot=r1 km=9u 5\n").await.unwrap_err();
+    assert!(e.contains("field type conflict"), "{e}");
+    assert_eq!(joined(&rows(&client, "SELECT sum(km) FROM fleet.odo").await), "18");
     // A field whose type conflicts with the column fails the COPY, which adds nothing.
     let e = copy_lp(&client, "fleet", "", b"battery,robot=r4 pct=1i,extra=1i\n").await.unwrap_err();
     assert!(e.contains("field type conflict"), "{e}");
@@ -343,6 +351,12 @@ async fn http_write_api_as_agents_use_it() {
         joined(&rows(&client, "SELECT host, usage_user, usage_idle, time FROM telegraf.cpu ORDER BY host").await),
         "a|58|0.5|2016-01-01 00:00:00+00,b|2|0.25|2016-01-01 00:00:00+00"
     );
+    // TSBS's influx loader: its CREATE DATABASE, then gzip writes with consistency=all.
+    let (status, body) = http(&addr, "POST", "/query", &[("Content-Type", "application/x-www-form-urlencoded")], b"q=CREATE+DATABASE+benchmark+WITH+REPLICATION+1");
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = http(&addr, "POST", "/write?consistency=all&db=benchmark", &[("Content-Type", "text/plain"), ("Content-Encoding", "gzip")], &gz);
+    assert_eq!(status, 204, "{body}");
+    assert_eq!(joined(&rows(&client, "SELECT count(*) FROM benchmark.cpu").await), "2");
     // v2: bucket and org; precision; a bucket that does not exist yet is created.
     let (status, body) = http(&addr, "POST", "/api/v2/write?org=acme&bucket=metrics&precision=s", &[("Authorization", "Token anything")], b"mem,host=a used=1i 1700000000");
     assert_eq!(status, 204, "{body}");

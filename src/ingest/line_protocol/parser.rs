@@ -1442,7 +1442,9 @@ impl<'a> Parser<'a, '_> {
                         }
                         match self.known_column(state, &name, &key) {
                             Some(KnownColumn::Tag) => return Err(field_is_tag(f.at, &key, &name)),
-                            Some(KnownColumn::Field(was)) if was != kind => {
+                            // An existing column's SQL type cannot tell integer from unsigned
+                            // (both bigint): either is taken into it.
+                            Some(KnownColumn::Field(was)) if was != kind && !(is_integer(was) && is_integer(kind)) => {
                                 return Err(self.type_conflict(f, &name, kind.name(), was.name()));
                             }
                             Some(KnownColumn::Text) if kind != FieldKind::String => {
@@ -1563,4 +1565,9 @@ fn field_is_tag(at: usize, key: &str, measurement: &str) -> Fail {
         at,
         format!("tag/field conflict: input field \"{key}\" on measurement \"{measurement}\" already exists as a tag"),
     )
+}
+
+/// Integer or unsigned: the kinds a bigint column holds.
+fn is_integer(kind: FieldKind) -> bool {
+    matches!(kind, FieldKind::Integer | FieldKind::Unsigned)
 }
