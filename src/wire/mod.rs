@@ -451,16 +451,7 @@ async fn simple_query(conn: &mut Connection, session: &mut Session, sql: &str) {
             Ok(c) => session.begin_ingest_copy(&c).await,
             Err(e) => Err(e),
         };
-        let result = match result {
-            Ok(StatementResult::CopyIn(copy)) => copy_in(conn, session, copy).await.map(|tag| {
-                conn.send(B::CommandComplete(CommandComplete::new(tag)));
-            }),
-            Ok(r) => {
-                let fmt = session.eval_context().format;
-                stream_result(conn, r, &[], &fmt, true).await.map(|_| ())
-            }
-            Err(e) => Err(e),
-        };
+        let result = send_statement_result(conn, session, result).await;
         if let Err(e) = result {
             if e.code == sqlstate::CONNECTION_EXCEPTION {
                 return;
@@ -504,22 +495,11 @@ async fn simple_query(conn: &mut Connection, session: &mut Session, sql: &str) {
     for stmt in &stmts {
         let executed = session.execute(stmt, vec![], &[]).await;
         conn.send_notices(session);
-        let result = match executed {
-            Ok(StatementResult::CopyIn(copy)) => match copy_in(conn, session, copy).await {
-                Ok(tag) => {
-                    conn.send(B::CommandComplete(CommandComplete::new(tag)));
-                    Ok(())
-                }
-                Err(e) if e.code == sqlstate::CONNECTION_EXCEPTION => return,
-                Err(e) => Err(e),
-            },
-            Ok(r) => {
-                let fmt = session.eval_context().format;
-                stream_result(conn, r, &[], &fmt, true).await.map(|_| ())
-            }
-            Err(e) => Err(e),
-        };
+        let result = send_statement_result(conn, session, executed).await;
         if let Err(e) = result {
+            if e.code == sqlstate::CONNECTION_EXCEPTION {
+                return;
+            }
             if implicit {
                 let _ = session.end_implicit(false).await;
             } else if session.txn == TxnState::InBlock {
@@ -532,6 +512,26 @@ async fn simple_query(conn: &mut Connection, session: &mut Session, sql: &str) {
     if implicit {
         if let Err(e) = session.end_implicit(true).await {
             conn.send_error(&e);
+        }
+    }
+}
+
+/// One simple-query statement's result to the client: its rows, or its
+/// COPY FROM STDIN run to the end. A lost connection comes back as 08000.
+async fn send_statement_result(
+    conn: &mut Connection,
+    session: &mut Session,
+    executed: DbResult<StatementResult>,
+) -> DbResult<()> {
+    match executed? {
+        StatementResult::CopyIn(copy) => {
+            let tag = copy_in(conn, session, copy).await?;
+            conn.send(B::CommandComplete(CommandComplete::new(tag)));
+            Ok(())
+        }
+        r => {
+            let fmt = session.eval_context().format;
+            stream_result(conn, r, &[], &fmt, true).await.map(|_| ())
         }
     }
 }
