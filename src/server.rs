@@ -30,6 +30,8 @@ pub struct Server {
     pub rewrites: Arc<tokio::sync::RwLock<()>>,
     /// The key sets that enforce UNIQUE and PRIMARY KEY (`sql/unique.rs`).
     pub unique_keys: crate::sql::unique::UniqueKeySets,
+    /// The latest time per series of line-protocol tables (`sql/series_times.rs`).
+    pub series_times: crate::sql::series_times::SeriesTimes,
 }
 
 impl Server {
@@ -50,7 +52,16 @@ impl Server {
             checkpoints: Checkpoints::default(),
             rewrites: Arc::new(tokio::sync::RwLock::new(())),
             unique_keys: Default::default(),
+            series_times: Default::default(),
         }
+    }
+
+    /// Forgets what writes derive from a table's rows (unique key sets, series
+    /// times): its rows changed in ways those do not follow (rebuilt by a scan
+    /// at the next write).
+    pub fn forget_derived_write_state(&self, table: crate::catalog::TableId) {
+        self.unique_keys.forget_table(table);
+        self.series_times.forget_table(table);
     }
 
     /// Registers a session; returns its (pid, secret) for BackendKeyData.

@@ -95,14 +95,16 @@ async fn rows(client: &tokio_postgres::Client, sql: &str) -> Vec<String> {
     }
 }
 
-/// Valid input (the reference's cases 1–26): the body, a query over the
-/// measurement tables (`{s}` = the schema), and its rows.
+/// Valid input (the reference's cases 1–27): the body, a query over the
+/// measurement tables (`{s}` = the schema), and its rows. Lines of one write
+/// without a timestamp share the server's time, so they are one point (as in
+/// InfluxDB): cases about several values give each line its own time.
 const VALID: &[(&str, &str, &str)] = &[
     ("m f=1", "SELECT f, pg_typeof(f) FROM {s}.m", "1|double precision"),
-    ("m f=1i\nm f=-9223372036854775808i\nm f=9223372036854775807i", "SELECT f FROM {s}.m ORDER BY f", "-9223372036854775808,1,9223372036854775807"),
+    ("m f=1i 1\nm f=-9223372036854775808i 2\nm f=9223372036854775807i 3", "SELECT f FROM {s}.m ORDER BY f", "-9223372036854775808,1,9223372036854775807"),
     ("m f=5u", "SELECT f, pg_typeof(f) FROM {s}.m", "5|bigint"),
-    ("m f=1.e+78\nm f=1E5\nm f=.5\nm f=-0.0", "SELECT f FROM {s}.m ORDER BY f", "-0,0.5,100000,1e+78"),
-    ("m f=t\nm f=T\nm f=true\nm f=True\nm f=TRUE\nm f=f\nm f=F\nm f=false\nm f=False\nm f=FALSE", "SELECT f, count(*) FROM {s}.m GROUP BY f ORDER BY f", "f|5,t|5"),
+    ("m f=1.e+78 1\nm f=1E5 2\nm f=.5 3\nm f=-0.0 4", "SELECT f FROM {s}.m ORDER BY f", "-0,0.5,100000,1e+78"),
+    ("m f=t 1\nm f=T 2\nm f=true 3\nm f=True 4\nm f=TRUE 5\nm f=f 6\nm f=F 7\nm f=false 8\nm f=False 9\nm f=FALSE 10", "SELECT f, count(*) FROM {s}.m GROUP BY f ORDER BY f", "f|5,t|5"),
     ("m f=\"true\"", "SELECT f, pg_typeof(f) FROM {s}.m", "true|text"),
     ("m f=\"\"", "SELECT length(f) FROM {s}.m", "0"),
     ("m f=\"a,b c=d\"", "SELECT f FROM {s}.m", "a,b c=d"),
@@ -117,7 +119,7 @@ const VALID: &[(&str, &str, &str)] = &[
     ("m f=1 1465839830100400200", "SELECT epoch_ns(time), time FROM {s}.m", "1465839830100400200|2016-06-13 17:43:50.1004+00"),
     ("m f=1,g=2i,h=\"x\",i=t 1", "SELECT f, g, h, i, pg_typeof(g), pg_typeof(i) FROM {s}.m", "1|2|x|t|bigint|boolean"),
     ("# comment\n\n   \nm f=1\n", "SELECT count(*) FROM {s}.m", "1"),
-    ("   m f=1\n\tm f=2", "SELECT count(*) FROM {s}.m", "2"),
+    ("   m f=1 1\n\tm f=2 2", "SELECT count(*) FROM {s}.m", "2"),
     ("m  f=1\nm f=2  123", "SELECT f, epoch_ns(time) FROM {s}.m ORDER BY f", "1|NOW,2|123"),
     ("m f=1 123 ", "SELECT epoch_ns(time) FROM {s}.m", "123"),
     ("m f=1 1\nm f=2 2", "SELECT f FROM {s}.m ORDER BY f", "1,2"),
@@ -125,6 +127,8 @@ const VALID: &[(&str, &str, &str)] = &[
     ("m,t=a\\b f=1", "SELECT t FROM {s}.m", "a\\b"),
     ("m f=1 1\r\nm f=2 2\r\n", "SELECT f FROM {s}.m ORDER BY f", "1,2"),
     ("m,host=a f=1i 1\nm,rack=r g=2.5 2", "SELECT host, rack, f, g FROM {s}.m ORDER BY time", "a|NULL|1|NULL,NULL|r|NULL|2.5"),
+    // Case 27 inside one write (across writes: same_point_written_again_merges_its_fields).
+    ("m,t=1 f=1 1\nm,t=1 g=2 1\nm,t=1 f=3 1", "SELECT t, f, g, count(*) OVER () FROM {s}.m", "1|3|2|1"),
 ];
 
 /// Invalid input (cases 28–52 and Brewric's own rules): each bad line after a good one, and the message expected.
@@ -432,4 +436,61 @@ async fn ilp_keeps_lines_before_an_error_and_a_last_line_without_newline() {
     ilp(&addr, b"mem used=1i 1\nmem used=2i 2\nmem used=oops 3\nmem used=4i 4\n");
     assert_eq!(joined(&rows(&client, "SELECT used FROM mem ORDER BY used").await), "1,2");
     assert!(server.stderr_tail(4000).contains("line 3"), "the bad line is logged");
+}
+
+/// Case 27 across writes: a point (measurement, tag set, time) written again
+/// merges its fields into the stored one, the last write winning per field;
+/// other series at the same time, and new points out of order, are rows of
+/// their own; a retry that changes nothing changes nothing. The series times
+/// behind the in-order fast path are rebuilt from the rows after a restart.
+#[tokio::test]
+async fn same_point_written_again_merges_its_fields() {
+    let server = common::start();
+    let client = server.connect(common::DEFAULT_DB).await;
+    let writes: &[&str] = &[
+        "m,t=1 f=1 10\nm,t=2 f=9 10\nm f=5 10",
+        "m,t=1 g=2 10",
+        "m,t=1 f=3 10\nm,t=1 f=0 5",
+        "m,t=1 f=3 10",
+        "m,t=1 f=3,h=\"x\" 10\nm,t=2,u=a f=8 10",
+        "m,t=2 g=7 10\nm g=6 10\nm,t=1 f=4 20",
+    ];
+    let want = "NULL|NULL|5|6|NULL|10,1|NULL|0|NULL|NULL|5,1|NULL|3|2|x|10,1|NULL|4|NULL|NULL|20,2|NULL|9|7|NULL|10,2|a|8|NULL|NULL|10";
+    let query = |s: &str| format!("SELECT t, u, f, g, h, epoch_ns(time) FROM {s}.m ORDER BY t NULLS FIRST, u NULLS FIRST, time");
+    for entry in ENTRIES {
+        let schema = if entry == Entry::Ilp { "public".to_string() } else { format!("merge_{entry:?}").to_lowercase() };
+        if entry == Entry::Ilp {
+            let _ = client.batch_execute("DROP TABLE IF EXISTS public.m").await;
+        }
+        for body in writes {
+            if let Err(e) = ingest(&server, &client, entry, &schema, body.as_bytes()).await {
+                panic!("{entry:?} {body:?}: {e}");
+            }
+        }
+        assert_eq!(joined(&rows(&client, &query(&schema)).await), want, "{entry:?}");
+    }
+
+    // A table made by SQL takes tags into its text columns; they become its series key.
+    client
+        .batch_execute("CREATE TABLE merge_copy.sqlmade (time timestamptz, host text, v double precision)")
+        .await
+        .unwrap();
+    for body in ["sqlmade,host=a v=1 1\nsqlmade,host=b v=2 1", "sqlmade,host=a v=3 1"] {
+        copy_lp(&client, "merge_copy", "", body.as_bytes()).await.unwrap();
+    }
+    assert_eq!(
+        joined(&rows(&client, "SELECT host, v FROM merge_copy.sqlmade ORDER BY host").await),
+        "a|3,b|2"
+    );
+
+    // After a restart the in-order path still knows which points are stored.
+    drop(client);
+    let dir = server.kill9();
+    let server = common::start_in(dir, 2);
+    let client = server.connect(common::DEFAULT_DB).await;
+    copy_lp(&client, "merge_copy", "", b"m,t=1 g=1 20\nm,t=9 f=1 30").await.unwrap();
+    assert_eq!(
+        joined(&rows(&client, "SELECT t, f, g FROM merge_copy.m WHERE epoch_ns(time) >= 20 ORDER BY t").await),
+        "1|4|1,9|1|NULL"
+    );
 }

@@ -29,6 +29,10 @@ pub struct ColumnDef {
     pub default: Option<sqlparser::ast::Expr>,
     /// numeric(precision, scale): values are rounded to the scale and checked against the precision.
     pub numeric_typmod: Option<(u32, u32)>,
+    /// A line-protocol tag: with the time column, the table's tags identify a
+    /// point (InfluxDB's series key + time), and line-protocol writes of a
+    /// point already stored merge into it (`sql/series_times.rs`).
+    pub series_tag: bool,
 }
 
 #[derive(Debug)]

@@ -95,6 +95,7 @@ fn table_json(t: &TableDef) -> Value {
             "not_null": c.not_null,
             "default": c.default.as_ref().map(|d| d.to_string()),
             "numeric_typmod": c.numeric_typmod.map(|(p, s)| vec![p, s]),
+            "series_tag": c.series_tag,
         })).collect::<Vec<_>>(),
     })
 }
@@ -301,6 +302,7 @@ fn table_from(v: &Value, schema: &str) -> Result<TableDef, String> {
                 .get("numeric_typmod")
                 .and_then(|m| m.as_array())
                 .and_then(|m| Some((m.first()?.as_u64()? as u32, m.get(1)?.as_u64()? as u32))),
+            series_tag: c.get("series_tag").and_then(|t| t.as_bool()).unwrap_or(false),
         });
     }
     Ok(TableDef {
@@ -427,6 +429,7 @@ mod tests {
                     not_null: d.is_some(),
                     default: d.map(|d| parse_default(d).unwrap()),
                     numeric_typmod: None,
+                    series_tag: false,
                 };
                 s.tables.insert(
                     "t".into(),

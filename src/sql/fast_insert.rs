@@ -378,6 +378,7 @@ mod tests {
             not_null: false,
             default: None,
             numeric_typmod: None,
+            series_tag: false,
         };
         TableDef {
             oid: 1,

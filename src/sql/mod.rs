@@ -9,6 +9,7 @@ pub mod fast_insert;
 pub mod ingest_copy;
 pub mod optimize;
 pub mod plan;
+pub mod series_times;
 pub mod session;
 pub mod unique;
 

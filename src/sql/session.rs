@@ -34,6 +34,7 @@ mod dml;
 mod function;
 mod explain;
 pub mod line_protocol;
+mod point_merge;
 mod unique;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -602,7 +603,7 @@ impl Session {
                             .await??;
                     }
                     self.pending.borrow_mut().remove(&table.oid);
-                    self.server.unique_keys.forget_table(table.oid);
+                    self.server.forget_derived_write_state(table.oid);
                 }
                 Ok(StatementResult::Command("TRUNCATE TABLE".into()))
             }
@@ -1158,7 +1159,7 @@ impl Session {
                             Ok(views)
                         })?;
                     self.cascade_notices(&dropped_views);
-                    self.server.unique_keys.forget_table(table.oid);
+                    self.server.forget_derived_write_state(table.oid);
                     for shard in &self.server.shards {
                         let oid = table.oid;
                         shard
@@ -2356,6 +2357,7 @@ impl Session {
                 Effect::DropChunks { table, cutoff } => {
                     let d = crate::storage::retention::drop_chunks(&self.server, &table, cutoff)
                         .await?;
+                    // Series times stay upper bounds when rows go.
                     self.server.unique_keys.forget_table(table.oid);
                     Datum::Int64(d.segments as i64)
                 }
@@ -2753,6 +2755,7 @@ fn column_def(c: &ast::ColumnDef) -> DbResult<(ColumnDef, Vec<(Option<String>, b
         not_null: false,
         default: None,
         numeric_typmod,
+        series_tag: false,
     };
     let mut keys = Vec::new();
     for opt in &c.options {

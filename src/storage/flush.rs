@@ -351,6 +351,7 @@ mod tests {
                     not_null: false,
                     default: None,
                     numeric_typmod: None,
+                    series_tag: false,
                 })
                 .collect(),
             time_column,

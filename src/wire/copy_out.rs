@@ -147,6 +147,7 @@ mod tests {
             not_null: false,
             default: None,
             numeric_typmod: None,
+            series_tag: false,
         };
         let table = crate::catalog::TableDef {
             oid: 1,

@@ -240,7 +240,7 @@ impl Session {
             s.tables.insert(def.name.clone(), def.clone());
             Ok(def)
         })?;
-        self.server.unique_keys.forget_table(table.oid);
+        self.server.forget_derived_write_state(table.oid);
         Ok(out)
     }
 
@@ -323,7 +323,7 @@ impl Session {
             }
         };
         crate::failpoint::hit("alter-after-swap");
-        self.server.unique_keys.forget_table(table.oid);
+        self.server.forget_derived_write_state(table.oid);
         for shard in &self.server.shards {
             let old = table.oid;
             shard.run(move |ctx| ctx.storage.borrow_mut().drop_table(old)).await?;

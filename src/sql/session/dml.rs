@@ -244,7 +244,7 @@ impl Session {
 
     /// Takes `Server::rewrites` alone: for this statement (autocommit, the
     /// guard returned), or until the block ends (kept by the session).
-    async fn rewrite_lock(&mut self) -> Option<tokio::sync::OwnedRwLockWriteGuard<()>> {
+    pub(super) async fn rewrite_lock(&mut self) -> Option<tokio::sync::OwnedRwLockWriteGuard<()>> {
         let lock = self.server.rewrites.clone();
         if self.txn == TxnState::Idle {
             return Some(lock.write_owned().await);
@@ -257,7 +257,7 @@ impl Session {
 
     /// The table's new rows: swapped in now (autocommit), or, in a block,
     /// kept as the transaction's view of the table until COMMIT.
-    async fn rewrite_rows(&mut self, table: &TableDef, rows: Vec<Batch>) -> DbResult<()> {
+    pub(super) async fn rewrite_rows(&mut self, table: &TableDef, rows: Vec<Batch>) -> DbResult<()> {
         if self.txn == TxnState::Idle {
             return self.replace_rows(table, rows).await;
         }
@@ -337,13 +337,27 @@ impl Session {
     /// Replaces `table`'s rows with `rows`, on every shard, atomically.
     pub(super) async fn replace_rows(&self, table: &TableDef, rows: Vec<Batch>) -> DbResult<()> {
         // The key sets are rebuilt from the new rows at the next write.
-        self.server.unique_keys.forget_table(table.oid);
+        self.server.forget_derived_write_state(table.oid);
         let mut write = self.begin_write();
-        let (txn, synchronous, oid) = (write.txn, write.synchronous, table.oid);
+        let mut result = self.prepare_truncate(&mut write, table.oid).await;
+        if result.is_ok() {
+            result = self
+                .prepare_rows(&mut write, table.oid, &table.column_types(), rows)
+                .await;
+        }
+        self.settle_write(write, result).await
+    }
+
+    /// Logs the table's Truncate on every shard as part of `write` (the
+    /// table's rows are replaced by the rows the write prepares after it).
+    pub(super) async fn prepare_truncate(&self, write: &mut ShardWrite, table: TableId) -> DbResult<()> {
+        let (txn, synchronous) = (write.txn, write.synchronous);
         let mut truncates = Vec::new();
         for (i, shard) in self.server.shards.iter().enumerate() {
-            write.participants.push(i);
-            truncates.push(shard.run_local(move |ctx| log_truncate(ctx, txn, oid, synchronous)));
+            if !write.participants.contains(&i) {
+                write.participants.push(i);
+            }
+            truncates.push(shard.run_local(move |ctx| log_truncate(ctx, txn, table, synchronous)));
         }
         let mut result = Ok(());
         for t in truncates {
@@ -351,12 +365,7 @@ impl Session {
                 result = Err(e);
             }
         }
-        if result.is_ok() {
-            result = self
-                .prepare_rows(&mut write, oid, &table.column_types(), rows)
-                .await;
-        }
-        self.settle_write(write, result).await
+        result
     }
 }
 

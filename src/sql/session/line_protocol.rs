@@ -168,34 +168,40 @@ impl Session {
             tables.push(self.ensure_measurement_table(schema, b).await?);
         }
         let mut rows = 0u64;
-        let mut converted = Vec::with_capacity(batches.len());
+        let mut points = Vec::with_capacity(batches.len());
         for (b, table) in batches.into_iter().zip(&tables) {
             let all = measurement_rows(table, b)?;
             check_constraints(table, std::slice::from_ref(&all))?;
             rows += all.len as u64;
-            if all.len <= WRITE_PIECE_ROWS {
-                converted.push((table.clone(), all));
-                continue;
-            }
+            points.push((table.clone(), all));
+        }
+        if self.txn != TxnState::Idle {
+            // A block's rows stay private until COMMIT, where another writer's
+            // lookup could not see them: blocks always merge alone.
+            self.store_points_merging(points).await?;
+            return Ok(rows);
+        }
+        // Held before the series times rise, so that a merging writer (which
+        // takes the lock alone) sees every row whose time rose before it looked.
+        let shared = self.server.rewrites.clone().read_owned().await;
+        if !self.advance_series_times(&points).await? {
+            drop(shared);
+            self.store_points_merging(points).await?;
+            return Ok(rows);
+        }
+        let mut converted = Vec::with_capacity(points.len());
+        for (table, all) in points {
             // WAL records and routing take bounded pieces.
             let mut offset = 0;
             while offset < all.len {
                 let n = (all.len - offset).min(WRITE_PIECE_ROWS);
-                converted.push((table.clone(), all.slice(offset, n)));
+                converted.push((table.clone(), if n == all.len { all.clone() } else { all.slice(offset, n) }));
                 offset += n;
             }
         }
-        if self.txn != TxnState::Idle {
-            for (table, batch) in converted {
-                let keys = self.add_unique_keys(&table, std::slice::from_ref(&batch)).await?;
-                self.settle_unique_keys(keys, &Ok(()));
-                self.pending.borrow_mut().entry(table.oid).or_default().push(batch);
-            }
-            return Ok(rows);
-        }
         let mut added = crate::sql::unique::AddedKeys::default();
         let mut write = self.begin_write();
-        write.rewrites = Some(self.server.rewrites.clone().read_owned().await);
+        write.rewrites = Some(shared);
         let mut prepared: DbResult<()> = Ok(());
         for (table, batch) in converted {
             let keys = match self.add_unique_keys(&table, std::slice::from_ref(&batch)).await {
@@ -274,6 +280,9 @@ impl Session {
                 let oid = self.server.catalog.allocate_oid();
                 let mut columns = vec![plain_column("time", DataType::TimestampTz)];
                 columns.extend(wanted.iter().map(|(n, t)| plain_column(n, *t)));
+                for c in columns.iter_mut().skip(1).take(batch.tags.len()) {
+                    c.series_tag = true;
+                }
                 let def = TableDef {
                     oid,
                     name: batch.name.clone(),
@@ -319,7 +328,7 @@ impl Session {
             .filter(|(n, _)| table.column_index(n).is_none())
             .collect();
         if missing.is_empty() {
-            return Ok(table);
+            return self.mark_series_tags(schema, table, batch).await;
         }
         if self.txn != TxnState::Idle {
             return Err(DbError::new(
@@ -345,13 +354,90 @@ impl Session {
             Box::pin(self.execute(&stmt, vec![], &[])).await?;
         }
         self.notices.clear();
-        self.server
+        let widened = self
+            .server
             .catalog
             .snapshot()
             .database(&self.database)?
             .table(schema, &batch.name)
             .cloned()
-            .ok_or_else(|| DbError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{}\" does not exist", batch.name)))
+            .ok_or_else(|| DbError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{}\" does not exist", batch.name)))?;
+        self.mark_series_tags(schema, widened, batch).await
+    }
+
+    /// Marks the columns `batch` writes tags into as the table's series tags
+    /// (a column added by ALTER, or one a table made by SQL has), so that they
+    /// identify its points from now on.
+    async fn mark_series_tags(&mut self, schema: &str, table: Arc<TableDef>, batch: &MeasurementBatch) -> DbResult<Arc<TableDef>> {
+        let unmarked = |t: &TableDef| {
+            batch
+                .tags
+                .iter()
+                .any(|tag| t.column_index(&tag.key).is_some_and(|c| !t.columns[c].series_tag))
+        };
+        if !unmarked(&table) {
+            return Ok(table);
+        }
+        // Series keys change shape: no point may be checked against the old
+        // ones meanwhile, so writers wait (rare: a tag's first use on a column).
+        let _alone = self.rewrite_lock().await;
+        let marked = self.server.catalog.update_database(&self.database, |db| {
+            let s = db
+                .schemas
+                .get_mut(schema)
+                .ok_or_else(|| DbError::new(sqlstate::INVALID_SCHEMA_NAME, format!("schema \"{schema}\" does not exist")))?;
+            let t = s
+                .tables
+                .get_mut(&table.name)
+                .ok_or_else(|| DbError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{}\" does not exist", table.name)))?;
+            if unmarked(t) {
+                let def = Arc::make_mut(t);
+                for tag in &batch.tags {
+                    if let Some(c) = def.column_index(&tag.key) {
+                        def.columns[c].series_tag = true;
+                    }
+                }
+            }
+            Ok(t.clone())
+        })?;
+        self.server.series_times.forget_table(marked.oid);
+        Ok(marked)
+    }
+
+    /// Raises the series times of the tables the rows go to (built by a scan
+    /// when first needed). Returns whether every row is later than its
+    /// series' time: a new point, not a repeat of one stored or in `points`.
+    async fn advance_series_times(&self, points: &[(Arc<TableDef>, Batch)]) -> DbResult<bool> {
+        let mut all_new = true;
+        for (table, rows) in points {
+            let Some((tags, time)) = crate::sql::series_times::point_columns(table) else {
+                continue;
+            };
+            let times = self.server.series_times.table(table.oid);
+            let built = times.lock().unwrap_or_else(|e| e.into_inner()).built;
+            if !built {
+                let latest = self.latest_series_times(table, &tags, time).await?;
+                times.lock().unwrap_or_else(|e| e.into_inner()).absorb(&latest);
+            }
+            let mut times = times.lock().unwrap_or_else(|e| e.into_inner());
+            all_new &= times.advance(rows, &tags, time);
+        }
+        Ok(all_new)
+    }
+
+    /// The stored rows' latest time per series: rows of (tags…, max(time)).
+    async fn latest_series_times(&self, table: &TableDef, tags: &[usize], time: usize) -> DbResult<Vec<Batch>> {
+        let q = crate::catalog::quote_ident;
+        let tag_list: Vec<String> = tags.iter().map(|&c| q(&table.columns[c].name)).collect();
+        let time_name = q(&table.columns[time].name);
+        let relation = format!("{}.{}", q(&table.schema), q(&table.name));
+        let sql = if tag_list.is_empty() {
+            format!("SELECT max({time_name}) FROM {relation}")
+        } else {
+            let tags = tag_list.join(", ");
+            format!("SELECT {tags}, max({time_name}) FROM {relation} GROUP BY {tags}")
+        };
+        Ok(self.internal_query(&sql, &[], &[]).await?.1)
     }
 }
 
@@ -362,6 +448,7 @@ fn plain_column(name: &str, data_type: DataType) -> ColumnDef {
         not_null: false,
         default: None,
         numeric_typmod: None,
+        series_tag: false,
     }
 }
 

@@ -1,0 +1,362 @@
+//! Which points of a line-protocol table may be stored, so that a write of
+//! points can tell cheaply that none of them is.
+//!
+//! In line protocol a point is identified by its measurement, tag set and
+//! time; writing a point again merges its fields into the stored one (last
+//! write wins per field). Checking every incoming row against the stored rows
+//! would cost a lookup per row, so each table keeps per series (the values of
+//! its `series_tag` columns) a floor and the times above it that were
+//! written: every stored point of the series later than the floor is in that
+//! set, kept as runs of evenly spaced times (one run for a sensor or agent
+//! reporting every N seconds). A row above the floor and not in the set is
+//! new (and goes in the set: a concurrent writer of the same point then sees
+//! it). Loaders that write batches in parallel deliver each series' times out
+//! of order, which the runs cover; a series keeps its latest
+//! `runs_per_series()` runs, raising the floor past the ones it lets go. Any other row — a repeat, a point at or below the
+//! floor, a duplicate inside the write — sends the write down the merging
+//! path (`sql/session/point_merge.rs`), which looks the points up under
+//! `Server::rewrites` held alone.
+//!
+//! Built by a scan (`max(time)` per series, which becomes the floor) when
+//! first needed and forgotten with the table's other derived write state.
+//! Between those it only grows, so it stays a superset of the stored points
+//! above each floor even when a write that added to it fails (costing a
+//! lookup later, never a lost merge).
+//! Must not: decide what is stored (callers do), or hold its lock across an await.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use crate::catalog::{TableDef, TableId};
+use crate::exec::agg::encode_key;
+use crate::exec::vector::{Batch, ColumnData};
+
+/// One table's series times.
+#[derive(Default)]
+pub struct TableSeriesTimes {
+    /// Filled from the stored rows (`absorb`) since the table was last forgotten.
+    pub built: bool,
+    series: hashbrown::HashMap<Box<[u8]>, SeriesWindow>,
+}
+
+/// One series: its stored points later than `floor` all have a time in `runs`.
+struct SeriesWindow {
+    floor: i64,
+    /// Ascending and disjoint: regular times (every 10 s) are one run however
+    /// many there are, and batches landing out of order join up again.
+    runs: Vec<TimeRun>,
+}
+
+/// The times `start, start + step, …, end` (`step` 0: just `start`).
+#[derive(Clone, Copy)]
+struct TimeRun {
+    start: i64,
+    end: i64,
+    step: i64,
+}
+
+impl TimeRun {
+    #[cfg(test)]
+    fn holds(&self, t: i64) -> bool {
+        t >= self.start && t <= self.end && (self.step == 0 || (t as i128 - self.start as i128) % self.step as i128 == 0)
+    }
+
+    /// The next time the run would take.
+    fn next(&self) -> Option<i64> {
+        (self.step != 0).then(|| self.end.checked_add(self.step)).flatten()
+    }
+}
+
+/// Most runs a series keeps above its floor: enough for parallel loaders'
+/// batches to land far out of order, fewer when series are many (memory then
+/// stays near 200 MiB).
+fn runs_per_series(series: usize) -> usize {
+    (8_000_000 / series.max(1)).clamp(8, 1024)
+}
+
+impl SeriesWindow {
+    fn new(t: i64) -> SeriesWindow {
+        SeriesWindow { floor: i64::MIN, runs: vec![TimeRun { start: t, end: t, step: 0 }] }
+    }
+
+    /// Adds `t` unless it may be stored already (then `false`): at or below
+    /// the floor, or written before.
+    fn add(&mut self, t: i64, capacity: usize) -> bool {
+        if t <= self.floor {
+            return false;
+        }
+        let at = self.runs.partition_point(|r| r.start <= t);
+        if at > 0 && t <= self.runs[at - 1].end {
+            let run = self.runs[at - 1];
+            if run.step == 0 || (t as i128 - run.start as i128) % run.step as i128 == 0 {
+                return false;
+            }
+            // Off the run's cadence: split it around t.
+            let below = (t as i128 - run.start as i128) / run.step as i128;
+            let left_end = (run.start as i128 + below * run.step as i128) as i64;
+            let right_start = left_end + run.step;
+            self.runs[at - 1] = TimeRun { start: run.start, end: left_end, step: if left_end == run.start { 0 } else { run.step } };
+            let right = TimeRun { start: right_start, end: run.end, step: if right_start == run.end { 0 } else { run.step } };
+            self.runs.insert(at, TimeRun { start: t, end: t, step: 0 });
+            self.runs.insert(at + 1, right);
+        } else {
+            self.runs.insert(at, TimeRun { start: t, end: t, step: 0 });
+            self.join(at);
+            if at > 0 {
+                self.join(at - 1);
+            }
+        }
+        self.bound(capacity);
+        true
+    }
+
+    /// Joins runs `i` and `i + 1` when they make one progression.
+    fn join(&mut self, i: usize) {
+        let (Some(&a), Some(&b)) = (self.runs.get(i), self.runs.get(i + 1)) else { return };
+        let step = match (a.step, b.step) {
+            (0, 0) => b.start - a.start,
+            (0, s) if b.start.checked_sub(s) == Some(a.start) => s,
+            (s, 0) if a.next() == Some(b.start) => s,
+            (s, t) if s == t && a.next() == Some(b.start) => s,
+            _ => return,
+        };
+        self.runs[i] = TimeRun { start: a.start, end: b.end, step };
+        self.runs.remove(i + 1);
+    }
+
+    /// Lets the older half of the runs go when there are too many: the floor rises past them.
+    fn bound(&mut self, capacity: usize) {
+        if self.runs.len() > capacity {
+            let drop = self.runs.len() / 2;
+            self.floor = self.runs[drop - 1].end;
+            self.runs.drain(..drop);
+        }
+    }
+}
+
+pub type SharedSeriesTimes = Arc<Mutex<TableSeriesTimes>>;
+
+/// Every line-protocol table's series times, by table.
+#[derive(Default)]
+pub struct SeriesTimes {
+    tables: Mutex<HashMap<TableId, SharedSeriesTimes>>,
+}
+
+impl SeriesTimes {
+    pub fn table(&self, table: TableId) -> SharedSeriesTimes {
+        let mut tables = self.tables.lock().unwrap_or_else(|e| e.into_inner());
+        tables.entry(table).or_default().clone()
+    }
+
+    /// Forgets the table's times: its rows changed in ways they do not follow.
+    pub fn forget_table(&self, table: TableId) {
+        let mut tables = self.tables.lock().unwrap_or_else(|e| e.into_inner());
+        tables.remove(&table);
+    }
+}
+
+/// The columns that identify a point of `table`: its tags, and its time column.
+pub fn point_columns(table: &TableDef) -> Option<(Vec<usize>, usize)> {
+    let time = table.column_index("time")?;
+    let tags = table
+        .columns
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.series_tag)
+        .map(|(i, _)| i)
+        .collect();
+    Some((tags, time))
+}
+
+/// Row `r`'s series key (its tag values, NULL included) appended to `out`.
+pub fn series_key(batch: &Batch, tags: &[usize], r: usize, out: &mut Vec<u8>) {
+    for &c in tags {
+        encode_key(&batch.columns[c], r, out);
+    }
+}
+
+/// Row `r`'s time (None when NULL or not a time column).
+pub fn row_time(batch: &Batch, time: usize, r: usize) -> Option<i64> {
+    let col = &batch.columns[time];
+    match &col.data {
+        ColumnData::Int64(v) if col.is_valid(r) => Some(v[r]),
+        _ => None,
+    }
+}
+
+impl TableSeriesTimes {
+    /// Records the rows' points. Returns whether every one was new: above its
+    /// series' floor and not written before (then no row of `batch` is stored
+    /// yet, and no two rows of it are the same point).
+    pub fn advance(&mut self, batch: &Batch, tags: &[usize], time: usize) -> bool {
+        let mut all_new = true;
+        let mut key = Vec::with_capacity(64);
+        let capacity = runs_per_series(self.series.len());
+        for r in 0..batch.len {
+            key.clear();
+            series_key(batch, tags, r, &mut key);
+            let Some(t) = row_time(batch, time, r) else {
+                all_new = false;
+                continue;
+            };
+            let new = match self.series.get_mut(key.as_slice()) {
+                Some(window) => window.add(t, capacity),
+                None => {
+                    self.series.insert(key.as_slice().into(), SeriesWindow::new(t));
+                    true
+                }
+            };
+            all_new &= new;
+        }
+        all_new
+    }
+
+    /// Takes in the latest stored time of each series (rows of tag columns…,
+    /// max time) as its floor.
+    pub fn absorb(&mut self, batches: &[Batch]) {
+        let mut key = Vec::with_capacity(64);
+        for b in batches {
+            let Some(time) = b.columns.len().checked_sub(1) else { continue };
+            let tags: Vec<usize> = (0..time).collect();
+            for r in 0..b.len {
+                let Some(t) = row_time(b, time, r) else { continue };
+                key.clear();
+                series_key(b, &tags, r, &mut key);
+                let window = self
+                    .series
+                    .entry_ref(key.as_slice())
+                    .or_insert_with(|| SeriesWindow { floor: i64::MIN, runs: Vec::new() });
+                if t > window.floor {
+                    window.floor = t;
+                    window.runs.retain(|r| r.start > t);
+                }
+            }
+        }
+        self.built = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::vector::Column;
+    use crate::types::{DataType, Datum};
+
+    fn points(rows: &[(Option<&str>, i64)]) -> Batch {
+        let tags: Vec<Datum> = rows
+            .iter()
+            .map(|(t, _)| t.map_or(Datum::Null, |s| Datum::text(s)))
+            .collect();
+        let times: Vec<Datum> = rows.iter().map(|(_, t)| Datum::Int64(*t)).collect();
+        Batch::from_columns(vec![
+            Column::from_datums(DataType::Text, &tags),
+            Column::from_datums(DataType::TimestampTz, &times),
+        ])
+    }
+
+    #[test]
+    fn new_points_of_each_series_pass() {
+        let mut s = TableSeriesTimes::default();
+        assert!(s.advance(&points(&[(Some("a"), 1), (Some("b"), 1), (None, 1), (Some("a"), 2)]), &[0], 1));
+        assert!(s.advance(&points(&[(Some("a"), 3), (Some("b"), 2), (None, 2)]), &[0], 1));
+    }
+
+    #[test]
+    fn repeats_are_caught() {
+        let mut s = TableSeriesTimes::default();
+        assert!(s.advance(&points(&[(Some("a"), 5)]), &[0], 1));
+        // The same point again, and a repeat inside one write.
+        assert!(!s.advance(&points(&[(Some("a"), 5)]), &[0], 1));
+        assert!(!s.advance(&points(&[(Some("b"), 7), (Some("b"), 7)]), &[0], 1));
+        // NULL and the empty string are different series.
+        assert!(s.advance(&points(&[(None, 5), (Some(""), 5)]), &[0], 1));
+    }
+
+    #[test]
+    fn parallel_batches_landing_out_of_order_are_new() {
+        let mut s = TableSeriesTimes::default();
+        assert!(s.advance(&points(&[(Some("a"), 3), (Some("a"), 4)]), &[0], 1));
+        assert!(s.advance(&points(&[(Some("a"), 1), (Some("a"), 2)]), &[0], 1));
+        assert!(!s.advance(&points(&[(Some("a"), 2)]), &[0], 1));
+    }
+
+    #[test]
+    fn regular_times_in_interleaved_batches_join_into_one_run() {
+        let mut w = SeriesWindow { floor: i64::MIN, runs: Vec::new() };
+        // Batches of 5 times every 10, landing in the order 2, 0, 3, 1.
+        for batch in [2, 0, 3, 1] {
+            for i in 0..5 {
+                assert!(w.add(100 + (batch * 5 + i) * 10, 1024), "batch {batch} time {i}");
+            }
+        }
+        assert_eq!(w.runs.len(), 1, "one run from 100 to 290");
+        assert_eq!((w.runs[0].start, w.runs[0].end, w.runs[0].step), (100, 290, 10));
+        for t in (100..=290).step_by(10) {
+            assert!(!w.add(t, 1024), "{t} is stored");
+        }
+        // Off the cadence inside the run: new once, then stored; the run's times still are.
+        assert!(w.add(105, 1024));
+        assert!(!w.add(105, 1024));
+        for t in (100..=290).step_by(10) {
+            assert!(!w.add(t, 1024), "{t} is still stored");
+        }
+        assert!(w.add(300, 1024) && w.add(90, 1024) && w.add(1000, 1024));
+    }
+
+    #[test]
+    fn runs_let_go_count_as_maybe_stored() {
+        let mut w = SeriesWindow::new(0);
+        // Irregular times: every one its own run.
+        let mut t = 0;
+        for i in 1..=100 {
+            t += i;
+            assert!(w.add(t, 16));
+        }
+        assert!(w.runs.len() <= 16);
+        assert!(!w.add(1, 16), "below the floor now");
+        assert!(w.add(t + 1, 16));
+    }
+
+    /// The runs agree with an exact set of stored times on random writes.
+    #[test]
+    fn runs_never_call_a_stored_time_new() {
+        let mut seed = 0x9e3779b97f4a7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for round in 0..200 {
+            let mut w = SeriesWindow { floor: i64::MIN, runs: Vec::new() };
+            let mut stored = std::collections::BTreeSet::new();
+            let cadence = [1, 10, 7][round % 3];
+            for _ in 0..300 {
+                let t = (next() % 120) as i64 * cadence + if next() % 9 == 0 { 3 } else { 0 };
+                let new = w.add(t, 12);
+                if new {
+                    assert!(stored.insert(t), "round {round}: {t} was stored but called new");
+                } else {
+                    stored.insert(t);
+                }
+                for pair in w.runs.windows(2) {
+                    assert!(pair[0].end < pair[1].start, "runs ascending and disjoint");
+                }
+                for &x in stored.range(w.floor.saturating_add(1)..) {
+                    assert!(w.runs.iter().any(|r| r.holds(x)), "round {round}: stored {x} above the floor is in no run");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn absorbed_scan_results_count_as_stored() {
+        let mut s = TableSeriesTimes::default();
+        s.absorb(&[points(&[(Some("a"), 10)])]);
+        assert!(s.built);
+        assert!(!s.advance(&points(&[(Some("a"), 10)]), &[0], 1));
+        assert!(!s.advance(&points(&[(Some("a"), 9)]), &[0], 1));
+        assert!(s.advance(&points(&[(Some("a"), 11)]), &[0], 1));
+        assert!(s.advance(&points(&[(Some("b"), 1)]), &[0], 1));
+    }
+}
