@@ -61,6 +61,22 @@ impl TimeRun {
         t >= self.start && t <= self.end && (self.step == 0 || (t as i128 - self.start as i128) % self.step as i128 == 0)
     }
 
+    /// Cuts the run to its times after `t`; false when none is left.
+    fn keep_above(&mut self, t: i64) -> bool {
+        if self.end <= t {
+            return false;
+        }
+        if self.start <= t {
+            // end > t >= start, so the run has a step.
+            let skipped = (t as i128 - self.start as i128) / self.step as i128 + 1;
+            self.start = (self.start as i128 + skipped * self.step as i128) as i64;
+            if self.start == self.end {
+                self.step = 0;
+            }
+        }
+        true
+    }
+
     /// The next time the run would take.
     fn next(&self) -> Option<i64> {
         (self.step != 0).then(|| self.end.checked_add(self.step)).flatten()
@@ -228,7 +244,7 @@ impl TableSeriesTimes {
                     .or_insert_with(|| SeriesWindow { floor: i64::MIN, runs: Vec::new() });
                 if t > window.floor {
                     window.floor = t;
-                    window.runs.retain(|r| r.start > t);
+                    window.runs.retain_mut(|r| r.keep_above(t));
                 }
             }
         }
@@ -358,5 +374,13 @@ mod tests {
         assert!(!s.advance(&points(&[(Some("a"), 9)]), &[0], 1));
         assert!(s.advance(&points(&[(Some("a"), 11)]), &[0], 1));
         assert!(s.advance(&points(&[(Some("b"), 1)]), &[0], 1));
+        // A scan that ran before a concurrent write landed keeps that write's later times.
+        let mut s = TableSeriesTimes::default();
+        assert!(s.advance(&points(&[(Some("a"), 10), (Some("a"), 20), (Some("a"), 30)]), &[0], 1));
+        s.absorb(&[points(&[(Some("a"), 15)])]);
+        assert!(!s.advance(&points(&[(Some("a"), 20)]), &[0], 1));
+        assert!(!s.advance(&points(&[(Some("a"), 30)]), &[0], 1));
+        assert!(!s.advance(&points(&[(Some("a"), 12)]), &[0], 1));
+        assert!(s.advance(&points(&[(Some("a"), 40)]), &[0], 1));
     }
 }
