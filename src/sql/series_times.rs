@@ -25,18 +25,53 @@
 //! Must not: decide what is stored (callers do), or hold its lock across an await.
 
 use std::collections::HashMap;
+use std::hash::BuildHasher;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::catalog::{TableDef, TableId};
 use crate::exec::agg::encode_key;
 use crate::exec::vector::{Batch, ColumnData};
 
-/// One table's series times.
-#[derive(Default)]
+/// One table's series times, in stripes by series hash: the shards writing
+/// batches of one table at once lock different stripes most of the time,
+/// and keys and hashes are computed before any lock is taken.
 pub struct TableSeriesTimes {
     /// Filled from the stored rows (`absorb`) since the table was last forgotten.
-    pub built: bool,
-    series: hashbrown::HashMap<Box<[u8]>, SeriesWindow>,
+    built: AtomicBool,
+    series_count: AtomicUsize,
+    hasher: hashbrown::DefaultHashBuilder,
+    stripes: Vec<Mutex<hashbrown::HashTable<(Box<[u8]>, SeriesWindow)>>>,
+}
+
+const STRIPES: usize = 16;
+
+/// Rows whose keys one pass holds.
+const ADVANCE_PIECE_ROWS: usize = 16_384;
+
+/// A write's keys and hashes, kept per thread between writes: fresh
+/// megabyte buffers per batch would cost the kernel's page zeroing.
+#[derive(Default)]
+struct AdvanceScratch {
+    keys: Vec<u8>,
+    ends: Vec<usize>,
+    hashes: Vec<u64>,
+    by_stripe: Vec<Vec<u32>>,
+}
+
+thread_local! {
+    static ADVANCE_SCRATCH: std::cell::RefCell<AdvanceScratch> = std::cell::RefCell::new(AdvanceScratch::default());
+}
+
+impl Default for TableSeriesTimes {
+    fn default() -> Self {
+        TableSeriesTimes {
+            built: AtomicBool::new(false),
+            series_count: AtomicUsize::new(0),
+            hasher: Default::default(),
+            stripes: (0..STRIPES).map(|_| Mutex::new(hashbrown::HashTable::new())).collect(),
+        }
+    }
 }
 
 /// One series: its stored points later than `floor` all have a time in `runs`.
@@ -150,7 +185,7 @@ impl SeriesWindow {
     }
 }
 
-pub type SharedSeriesTimes = Arc<Mutex<TableSeriesTimes>>;
+pub type SharedSeriesTimes = Arc<TableSeriesTimes>;
 
 /// Every line-protocol table's series times, by table.
 #[derive(Default)]
@@ -201,35 +236,74 @@ pub fn row_time(batch: &Batch, time: usize, r: usize) -> Option<i64> {
 }
 
 impl TableSeriesTimes {
+    pub fn is_built(&self) -> bool {
+        self.built.load(Ordering::Acquire)
+    }
+
     /// Records the rows' points. Returns whether every one was new: above its
     /// series' floor and not written before (then no row of `batch` is stored
     /// yet, and no two rows of it are the same point).
-    pub fn advance(&mut self, batch: &Batch, tags: &[usize], time: usize) -> bool {
+    pub fn advance(&self, batch: &Batch, tags: &[usize], time: usize) -> bool {
+        ADVANCE_SCRATCH.with(|scratch| {
+            let mut scratch = scratch.borrow_mut();
+            let mut all_new = true;
+            // In pieces, so that the scratch stays small whatever the write.
+            for from in (0..batch.len).step_by(ADVANCE_PIECE_ROWS) {
+                let rows = from..(from + ADVANCE_PIECE_ROWS).min(batch.len);
+                all_new &= self.advance_rows(&mut scratch, batch, rows, tags, time);
+            }
+            all_new
+        })
+    }
+
+    fn advance_rows(&self, scratch: &mut AdvanceScratch, batch: &Batch, rows: std::ops::Range<usize>, tags: &[usize], time: usize) -> bool {
         let mut all_new = true;
-        let mut key = Vec::with_capacity(64);
-        let capacity = runs_per_series(self.series.len());
-        for r in 0..batch.len {
-            key.clear();
-            series_key(batch, tags, r, &mut key);
-            let Some(t) = row_time(batch, time, r) else {
-                all_new = false;
+        // Keys, hashes and stripes first, without a lock.
+        let AdvanceScratch { keys, ends, hashes, by_stripe } = scratch;
+        keys.clear();
+        ends.clear();
+        hashes.clear();
+        by_stripe.resize_with(STRIPES, Vec::new);
+        by_stripe.iter_mut().for_each(Vec::clear);
+        let first = rows.start;
+        for r in rows {
+            let start = keys.len();
+            series_key(batch, tags, r, keys);
+            ends.push(keys.len());
+            let hash = self.hasher.hash_one(&keys[start..]);
+            hashes.push(hash);
+            by_stripe[(hash >> 60) as usize % STRIPES].push((r - first) as u32);
+        }
+        let capacity = runs_per_series(self.series_count.load(Ordering::Relaxed));
+        for (stripe, rows) in self.stripes.iter().zip(by_stripe.iter()) {
+            if rows.is_empty() {
                 continue;
-            };
-            let new = match self.series.get_mut(key.as_slice()) {
-                Some(window) => window.add(t, capacity),
-                None => {
-                    self.series.insert(key.as_slice().into(), SeriesWindow::new(t));
-                    true
-                }
-            };
-            all_new &= new;
+            }
+            let mut series = stripe.lock().unwrap_or_else(|e| e.into_inner());
+            for &i in rows {
+                let (i, r) = (i as usize, first + i as usize);
+                let Some(t) = row_time(batch, time, r) else {
+                    all_new = false;
+                    continue;
+                };
+                let key = &keys[if i == 0 { 0 } else { ends[i - 1] }..ends[i]];
+                let new = match series.find_mut(hashes[i], |e| &*e.0 == key) {
+                    Some(entry) => entry.1.add(t, capacity),
+                    None => {
+                        series.insert_unique(hashes[i], (key.into(), SeriesWindow::new(t)), |e| self.hasher.hash_one(&*e.0));
+                        self.series_count.fetch_add(1, Ordering::Relaxed);
+                        true
+                    }
+                };
+                all_new &= new;
+            }
         }
         all_new
     }
 
     /// Takes in the latest stored time of each series (rows of tag columns…,
     /// max time) as its floor.
-    pub fn absorb(&mut self, batches: &[Batch]) {
+    pub fn absorb(&self, batches: &[Batch]) {
         let mut key = Vec::with_capacity(64);
         for b in batches {
             let Some(time) = b.columns.len().checked_sub(1) else { continue };
@@ -238,17 +312,23 @@ impl TableSeriesTimes {
                 let Some(t) = row_time(b, time, r) else { continue };
                 key.clear();
                 series_key(b, &tags, r, &mut key);
-                let window = self
-                    .series
-                    .entry_ref(key.as_slice())
-                    .or_insert_with(|| SeriesWindow { floor: i64::MIN, runs: Vec::new() });
+                let hash = self.hasher.hash_one(key.as_slice());
+                let mut series = self.stripes[(hash >> 60) as usize % STRIPES].lock().unwrap_or_else(|e| e.into_inner());
+                let window = match series.find_mut(hash, |e| *e.0 == *key) {
+                    Some(entry) => &mut entry.1,
+                    None => {
+                        self.series_count.fetch_add(1, Ordering::Relaxed);
+                        let empty = SeriesWindow { floor: i64::MIN, runs: Vec::new() };
+                        &mut series.insert_unique(hash, (key.as_slice().into(), empty), |e| self.hasher.hash_one(&*e.0)).into_mut().1
+                    }
+                };
                 if t > window.floor {
                     window.floor = t;
                     window.runs.retain_mut(|r| r.keep_above(t));
                 }
             }
         }
-        self.built = true;
+        self.built.store(true, Ordering::Release);
     }
 }
 
@@ -272,14 +352,14 @@ mod tests {
 
     #[test]
     fn new_points_of_each_series_pass() {
-        let mut s = TableSeriesTimes::default();
+        let s = TableSeriesTimes::default();
         assert!(s.advance(&points(&[(Some("a"), 1), (Some("b"), 1), (None, 1), (Some("a"), 2)]), &[0], 1));
         assert!(s.advance(&points(&[(Some("a"), 3), (Some("b"), 2), (None, 2)]), &[0], 1));
     }
 
     #[test]
     fn repeats_are_caught() {
-        let mut s = TableSeriesTimes::default();
+        let s = TableSeriesTimes::default();
         assert!(s.advance(&points(&[(Some("a"), 5)]), &[0], 1));
         // The same point again, and a repeat inside one write.
         assert!(!s.advance(&points(&[(Some("a"), 5)]), &[0], 1));
@@ -289,8 +369,17 @@ mod tests {
     }
 
     #[test]
+    fn writes_longer_than_a_piece_are_checked_whole() {
+        let s = TableSeriesTimes::default();
+        let mut rows: Vec<(Option<&str>, i64)> = (0..40_000).map(|t| (Some("a"), t)).collect();
+        assert!(s.advance(&points(&rows), &[0], 1));
+        rows.push((Some("a"), 5));
+        assert!(!s.advance(&points(&rows[39_990..]), &[0], 1), "repeats after a write of several pieces");
+    }
+
+    #[test]
     fn parallel_batches_landing_out_of_order_are_new() {
-        let mut s = TableSeriesTimes::default();
+        let s = TableSeriesTimes::default();
         assert!(s.advance(&points(&[(Some("a"), 3), (Some("a"), 4)]), &[0], 1));
         assert!(s.advance(&points(&[(Some("a"), 1), (Some("a"), 2)]), &[0], 1));
         assert!(!s.advance(&points(&[(Some("a"), 2)]), &[0], 1));
@@ -367,15 +456,15 @@ mod tests {
 
     #[test]
     fn absorbed_scan_results_count_as_stored() {
-        let mut s = TableSeriesTimes::default();
+        let s = TableSeriesTimes::default();
         s.absorb(&[points(&[(Some("a"), 10)])]);
-        assert!(s.built);
+        assert!(s.is_built());
         assert!(!s.advance(&points(&[(Some("a"), 10)]), &[0], 1));
         assert!(!s.advance(&points(&[(Some("a"), 9)]), &[0], 1));
         assert!(s.advance(&points(&[(Some("a"), 11)]), &[0], 1));
         assert!(s.advance(&points(&[(Some("b"), 1)]), &[0], 1));
         // A scan that ran before a concurrent write landed keeps that write's later times.
-        let mut s = TableSeriesTimes::default();
+        let s = TableSeriesTimes::default();
         assert!(s.advance(&points(&[(Some("a"), 10), (Some("a"), 20), (Some("a"), 30)]), &[0], 1));
         s.absorb(&[points(&[(Some("a"), 15)])]);
         assert!(!s.advance(&points(&[(Some("a"), 20)]), &[0], 1));

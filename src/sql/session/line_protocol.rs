@@ -414,12 +414,10 @@ impl Session {
                 continue;
             };
             let times = self.server.series_times.table(table.oid);
-            let built = times.lock().unwrap_or_else(|e| e.into_inner()).built;
-            if !built {
+            if !times.is_built() {
                 let latest = self.latest_series_times(table, &tags, time).await?;
-                times.lock().unwrap_or_else(|e| e.into_inner()).absorb(&latest);
+                times.absorb(&latest);
             }
-            let mut times = times.lock().unwrap_or_else(|e| e.into_inner());
             all_new &= times.advance(rows, &tags, time);
         }
         Ok(all_new)

@@ -162,8 +162,7 @@ impl Session {
         let appended = (!appended.is_empty()).then(|| rows_batch(&types, &appended));
         if let Some(new_points) = &appended {
             let times = self.server.series_times.table(table.oid);
-            let mut times = times.lock().unwrap_or_else(|e| e.into_inner());
-            if times.built {
+            if times.is_built() {
                 times.advance(new_points, &tags, time);
             }
         }
