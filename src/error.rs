@@ -35,6 +35,7 @@ pub mod sqlstate {
     pub const INVALID_CATALOG_NAME: &str = "3D000";
     pub const INVALID_SCHEMA_NAME: &str = "3F000";
     pub const SYNTAX_ERROR: &str = "42601";
+    pub const WARNING: &str = "01000";
     pub const UNDEFINED_COLUMN: &str = "42703";
     pub const UNDEFINED_FUNCTION: &str = "42883";
     pub const UNDEFINED_TABLE: &str = "42P01";

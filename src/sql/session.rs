@@ -32,8 +32,10 @@ mod alter;
 mod comment;
 mod dml;
 mod function;
+mod ingest_tables;
 mod explain;
 pub mod line_protocol;
+mod mcap;
 mod point_merge;
 mod unique;
 
@@ -93,6 +95,7 @@ pub struct CopyIn {
 enum CopySource {
     Table(TableCopy),
     LineProtocol(line_protocol::LineProtocolCopy),
+    Mcap(Box<mcap::McapCopy>),
 }
 
 /// A COPY into one table.
@@ -2156,20 +2159,25 @@ impl Session {
         use crate::sql::ingest_copy::IngestFormat;
         match copy.format {
             IngestFormat::LineProtocol => line_protocol::line_protocol_copy_precision(copy).map(|_| ()),
-            IngestFormat::Mcap => Err(DbError::unsupported("COPY … FORMAT mcap is not supported yet")),
+            IngestFormat::Mcap => mcap::mcap_copy_options(copy).map(|_| ()),
         }
     }
 
     /// Starts a COPY in one of Brewric's ingest formats (`sql::ingest_copy`).
     pub async fn begin_ingest_copy(&mut self, copy: &crate::sql::ingest_copy::IngestCopy) -> DbResult<StatementResult> {
         use crate::sql::ingest_copy::IngestFormat;
-        let source = match copy.format {
-            IngestFormat::LineProtocol => CopySource::LineProtocol(self.begin_line_protocol_copy(copy)?),
-            IngestFormat::Mcap => return Err(DbError::unsupported("COPY … FORMAT mcap is not supported yet")),
+        let (source, binary) = match (copy.format, &copy.path) {
+            (IngestFormat::LineProtocol, _) => (CopySource::LineProtocol(self.begin_line_protocol_copy(copy)?), false),
+            (IngestFormat::Mcap, Some(path)) => {
+                let messages = self.copy_mcap_file(copy, path).await?;
+                return Ok(StatementResult::Command(format!("COPY {messages}")));
+            }
+            // MCAP is binary: psql's \copy sends the file's bytes as they are.
+            (IngestFormat::Mcap, None) => (CopySource::Mcap(Box::new(self.begin_mcap_copy(copy).await?)), true),
         };
         let copy_in = Box::new(CopyIn {
             source,
-            binary: false,
+            binary,
             columns: 1,
         });
         match &copy.path {
@@ -2183,6 +2191,7 @@ impl Session {
         let table = match &mut copy.source {
             CopySource::Table(t) => t,
             CopySource::LineProtocol(lp) => return self.line_protocol_copy_data(lp, chunk),
+            CopySource::Mcap(m) => return self.mcap_copy_data(m, chunk).await,
         };
         let mut batches = Vec::new();
         table.reader.feed(chunk, &mut |b| {
@@ -2197,6 +2206,7 @@ impl Session {
         let copy = match &mut copy.source {
             CopySource::Table(t) => t,
             CopySource::LineProtocol(lp) => return self.line_protocol_copy_done(lp).await,
+            CopySource::Mcap(m) => return self.mcap_copy_done(m).await,
         };
         let mut batches = Vec::new();
         copy.reader.finish(&mut |b| {
@@ -2215,6 +2225,9 @@ impl Session {
 
     /// Abandons a COPY (CopyFail or an error): nothing of it becomes visible.
     pub async fn copy_abort(&mut self, copy: &mut CopyIn) {
+        if let CopySource::Mcap(m) = &mut copy.source {
+            self.mcap_copy_abort(m).await;
+        }
         if let CopySource::Table(copy) = &mut copy.source {
             std::mem::take(&mut copy.unique_keys).undo();
             if let Some(write) = copy.write.take() {

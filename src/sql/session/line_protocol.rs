@@ -9,6 +9,7 @@
 
 use super::*;
 use crate::catalog::Catalog;
+use super::ingest_tables::plain_column;
 use crate::exec::vector::ColumnData;
 use crate::ingest::line_protocol::{self as lp, ColumnTypes, FieldKind, KnownColumn, MeasurementBatch};
 
@@ -283,31 +284,12 @@ impl Session {
                 for c in columns.iter_mut().skip(1).take(batch.tags.len()) {
                     c.series_tag = true;
                 }
-                let def = TableDef {
+                self.create_ingest_table(TableDef {
                     oid,
                     name: batch.name.clone(),
                     schema: schema.to_string(),
                     columns,
                     time_column: Some(0),
-                };
-                self.server.catalog.update_database(&self.database, |db| {
-                    let s = db.schemas.get_mut(schema).ok_or_else(|| {
-                        DbError::new(sqlstate::INVALID_SCHEMA_NAME, format!("schema \"{schema}\" does not exist"))
-                    })?;
-                    match s.relation_kind(&def.name) {
-                        None => {
-                            let t = Arc::new(def);
-                            s.tables.insert(t.name.clone(), t.clone());
-                            Ok(t)
-                        }
-                        // Created meanwhile by another writer: widen that one below.
-                        Some(RelationKind::Table) => s
-                            .tables
-                            .get(&def.name)
-                            .cloned()
-                            .ok_or_else(|| DbError::internal("table vanished")),
-                        Some(kind) => Err(kind.wrong_type_error(&def.name, RelationKind::Table)),
-                    }
                 })?
             }
         };
@@ -330,38 +312,8 @@ impl Session {
         if missing.is_empty() {
             return self.mark_series_tags(schema, table, batch).await;
         }
-        if self.txn != TxnState::Idle {
-            return Err(DbError::new(
-                sqlstate::ACTIVE_SQL_TRANSACTION,
-                format!(
-                    "line protocol adds column \"{}\" to table \"{}\", which cannot happen inside a transaction block",
-                    missing[0].0, table.name
-                ),
-            ));
-        }
-        let adds: Vec<String> = missing
-            .iter()
-            .map(|(n, t)| format!("ADD COLUMN IF NOT EXISTS {} {}", crate::catalog::quote_ident(n), t.name()))
-            .collect();
-        let sql = format!(
-            "ALTER TABLE {}.{} {}",
-            crate::catalog::quote_ident(schema),
-            crate::catalog::quote_ident(&table.name),
-            adds.join(", ")
-        );
-        for stmt in crate::sql::parse(&sql)? {
-            // Boxed: execute can reach this function again (COPY … line_protocol FROM a file).
-            Box::pin(self.execute(&stmt, vec![], &[])).await?;
-        }
-        self.notices.clear();
-        let widened = self
-            .server
-            .catalog
-            .snapshot()
-            .database(&self.database)?
-            .table(schema, &batch.name)
-            .cloned()
-            .ok_or_else(|| DbError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{}\" does not exist", batch.name)))?;
+        let missing: Vec<(&str, DataType)> = missing.into_iter().copied().collect();
+        let widened = self.add_ingest_columns(schema, &batch.name, &missing).await?;
         self.mark_series_tags(schema, widened, batch).await
     }
 
@@ -436,17 +388,6 @@ impl Session {
             format!("SELECT {tags}, max({time_name}) FROM {relation} GROUP BY {tags}")
         };
         Ok(self.internal_query(&sql, &[], &[]).await?.1)
-    }
-}
-
-fn plain_column(name: &str, data_type: DataType) -> ColumnDef {
-    ColumnDef {
-        name: name.to_string(),
-        data_type,
-        not_null: false,
-        default: None,
-        numeric_typmod: None,
-        series_tag: false,
     }
 }
 

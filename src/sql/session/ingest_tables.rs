@@ -1,0 +1,83 @@
+//! Tables that ingest creates and widens on its own (line protocol's
+//! measurements, MCAP's topics): one created from a full definition unless
+//! it exists, columns added to one that lacks them. Both entry points decide
+//! the columns; this module only changes the catalog.
+//! Must not: decide names or types, or write rows.
+
+use super::*;
+
+/// A nullable column without a default.
+pub(super) fn plain_column(name: &str, data_type: DataType) -> ColumnDef {
+    ColumnDef {
+        name: name.to_string(),
+        data_type,
+        not_null: false,
+        default: None,
+        numeric_typmod: None,
+        series_tag: false,
+    }
+}
+
+impl Session {
+    /// Creates `def` in its schema; when a table of that name exists (made
+    /// meanwhile by another writer, or before), returns that one instead.
+    pub(super) fn create_ingest_table(&self, def: TableDef) -> DbResult<Arc<TableDef>> {
+        let schema = def.schema.clone();
+        self.server.catalog.update_database(&self.database, |db| {
+            let s = db.schemas.get_mut(&schema).ok_or_else(|| {
+                DbError::new(sqlstate::INVALID_SCHEMA_NAME, format!("schema \"{schema}\" does not exist"))
+            })?;
+            match s.relation_kind(&def.name) {
+                None => {
+                    let t = Arc::new(def);
+                    s.tables.insert(t.name.clone(), t.clone());
+                    Ok(t)
+                }
+                Some(RelationKind::Table) => s
+                    .tables
+                    .get(&def.name)
+                    .cloned()
+                    .ok_or_else(|| DbError::internal("table vanished")),
+                Some(kind) => Err(kind.wrong_type_error(&def.name, RelationKind::Table)),
+            }
+        })
+    }
+
+    /// Adds `columns` to `schema.table` (ALTER TABLE … ADD COLUMN IF NOT
+    /// EXISTS, a rewrite) and returns the widened table. Not inside a
+    /// transaction block: the rewrite commits on its own.
+    pub(super) async fn add_ingest_columns(
+        &mut self,
+        schema: &str,
+        table: &str,
+        columns: &[(&str, DataType)],
+    ) -> DbResult<Arc<TableDef>> {
+        if self.txn != TxnState::Idle {
+            return Err(DbError::new(
+                sqlstate::ACTIVE_SQL_TRANSACTION,
+                format!(
+                    "ingest adds column \"{}\" to table \"{table}\", which cannot happen inside a transaction block",
+                    columns.first().map_or("", |c| c.0)
+                ),
+            ));
+        }
+        let q = crate::catalog::quote_ident;
+        let adds: Vec<String> = columns
+            .iter()
+            .map(|(n, t)| format!("ADD COLUMN IF NOT EXISTS {} {}", q(n), t.name()))
+            .collect();
+        let sql = format!("ALTER TABLE {}.{} {}", q(schema), q(table), adds.join(", "));
+        for stmt in crate::sql::parse(&sql)? {
+            // Boxed: execute can reach this function again (an ingest COPY FROM a file).
+            Box::pin(self.execute(&stmt, vec![], &[])).await?;
+        }
+        self.notices.clear();
+        self.server
+            .catalog
+            .snapshot()
+            .database(&self.database)?
+            .table(schema, table)
+            .cloned()
+            .ok_or_else(|| DbError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{table}\" does not exist")))
+    }
+}

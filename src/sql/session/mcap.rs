@@ -1,0 +1,722 @@
+//! MCAP recordings into tables, for every entry point (`COPY <schema> FROM
+//! '<path>' | STDIN WITH (FORMAT mcap [, RECORDING '<name>'])`): the
+//! schema's topic tables found or created from each channel's layout
+//! (widened when a newer message definition adds fields), every decoded
+//! batch prepared on the shards as it comes, and at the end one row in
+//! `<schema>.recordings` and one per topic in `<schema>.recording_topics`
+//! (summed per topic by the view `<schema>.topics`) — all of it one atomic
+//! write: a recording is stored whole or not at all.
+//!
+//! A server file is mapped and, when it has a usable summary, its chunks are
+//! decoded by one worker thread per shard (chunks are independent); anything
+//! else (STDIN, a file without summary, loose messages) streams through
+//! [`McapStream`] in file order.
+//!
+//! Must not: parse MCAP or CDR (`ingest::mcap` does) or speak a transport.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use super::ingest_tables::plain_column;
+use super::*;
+use crate::exec::vector::{Bitmap, ColumnData};
+use crate::ingest::mcap::{
+    ChannelPlan, Channels, ChunkBuffer, ColumnRole, DecodeOptions, Decoder, IndexedFile, McapError, McapStream,
+    MetadataRecord, ReaderOptions, Record, TableLayout, TopicBatch,
+};
+
+/// A topic's rows are handed to the shards once it holds this many.
+const BATCH_ROWS: usize = 8192;
+/// Or once the decoder holds this many bytes (camera frames).
+const BATCH_BYTES: usize = 64 << 20;
+/// Decoded batches in flight between the chunk workers and the session.
+const BATCHES_IN_FLIGHT_PER_WORKER: usize = 4;
+/// The relations every MCAP schema has; no topic table may take their names.
+const CATALOG_TABLES: [&str; 3] = ["recordings", "recording_topics", "topics"];
+
+/// `COPY … WITH (FORMAT mcap …)`'s options.
+pub struct McapCopyOptions {
+    pub recording: Option<String>,
+}
+
+/// The options of an MCAP COPY; any option but RECORDING is an error.
+pub fn mcap_copy_options(copy: &crate::sql::ingest_copy::IngestCopy) -> DbResult<McapCopyOptions> {
+    let mut recording = None;
+    for (name, value) in &copy.options {
+        match name.as_str() {
+            "recording" if value.is_empty() => {
+                return Err(DbError::new(sqlstate::INVALID_PARAMETER_VALUE, "RECORDING must not be empty"))
+            }
+            "recording" => recording = Some(value.clone()),
+            other => {
+                return Err(DbError::new(
+                    sqlstate::SYNTAX_ERROR,
+                    format!("option \"{other}\" not recognized for COPY … FORMAT mcap (it takes RECORDING)"),
+                ))
+            }
+        }
+    }
+    if recording.is_none() {
+        match &copy.path {
+            None => {
+                return Err(DbError::new(
+                    sqlstate::INVALID_PARAMETER_VALUE,
+                    "COPY … FROM STDIN WITH (FORMAT mcap) needs RECORDING '<name>': there is no file name to take it from",
+                ))
+            }
+            Some(path) => {
+                let stem = std::path::Path::new(path)
+                    .file_name()
+                    .map(|f| f.to_string_lossy().to_string())
+                    .unwrap_or_default();
+                let stem = stem.strip_suffix(".mcap").unwrap_or(&stem).to_string();
+                if stem.is_empty() {
+                    return Err(DbError::new(
+                        sqlstate::INVALID_PARAMETER_VALUE,
+                        format!("cannot name a recording after \"{path}\": give RECORDING '<name>'"),
+                    ));
+                }
+                recording = Some(stem);
+            }
+        }
+    }
+    Ok(McapCopyOptions { recording })
+}
+
+/// An MCAP COPY FROM STDIN in progress.
+pub struct McapCopy {
+    ingest: RecordingIngest,
+    stream: McapStream,
+    decoder: Decoder,
+}
+
+/// Where one layout table's rows go: the table, and for each of its
+/// columns the layout column that fills it (`None`: NULL, a column the
+/// table has but this message definition lacks).
+struct Target {
+    table: Arc<TableDef>,
+    types: Vec<DataType>,
+    sources: Vec<Option<usize>>,
+}
+
+/// One channel's share of the recording.
+struct TopicCount {
+    plan: Arc<ChannelPlan>,
+    messages: u64,
+}
+
+/// One recording's ingest: its tables, its open write, what it counted.
+struct RecordingIngest {
+    schema: String,
+    recording: String,
+    source: String,
+    targets: HashMap<(u16, usize), Target>,
+    /// Table name → the topic whose rows it takes in this recording.
+    claimed: HashMap<String, String>,
+    write: Option<ShardWrite>,
+    topics: BTreeMap<u16, TopicCount>,
+    messages: u64,
+    bytes: u64,
+    time_range: Option<(i64, i64)>,
+    metadata: Map<String, Value>,
+    repaired_strings: u64,
+    warned: Vec<String>,
+}
+
+impl RecordingIngest {
+    fn metadata(&mut self, m: &MetadataRecord<'_>) {
+        let fields: Map<String, Value> = m
+            .metadata
+            .iter()
+            .map(|(k, v)| (k.to_string(), Value::String(v.to_string())))
+            .collect();
+        self.metadata.insert(m.name.to_string(), Value::Object(fields));
+    }
+}
+
+impl Session {
+    fn warning(&mut self, message: String) {
+        let mut w = DbError::new(sqlstate::WARNING, message);
+        w.severity = "WARNING";
+        self.notices.push(w);
+    }
+
+    /// Starts `COPY <schema> FROM STDIN WITH (FORMAT mcap, RECORDING 'name')`.
+    pub(super) async fn begin_mcap_copy(&mut self, copy: &crate::sql::ingest_copy::IngestCopy) -> DbResult<McapCopy> {
+        let options = mcap_copy_options(copy)?;
+        let recording = options.recording.unwrap_or_default();
+        let ingest = self.start_recording(&copy.schema, &recording, "STDIN").await?;
+        Ok(McapCopy {
+            ingest,
+            stream: McapStream::new(ReaderOptions::default()),
+            decoder: Decoder::new(Channels::new(DecodeOptions {
+                recording,
+                blob_threshold: None,
+            })),
+        })
+    }
+
+    /// Feeds one CopyData chunk of an MCAP COPY.
+    pub(super) async fn mcap_copy_data(&mut self, copy: &mut McapCopy, chunk: &[u8]) -> DbResult<()> {
+        copy.ingest.bytes += chunk.len() as u64;
+        copy.stream.feed(chunk);
+        while let Some(record) = copy.stream.next_record()? {
+            if let Record::Metadata(m) = &record.record {
+                copy.ingest.metadata(m);
+            }
+            copy.decoder.record(&record)?;
+        }
+        let batches = if copy.decoder.buffered_bytes() > BATCH_BYTES {
+            copy.decoder.take_batches()
+        } else {
+            copy.decoder.take_batches_over(BATCH_ROWS)
+        };
+        for b in batches {
+            self.absorb_topic_batch(&mut copy.ingest, b).await?;
+        }
+        Ok(())
+    }
+
+    /// Ends an MCAP COPY FROM STDIN: the file must be complete; then the
+    /// last rows, the recording's catalog rows and the commit.
+    pub(super) async fn mcap_copy_done(&mut self, copy: &mut McapCopy) -> DbResult<u64> {
+        copy.stream.finish().into_result()?;
+        for b in copy.decoder.take_batches() {
+            self.absorb_topic_batch(&mut copy.ingest, b).await?;
+        }
+        self.finish_recording(&mut copy.ingest).await
+    }
+
+    /// Abandons an MCAP COPY: its prepared rows are dropped.
+    pub(super) async fn mcap_copy_abort(&mut self, copy: &mut McapCopy) {
+        if let Some(write) = copy.ingest.write.take() {
+            self.abort_write(write).await;
+        }
+    }
+
+    /// `COPY <schema> FROM '<path>' WITH (FORMAT mcap …)`: the file mapped,
+    /// its chunks decoded in parallel when it has a summary, else streamed.
+    pub(super) async fn copy_mcap_file(&mut self, copy: &crate::sql::ingest_copy::IngestCopy, path: &str) -> DbResult<u64> {
+        let options = mcap_copy_options(copy)?;
+        let recording = options.recording.unwrap_or_default();
+        let file = std::fs::File::open(path)
+            .map_err(|e| DbError::new("58P01", format!("could not open file \"{path}\" for reading: {e}")))?;
+        // SAFETY: the mapping is only read. Another process truncating the file
+        // while it is mapped would fault the reads (SIGBUS); the server reads
+        // files an administrator pointed it at, as PostgreSQL's COPY FROM does.
+        let map = unsafe { memmap2::Mmap::map(&file) }
+            .map_err(|e| DbError::new("58030", format!("could not read file \"{path}\": {e}")))?;
+        let map = Arc::new(map);
+        let mut ingest = self.start_recording(&copy.schema, &recording, path).await?;
+        ingest.bytes = map.len() as u64;
+        let result = self.ingest_mapped_file(&mut ingest, map, &recording).await;
+        match result {
+            Ok(()) => self.finish_recording(&mut ingest).await,
+            Err(e) => {
+                if let Some(write) = ingest.write.take() {
+                    self.abort_write(write).await;
+                }
+                Err(e)
+            }
+        }
+    }
+
+    async fn ingest_mapped_file(
+        &mut self,
+        ingest: &mut RecordingIngest,
+        map: Arc<memmap2::Mmap>,
+        recording: &str,
+    ) -> DbResult<()> {
+        let reader = ReaderOptions::default();
+        let options = DecodeOptions {
+            recording: recording.to_string(),
+            blob_threshold: None,
+        };
+        let indexed = IndexedFile::open(&map, &reader)?;
+        let Some(indexed) = indexed else {
+            return self.stream_mapped_file(ingest, &map, options).await;
+        };
+        let channels = Channels::from_indexed(&indexed, options)?;
+        for m in &indexed.metadata {
+            ingest.metadata(m);
+        }
+        // Every table before any row: a table that needs new columns is
+        // widened while no write of this recording is open.
+        for plan in channels.plans() {
+            for t in 0..plan.layout.tables.len() {
+                self.ensure_target(ingest, &plan, t).await?;
+            }
+        }
+        let chunks = indexed.chunks.len();
+        drop(indexed);
+        let workers = self.server.shards.len().clamp(1, chunks.max(1));
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<WorkerMessage>(workers * BATCHES_IN_FLIGHT_PER_WORKER);
+        for worker in 0..workers {
+            let (tx, map, channels, reader) = (tx.clone(), map.clone(), channels.clone(), reader.clone());
+            std::thread::Builder::new()
+                .name(format!("mcap-decode-{worker}"))
+                .spawn(move || decode_chunks(&map, &reader, channels, worker, workers, &tx))
+                .map_err(|e| DbError::internal(format!("could not start a decoding thread: {e}")))?;
+        }
+        drop(tx);
+        let mut done = 0;
+        while let Some(message) = rx.recv().await {
+            match message {
+                WorkerMessage::Batch(b) => self.absorb_topic_batch(ingest, b).await?,
+                WorkerMessage::Done => done += 1,
+                WorkerMessage::Failed(e) => return Err(e),
+            }
+        }
+        if done != workers {
+            return Err(DbError::internal("an MCAP decoding worker stopped without finishing"));
+        }
+        Ok(())
+    }
+
+    /// A mapped file without a usable summary, read in file order.
+    async fn stream_mapped_file(&mut self, ingest: &mut RecordingIngest, map: &[u8], options: DecodeOptions) -> DbResult<()> {
+        let mut stream = McapStream::new(ReaderOptions::default());
+        let mut decoder = Decoder::new(Channels::new(options));
+        for piece in map.chunks(1 << 20) {
+            stream.feed(piece);
+            while let Some(record) = stream.next_record()? {
+                if let Record::Metadata(m) = &record.record {
+                    ingest.metadata(m);
+                }
+                decoder.record(&record)?;
+            }
+            let batches = if decoder.buffered_bytes() > BATCH_BYTES {
+                decoder.take_batches()
+            } else {
+                decoder.take_batches_over(BATCH_ROWS)
+            };
+            for b in batches {
+                self.absorb_topic_batch(ingest, b).await?;
+            }
+        }
+        stream.finish().into_result()?;
+        for b in decoder.take_batches() {
+            self.absorb_topic_batch(ingest, b).await?;
+        }
+        Ok(())
+    }
+
+    /// Makes the schema and its recording catalog, and refuses a recording
+    /// name the schema already holds.
+    async fn start_recording(&mut self, schema: &str, recording: &str, source: &str) -> DbResult<RecordingIngest> {
+        if self.txn != TxnState::Idle {
+            return Err(DbError::new(
+                sqlstate::ACTIVE_SQL_TRANSACTION,
+                "COPY … FORMAT mcap cannot run inside a transaction block (a recording commits on its own)",
+            ));
+        }
+        self.create_schema_if_absent(schema)?;
+        let q = crate::catalog::quote_ident;
+        let s = q(schema);
+        let ddl = [
+            format!(
+                "CREATE TABLE IF NOT EXISTS {s}.recordings (name text PRIMARY KEY, source text, bytes bigint, \
+                 message_count bigint, start_time timestamptz, end_time timestamptz, metadata jsonb)"
+            ),
+            format!(
+                "CREATE TABLE IF NOT EXISTS {s}.recording_topics (recording text, topic text, table_name text, \
+                 message_type text, message_encoding text, schema_encoding text, message_count bigint)"
+            ),
+        ];
+        for sql in ddl {
+            for stmt in crate::sql::parse(&sql)? {
+                Box::pin(self.execute(&stmt, vec![], &[])).await?;
+            }
+        }
+        let has_view = self
+            .server
+            .catalog
+            .snapshot()
+            .database(&self.database)?
+            .schemas
+            .get(schema)
+            .is_some_and(|sc| sc.relation_kind("topics").is_some());
+        if !has_view {
+            let sql = format!(
+                "CREATE VIEW {s}.topics AS SELECT topic, table_name, message_type, message_encoding, schema_encoding, \
+                 sum(message_count)::bigint AS message_count FROM {s}.recording_topics \
+                 GROUP BY topic, table_name, message_type, message_encoding, schema_encoding"
+            );
+            for stmt in crate::sql::parse(&sql)? {
+                if let Err(e) = Box::pin(self.execute(&stmt, vec![], &[])).await {
+                    // Made meanwhile by another recording's ingest.
+                    if e.code != sqlstate::DUPLICATE_TABLE {
+                        return Err(e);
+                    }
+                }
+            }
+        }
+        self.notices.clear();
+        let (_, found) = self
+            .internal_query(
+                &format!("SELECT 1 FROM {s}.recordings WHERE name = $1"),
+                &[Datum::text(recording)],
+                &[DataType::Text],
+            )
+            .await?;
+        if found.iter().any(|b| b.len > 0) {
+            return Err(duplicate_recording(schema, recording));
+        }
+        Ok(RecordingIngest {
+            schema: schema.to_string(),
+            recording: recording.to_string(),
+            source: source.to_string(),
+            targets: HashMap::new(),
+            claimed: HashMap::new(),
+            write: None,
+            topics: BTreeMap::new(),
+            messages: 0,
+            bytes: 0,
+            time_range: None,
+            metadata: Map::new(),
+            repaired_strings: 0,
+            warned: Vec::new(),
+        })
+    }
+
+    /// The table that takes layout table `index` of `plan`'s topic: found,
+    /// created, or widened (only while the recording's write is not open yet).
+    async fn ensure_target(&mut self, ingest: &mut RecordingIngest, plan: &Arc<ChannelPlan>, index: usize) -> DbResult<()> {
+        let key = (plan.channel_id, index);
+        if ingest.targets.contains_key(&key) {
+            return Ok(());
+        }
+        let layout = &plan.layout.tables[index];
+        if CATALOG_TABLES.contains(&layout.name.as_str()) {
+            return Err(DbError::new(
+                sqlstate::DUPLICATE_TABLE,
+                format!(
+                    "topic {} would be stored in table \"{}\", which holds the schema's recording catalog",
+                    plan.topic, layout.name
+                ),
+            ));
+        }
+        match ingest.claimed.get(&layout.name) {
+            Some(topic) if *topic != plan.topic => {
+                return Err(DbError::new(
+                    sqlstate::DUPLICATE_TABLE,
+                    format!("topics {topic} and {} would both be stored in table \"{}\"", plan.topic, layout.name),
+                ))
+            }
+            Some(_) => {}
+            None => {
+                ingest.claimed.insert(layout.name.clone(), plan.topic.clone());
+            }
+        }
+        if let Some(warning) = &plan.warning {
+            if index == 0 && !ingest.warned.contains(&plan.topic) {
+                ingest.warned.push(plan.topic.clone());
+                self.warning(warning.clone());
+            }
+        }
+        let existing = self
+            .server
+            .catalog
+            .snapshot()
+            .database(&self.database)?
+            .table(&ingest.schema, &layout.name)
+            .cloned();
+        let mut table = match existing {
+            Some(t) => t,
+            None => {
+                let time = layout.columns.iter().position(|c| c.role == ColumnRole::LogTime);
+                self.create_ingest_table(TableDef {
+                    oid: self.server.catalog.allocate_oid(),
+                    name: layout.name.clone(),
+                    schema: ingest.schema.clone(),
+                    columns: layout.columns.iter().map(|c| plain_column(&c.name, c.data_type)).collect(),
+                    time_column: time,
+                })?
+            }
+        };
+        let missing: Vec<(&str, DataType)> = layout
+            .columns
+            .iter()
+            .filter(|c| table.column_index(&c.name).is_none())
+            .map(|c| (c.name.as_str(), c.data_type))
+            .collect();
+        if !missing.is_empty() {
+            if ingest.write.is_some() {
+                return Err(DbError::unsupported(format!(
+                    "topic {} (channel {}) needs new columns in table \"{}\" (\"{}\", …), and its channel first appears after rows were written",
+                    plan.topic, plan.channel_id, layout.name, missing[0].0
+                ))
+                .with_hint("Add the columns with ALTER TABLE first, or copy the recording from a file with a summary."));
+            }
+            table = self.add_ingest_columns(&ingest.schema, &layout.name, &missing).await?;
+        }
+        let sources = table_sources(&table, layout, &plan.topic)?;
+        let types = table.column_types();
+        ingest.targets.insert(key, Target { table, types, sources });
+        Ok(())
+    }
+
+    /// Prepares one decoded batch's rows on the shards (opening the
+    /// recording's write at its first rows).
+    async fn absorb_topic_batch(&mut self, ingest: &mut RecordingIngest, batch: TopicBatch) -> DbResult<()> {
+        let plan = batch.plan.clone();
+        for t in 0..plan.layout.tables.len() {
+            self.ensure_target(ingest, &plan, t).await?;
+        }
+        ingest.messages += batch.messages as u64;
+        ingest.repaired_strings += batch.repaired_strings;
+        ingest
+            .topics
+            .entry(plan.channel_id)
+            .or_insert_with(|| TopicCount {
+                plan: plan.clone(),
+                messages: 0,
+            })
+            .messages += batch.messages as u64;
+        if let Some(main) = batch.tables.first() {
+            let log_time = plan.layout.main().columns.iter().position(|c| c.role == ColumnRole::LogTime);
+            if let Some(ColumnData::Int64(times)) = log_time.and_then(|c| main.columns.get(c)).map(|c| &c.data) {
+                for &t in times.iter().take(main.rows) {
+                    let (lo, hi) = ingest.time_range.get_or_insert((t, t));
+                    *lo = (*lo).min(t);
+                    *hi = (*hi).max(t);
+                }
+            }
+        }
+        if ingest.write.is_none() {
+            let mut write = self.begin_write();
+            write.rewrites = Some(self.server.rewrites.clone().read_owned().await);
+            ingest.write = Some(write);
+        }
+        for table_batch in batch.tables {
+            if table_batch.rows == 0 {
+                continue;
+            }
+            let target = ingest
+                .targets
+                .get(&(plan.channel_id, table_batch.table))
+                .ok_or_else(|| DbError::internal("MCAP table target missing"))?;
+            let rows = table_batch.rows;
+            let mut layout_columns: Vec<Option<Column>> = table_batch.columns.into_iter().map(Some).collect();
+            let columns: Vec<Column> = target
+                .sources
+                .iter()
+                .zip(&target.types)
+                .map(|(source, &t)| {
+                    source
+                        .and_then(|s| layout_columns.get_mut(s).and_then(Option::take))
+                        .unwrap_or_else(|| null_column(t, rows))
+                })
+                .collect();
+            let mut rows_batch = Batch::from_columns(columns);
+            rows_batch.len = rows;
+            let (oid, types) = (target.table.oid, target.types.clone());
+            let write = ingest.write.as_mut().ok_or_else(|| DbError::internal("MCAP write missing"))?;
+            self.prepare_rows(write, oid, &types, vec![rows_batch]).await?;
+        }
+        Ok(())
+    }
+
+    /// The recording's catalog rows, then the commit. Returns the message count.
+    async fn finish_recording(&mut self, ingest: &mut RecordingIngest) -> DbResult<u64> {
+        let catalog = self.server.catalog.snapshot();
+        let db = catalog.database(&self.database)?;
+        let relation = |name: &str| {
+            db.table(&ingest.schema, name)
+                .cloned()
+                .ok_or_else(|| DbError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{}.{name}\" does not exist", ingest.schema)))
+        };
+        let (recordings, recording_topics) = (relation("recordings")?, relation("recording_topics")?);
+        let (start, end) = match ingest.time_range {
+            Some((lo, hi)) => (Datum::Int64(lo), Datum::Int64(hi)),
+            None => (Datum::Null, Datum::Null),
+        };
+        let recording_row = vec![
+            Datum::text(&ingest.recording),
+            Datum::text(&ingest.source),
+            Datum::Int64(ingest.bytes as i64),
+            Datum::Int64(ingest.messages as i64),
+            start,
+            end,
+            crate::types::text::parse_text(
+                DataType::Jsonb,
+                &Value::Object(std::mem::take(&mut ingest.metadata)).to_string(),
+                &crate::types::FormatContext::default(),
+            )?,
+        ];
+        let topic_rows: Vec<Vec<Datum>> = ingest
+            .topics
+            .values()
+            .map(|t| {
+                vec![
+                    Datum::text(&ingest.recording),
+                    Datum::text(&t.plan.topic),
+                    Datum::text(&t.plan.table_name),
+                    Datum::text(t.plan.schema_name()),
+                    Datum::text(&t.plan.message_encoding),
+                    Datum::text(t.plan.schema_encoding()),
+                    Datum::Int64(t.messages as i64),
+                ]
+            })
+            .collect();
+        let recording_batch = rows_batch(&recordings, &[recording_row]);
+        let topics_batch = rows_batch(&recording_topics, &topic_rows);
+        if ingest.write.is_none() {
+            let mut write = self.begin_write();
+            write.rewrites = Some(self.server.rewrites.clone().read_owned().await);
+            ingest.write = Some(write);
+        }
+        let mut write = ingest.write.take().ok_or_else(|| DbError::internal("MCAP write missing"))?;
+        let mut added = crate::sql::unique::AddedKeys::default();
+        let prepared: DbResult<()> = async {
+            let keys = self
+                .add_unique_keys(&recordings, std::slice::from_ref(&recording_batch))
+                .await
+                .map_err(|e| if e.code == sqlstate::UNIQUE_VIOLATION { duplicate_recording(&ingest.schema, &ingest.recording) } else { e })?;
+            added.extend(keys);
+            self.prepare_rows(&mut write, recordings.oid, &recordings.column_types(), vec![recording_batch])
+                .await?;
+            if topics_batch.len > 0 {
+                self.prepare_rows(&mut write, recording_topics.oid, &recording_topics.column_types(), vec![topics_batch])
+                    .await?;
+            }
+            Ok(())
+        }
+        .await;
+        let result = self.settle_write(write, prepared).await;
+        if result.is_err() {
+            added.undo();
+        } else {
+            self.settle_unique_keys(added, &Ok(()));
+        }
+        result?;
+        if ingest.repaired_strings > 0 {
+            self.warning(
+                format!(
+                    "recording {}: {} strings held invalid UTF-8 or NUL bytes, stored with U+FFFD in their place",
+                    ingest.recording, ingest.repaired_strings
+                ),
+            );
+        }
+        Ok(ingest.messages)
+    }
+}
+
+/// Each of `table`'s columns' layout column (by name), checking that the
+/// types agree.
+fn table_sources(table: &TableDef, layout: &TableLayout, topic: &str) -> DbResult<Vec<Option<usize>>> {
+    table
+        .columns
+        .iter()
+        .map(|c| match layout.column_index(&c.name) {
+            None => Ok(None),
+            Some(i) if layout.columns[i].data_type == c.data_type => Ok(Some(i)),
+            Some(i) => Err(DbError::new(
+                sqlstate::DATATYPE_MISMATCH,
+                format!(
+                    "column \"{}\" of table \"{}\" is of type {}, but topic {topic}'s field {} ({}) is {}",
+                    c.name,
+                    table.name,
+                    c.data_type.name(),
+                    layout.columns[i].source,
+                    layout.columns[i].source_type,
+                    layout.columns[i].data_type.name()
+                ),
+            )),
+        })
+        .collect()
+}
+
+fn null_column(data_type: DataType, rows: usize) -> Column {
+    let mut c = Column::from_datum(data_type, &Datum::Null, rows);
+    if c.validity.is_none() {
+        c.validity = Some(Bitmap::new_unset(rows));
+    }
+    c
+}
+
+/// Rows of datums as one batch of `table`'s columns.
+fn rows_batch(table: &TableDef, rows: &[Vec<Datum>]) -> Batch {
+    let columns = table
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let values: Vec<Datum> = rows.iter().map(|r| r.get(i).cloned().unwrap_or(Datum::Null)).collect();
+            Column::from_datums(c.data_type, &values)
+        })
+        .collect();
+    let mut b = Batch::from_columns(columns);
+    b.len = rows.len();
+    b
+}
+
+fn duplicate_recording(schema: &str, recording: &str) -> DbError {
+    DbError::new(
+        sqlstate::UNIQUE_VIOLATION,
+        format!("recording \"{recording}\" is already stored in schema \"{schema}\""),
+    )
+    .with_detail(format!("Key (name)=({recording}) already exists in {schema}.recordings."))
+    .with_hint("Name this copy with RECORDING '<name>', or delete the stored one first.")
+}
+
+/// What a chunk worker sends: decoded rows, its end, or why it stopped.
+enum WorkerMessage {
+    Batch(TopicBatch),
+    Done,
+    Failed(DbError),
+}
+
+/// One chunk worker: decodes every `workers`-th chunk of the mapped file
+/// (starting at `worker`) and sends the batches, then `Done`; stops at the
+/// first error (sent as `Failed`, a panic included) or when the session stops listening.
+fn decode_chunks(
+    map: &[u8],
+    reader: &ReaderOptions,
+    channels: Channels,
+    worker: usize,
+    workers: usize,
+    tx: &tokio::sync::mpsc::Sender<WorkerMessage>,
+) {
+    let send = |b: TopicBatch| tx.blocking_send(WorkerMessage::Batch(b)).is_ok();
+    let run = || -> Result<bool, McapError> {
+        let Some(indexed) = IndexedFile::open(map, reader)? else {
+            return Err(McapError::Conflict {
+                at: crate::ingest::mcap::Location::File(0),
+                detail: "the file's summary changed while it was read".to_string(),
+            });
+        };
+        let mut decoder = Decoder::new(channels);
+        let mut buffer = ChunkBuffer::new();
+        for chunk in indexed.chunks.iter().skip(worker).step_by(workers) {
+            for record in indexed.chunk_records(chunk, &mut buffer)? {
+                decoder.record(&record?)?;
+            }
+            let batches = if decoder.buffered_bytes() > BATCH_BYTES {
+                decoder.take_batches()
+            } else {
+                decoder.take_batches_over(BATCH_ROWS)
+            };
+            if !batches.into_iter().all(send) {
+                return Ok(false);
+            }
+        }
+        if !decoder.take_batches().into_iter().all(send) {
+            return Ok(false);
+        }
+        // After the chunks: a damaged chunk is reported as itself (by worker 0
+        // for the first chunk) rather than as the whole section's checksum.
+        if worker == 0 {
+            indexed.verify_data_crc()?;
+        }
+        Ok(true)
+    };
+    let message = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+        Ok(Ok(true)) => WorkerMessage::Done,
+        Ok(Ok(false)) => return,
+        Ok(Err(e)) => WorkerMessage::Failed(e.into()),
+        Err(_) => WorkerMessage::Failed(DbError::internal(format!("MCAP decoding worker {worker} panicked"))),
+    };
+    let _ = tx.blocking_send(message);
+}

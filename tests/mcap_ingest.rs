@@ -1,0 +1,394 @@
+//! MCAP recordings into tables through `COPY <schema> FROM '<path>' | STDIN
+//! WITH (FORMAT mcap …)`: a generated fleet (tools/mcap_fleet.rs, whose CDR
+//! encoder is independent of the decoder) ingested by every path — a file's
+//! chunks decoded in parallel, a file streamed because it has no summary,
+//! STDIN in small pieces — and every count, time range and aggregate the
+//! generator wrote in fleet_truth.json read back in SQL; then the bad inputs:
+//! each fails with its SQLSTATE and a message naming where, stores nothing,
+//! and leaves the server up.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use bytes::Bytes;
+use futures::SinkExt;
+use serde_json::Value;
+use tokio_postgres::Client;
+
+/// The fleet generator's binary (an example of this package), built if absent.
+fn fleet_generator() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>");
+    let generator = profile_dir.join("examples").join("mcap_fleet");
+    if !generator.exists() {
+        let mut build = Command::new(env!("CARGO"));
+        build.args(["build", "--example", "mcap_fleet"]);
+        if profile_dir.ends_with("release") {
+            build.arg("--release");
+        }
+        assert!(build.status().expect("cargo build").success(), "building the fleet generator failed");
+    }
+    generator
+}
+
+/// Writes a fleet into `dir` and returns its fleet_truth.json.
+fn generate_fleet(dir: &Path, robots: usize, seconds: usize, compression: &str) -> Value {
+    let status = Command::new(fleet_generator())
+        .args(["--out", dir.to_str().unwrap(), "--robots", &robots.to_string(), "--seconds", &seconds.to_string()])
+        .args(["--compression", compression, "--seed", "7"])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("run mcap_fleet");
+    assert!(status.success(), "mcap_fleet failed");
+    serde_json::from_slice(&std::fs::read(dir.join("fleet_truth.json")).unwrap()).unwrap()
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("brewric-mcap-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// COPY FROM STDIN of `bytes` in pieces of `piece` bytes; Ok(row count) or the error text.
+async fn copy_stdin(client: &Client, sql: &str, bytes: &[u8], piece: usize) -> Result<u64, String> {
+    let sink = client.copy_in::<_, Bytes>(sql).await.map_err(|e| common::describe_error(&e))?;
+    futures::pin_mut!(sink);
+    for p in bytes.chunks(piece) {
+        sink.send(Bytes::copy_from_slice(p)).await.map_err(|e| common::describe_error(&e))?;
+    }
+    sink.finish().await.map_err(|e| common::describe_error(&e))
+}
+
+async fn one_i64(client: &Client, sql: &str, recording: &str) -> i64 {
+    let row = client.query_one(sql, &[&recording]).await.unwrap_or_else(|e| panic!("{sql}: {}", common::describe_error(&e)));
+    row.get::<_, Option<i64>>(0).unwrap_or(0)
+}
+
+async fn one_f64(client: &Client, sql: &str, recording: &str) -> f64 {
+    let row = client.query_one(sql, &[&recording]).await.unwrap_or_else(|e| panic!("{sql}: {}", common::describe_error(&e)));
+    row.get::<_, Option<f64>>(0).unwrap_or(f64::NAN)
+}
+
+fn assert_close(what: &str, got: f64, want: f64) {
+    let tolerance = 1e-9 * want.abs().max(1.0);
+    assert!((got - want).abs() <= tolerance, "{what}: SQL gives {got}, the generator wrote {want}");
+}
+
+fn truth_i64(v: &Value, key: &str) -> i64 {
+    v[key].as_i64().unwrap_or_else(|| panic!("truth lacks {key}: {v}"))
+}
+
+fn truth_f64(v: &Value, key: &str) -> f64 {
+    v[key].as_f64().unwrap_or_else(|| panic!("truth lacks {key}: {v}"))
+}
+
+/// Every topic's rows, time range and aggregates of one recording, against its truth entry.
+async fn check_recording(client: &Client, schema: &str, file: &Value) {
+    let recording = file["recording"].as_str().unwrap();
+    let r = recording;
+    let row = client
+        .query_one(
+            &format!(
+                "SELECT bytes, message_count, epoch_ns(start_time), epoch_ns(end_time), metadata::text LIKE '%\"ROS_DISTRO\": \"jazzy\"%' \
+                 FROM {schema}.recordings WHERE name = $1"
+            ),
+            &[&r],
+        )
+        .await
+        .unwrap();
+    assert_eq!(row.get::<_, i64>(0), truth_i64(file, "file_bytes"), "{r}: bytes");
+    assert_eq!(row.get::<_, i64>(1), truth_i64(file, "message_count"), "{r}: message_count");
+    assert_eq!(row.get::<_, i64>(2), truth_i64(file, "start_time_ns"), "{r}: start_time");
+    assert_eq!(row.get::<_, i64>(3), truth_i64(file, "end_time_ns"), "{r}: end_time");
+    assert!(row.get::<_, bool>(4), "{r}: rosbag2 metadata");
+
+    for (topic, t) in file["topics"].as_object().unwrap() {
+        let table = topic.trim_start_matches('/').replace('/', "_");
+        let from = format!("FROM {schema}.{table} WHERE recording = $1");
+        let count = one_i64(client, &format!("SELECT count(*) {from}"), r).await;
+        assert_eq!(count, truth_i64(t, "message_count"), "{r} {topic}: rows");
+        let first = one_i64(client, &format!("SELECT epoch_ns(min(log_time)) {from}"), r).await;
+        assert_eq!(first, truth_i64(t, "first_log_time_ns"), "{r} {topic}: first log_time");
+        let last = one_i64(client, &format!("SELECT epoch_ns(max(log_time)) {from}"), r).await;
+        assert_eq!(last, truth_i64(t, "last_log_time_ns"), "{r} {topic}: last log_time");
+        let sequences = one_i64(client, &format!("SELECT max(sequence) - min(sequence) + 1 {from}"), r).await;
+        assert_eq!(sequences, count, "{r} {topic}: sequence numbers 1..n");
+        let listed = client
+            .query_one(
+                &format!("SELECT message_count, message_type, table_name FROM {schema}.recording_topics WHERE recording = $1 AND topic = $2"),
+                &[&r, topic],
+            )
+            .await
+            .unwrap();
+        assert_eq!(listed.get::<_, i64>(0), count, "{r} {topic}: recording_topics");
+        assert_eq!(listed.get::<_, String>(1), t["message_type"].as_str().unwrap());
+        assert_eq!(listed.get::<_, String>(2), table);
+
+        let sum = |expr: &str| format!("SELECT sum({expr})::float8 {from}");
+        match topic.as_str() {
+            "/joint_states" => {
+                assert_close("sum position[1]", one_f64(client, &sum("position[1]"), r).await, truth_f64(t, "sum_position_0"));
+                assert_close("sum velocity[1]", one_f64(client, &sum("velocity[1]"), r).await, truth_f64(t, "sum_velocity_0"));
+                let empty = one_i64(client, &format!("SELECT count(*) {from} AND cardinality(effort) = 0"), r).await;
+                assert_eq!(empty, truth_i64(t, "empty_effort_count"), "{r}: empty efforts");
+                let max_abs = one_f64(
+                    client,
+                    &format!("SELECT max(abs(e)) FROM (SELECT unnest(effort) AS e {from}) AS efforts"),
+                    r,
+                )
+                .await;
+                assert_close("max |effort|", max_abs, truth_f64(t, "max_abs_effort"));
+                let joints = one_i64(client, &format!("SELECT max(array_length(name, 1))::bigint {from}"), r).await;
+                assert_eq!(joints, truth_i64(t, "joint_count"));
+            }
+            "/imu" => {
+                assert_close("sum linear_acceleration_z", one_f64(client, &sum("linear_acceleration_z"), r).await, truth_f64(t, "sum_linear_acceleration_z"));
+                assert_close("sum angular_velocity_z", one_f64(client, &sum("angular_velocity_z"), r).await, truth_f64(t, "sum_angular_velocity_z"));
+            }
+            "/odom" => {
+                assert_close("sum pose x", one_f64(client, &sum("pose_pose_position_x"), r).await, truth_f64(t, "sum_pose_position_x"));
+                assert_close("sum twist x", one_f64(client, &sum("twist_twist_linear_x"), r).await, truth_f64(t, "sum_twist_linear_x"));
+                let child = client
+                    .query_one(&format!("SELECT min(child_frame_id) {from}"), &[&r])
+                    .await
+                    .unwrap()
+                    .get::<_, String>(0);
+                assert_eq!(child, t["child_frame_id"].as_str().unwrap());
+            }
+            "/scan" => {
+                let ranges = one_i64(client, &format!("SELECT sum(cardinality(ranges))::bigint {from}"), r).await;
+                assert_eq!(ranges, truth_i64(t, "ranges_total"));
+                let beams = format!("FROM (SELECT unnest(ranges) AS b {from}) AS beams");
+                let pos_inf = one_i64(client, &format!("SELECT count(*) {beams} WHERE b = 'Infinity'"), r).await;
+                assert_eq!(pos_inf, truth_i64(t, "pos_inf_count"), "{r}: +inf ranges");
+                let neg_inf = one_i64(client, &format!("SELECT count(*) {beams} WHERE b = '-Infinity'"), r).await;
+                assert_eq!(neg_inf, truth_i64(t, "neg_inf_count"), "{r}: -inf ranges");
+                let nan = one_i64(client, &format!("SELECT count(*) {beams} WHERE b = 'NaN'"), r).await;
+                assert_eq!(nan, truth_i64(t, "nan_count"), "{r}: NaN ranges");
+                let finite = "WHERE b NOT IN ('Infinity', '-Infinity', 'NaN')";
+                let sum_finite = one_f64(client, &format!("SELECT sum(b::float8) {beams} {finite}"), r).await;
+                assert_close("sum finite ranges", sum_finite, truth_f64(t, "sum_finite_ranges"));
+                let min_finite = one_f64(client, &format!("SELECT min(b)::float8 {beams} {finite}"), r).await;
+                assert_close("min finite range", min_finite, truth_f64(t, "min_finite_range"));
+            }
+            "/battery_state" => {
+                assert_close("sum percentage", one_f64(client, &sum("percentage::float8"), r).await, truth_f64(t, "sum_percentage"));
+                let min = one_f64(client, &format!("SELECT min(percentage)::float8 {from}"), r).await;
+                assert_close("min percentage", min, truth_f64(t, "min_percentage"));
+                let nan = one_i64(client, &format!("SELECT count(*) {from} AND temperature = 'NaN'"), r).await;
+                assert_eq!(nan, truth_i64(t, "nan_temperature_count"));
+                let cells = one_i64(client, &format!("SELECT sum(cardinality(cell_voltage))::bigint {from}"), r).await;
+                assert_eq!(cells, truth_i64(t, "cell_voltage_total"));
+            }
+            "/camera/image_raw" => {
+                let bytes = one_i64(client, &format!("SELECT sum(length(data))::bigint {from}"), r).await;
+                assert_eq!(bytes, truth_i64(t, "data_bytes"));
+                let shape = client
+                    .query_one(&format!("SELECT min(width)::bigint, min(height)::bigint, min(encoding) {from}"), &[&r])
+                    .await
+                    .unwrap();
+                assert_eq!(shape.get::<_, i64>(0), truth_i64(t, "width"));
+                assert_eq!(shape.get::<_, i64>(1), truth_i64(t, "height"));
+                assert_eq!(shape.get::<_, String>(2), t["encoding"].as_str().unwrap());
+            }
+            "/diagnostics" => {
+                let child = |suffix: &str| format!("SELECT count(*) FROM {schema}.diagnostics_{suffix} WHERE recording = $1");
+                assert_eq!(one_i64(client, &child("status"), r).await, truth_i64(t, "status_count"));
+                assert_eq!(one_i64(client, &child("status_values"), r).await, truth_i64(t, "key_value_count"));
+                for (level, n) in t["status_level_counts"].as_object().unwrap() {
+                    let got = one_i64(
+                        client,
+                        &format!("SELECT count(*) FROM {schema}.diagnostics_status WHERE recording = $1 AND level = {level}"),
+                        r,
+                    )
+                    .await;
+                    assert_eq!(got, n.as_i64().unwrap(), "{r}: diagnostics level {level}");
+                }
+            }
+            "/rosout" => {
+                for (level, n) in t["level_counts"].as_object().unwrap() {
+                    let got = one_i64(client, &format!("SELECT count(*) {from} AND level = {level}"), r).await;
+                    assert_eq!(got, n.as_i64().unwrap(), "{r}: rosout level {level}");
+                }
+                for (node, n) in t["error_count_by_node"].as_object().unwrap() {
+                    let got = one_i64(client, &format!("SELECT count(*) {from} AND level = 40 AND name = '{node}'"), r).await;
+                    assert_eq!(got, n.as_i64().unwrap(), "{r}: errors of {node}");
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[tokio::test]
+async fn generated_fleet_reads_back_exactly_by_every_path() {
+    let zstd_dir = temp_dir("zstd");
+    let truth = generate_fleet(&zstd_dir, 3, 12, "zstd");
+    let lz4_dir = temp_dir("lz4");
+    let lz4_truth = generate_fleet(&lz4_dir, 1, 6, "lz4");
+    let plain_dir = temp_dir("none");
+    let plain_truth = generate_fleet(&plain_dir, 1, 6, "none");
+
+    let server = common::start();
+    let client = server.connect("postgres").await;
+    let files = truth["files"].as_array().unwrap();
+    // robot01: a server file, chunks decoded in parallel; the name from the file.
+    let n = client
+        .execute(&format!("COPY fleet FROM '{}' WITH (FORMAT mcap)", zstd_dir.join("robot01.mcap").display()), &[])
+        .await
+        .unwrap();
+    assert_eq!(n as i64, truth_i64(&files[0], "message_count"));
+    // robot02: STDIN in 1000-byte pieces (records and chunks cut anywhere).
+    let bytes = std::fs::read(zstd_dir.join("robot02.mcap")).unwrap();
+    let n = copy_stdin(&client, "COPY fleet FROM STDIN WITH (FORMAT mcap, RECORDING 'robot02')", &bytes, 1000)
+        .await
+        .unwrap();
+    assert_eq!(n as i64, truth_i64(&files[1], "message_count"));
+    // robot03: a file without its summary (cut after DataEnd): streamed, as rosbag2's crash leftovers are.
+    let bytes = std::fs::read(zstd_dir.join("robot03.mcap")).unwrap();
+    let no_summary = strip_summary(&bytes);
+    let cut = zstd_dir.join("robot03-cut.mcap");
+    std::fs::write(&cut, &no_summary).unwrap();
+    let n = client
+        .execute(&format!("COPY fleet FROM '{}' WITH (FORMAT mcap, RECORDING robot03)", cut.display()), &[])
+        .await
+        .unwrap();
+    assert_eq!(n as i64, truth_i64(&files[2], "message_count"));
+    for (i, file) in files.iter().enumerate() {
+        let mut file = file.clone();
+        if i == 2 {
+            file["file_bytes"] = Value::from(no_summary.len());
+        }
+        check_recording(&client, "fleet", &file).await;
+    }
+    // lz4 and uncompressed chunks, each into its own schema.
+    for (schema, dir, truth) in [("fleet_lz4", &lz4_dir, &lz4_truth), ("fleet_plain", &plain_dir, &plain_truth)] {
+        let path = dir.join("robot01.mcap");
+        client
+            .execute(&format!("COPY {schema} FROM '{}' WITH (FORMAT mcap)", path.display()), &[])
+            .await
+            .unwrap();
+        check_recording(&client, schema, &truth["files"][0]).await;
+    }
+    // The topics view sums the recordings.
+    for (topic, n) in truth["totals"]["messages_per_topic"].as_object().unwrap() {
+        let row = client
+            .query_one("SELECT message_count FROM fleet.topics WHERE topic = $1", &[topic])
+            .await
+            .unwrap();
+        assert_eq!(row.get::<_, i64>(0), n.as_i64().unwrap(), "fleet.topics {topic}");
+    }
+    let listed: i64 = client.query_one("SELECT count(*) FROM fleet.recordings", &[]).await.unwrap().get(0);
+    assert_eq!(listed, 3);
+    for dir in [zstd_dir, lz4_dir, plain_dir] {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+const CHUNK: u8 = 0x06;
+const DATA_END: u8 = 0x0F;
+
+/// (offset, opcode, body length) of every record of the data section, in file order.
+fn top_level_records(file: &[u8]) -> Vec<(usize, u8, usize)> {
+    let mut out = Vec::new();
+    let mut at = 8;
+    while at + 9 <= file.len() {
+        let opcode = file[at];
+        let len = u64::from_le_bytes(file[at + 1..at + 9].try_into().unwrap()) as usize;
+        out.push((at, opcode, len));
+        at += 9 + len;
+        if opcode == DATA_END {
+            break;
+        }
+    }
+    out
+}
+
+/// The file up to and including its DataEnd record, then the end magic: no
+/// summary, no footer (what a reader without the index must handle).
+fn strip_summary(file: &[u8]) -> Vec<u8> {
+    let (data_end, len) = top_level_records(file).into_iter().find(|r| r.1 == DATA_END).map(|r| (r.0, r.2)).unwrap();
+    let mut out = file[..data_end + 9 + len].to_vec();
+    // Footer with summary_start 0: no summary.
+    out.push(0x02);
+    out.extend_from_slice(&20u64.to_le_bytes());
+    out.extend_from_slice(&[0u8; 20]);
+    out.extend_from_slice(b"\x89MCAP0\r\n");
+    out
+}
+
+#[tokio::test]
+async fn bad_recordings_fail_whole_with_where_and_the_server_stays_up() {
+    let dir = temp_dir("bad");
+    let truth = generate_fleet(&dir, 1, 4, "zstd");
+    let good = std::fs::read(dir.join("robot01.mcap")).unwrap();
+    let server = common::start();
+    let client = server.connect("postgres").await;
+
+    let copy_file = |path: &Path, options: &str| format!("COPY fleet FROM '{}' WITH (FORMAT mcap{options})", path.display());
+    let expect_error = |result: Result<u64, tokio_postgres::Error>, code: &str, words: &[&str]| {
+        let e = result.expect_err("the COPY should fail");
+        let text = common::describe_error(&e);
+        assert_eq!(common::sqlstate(&e).as_deref(), Some(code), "{text}");
+        for w in words {
+            assert!(text.contains(w), "{text} should mention {w:?}");
+        }
+    };
+
+    // A truncated file (half of it), from a file and from STDIN.
+    let half = dir.join("half.mcap");
+    std::fs::write(&half, &good[..good.len() / 2]).unwrap();
+    expect_error(client.execute(&copy_file(&half, ""), &[]).await, "22P04", &["truncated", "offset"]);
+    let err = copy_stdin(&client, "COPY fleet FROM STDIN (FORMAT mcap, RECORDING 'half')", &good[..good.len() / 2], 4096)
+        .await
+        .expect_err("truncated STDIN");
+    assert!(err.contains("truncated"), "{err}");
+
+    // A damaged byte inside the first chunk's compressed records.
+    let first_chunk = top_level_records(&good).into_iter().find(|r| r.1 == CHUNK).unwrap().0;
+    let mut damaged = good.clone();
+    let target = first_chunk + 200;
+    damaged[target] ^= 0x5a;
+    let bad = dir.join("damaged.mcap");
+    std::fs::write(&bad, &damaged).unwrap();
+    let e = client.execute(&copy_file(&bad, ""), &[]).await.expect_err("damaged chunk");
+    let text = common::describe_error(&e);
+    assert!(text.contains("chunk") && text.contains(&format!("offset {first_chunk}")), "names the chunk's offset: {text}");
+
+    // Not MCAP at all; a missing file; STDIN without a name; an unknown option.
+    let junk = dir.join("junk.mcap");
+    std::fs::write(&junk, b"hello, this is not a recording").unwrap();
+    expect_error(client.execute(&copy_file(&junk, ""), &[]).await, "22P04", &["not an MCAP file"]);
+    expect_error(client.execute(&copy_file(&dir.join("absent.mcap"), ""), &[]).await, "58P01", &["absent.mcap"]);
+    let err = copy_stdin(&client, "COPY fleet FROM STDIN (FORMAT mcap)", &good, 65536).await.expect_err("no RECORDING");
+    assert!(err.contains("RECORDING"), "{err}");
+    expect_error(client.execute(&copy_file(&junk, ", SPEED 'fast'"), &[]).await, "42601", &["speed"]);
+
+    // Nothing of the failures is stored: no recording, no rows.
+    for table in ["recordings", "imu"] {
+        if let Ok(row) = client.query_one(&format!("SELECT count(*) FROM fleet.{table}"), &[]).await {
+            assert_eq!(row.get::<_, i64>(0), 0, "fleet.{table} after failed COPYs");
+        }
+    }
+
+    // The same recording twice: the second is refused and changes nothing.
+    let path = dir.join("robot01.mcap");
+    client.execute(&copy_file(&path, ""), &[]).await.unwrap();
+    expect_error(client.execute(&copy_file(&path, ""), &[]).await, "23505", &["robot01"]);
+    let n: i64 = client.query_one("SELECT count(*) FROM fleet.imu", &[]).await.unwrap().get(0);
+    assert_eq!(n, truth_i64(&truth["files"][0]["topics"]["/imu"], "message_count"));
+    // Under another name it is a second recording.
+    client.execute(&copy_file(&path, ", RECORDING 'robot01_again'"), &[]).await.unwrap();
+    let n: i64 = client.query_one("SELECT count(DISTINCT recording) FROM fleet.imu", &[]).await.unwrap().get(0);
+    assert_eq!(n, 2);
+    // Inside a transaction block it is refused.
+    client.batch_execute("BEGIN").await.unwrap();
+    expect_error(client.execute(&copy_file(&path, ", RECORDING 'in_txn'"), &[]).await, "25001", &["transaction block"]);
+    client.batch_execute("ROLLBACK").await.unwrap();
+    let ok: i64 = client.query_one("SELECT 1::int8", &[]).await.unwrap().get(0);
+    assert_eq!(ok, 1);
+    let _ = std::fs::remove_dir_all(dir);
+}
