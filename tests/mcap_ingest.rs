@@ -392,3 +392,66 @@ async fn bad_recordings_fail_whole_with_where_and_the_server_stays_up() {
     assert_eq!(ok, 1);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// A raw HTTP/1.1 PUT; returns (status, body).
+fn http_put(addr: &str, target: &str, body: &[u8]) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).expect("connect http");
+    let head = format!("PUT {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n\r\n", body.len());
+    s.write_all(head.as_bytes()).unwrap();
+    s.write_all(body).unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).unwrap();
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let status = text.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    (status, text.split_once("\r\n\r\n").map_or(String::new(), |(_, b)| b.to_string()))
+}
+
+#[tokio::test]
+async fn http_put_stores_a_recording_and_answers_with_its_summary() {
+    let dir = temp_dir("http");
+    let truth = generate_fleet(&dir, 1, 4, "zstd");
+    let file = &truth["files"][0];
+    let bytes = std::fs::read(dir.join("robot01.mcap")).unwrap();
+    let server = common::start();
+    let addr = server.http_addr.clone().expect("http endpoint");
+
+    let (status, body) = http_put(&addr, "/v1/recordings/run%2001?schema=yard", &bytes);
+    assert_eq!(status, 200, "{body}");
+    let summary: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(summary["recording"], "run 01");
+    assert_eq!(summary["schema"], "yard");
+    assert_eq!(summary["bytes"].as_u64(), Some(bytes.len() as u64));
+    assert_eq!(summary["message_count"].as_i64(), Some(truth_i64(file, "message_count")));
+    assert_eq!(summary["start_time_ns"].as_i64(), Some(truth_i64(file, "start_time_ns")));
+    assert_eq!(summary["end_time_ns"].as_i64(), Some(truth_i64(file, "end_time_ns")));
+    let topics = summary["topics"].as_array().unwrap();
+    assert_eq!(topics.len(), file["topics"].as_object().unwrap().len());
+    for t in topics {
+        let want = &file["topics"][t["topic"].as_str().unwrap()];
+        assert_eq!(t["message_count"].as_i64(), Some(truth_i64(want, "message_count")), "{t}");
+        assert_eq!(t["message_type"], want["message_type"]);
+    }
+    assert!(summary["start_time"].as_str().unwrap().starts_with("2026-01-05T08:00:00."), "{summary}");
+
+    // HTTP writes go to the ingest database (--ingest-database, default brewric).
+    let client = server.connect("brewric").await;
+    let n: i64 = client
+        .query_one("SELECT count(*) FROM yard.imu WHERE recording = 'run 01'", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, truth_i64(&file["topics"]["/imu"], "message_count"));
+
+    // Again under the same name: 409, nothing added. A body that is not MCAP: 400.
+    let (status, body) = http_put(&addr, "/v1/recordings/run%2001?schema=yard", &bytes);
+    assert_eq!(status, 409, "{body}");
+    let (status, body) = http_put(&addr, "/v1/recordings/junk?schema=yard", b"not a recording at all");
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("not an MCAP file"), "{body}");
+    let (status, _) = http_put(&addr, "/v1/recordings/?schema=yard", &bytes);
+    assert_eq!(status, 400);
+    let n: i64 = client.query_one("SELECT count(*) FROM yard.recordings", &[]).await.unwrap().get(0);
+    assert_eq!(n, 1);
+    let _ = std::fs::remove_dir_all(dir);
+}

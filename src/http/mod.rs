@@ -2,7 +2,9 @@
 //! that Telegraf, TSBS's influx loader and other agents write to Brewric with
 //! only a URL change: `POST /write` (v1), `POST /api/v2/write` (v2), `GET|HEAD
 //! /ping`, `GET /health`, and `/query` for the statements agents send before
-//! writing (`CREATE DATABASE`, `SHOW DATABASES`). An InfluxDB database or
+//! writing (`CREATE DATABASE`, `SHOW DATABASES`); and `PUT
+//! /v1/recordings/<name>?schema=<schema>` for MCAP recordings (the body is
+//! the file, streamed; `Session::begin_mcap_stream`). An InfluxDB database or
 //! bucket is a Brewric schema; every measurement a table in it.
 //! Acknowledged (204) means durable: the rows went through the WAL like any
 //! committed write. Well-formed lines of a body with bad ones are still
@@ -147,8 +149,76 @@ async fn handle(req: Request<Incoming>, state: &Arc<HttpState>, shard: usize) ->
             write(req, state, shard, schema, precision).await
         }
         (&Method::GET | &Method::POST, "/query") => query(req, params, state, shard).await,
+        (&Method::PUT, p) if p == "/v1/recordings" || p.starts_with("/v1/recordings/") => {
+            let Some(name) = recording_name(p.strip_prefix("/v1/recordings/").unwrap_or("")) else {
+                return error(StatusCode::BAD_REQUEST, "the recording's name is the last path segment: PUT /v1/recordings/<name>?schema=<schema>");
+            };
+            let schema = params.get("schema").filter(|s| !s.is_empty()).cloned().unwrap_or_else(|| "public".to_string());
+            put_recording(req, state, shard, schema, name).await
+        }
         _ => error(StatusCode::NOT_FOUND, "not found"),
     }
+}
+
+/// A path segment, percent-decoded; None when empty or holding a `/`.
+fn recording_name(segment: &str) -> Option<String> {
+    let query = format!("n={}", segment.replace('+', "%2B"));
+    let (_, name) = form_urlencoded::parse(query.as_bytes()).next()?;
+    (!name.is_empty() && !name.contains('/')).then(|| name.into_owned())
+}
+
+/// `PUT /v1/recordings/<name>?schema=<schema>`: the body is an MCAP file,
+/// streamed into the schema's topic tables as one atomic ingest; the answer
+/// is the recording's summary (topics, message counts, bytes, time range).
+async fn put_recording(req: Request<Incoming>, state: &Arc<HttpState>, shard: usize, schema: String, name: String) -> Reply {
+    if state.in_flight.fetch_add(1, Ordering::AcqRel) >= state.config.max_in_flight {
+        state.in_flight.fetch_sub(1, Ordering::AcqRel);
+        let mut r = error(StatusCode::SERVICE_UNAVAILABLE, "write queue is full; retry later");
+        r.headers_mut().insert("Retry-After", hyper::header::HeaderValue::from_static("1"));
+        return r;
+    }
+    let _slot = WriteSlot(&state.in_flight);
+    let mut session = Session::new(state.server.clone(), state.config.database.clone(), "brewric".into(), shard);
+    let mut upload = match session.begin_mcap_stream(&schema, &name, "HTTP").await {
+        Ok(u) => u,
+        Err(e) => return db_error(e),
+    };
+    let mut body = req.into_body();
+    let result: Result<(), crate::error::DbError> = async {
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|e| {
+                crate::error::DbError::new(crate::error::sqlstate::CONNECTION_EXCEPTION, format!("reading the request body: {e}"))
+            })?;
+            if let Some(data) = frame.data_ref() {
+                session.mcap_copy_data(&mut upload, data).await?;
+            }
+        }
+        Ok(())
+    }
+    .await;
+    let done = match result {
+        Ok(()) => session.mcap_copy_done(&mut upload).await,
+        Err(e) => Err(e),
+    };
+    match done {
+        Ok(summary) => reply(StatusCode::OK, Some(summary.to_json())),
+        Err(e) => {
+            session.mcap_copy_abort(&mut upload).await;
+            db_error(e)
+        }
+    }
+}
+
+/// A failed ingest as an HTTP answer: the client's fault (400, 409 for a
+/// recording stored already) or the server's (500).
+fn db_error(e: crate::error::DbError) -> Reply {
+    use crate::error::sqlstate;
+    let status = match e.code {
+        sqlstate::UNIQUE_VIOLATION | sqlstate::DUPLICATE_TABLE => StatusCode::CONFLICT,
+        code if code.starts_with("22") || code.starts_with("42") || code.starts_with("54") => StatusCode::BAD_REQUEST,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    error(status, e.message)
 }
 
 /// `Authorization: Token t` / `Bearer t` / Basic with password t, or `?p=t`.

@@ -35,7 +35,7 @@ mod function;
 mod ingest_tables;
 mod explain;
 pub mod line_protocol;
-mod mcap;
+pub mod mcap;
 mod point_merge;
 mod unique;
 
@@ -2206,7 +2206,7 @@ impl Session {
         let copy = match &mut copy.source {
             CopySource::Table(t) => t,
             CopySource::LineProtocol(lp) => return self.line_protocol_copy_done(lp).await,
-            CopySource::Mcap(m) => return self.mcap_copy_done(m).await,
+            CopySource::Mcap(m) => return self.mcap_copy_done(m).await.map(|r| r.messages),
         };
         let mut batches = Vec::new();
         copy.reader.finish(&mut |b| {

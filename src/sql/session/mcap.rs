@@ -84,7 +84,48 @@ pub fn mcap_copy_options(copy: &crate::sql::ingest_copy::IngestCopy) -> DbResult
     Ok(McapCopyOptions { recording })
 }
 
-/// An MCAP COPY FROM STDIN in progress.
+/// What one recording's ingest stored (the HTTP endpoint's answer; COPY
+/// reports the message count).
+#[derive(Debug, Clone)]
+pub struct RecordingSummary {
+    pub schema: String,
+    pub recording: String,
+    pub bytes: u64,
+    pub messages: u64,
+    /// log_time range, nanoseconds since 1970 (None without messages).
+    pub time_range: Option<(i64, i64)>,
+    /// Per channel: topic, table, message type, message count.
+    pub topics: Vec<(String, String, String, u64)>,
+}
+
+impl RecordingSummary {
+    /// The JSON the HTTP recordings endpoint answers with.
+    pub fn to_json(&self) -> Value {
+        let time = |ns: Option<i64>| {
+            ns.map_or(Value::Null, |ns| {
+                let (secs, nanos) = (ns.div_euclid(1_000_000_000), ns.rem_euclid(1_000_000_000) as u32);
+                chrono::DateTime::from_timestamp(secs, nanos)
+                    .map_or(Value::Null, |t| Value::String(t.to_rfc3339_opts(chrono::SecondsFormat::Nanos, true)))
+            })
+        };
+        let (start, end) = (self.time_range.map(|r| r.0), self.time_range.map(|r| r.1));
+        serde_json::json!({
+            "schema": self.schema,
+            "recording": self.recording,
+            "bytes": self.bytes,
+            "message_count": self.messages,
+            "start_time": time(start),
+            "end_time": time(end),
+            "start_time_ns": start,
+            "end_time_ns": end,
+            "topics": self.topics.iter().map(|(topic, table, message_type, n)| serde_json::json!({
+                "topic": topic, "table_name": table, "message_type": message_type, "message_count": n,
+            })).collect::<Vec<_>>(),
+        })
+    }
+}
+
+/// An MCAP recording arriving as a byte stream (COPY FROM STDIN, an HTTP body) in progress.
 pub struct McapCopy {
     ingest: RecordingIngest,
     stream: McapStream,
@@ -146,7 +187,15 @@ impl Session {
     pub(super) async fn begin_mcap_copy(&mut self, copy: &crate::sql::ingest_copy::IngestCopy) -> DbResult<McapCopy> {
         let options = mcap_copy_options(copy)?;
         let recording = options.recording.unwrap_or_default();
-        let ingest = self.start_recording(&copy.schema, &recording, "STDIN").await?;
+        self.begin_mcap_stream(&copy.schema, &recording, "STDIN").await
+    }
+
+    /// Starts a recording that arrives as a byte stream: fed by
+    /// [`mcap_copy_data`](Self::mcap_copy_data), ended by
+    /// [`mcap_copy_done`](Self::mcap_copy_done) or [`mcap_copy_abort`](Self::mcap_copy_abort).
+    pub async fn begin_mcap_stream(&mut self, schema: &str, recording: &str, source: &str) -> DbResult<McapCopy> {
+        let ingest = self.start_recording(schema, recording, source).await?;
+        let recording = recording.to_string();
         Ok(McapCopy {
             ingest,
             stream: McapStream::new(ReaderOptions::default()),
@@ -158,7 +207,7 @@ impl Session {
     }
 
     /// Feeds one CopyData chunk of an MCAP COPY.
-    pub(super) async fn mcap_copy_data(&mut self, copy: &mut McapCopy, chunk: &[u8]) -> DbResult<()> {
+    pub async fn mcap_copy_data(&mut self, copy: &mut McapCopy, chunk: &[u8]) -> DbResult<()> {
         copy.ingest.bytes += chunk.len() as u64;
         copy.stream.feed(chunk);
         while let Some(record) = copy.stream.next_record()? {
@@ -180,7 +229,7 @@ impl Session {
 
     /// Ends an MCAP COPY FROM STDIN: the file must be complete; then the
     /// last rows, the recording's catalog rows and the commit.
-    pub(super) async fn mcap_copy_done(&mut self, copy: &mut McapCopy) -> DbResult<u64> {
+    pub async fn mcap_copy_done(&mut self, copy: &mut McapCopy) -> DbResult<RecordingSummary> {
         copy.stream.finish().into_result()?;
         for b in copy.decoder.take_batches() {
             self.absorb_topic_batch(&mut copy.ingest, b).await?;
@@ -189,7 +238,7 @@ impl Session {
     }
 
     /// Abandons an MCAP COPY: its prepared rows are dropped.
-    pub(super) async fn mcap_copy_abort(&mut self, copy: &mut McapCopy) {
+    pub async fn mcap_copy_abort(&mut self, copy: &mut McapCopy) {
         if let Some(write) = copy.ingest.write.take() {
             self.abort_write(write).await;
         }
@@ -212,7 +261,7 @@ impl Session {
         ingest.bytes = map.len() as u64;
         let result = self.ingest_mapped_file(&mut ingest, map, &recording).await;
         match result {
-            Ok(()) => self.finish_recording(&mut ingest).await,
+            Ok(()) => Ok(self.finish_recording(&mut ingest).await?.messages),
             Err(e) => {
                 if let Some(write) = ingest.write.take() {
                     self.abort_write(write).await;
@@ -324,20 +373,32 @@ impl Session {
                  message_type text, message_encoding text, schema_encoding text, message_count bigint)"
             ),
         ];
-        for sql in ddl {
+        let (server, database) = (self.server.clone(), self.database.clone());
+        let existing = move |name: &str| -> DbResult<bool> {
+            Ok(server
+                .catalog
+                .snapshot()
+                .database(&database)?
+                .schemas
+                .get(schema)
+                .is_some_and(|sc| sc.relation_kind(name).is_some()))
+        };
+        // Each DDL saves the whole catalog: run only what is missing.
+        let missing: Vec<String> = ddl
+            .into_iter()
+            .zip(["recordings", "recording_topics"])
+            .filter_map(|(sql, name)| match existing(name) {
+                Ok(true) => None,
+                Ok(false) => Some(Ok(sql)),
+                Err(e) => Some(Err(e)),
+            })
+            .collect::<DbResult<_>>()?;
+        for sql in missing {
             for stmt in crate::sql::parse(&sql)? {
                 Box::pin(self.execute(&stmt, vec![], &[])).await?;
             }
         }
-        let has_view = self
-            .server
-            .catalog
-            .snapshot()
-            .database(&self.database)?
-            .schemas
-            .get(schema)
-            .is_some_and(|sc| sc.relation_kind("topics").is_some());
-        if !has_view {
+        if !existing("topics")? {
             let sql = format!(
                 "CREATE VIEW {s}.topics AS SELECT topic, table_name, message_type, message_encoding, schema_encoding, \
                  sum(message_count)::bigint AS message_count FROM {s}.recording_topics \
@@ -518,8 +579,8 @@ impl Session {
         Ok(())
     }
 
-    /// The recording's catalog rows, then the commit. Returns the message count.
-    async fn finish_recording(&mut self, ingest: &mut RecordingIngest) -> DbResult<u64> {
+    /// The recording's catalog rows, then the commit.
+    async fn finish_recording(&mut self, ingest: &mut RecordingIngest) -> DbResult<RecordingSummary> {
         let catalog = self.server.catalog.snapshot();
         let db = catalog.database(&self.database)?;
         let relation = |name: &str| {
@@ -599,7 +660,18 @@ impl Session {
                 ),
             );
         }
-        Ok(ingest.messages)
+        Ok(RecordingSummary {
+            schema: ingest.schema.clone(),
+            recording: ingest.recording.clone(),
+            bytes: ingest.bytes,
+            messages: ingest.messages,
+            time_range: ingest.time_range,
+            topics: ingest
+                .topics
+                .values()
+                .map(|t| (t.plan.topic.clone(), t.plan.table_name.clone(), t.plan.schema_name().to_string(), t.messages))
+                .collect(),
+        })
     }
 }
 
