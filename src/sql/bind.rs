@@ -3142,6 +3142,13 @@ fn binary_op(op: &ast::BinaryOperator) -> DbResult<BinaryOp> {
         B::PGNotLikeMatch => BinaryOp::NotLike,
         B::PGILikeMatch => BinaryOp::ILike,
         B::PGNotILikeMatch => BinaryOp::NotILike,
+        B::Arrow => BinaryOp::JsonGet,
+        B::LongArrow => BinaryOp::JsonGetText,
+        B::HashArrow => BinaryOp::JsonPath,
+        B::HashLongArrow => BinaryOp::JsonPathText,
+        B::Question => BinaryOp::JsonExists,
+        B::QuestionPipe => BinaryOp::JsonExistsAny,
+        B::QuestionAnd => BinaryOp::JsonExistsAll,
         other => {
             return Err(DbError::new(
                 sqlstate::UNDEFINED_FUNCTION,

@@ -9,8 +9,8 @@
 //! - `common`: operand access, validity combination and the generic
 //!   column/scalar loop drivers every kernel uses;
 //! - `arith`, `compare`, `logic`, `like`, `cast`, `string`, `math`,
-//!   `datetime`: the kernels; `functions`: the scalar-function catalog and
-//!   its evaluation.
+//!   `datetime`, `jsonb`, `array`: the kernels; `functions`: the
+//!   scalar-function catalog and its evaluation.
 //!
 //! Must not: parse SQL, know about plans or storage, panic on any value,
 //! or loop over `Datum`s on a hot path (types are dispatched once per call).
@@ -68,6 +68,20 @@ pub enum BinaryOp {
     RegexNotIMatch,
     And,
     Or,
+    /// `->` (jsonb member by key or element by index)
+    JsonGet,
+    /// `->>` (the same as text)
+    JsonGetText,
+    /// `#>` (jsonb at a text[] path)
+    JsonPath,
+    /// `#>>` (the same as text)
+    JsonPathText,
+    /// `?` (key or string element exists)
+    JsonExists,
+    /// `?|` (any of a text[] exists)
+    JsonExistsAny,
+    /// `?&` (all of a text[] exist)
+    JsonExistsAll,
 }
 
 impl BinaryOp {
@@ -96,6 +110,13 @@ impl BinaryOp {
             BinaryOp::RegexNotIMatch => "!~*",
             BinaryOp::And => "AND",
             BinaryOp::Or => "OR",
+            BinaryOp::JsonGet => "->",
+            BinaryOp::JsonGetText => "->>",
+            BinaryOp::JsonPath => "#>",
+            BinaryOp::JsonPathText => "#>>",
+            BinaryOp::JsonExists => "?",
+            BinaryOp::JsonExistsAny => "?|",
+            BinaryOp::JsonExistsAll => "?&",
         }
     }
 
@@ -196,6 +217,13 @@ pub fn eval_binary(
         | BinaryOp::RegexNotMatch
         | BinaryOp::RegexIMatch
         | BinaryOp::RegexNotIMatch => like::regex_op(sig.op, l, r, len, nulls),
+        BinaryOp::JsonGet
+        | BinaryOp::JsonGetText
+        | BinaryOp::JsonPath
+        | BinaryOp::JsonPathText
+        | BinaryOp::JsonExists
+        | BinaryOp::JsonExistsAny
+        | BinaryOp::JsonExistsAll => jsonb::jsonb_access(sig, l, r, len, nulls),
         BinaryOp::And | BinaryOp::Or => Err(crate::error::DbError::internal("unreachable AND/OR")),
     }
 }

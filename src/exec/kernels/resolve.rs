@@ -8,6 +8,7 @@
 //! not have; differences from PostgreSQL are listed where they are made.
 
 use crate::error::{sqlstate, DbError, DbResult};
+use crate::types::array::ArrayElem;
 use crate::types::DataType;
 
 use super::common::bare_name;
@@ -36,6 +37,7 @@ pub(crate) const TS: PT = PT::T(DataType::Timestamp);
 pub(crate) const TZ: PT = PT::T(DataType::TimestampTz);
 pub(crate) const IV: PT = PT::T(DataType::Interval);
 pub(crate) const J: PT = PT::T(DataType::Jsonb);
+pub(crate) const TA: PT = PT::T(DataType::Array(ArrayElem::Text));
 pub(crate) const ANY: PT = PT::AnyNonArray;
 pub(crate) const NM: PT = PT::T(DataType::Name);
 pub(crate) const CH: PT = PT::T(DataType::Char);
@@ -376,6 +378,15 @@ const OTHER_OPS: &[OpRow] = &[
     (BinaryOp::RegexIMatch, C, T, B),
     (BinaryOp::RegexNotIMatch, T, T, B),
     (BinaryOp::RegexNotIMatch, C, T, B),
+    (BinaryOp::JsonGet, J, T, J),
+    (BinaryOp::JsonGet, J, I4, J),
+    (BinaryOp::JsonGetText, J, T, T),
+    (BinaryOp::JsonGetText, J, I4, T),
+    (BinaryOp::JsonPath, J, TA, J),
+    (BinaryOp::JsonPathText, J, TA, T),
+    (BinaryOp::JsonExists, J, T, B),
+    (BinaryOp::JsonExistsAny, J, TA, B),
+    (BinaryOp::JsonExistsAll, J, TA, B),
 ];
 
 /// The catalog rows of one operator as (left, right, result).
@@ -548,7 +559,23 @@ pub(crate) fn resolve_binary(
             });
         }
     }
+    // pg_operator has json twins of `->`, `->>`, `#>`, `#>>` (json is jsonb
+    // here), so in PostgreSQL an untyped left operand matches both: ambiguous.
+    if matches!(
+        op,
+        BinaryOp::JsonGet | BinaryOp::JsonGetText | BinaryOp::JsonPath | BinaryOp::JsonPathText
+    ) && base(left) == DataType::Unknown
+    {
+        return Err(ambiguous_operator(op.pg_name(), Some(left), right));
+    }
     if let (DataType::Array(_), _) | (_, DataType::Array(_)) = (left, right) {
+        // Operators the catalog lists with an array operand (`jsonb #> text[]`).
+        let takes_array = operator_rows(op)
+            .iter()
+            .any(|&(a, b, _)| [a, b].iter().any(|p| matches!(p, PT::T(DataType::Array(_)))));
+        if takes_array {
+            return resolve_listed(op, left, right);
+        }
         // Arrays compare with arrays of the same element type (an untyped literal becomes one).
         let t = if let DataType::Array(_) = left { left } else { right };
         let other = if t == left { right } else { left };
@@ -562,6 +589,12 @@ pub(crate) fn resolve_binary(
         }
         return Err(no_operator(op.pg_name(), Some(left), right));
     }
+    resolve_listed(op, left, right)
+}
+
+/// `left op right` among the operator's catalog rows: an exact match, else
+/// PostgreSQL's candidate selection.
+fn resolve_listed(op: BinaryOp, left: DataType, right: DataType) -> DbResult<BinarySignature> {
     let (l, r) = (base(left), base(right));
     let rows = operator_rows(op);
     // binary_oper_exact: an unknown side is assumed to be the other side's type.
