@@ -1,0 +1,232 @@
+#!/usr/bin/env python3
+"""MCAP ingest, end to end (issue 8): a generated robot fleet (tools/mcap_fleet.rs,
+24 robots, ~469 MB, 3.3 M ROS 2 messages in zstd chunks by default) loaded into
+brewricd with `COPY fleet FROM '<file>' WITH (FORMAT mcap)`, timed from the first
+COPY sent until the last one returns (a COPY returns after its commit: every row
+durable and queryable), next to:
+
+  crate    the `mcap` crate's MessageStream iterating the same files' messages
+           without decoding (tools/mcap_read_baseline.rs), on 1 and N threads;
+  python   Python `mcap` + `mcap-ros2-support` decoding messages into one pandas
+           DataFrame per topic (pip, in a venv under target/), on the first
+           --python-files files (it runs at about 1 MB/s).
+
+Brewric runs twice: 1 shard, the files COPYed one after another on one
+connection; and N shards (N = cores), N connections each COPYing its share.
+Each run starts a fresh server; the median of --runs is reported.
+
+Targets (issue 8): 1 shard >= 1.0x the crate on 1 thread; N shards >= 0.9x the
+crate on N threads; >= 150x the Python decoder.
+
+Usage: python3 tools/bench_mcap.py [--fleet DIR] [--robots 24] [--seconds 375]
+       [--runs 3] [--python-files 1] [--shards N] [--brewricd target/release/brewricd]
+"""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True
+sys.path.insert(0, HERE)
+import bench_spine as spine  # noqa: E402
+
+ROOT = spine.ROOT
+TARGET_ONE = 1.0
+TARGET_ALL = 0.9
+TARGET_PYTHON = 150.0
+
+
+def ensure_fleet(args):
+    truth = os.path.join(args.fleet, "fleet_truth.json")
+    if not os.path.exists(truth):
+        print(f"generating the fleet into {args.fleet} ...", flush=True)
+        subprocess.check_call(["cargo", "run", "--release", "--example", "mcap_fleet", "--", "--out", args.fleet,
+                               "--robots", str(args.robots), "--seconds", str(args.seconds)],
+                              cwd=ROOT, stdout=subprocess.DEVNULL)
+    with open(truth) as f:
+        t = json.load(f)
+    files = [os.path.join(args.fleet, e["file"]) for e in t["files"]]
+    return t, files
+
+
+class Server:
+    """A brewricd on fresh data."""
+
+    def __init__(self, binary, shards):
+        self.dir = tempfile.mkdtemp(prefix="brewric-mcap-bench-")
+        cmd = [binary, "--listen", "127.0.0.1:0", "--http", "off", "--ilp", "off",
+               "--shards", str(shards), "--data-dir", os.path.join(self.dir, "data")]
+        self.log = open(os.path.join(self.dir, "brewricd.log"), "w")
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.log, text=True)
+        deadline = time.time() + 60
+        addr = None
+        while time.time() < deadline and addr is None:
+            line = self.proc.stdout.readline()
+            if line.startswith("brewricd listening on "):
+                addr = line.strip()[len("brewricd listening on "):]
+            if line == "" and self.proc.poll() is not None:
+                raise RuntimeError(f"brewricd exited; see {self.log.name}")
+        threading.Thread(target=lambda: self.proc.stdout.read(), daemon=True).start()
+        self.host, self.port = addr.rsplit(":", 1)
+
+    def psql(self, *commands):
+        cmd = ["psql", "-X", "-At", "-v", "ON_ERROR_STOP=1", "-h", self.host, "-p", self.port, "-U", "brewric",
+               "-d", "brewric"]
+        for c in commands:
+            cmd += ["-c", c]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"psql failed: {r.stderr.strip()}")
+        return r.stdout.strip()
+
+    def stop(self):
+        self.proc.kill()
+        self.proc.wait()
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def brewric_run(binary, shards, connections, files, messages):
+    """Seconds from the first COPY to the last one's return, checked by the row counts."""
+    server = Server(binary, shards)
+    try:
+        parts = [files[i::connections] for i in range(connections)]
+        errors = []
+
+        def load(part):
+            try:
+                server.psql(*[f"COPY fleet FROM '{f}' WITH (FORMAT mcap)" for f in part])
+            except RuntimeError as e:
+                errors.append(str(e))
+
+        threads = [threading.Thread(target=load, args=(p,)) for p in parts if p]
+        start = time.perf_counter()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        secs = time.perf_counter() - start
+        if errors:
+            raise RuntimeError(errors[0])
+        stored = int(server.psql("SELECT sum(message_count) FROM fleet.recordings"))
+        rows = int(server.psql("SELECT count(*) FROM fleet.imu")) + int(server.psql("SELECT count(*) FROM fleet.joint_states"))
+        if stored != messages or rows == 0:
+            raise RuntimeError(f"stored {stored} messages of {messages}")
+        return secs
+    finally:
+        server.stop()
+
+
+def crate_run(threads, files, runs):
+    exe = os.path.join(ROOT, "target", "release", "examples", "mcap_read_baseline")
+    if not os.path.exists(exe):
+        subprocess.check_call(["cargo", "build", "--release", "--example", "mcap_read_baseline"], cwd=ROOT)
+    out = subprocess.check_output([exe, "--threads", str(threads), "--runs", str(runs)] + files, text=True)
+    return json.loads(out.strip().splitlines()[-1])
+
+
+PYTHON_DECODER = r'''
+import sys, time, json
+import pandas as pd
+from mcap_ros2.reader import read_ros2_messages
+
+def flatten(prefix, value, row):
+    if hasattr(value, "__slots__"):
+        for name in value.__slots__:
+            flatten(f"{prefix}{name}_", getattr(value, name), row)
+    elif hasattr(value, "__dict__") and not isinstance(value, type):
+        for name, v in vars(value).items():
+            flatten(f"{prefix}{name}_", v, row)
+    else:
+        row[prefix[:-1]] = value
+
+start = time.perf_counter()
+messages = 0
+per_topic = {}
+for path in sys.argv[1:]:
+    for m in read_ros2_messages(path):
+        row = {"log_time": m.log_time_ns, "publish_time": m.publish_time_ns, "sequence": m.sequence_count}
+        flatten("", m.ros_msg, row)
+        per_topic.setdefault(m.channel.topic, []).append(row)
+        messages += 1
+frames = {topic: pd.DataFrame(rows) for topic, rows in per_topic.items()}
+secs = time.perf_counter() - start
+print(json.dumps({"messages": messages, "seconds": secs, "topics": len(frames)}))
+'''
+
+
+def python_run(files):
+    venv = os.path.join(ROOT, "target", "bench-mcap-venv")
+    py = os.path.join(venv, "bin", "python")
+    if not os.path.exists(py):
+        print("installing mcap, mcap-ros2-support, pandas into target/bench-mcap-venv ...", flush=True)
+        subprocess.check_call([sys.executable, "-m", "venv", venv])
+        subprocess.check_call([py, "-m", "pip", "install", "-q", "mcap", "mcap-ros2-support", "pandas"])
+    out = subprocess.check_output([py, "-c", PYTHON_DECODER] + files, text=True)
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--fleet", default=os.path.join(ROOT, "target", "mcap-fleet"))
+    ap.add_argument("--robots", type=int, default=24)
+    ap.add_argument("--seconds", type=int, default=375)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--python-files", type=int, default=1)
+    ap.add_argument("--shards", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--brewricd", default=os.path.join(ROOT, "target", "release", "brewricd"))
+    args = ap.parse_args()
+    if not os.path.exists(args.brewricd):
+        subprocess.check_call(["cargo", "build", "--release", "--bin", "brewricd"], cwd=ROOT)
+
+    truth, files = ensure_fleet(args)
+    total_bytes = sum(os.path.getsize(f) for f in files)
+    messages = truth["totals"]["message_count"]
+    n = args.shards
+    print(f"fleet: {len(files)} files, {total_bytes / 1e6:.1f} MB, {messages:,} messages", flush=True)
+
+    results = {}
+    for label, shards, conns in [("brewric 1 shard", 1, 1), (f"brewric {n} shards", n, n)]:
+        times = []
+        for _ in range(args.runs):
+            times.append(brewric_run(args.brewricd, shards, conns, files, messages))
+            print(f"  {label}: {times[-1]:.2f} s", flush=True)
+        results[label] = statistics.median(times)
+    for threads in (1, n):
+        r = crate_run(threads, files, args.runs)
+        results[f"mcap crate {threads} thread{'s' if threads > 1 else ''}"] = r["seconds"]
+    py_files = files[:max(1, args.python_files)]
+    py_bytes = sum(os.path.getsize(f) for f in py_files)
+    py = python_run(py_files)
+
+    print()
+    print(f"{'system':<28} {'MB/s':>9} {'messages/s':>12}")
+    rates = {}
+    for label, secs in results.items():
+        rates[label] = total_bytes / secs / 1e6
+        print(f"{label:<28} {rates[label]:>9.1f} {messages / secs:>12,.0f}")
+    rates["python"] = py_bytes / py["seconds"] / 1e6
+    print(f"{'python mcap-ros2 + pandas':<28} {rates['python']:>9.2f} {py['messages'] / py['seconds']:>12,.0f}"
+          f"   ({len(py_files)} file{'s' if len(py_files) > 1 else ''}, {py_bytes / 1e6:.1f} MB)")
+    print()
+    one = rates["brewric 1 shard"] / rates["mcap crate 1 thread"]
+    all_ = rates[f"brewric {n} shards"] / rates[f"mcap crate {n} threads"]
+    vs_py = rates["brewric 1 shard"] / rates["python"]
+    print(f"brewric 1 shard / crate 1 thread:   {one:.2f}x   (target >= {TARGET_ONE}x)")
+    print(f"brewric {n} shards / crate {n} threads: {all_:.2f}x   (target >= {TARGET_ALL}x)")
+    print(f"brewric 1 shard / python decoder:   {vs_py:.0f}x   (target >= {TARGET_PYTHON:.0f}x)")
+    print()
+    for k, v in spine.environment().items():
+        print(f"{k}: {v}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,61 @@
+//! The ceiling issue 8 measures MCAP ingest against: the `mcap` crate's
+//! `MessageStream` iterating every message of the given files (decompressing
+//! chunks and copying each message, decoding nothing), on 1 or N threads
+//! (files shared out among the threads, each file read into memory before
+//! the clock starts, as the page cache serves Brewric's reads).
+//!
+//! ```text
+//! cargo run --release --example mcap_read_baseline -- [--threads N] [--runs 3] FILE...
+//! ```
+//! Prints one JSON line: threads, bytes (file bytes), messages, seconds
+//! (median of the runs), mb_per_s, messages_per_s.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+fn main() {
+    let mut threads = 1usize;
+    let mut runs = 3usize;
+    let mut paths = Vec::new();
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--threads" => threads = args.next().and_then(|v| v.parse().ok()).expect("--threads N"),
+            "--runs" => runs = args.next().and_then(|v| v.parse().ok()).expect("--runs N"),
+            _ => paths.push(a),
+        }
+    }
+    assert!(!paths.is_empty(), "usage: mcap_read_baseline [--threads N] [--runs R] FILE...");
+    let files: Vec<Vec<u8>> = paths.iter().map(|p| std::fs::read(p).expect("read file")).collect();
+    let bytes: usize = files.iter().map(Vec::len).sum();
+    let mut times = Vec::new();
+    let mut messages = 0usize;
+    for _ in 0..runs.max(1) {
+        let next = AtomicUsize::new(0);
+        let count = AtomicUsize::new(0);
+        let start = Instant::now();
+        std::thread::scope(|s| {
+            for _ in 0..threads.max(1) {
+                s.spawn(|| loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(file) = files.get(i) else { break };
+                    let n = mcap::MessageStream::new(file)
+                        .expect("mcap stream")
+                        .map(|m| m.expect("message").data.len())
+                        .filter(|&len| len > 0)
+                        .count();
+                    count.fetch_add(n, Ordering::Relaxed);
+                });
+            }
+        });
+        times.push(start.elapsed().as_secs_f64());
+        messages = count.into_inner();
+    }
+    times.sort_by(f64::total_cmp);
+    let secs = times[times.len() / 2];
+    println!(
+        "{{\"threads\": {threads}, \"bytes\": {bytes}, \"messages\": {messages}, \"seconds\": {secs:.4}, \"mb_per_s\": {:.1}, \"messages_per_s\": {:.0}}}",
+        bytes as f64 / secs / 1e6,
+        messages as f64 / secs
+    );
+}
