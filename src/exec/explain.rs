@@ -264,7 +264,7 @@ impl Writer<'_> {
                     .collect();
                 self.head(plan, depth, top, format!("Function Scan on {}", names.join(", ")));
             }
-            Plan::Lateral { left, right, kind, on, fields } => {
+            Plan::Lateral { left, right, kind, on, fields, .. } => {
                 let word = if *kind == JoinKind::Left { "Left" } else { "Inner" };
                 let col = self.head(plan, depth, top, format!("Nested Loop {word} (lateral)"));
                 if let Some(on) = on {

@@ -21,6 +21,8 @@ pub struct LateralOp {
     kind: JoinKind,
     on: Option<Expr>,
     right_types: Vec<DataType>,
+    /// Left columns nothing above reads: paired as NULLs, not repeated.
+    unread_left: Vec<usize>,
     ctx: Rc<QueryContext>,
     /// The left batch being expanded and the row within it.
     current: Option<(Batch, usize)>,
@@ -37,6 +39,7 @@ impl LateralOp {
         kind: JoinKind,
         on: Option<Expr>,
         right_types: Vec<DataType>,
+        unread_left: Vec<usize>,
         ctx: Rc<QueryContext>,
     ) -> LateralOp {
         LateralOp {
@@ -45,6 +48,7 @@ impl LateralOp {
             kind,
             on,
             right_types,
+            unread_left,
             ctx,
             current: None,
             right_rows: None,
@@ -54,8 +58,19 @@ impl LateralOp {
 
     /// Left row `i` repeated beside every row of `right`.
     fn pair(&self, left: &Batch, i: usize, right: &Batch) -> Batch {
-        let repeated = left.take(&vec![i as u32; right.len]);
-        let mut columns: Vec<Arc<Column>> = repeated.columns;
+        let indices = vec![i as u32; right.len];
+        let mut columns: Vec<Arc<Column>> = left
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(c, column)| {
+                Arc::new(if self.unread_left.contains(&c) {
+                    Column::from_datum(column.data_type, &Datum::Null, right.len)
+                } else {
+                    column.take(&indices)
+                })
+            })
+            .collect();
         columns.extend(right.columns.iter().cloned());
         Batch::new(columns, right.len)
     }

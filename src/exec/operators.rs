@@ -284,6 +284,8 @@ fn build_node(plan: &Plan, ctx: &Rc<QueryContext>) -> DbResult<BoxedOperator> {
             })
         }
         Plan::Project { input, exprs, .. } => {
+            let pruned = lateral_input_pruned(input, exprs.iter(), ctx);
+            let input = pruned.as_ref().unwrap_or(input);
             let exprs = exprs.iter().map(|e| ctx.resolve(e)).collect();
             Box::new(ProjectOp {
                 input: build(input, ctx)?,
@@ -301,7 +303,13 @@ fn build_node(plan: &Plan, ctx: &Rc<QueryContext>) -> DbResult<BoxedOperator> {
             group_by,
             aggs,
             ..
-        } => build_aggregate(input, group_by, aggs, ctx)?,
+        } => {
+            let read = group_by.iter().chain(aggs.iter().flat_map(|a| {
+                a.arg.iter().chain(&a.filter).chain(&a.constant_arg).chain(a.order_by.iter().map(|k| &k.expr))
+            }));
+            let pruned = lateral_input_pruned(input, read, ctx);
+            build_aggregate(pruned.as_ref().unwrap_or(input), group_by, aggs, ctx)?
+        }
         Plan::Sort { input, keys } => Box::new(SortOp {
             input: build(input, ctx)?,
             keys: keys.clone(),
@@ -396,6 +404,7 @@ fn build_node(plan: &Plan, ctx: &Rc<QueryContext>) -> DbResult<BoxedOperator> {
             right,
             kind,
             on,
+            unread_left,
             ..
         } => Box::new(crate::exec::lateral::LateralOp::new(
             build(left, ctx)?,
@@ -403,6 +412,7 @@ fn build_node(plan: &Plan, ctx: &Rc<QueryContext>) -> DbResult<BoxedOperator> {
             *kind,
             on.as_ref().map(|e| ctx.resolve(e)),
             right.types(),
+            unread_left.clone(),
             ctx.clone(),
         )),
         Plan::RecursiveCte {
@@ -608,6 +618,23 @@ impl Operator for ScanOp {
 }
 
 // ------------------------------------------------------------------ aggregate
+
+/// `input` with the lateral columns the reading expressions leave unread
+/// blanked (`optimize::prune_lateral_left`). Not under EXPLAIN ANALYZE, whose
+/// profile is keyed by the plan's own nodes.
+fn lateral_input_pruned<'a>(input: &Plan, read: impl Iterator<Item = &'a Expr>, ctx: &QueryContext) -> Option<Plan> {
+    if ctx.profile.is_some() || !matches!(input, Plan::Lateral { .. } | Plan::Filter { .. }) {
+        return None;
+    }
+    let mut used = Vec::new();
+    for e in read {
+        if e.has_subquery() {
+            return None;
+        }
+        e.columns_used(&mut used);
+    }
+    crate::sql::optimize::prune_lateral_left(input, &used)
+}
 
 fn build_aggregate(
     input: &Plan,

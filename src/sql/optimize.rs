@@ -8,7 +8,14 @@
 //! three or more tables is first put in an order where each table joins one
 //! already taken by a condition, where there is one (the written order
 //! otherwise), so that no step is a cross product it need not be; a
-//! projection restores the written column order.
+//! projection restores the written column order. A conjunct over a lateral
+//! join's left columns alone moves into its left side.
+//!
+//! `prune_lateral_left` blanks the left columns of a lateral join
+//! (`FROM scan, unnest(ranges) AS r`) that nothing above reads: the
+//! lateral join repeats each left row once per returned row, and a wide
+//! array column repeated per element is most of such a query's work.
+//!
 //! Must not: move a conjunct with a subquery, an outer reference or a
 //! sequence call (those stay above the joins, evaluated where they were
 //! written), or move anything across an outer join.
@@ -221,6 +228,35 @@ fn place(plan: Plan, conjuncts: Vec<Expr>) -> Plan {
                 fields,
             }
         }
+        // A conjunct over the left columns alone filters the left rows
+        // before the right side runs for them (for LEFT too: a left row's
+        // fate does not depend on its right rows there).
+        Plan::Lateral {
+            left,
+            right,
+            kind,
+            on,
+            fields,
+            unread_left,
+        } => {
+            let split = left.fields().len();
+            let (to_left, above): (Vec<Expr>, Vec<Expr>) = conjuncts.into_iter().partition(|c| {
+                let mut cols = Vec::new();
+                c.columns_used(&mut cols);
+                !cols.is_empty() && cols.iter().all(|&i| i < split)
+            });
+            wrap(
+                Plan::Lateral {
+                    left: Box::new(place(*left, to_left)),
+                    right,
+                    kind,
+                    on,
+                    fields,
+                    unread_left,
+                },
+                above,
+            )
+        }
         other => wrap(other, conjuncts),
     }
 }
@@ -259,4 +295,52 @@ fn flatten_and(e: Expr, out: &mut Vec<Expr>) {
 
 fn and_all(conjuncts: Vec<Expr>) -> Option<Expr> {
     conjuncts.into_iter().reduce(Expr::and)
+}
+
+/// `input` (the input of an operator that reads only the columns `used` of
+/// it) with the left columns of a lateral join below it that neither `used`,
+/// the join's condition nor a filter in between read marked unread (paired
+/// as NULLs). `None`: nothing to blank.
+pub fn prune_lateral_left(input: &Plan, used: &[usize]) -> Option<Plan> {
+    match input {
+        Plan::Filter { input: inner, predicate } if !predicate.has_subquery() => {
+            let mut used = used.to_vec();
+            predicate.columns_used(&mut used);
+            Some(Plan::Filter {
+                input: Box::new(prune_lateral_left(inner, &used)?),
+                predicate: predicate.clone(),
+            })
+        }
+        Plan::Lateral {
+            left,
+            right,
+            kind,
+            on,
+            fields,
+            unread_left,
+        } => {
+            let mut needed = used.to_vec();
+            if let Some(on) = on {
+                if on.has_subquery() {
+                    return None;
+                }
+                on.columns_used(&mut needed);
+            }
+            // The right side reads the left row before pairing (as its outer
+            // row), so its references do not count.
+            let unread: Vec<usize> = (0..left.fields().len()).filter(|i| !needed.contains(i)).collect();
+            if unread.is_empty() || unread == *unread_left {
+                return None;
+            }
+            Some(Plan::Lateral {
+                left: left.clone(),
+                right: right.clone(),
+                kind: *kind,
+                on: on.clone(),
+                fields: fields.clone(),
+                unread_left: unread,
+            })
+        }
+        _ => None,
+    }
 }

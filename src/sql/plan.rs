@@ -563,6 +563,9 @@ pub enum Plan {
         kind: JoinKind,
         on: Option<Expr>,
         fields: Vec<Field>,
+        /// Left columns nothing above reads (`optimize::prune_lateral_left`):
+        /// paired as NULLs instead of repeated per right row.
+        unread_left: Vec<usize>,
     },
     /// WITH RECURSIVE: the anchor's rows, then the rows of `recursive` run
     /// over the previous round's rows (its `WorkTable { id }`) until a round

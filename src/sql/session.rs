@@ -2343,6 +2343,7 @@ impl Session {
                 shards[shard]
                     .run_local(move |ctx| log_rows(ctx, txn, table, types, part, true, synchronous))
                     .await?
+                    .map(|_| ())
             }
             _ => {
                 let mut write = self.begin_write();
@@ -2444,6 +2445,7 @@ impl Session {
             participants: Vec::new(),
             synchronous: self.synchronous(),
             rewrites: None,
+            durable: Vec::new(),
         }
     }
 
@@ -2488,8 +2490,11 @@ impl Session {
         }
         let mut failure = None;
         for w in waits {
-            if let Err(e) = w.await.and_then(|r| r) {
-                failure.get_or_insert(e);
+            match w.await.and_then(|r| r) {
+                Ok(durable) => write.durable.extend(durable),
+                Err(e) => {
+                    failure.get_or_insert(e);
+                }
             }
         }
         failure.map_or(Ok(()), Err)
@@ -2497,7 +2502,18 @@ impl Session {
 
     /// Logs the write's Commit record on this session's shard, then publishes
     /// the prepared rows on every participant.
-    pub async fn commit_write(&self, write: ShardWrite) -> DbResult<()> {
+    pub async fn commit_write(&self, mut write: ShardWrite) -> DbResult<()> {
+        // Every prepared record durable before the Commit record can be.
+        let mut failure = None;
+        for rx in std::mem::take(&mut write.durable) {
+            if let Err(e) = wait_durable(rx).await {
+                failure.get_or_insert(e);
+            }
+        }
+        if let Some(e) = failure {
+            self.abort_write(write).await;
+            return Err(e);
+        }
         // A checkpoint must not freeze between this Commit record and the
         // publication of the rows (see storage::checkpoint).
         let _gate = self.server.checkpoints.gate.read().await;
@@ -2572,6 +2588,10 @@ pub struct ShardWrite {
     synchronous: bool,
     /// A COPY's share of `Server::rewrites`, held until it commits.
     rewrites: Option<tokio::sync::OwnedRwLockReadGuard<()>>,
+    /// The prepared records' durability, awaited once before the Commit
+    /// record is logged (not per prepare: a long COPY keeps the WAL busy
+    /// instead of waiting out one fsync per batch).
+    durable: Vec<tokio::sync::oneshot::Receiver<DbResult<()>>>,
 }
 
 /// Waits for a WAL group to be durable.
@@ -2590,7 +2610,7 @@ async fn log_rows(
     batches: Vec<Batch>,
     self_committed: bool,
     synchronous: bool,
-) -> DbResult<()> {
+) -> DbResult<Vec<tokio::sync::oneshot::Receiver<DbResult<()>>>> {
     let wal = ctx.wal()?;
     ctx.begin_in_flight(txn, &wal);
     let mut receivers = Vec::with_capacity(batches.len());
@@ -2608,10 +2628,14 @@ async fn log_rows(
         crate::wal::codec::encode_batch(b, &mut payload);
         receivers.push(wal.append(RecordType::Rows, flags, &payload).await);
     }
-    if synchronous {
-        for rx in receivers {
+    // Published rows must be durable first; prepared ones are awaited by the commit.
+    if synchronous && self_committed {
+        for rx in receivers.drain(..) {
             wait_durable(rx).await?;
         }
+    }
+    if !synchronous {
+        receivers.clear();
     }
     if self_committed {
         let mut storage = ctx.storage.borrow_mut();
@@ -2736,7 +2760,7 @@ fn check_constraints(table: &TableDef, batches: &[Batch]) -> DbResult<()> {
             }
         }
     }
-    Ok(())
+    Ok(receivers)
 }
 
 /// PostgreSQL's ChooseRelationName: `<table>_<columns>_<label>`, with a

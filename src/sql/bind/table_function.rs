@@ -281,6 +281,7 @@ impl Binder<'_> {
             kind,
             on,
             fields,
+            unread_left: Vec::new(),
         })
     }
 
