@@ -1,11 +1,17 @@
-//! The server: the catalog, the shard handles, and the registry that lets a
+//! The server: the catalog, the shard handles, the registry that lets a
 //! CancelRequest (which arrives on a new connection, maybe on another shard)
-//! find the query to cancel.
-//! Must not: hold table data (shards do) or session state (sessions do).
+//! find the query to cancel, and the registries behind the statistics views:
+//! connected sessions (`activity.rs`, pg_stat_activity) and COPYs in progress
+//! (`copy_progress.rs`, pg_stat_progress_copy).
+//! Must not: hold table data (shards do) or session state (sessions do; the
+//! registries only describe them).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+
+pub mod activity;
+pub mod copy_progress;
 
 use crate::catalog::CatalogStore;
 use crate::runtime::ShardHandle;
@@ -32,6 +38,10 @@ pub struct Server {
     pub unique_keys: crate::sql::unique::UniqueKeySets,
     /// The latest time per series of line-protocol tables (`sql/series_times.rs`).
     pub series_times: crate::sql::series_times::SeriesTimes,
+    /// Connected wire sessions (pg_stat_activity), keyed by pid.
+    pub activities: activity::Activities,
+    /// COPYs in progress (pg_stat_progress_copy); see `copy_progress.rs` for how a COPY path reports.
+    pub copy_progress: copy_progress::CopyProgress,
 }
 
 impl Server {
@@ -53,6 +63,8 @@ impl Server {
             rewrites: Arc::new(tokio::sync::RwLock::new(())),
             unique_keys: Default::default(),
             series_times: Default::default(),
+            activities: Default::default(),
+            copy_progress: Default::default(),
         }
     }
 
@@ -64,22 +76,35 @@ impl Server {
         self.series_times.forget_table(table);
     }
 
-    /// Registers a session; returns its (pid, secret) for BackendKeyData.
-    pub fn register_session(&self, cancel: Arc<AtomicBool>) -> (i32, i32) {
+    /// Registers a wire session once its startup succeeded: a pid and secret
+    /// for BackendKeyData (the cancel registry) and its pg_stat_activity
+    /// entry. Both stay until the returned registration is dropped.
+    pub fn register_session(
+        self: &Arc<Self>,
+        cancel: Arc<AtomicBool>,
+        info: activity::SessionInfo,
+    ) -> SessionRegistration {
         let pid = self.next_pid.fetch_add(1, Ordering::Relaxed);
         let secret = random_secret(pid);
         self.cancels
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(pid, (secret, cancel));
-        (pid, secret)
+        let activity = self.activities.insert(pid, info);
+        SessionRegistration {
+            server: self.clone(),
+            pid,
+            secret,
+            activity,
+        }
     }
 
-    pub fn unregister_session(&self, pid: i32) {
+    fn unregister_session(&self, pid: i32) {
         self.cancels
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(&pid);
+        self.activities.remove(pid);
     }
 
     /// Handles a CancelRequest: sets the flag when pid and secret match.
@@ -104,6 +129,38 @@ impl Server {
     /// The shard that receives the next rows of a small insert (round-robin).
     pub fn next_shard(&self) -> usize {
         self.next_shard.fetch_add(1, Ordering::Relaxed) % self.shards.len().max(1)
+    }
+}
+
+/// A wire session's place in the cancel registry and in pg_stat_activity.
+/// Held by the session (`Session::attach_registration`), so that however the
+/// session ends — Terminate, a dropped connection, a panic unwinding its
+/// task — dropping it takes the session out of both.
+pub struct SessionRegistration {
+    server: Arc<Server>,
+    pid: i32,
+    secret: i32,
+    activity: Arc<activity::SessionActivity>,
+}
+
+impl SessionRegistration {
+    /// The process id of BackendKeyData, pg_backend_pid() and the views' pid columns.
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    pub fn secret(&self) -> i32 {
+        self.secret
+    }
+
+    pub fn activity(&self) -> &activity::SessionActivity {
+        &self.activity
+    }
+}
+
+impl Drop for SessionRegistration {
+    fn drop(&mut self) {
+        self.server.unregister_session(self.pid);
     }
 }
 

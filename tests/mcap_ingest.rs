@@ -455,3 +455,46 @@ async fn http_put_stores_a_recording_and_answers_with_its_summary() {
     assert_eq!(n, 1);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[tokio::test]
+async fn a_running_ingest_shows_in_pg_stat_progress_copy_and_pg_stat_activity() {
+    let dir = temp_dir("progress");
+    let truth = generate_fleet(&dir, 1, 4, "zstd");
+    let bytes = std::fs::read(dir.join("robot01.mcap")).unwrap();
+    let server = common::start();
+    let loader = server.connect("postgres").await;
+    let watcher = server.connect("postgres").await;
+    let sql = "COPY fleet FROM STDIN WITH (FORMAT mcap, RECORDING 'watched')";
+    let sink = loader.copy_in::<_, Bytes>(sql).await.unwrap();
+    futures::pin_mut!(sink);
+    let half = bytes.len() / 2;
+    sink.send(Bytes::copy_from_slice(&bytes[..half])).await.unwrap();
+    // The data is in flight: wait until the server has read it.
+    let mut seen = None;
+    for _ in 0..200 {
+        let rows = watcher
+            .query(
+                "SELECT p.command, p.type, p.bytes_processed, a.query, a.state \
+                 FROM pg_stat_progress_copy p JOIN pg_stat_activity a ON a.pid = p.pid",
+                &[],
+            )
+            .await
+            .unwrap();
+        if let Some(r) = rows.first() {
+            if r.get::<_, i64>(2) as usize == half {
+                seen = Some((r.get::<_, String>(0), r.get::<_, String>(1), r.get::<_, String>(3), r.get::<_, String>(4)));
+                break;
+            }
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let (command, kind, query, state) = seen.expect("the MCAP COPY in pg_stat_progress_copy with the bytes sent");
+    assert_eq!((command.as_str(), kind.as_str(), state.as_str()), ("COPY FROM", "PIPE", "active"));
+    assert_eq!(query, sql);
+    sink.send(Bytes::copy_from_slice(&bytes[half..])).await.unwrap();
+    let n = sink.finish().await.unwrap();
+    assert_eq!(n as i64, truth_i64(&truth["files"][0], "message_count"));
+    let left: i64 = watcher.query_one("SELECT count(*) FROM pg_stat_progress_copy", &[]).await.unwrap().get(0);
+    assert_eq!(left, 0, "the finished COPY left pg_stat_progress_copy");
+    let _ = std::fs::remove_dir_all(dir);
+}

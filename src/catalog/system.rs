@@ -3,8 +3,11 @@
 //! computed as rows from one catalog snapshot when a query names it, with
 //! PostgreSQL 15's column names, types and order (columns of types Brewric
 //! lacks — aclitem[], pg_node_tree, regproc — are text or NULL).
-//! Must not: hold state (every row comes from the snapshot) or know SQL
-//! beyond the text of stored definitions.
+//! The statistics views `pg_stat_activity` and `pg_stat_progress_copy` are
+//! computed the same way from the server's registries of sessions and COPYs
+//! (`server/activity.rs`, `server/copy_progress.rs`), read once when named.
+//! Must not: hold state (every row comes from the snapshot or the
+//! registries) or know SQL beyond the text of stored definitions.
 
 use std::collections::HashSet;
 
@@ -31,6 +34,8 @@ pub struct SystemContext<'a> {
     /// The session's user (owner names) and search path (visibility).
     pub user: &'a str,
     pub search_path: &'a [String],
+    /// The registries behind the statistics views (None: they are empty).
+    pub server: Option<&'a crate::server::Server>,
 }
 
 /// One system relation: its identity and columns; `rows` computes its content.
@@ -67,7 +72,8 @@ pub fn is_system_schema(name: &str) -> bool {
 }
 
 use DataType::{
-    Bool as B, Char as CH, Int16 as I2, Int32 as I4, Name as NM, Oid as OID, Text as T,
+    Bool as B, Char as CH, Int16 as I2, Int32 as I4, Int64 as I8, Name as NM, Oid as OID,
+    Text as T, TimestampTz as TZ,
 };
 const F4: DataType = DataType::Float32;
 const VC: DataType = DataType::Varchar(None);
@@ -368,6 +374,58 @@ pub static RELATIONS: &[SystemRelation] = &[
             ("indexdef", T),
         ],
         rows: pg_indexes,
+    },
+    SystemRelation {
+        schema: "pg_catalog",
+        name: "pg_stat_activity",
+        oid: 12_222,
+        kind: 'v',
+        // client_addr is inet and backend_xid/backend_xmin are xid in
+        // PostgreSQL; Brewric has neither type, so they are text.
+        columns: &[
+            ("datid", OID),
+            ("datname", NM),
+            ("pid", I4),
+            ("leader_pid", I4),
+            ("usesysid", OID),
+            ("usename", NM),
+            ("application_name", T),
+            ("client_addr", T),
+            ("client_hostname", T),
+            ("client_port", I4),
+            ("backend_start", TZ),
+            ("xact_start", TZ),
+            ("query_start", TZ),
+            ("state_change", TZ),
+            ("wait_event_type", T),
+            ("wait_event", T),
+            ("state", T),
+            ("backend_xid", T),
+            ("backend_xmin", T),
+            ("query_id", I8),
+            ("query", T),
+            ("backend_type", T),
+        ],
+        rows: pg_stat_activity,
+    },
+    SystemRelation {
+        schema: "pg_catalog",
+        name: "pg_stat_progress_copy",
+        oid: 12_420,
+        kind: 'v',
+        columns: &[
+            ("pid", I4),
+            ("datid", OID),
+            ("datname", NM),
+            ("relid", OID),
+            ("command", T),
+            ("type", T),
+            ("bytes_processed", I8),
+            ("bytes_total", I8),
+            ("tuples_processed", I8),
+            ("tuples_excluded", I8),
+        ],
+        rows: pg_stat_progress_copy,
     },
     SystemRelation {
         schema: "information_schema",
@@ -1236,6 +1294,79 @@ fn pg_indexes(ctx: &SystemContext) -> Vec<Vec<Datum>> {
         .collect()
 }
 
+// ---------------------------------------------------------------- statistics views
+
+fn opt_tz(ns: Option<i64>) -> Datum {
+    ns.map(Datum::Int64).unwrap_or(NULL)
+}
+
+/// A counter as bigint (saturating: a u64 past i64::MAX cannot happen in practice).
+fn i8_count(v: u64) -> Datum {
+    Datum::Int64(i64::try_from(v).unwrap_or(i64::MAX))
+}
+
+/// Rows from the server's registries; none without a server (unit tests of the catalog).
+fn from_server(ctx: &SystemContext, rows: impl FnOnce(&crate::server::Server) -> Vec<Vec<Datum>>) -> Vec<Vec<Datum>> {
+    ctx.server.map(rows).unwrap_or_default()
+}
+
+fn pg_stat_activity(ctx: &SystemContext) -> Vec<Vec<Datum>> {
+    from_server(ctx, |server| server.activities.snapshot().iter().map(|a| activity_row(a)).collect())
+}
+
+fn activity_row(a: &crate::server::activity::SessionActivity) -> Vec<Datum> {
+    let s = a.state();
+    // An idle backend waits for the client's next message, as PostgreSQL reports it.
+    let waiting = s.state != crate::server::activity::BackendState::Active;
+    vec![
+        oid(a.datid),
+        text(&a.datname),
+        i4(a.pid),
+        NULL,
+        oid(OWNER_OID),
+        text(&a.usename),
+        text(s.application_name),
+        a.client_addr.as_ref().map(text).unwrap_or(NULL),
+        NULL,
+        opt_i4(a.client_port),
+        Datum::Int64(a.backend_start_ns),
+        opt_tz(s.xact_start_ns),
+        opt_tz(s.query_start_ns),
+        Datum::Int64(s.state_change_ns),
+        if waiting { text("Client") } else { NULL },
+        if waiting { text("ClientRead") } else { NULL },
+        text(s.state.as_str()),
+        NULL,
+        NULL,
+        NULL,
+        text(s.query),
+        text("client backend"),
+    ]
+}
+
+fn pg_stat_progress_copy(ctx: &SystemContext) -> Vec<Vec<Datum>> {
+    from_server(ctx, |server| {
+        let copies = server.copy_progress.snapshot();
+        copies
+            .into_iter()
+            .map(|c| {
+                vec![
+                    i4(c.pid),
+                    oid(c.datid),
+                    text(c.datname),
+                    oid(c.relid),
+                    text(c.command.as_str()),
+                    text(c.io_type.as_str()),
+                    i8_count(c.bytes_processed),
+                    i8_count(c.bytes_total),
+                    i8_count(c.tuples_processed),
+                    i8_count(c.tuples_excluded),
+                ]
+            })
+            .collect()
+    })
+}
+
 // ---------------------------------------------------------------- information_schema
 
 fn information_schema_schemata(ctx: &SystemContext) -> Vec<Vec<Datum>> {
@@ -1481,11 +1612,71 @@ mod tests {
             db,
             user: "u",
             search_path: &["public".to_string()],
+            server: None,
         };
         for r in RELATIONS {
             for row in r.rows(&ctx) {
                 assert_eq!(row.len(), r.columns.len(), "{}.{}", r.schema, r.name);
             }
         }
+    }
+
+    #[test]
+    fn statistics_views_show_the_registries() {
+        use crate::server::copy_progress::{CopyCommand, CopyIoType};
+        let store = crate::catalog::CatalogStore::new();
+        let catalog = store.snapshot();
+        let db = catalog.databases.values().next().unwrap();
+        let server = std::sync::Arc::new(crate::server::Server::new(
+            crate::catalog::CatalogStore::new(),
+            Vec::new(),
+            0,
+            0,
+        ));
+        let ctx = SystemContext {
+            catalog: &catalog,
+            db,
+            user: "u",
+            search_path: &["public".to_string()],
+            server: Some(&server),
+        };
+        let activity = lookup("pg_catalog", "pg_stat_activity").unwrap();
+        let copies = lookup("pg_catalog", "pg_stat_progress_copy").unwrap();
+        assert!(activity.rows(&ctx).is_empty());
+        let registration = server.register_session(
+            std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
+            crate::server::activity::SessionInfo {
+                datid: db.oid,
+                datname: db.name.clone(),
+                ..Default::default()
+            },
+        );
+        registration.activity().report_active("SELECT 1", "app");
+        let rows = activity.rows(&ctx);
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].len(), activity.columns.len());
+        assert_eq!(rows[0][2], Datum::Int32(registration.pid()));
+        assert_eq!(rows[0][16], text("active"));
+        assert_eq!(rows[0][20], text("SELECT 1"));
+
+        let progress = server.copy_progress.begin(
+            registration.pid(),
+            db.oid,
+            &db.name,
+            16_400,
+            CopyCommand::From,
+            CopyIoType::Pipe,
+            0,
+        );
+        progress.add_bytes(100);
+        let rows = copies.rows(&ctx);
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].len(), copies.columns.len());
+        assert_eq!(rows[0][3], oid(16_400));
+        assert_eq!(rows[0][6], Datum::Int64(100));
+        drop(progress);
+        assert!(copies.rows(&ctx).is_empty());
+        drop(registration);
+        assert!(activity.rows(&ctx).is_empty());
     }
 }

@@ -954,6 +954,12 @@ impl Operator for ValuesOp {
                 return Ok(None);
             }
             self.done = true;
+            // No rows, no batch: a batch without columns would not have the
+            // plan's width, and a filter or projection above that evaluates
+            // it (one with a subquery does) would ask for a missing column.
+            if self.rows.is_empty() {
+                return Ok(None);
+            }
             let width = self.rows.first().map_or(0, |r| r.len());
             if width == 0 {
                 return Ok(Some(Batch::new(vec![], self.rows.len())));

@@ -77,6 +77,11 @@ pub struct Binder<'a> {
     work_table_uses: usize,
     /// SQL function bodies being inlined (see `sql_function.rs`).
     inline_depth: usize,
+    /// The server's registries behind pg_stat_activity and
+    /// pg_stat_progress_copy (None: those views are empty).
+    pub server: Option<Arc<crate::server::Server>>,
+    /// The session's pid, for pg_backend_pid() (0 without one).
+    pub backend_pid: i32,
 }
 
 /// A FROM item's name, resolved.
@@ -165,6 +170,8 @@ impl<'a> Binder<'a> {
             windows: Vec::new(),
             work_table_uses: 0,
             inline_depth: 0,
+            server: None,
+            backend_pid: 0,
         }
     }
 
@@ -235,6 +242,7 @@ impl<'a> Binder<'a> {
             db: self.db,
             user: &self.user,
             search_path: &self.search_path,
+            server: self.server.as_deref(),
         }
     }
 
@@ -2494,6 +2502,9 @@ impl<'a> Binder<'a> {
                     Datum::text(crate::VERSION_STRING),
                     DataType::Text,
                 ));
+            }
+            "pg_backend_pid" if args.is_empty() => {
+                return Ok(Expr::Literal(Datum::Int32(self.backend_pid), DataType::Int32));
             }
             "current_database" if args.is_empty() => {
                 return Ok(Expr::Literal(

@@ -19,6 +19,7 @@ use crate::exec::operators::{self, BoxedOperator, QueryContext};
 use crate::exec::vector::{Batch, Column};
 use crate::exec::EvalContext;
 use crate::ingest::copy::{CopyFormat, CopyOptions, CopyReader};
+use crate::server::copy_progress::{CopyCommand, CopyIoType, CopyProgressGuard};
 use crate::server::Server;
 use crate::sql::bind::{ident_name, object_name_parts, Binder, Scope};
 use crate::sql::plan::{Expr, Field, Plan};
@@ -70,6 +71,9 @@ pub enum StatementResult {
         fields: Vec<Field>,
         op: BoxedOperator,
         options: CopyOptions,
+        /// Its pg_stat_progress_copy row: the sender counts bytes and rows
+        /// into it, and drops it before CommandComplete.
+        progress: Option<CopyProgressGuard>,
     },
 }
 
@@ -107,6 +111,9 @@ struct TableCopy {
     buffered_rows: usize,
     /// Unique keys of the rows taken so far (taken out again if the COPY fails).
     unique_keys: crate::sql::unique::AddedKeys,
+    /// Its pg_stat_progress_copy row, until the COPY ends (taken by
+    /// `copy_abort`, else dropped with the `CopyIn` before CommandComplete).
+    progress: Option<CopyProgressGuard>,
 }
 
 pub struct Session {
@@ -137,6 +144,9 @@ pub struct Session {
     txn_unique_keys: crate::sql::unique::AddedKeys,
     /// NOTICEs raised by the last statement, sent before its result.
     pub notices: Vec<DbError>,
+    /// A wire session's pid and pg_stat_activity entry (None for the HTTP
+    /// and ILP APIs' sessions); dropped with the session, which unregisters it.
+    registration: Option<crate::server::SessionRegistration>,
 }
 
 /// Settings a client may SET besides `default_settings()` (PostgreSQL GUCs that
@@ -228,6 +238,53 @@ impl Session {
             txn_created: Vec::new(),
             txn_unique_keys: Default::default(),
             notices: Vec::new(),
+            registration: None,
+        }
+    }
+
+    /// Gives the session its registration (`Server::register_session`), held
+    /// until the session is dropped.
+    pub fn attach_registration(&mut self, registration: crate::server::SessionRegistration) {
+        self.registration = Some(registration);
+    }
+
+    /// The process id the client got in BackendKeyData: pg_backend_pid(),
+    /// the `pid` of pg_stat_activity and of pg_stat_progress_copy (which COPY
+    /// paths pass to `server.copy_progress.begin`). 0 for a session without
+    /// one (the HTTP and ILP APIs').
+    pub fn pid(&self) -> i32 {
+        self.registration.as_ref().map_or(0, |r| r.pid())
+    }
+
+    /// The OID of the session's database (the statistics views' `datid`); 0
+    /// if it was dropped meanwhile.
+    pub fn database_oid(&self) -> u32 {
+        let catalog = self.server.catalog.snapshot();
+        catalog.database(&self.database).map_or(0, |d| d.oid)
+    }
+
+    fn application_name(&self) -> &str {
+        self.settings.get("application_name").map_or("", |s| s.as_str())
+    }
+
+    /// A statement (Query, Parse or Execute message) starts: pg_stat_activity shows it `active`.
+    pub fn report_active(&self, sql: &str) {
+        if let Some(r) = &self.registration {
+            r.activity().report_active(sql, self.application_name());
+        }
+    }
+
+    /// The session is about to send ReadyForQuery: pg_stat_activity shows it
+    /// idle, in or out of a transaction block.
+    pub fn report_ready(&self) {
+        use crate::server::activity::BackendState;
+        if let Some(r) = &self.registration {
+            let state = match self.txn {
+                TxnState::Idle => BackendState::Idle,
+                TxnState::InBlock => BackendState::IdleInTransaction,
+                TxnState::Failed => BackendState::IdleInTransactionAborted,
+            };
+            r.activity().report_idle(state, self.application_name());
         }
     }
 
@@ -305,6 +362,8 @@ impl Session {
         let mut b = Binder::new(catalog, db, eval, params);
         b.user = self.user.clone();
         b.search_path = self.search_path();
+        b.server = Some(self.server.clone());
+        b.backend_pid = self.pid();
         b
     }
 
@@ -711,6 +770,13 @@ impl Session {
                     cols.len()
                 };
                 let reader = CopyReader::new(&table, &cols, opts, self.eval_context().format)?;
+                let (io_type, bytes_total) = match &file {
+                    // The size as the COPY starts; 0 (unknown) if it cannot be read now
+                    // (opening the file reports why).
+                    Some(path) => (CopyIoType::File, std::fs::metadata(path).map_or(0, |m| m.len())),
+                    None => (CopyIoType::Pipe, 0),
+                };
+                let progress = self.begin_copy_progress(table.oid, CopyCommand::From, io_type, bytes_total);
                 let copy = Box::new(CopyIn {
                     source: CopySource::Table(TableCopy {
                         reader,
@@ -719,6 +785,7 @@ impl Session {
                         buffered: Vec::new(),
                         buffered_rows: 0,
                         unique_keys: Default::default(),
+                        progress: Some(progress),
                     }),
                     binary,
                     columns: count,
@@ -2069,12 +2136,13 @@ impl Session {
         }
         let opts = copy_options(options, legacy)?;
         let eval = self.eval_context();
-        let plan = {
+        // relid: the table's; COPY (query) TO has none (0), as in PostgreSQL.
+        let (plan, relid) = {
             let catalog = self.server.catalog.snapshot();
             let db = catalog.database(&self.database)?;
             let mut binder = self.binder(&catalog, db, &eval, vec![]);
             match source {
-                ast::CopySource::Query(q) => binder.bind_query(q)?,
+                ast::CopySource::Query(q) => (binder.bind_query(q)?, 0),
                 ast::CopySource::Table {
                     table_name,
                     columns,
@@ -2094,7 +2162,7 @@ impl Session {
                         })?);
                     }
                     let plan = crate::sql::bind::scan_all(&table, None);
-                    if projection.is_empty() {
+                    let plan = if projection.is_empty() {
                         plan
                     } else {
                         let fields: Vec<Field> = projection
@@ -2110,17 +2178,40 @@ impl Session {
                             exprs,
                             fields,
                         }
-                    }
+                    };
+                    (plan, table.oid)
                 }
             }
         };
         let ctx = self.query_context(vec![], eval);
         let op = operators::build(&plan, &ctx)?;
+        let progress = self.begin_copy_progress(relid, CopyCommand::To, CopyIoType::Pipe, 0);
         Ok(StatementResult::CopyOut {
             fields: plan.fields().to_vec(),
             op,
             options: opts,
+            progress: Some(progress),
         })
+    }
+
+    /// Registers a COPY of this session in pg_stat_progress_copy (see
+    /// `server/copy_progress.rs`); the row shows until the guard is dropped.
+    pub fn begin_copy_progress(
+        &self,
+        relid: u32,
+        command: CopyCommand,
+        io_type: CopyIoType,
+        bytes_total: u64,
+    ) -> CopyProgressGuard {
+        self.server.copy_progress.begin(
+            self.pid(),
+            self.database_oid(),
+            &self.database,
+            relid,
+            command,
+            io_type,
+            bytes_total,
+        )
     }
 
     /// `COPY t FROM '/path'`: the server reads the file in chunks through the
@@ -2193,11 +2284,19 @@ impl Session {
             CopySource::LineProtocol(lp) => return self.line_protocol_copy_data(lp, chunk),
             CopySource::Mcap(m) => return self.mcap_copy_data(m, chunk).await,
         };
+        let rows_before = table.reader.rows;
         let mut batches = Vec::new();
-        table.reader.feed(chunk, &mut |b| {
+        let fed = table.reader.feed(chunk, &mut |b| {
             batches.push(b);
             Ok(())
-        })?;
+        });
+        // Rows count as parsed (the reader holds up to a batch of them before
+        // emitting it), so the view moves with every chunk.
+        if let Some(p) = &table.progress {
+            p.add_bytes(chunk.len() as u64);
+            p.add_tuples(table.reader.rows.saturating_sub(rows_before));
+        }
+        fed?;
         self.copy_absorb(table, batches).await
     }
 
@@ -2208,11 +2307,15 @@ impl Session {
             CopySource::LineProtocol(lp) => return self.line_protocol_copy_done(lp).await,
             CopySource::Mcap(m) => return self.mcap_copy_done(m).await.map(|r| r.messages),
         };
+        let rows_before = copy.reader.rows;
         let mut batches = Vec::new();
         copy.reader.finish(&mut |b| {
             batches.push(b);
             Ok(())
         })?;
+        if let Some(p) = &copy.progress {
+            p.add_tuples(copy.reader.rows.saturating_sub(rows_before));
+        }
         self.copy_absorb(copy, batches).await?;
         self.copy_flush(copy).await?;
         if let Some(write) = copy.write.take() {
@@ -2220,6 +2323,8 @@ impl Session {
         }
         let keys = std::mem::take(&mut copy.unique_keys);
         self.settle_unique_keys(keys, &Ok(()));
+        // Committed: the COPY leaves pg_stat_progress_copy before its CommandComplete.
+        copy.progress = None;
         Ok(copy.reader.rows)
     }
 
@@ -2229,6 +2334,9 @@ impl Session {
             self.mcap_copy_abort(m).await;
         }
         if let CopySource::Table(copy) = &mut copy.source {
+            // The COPY has ended for pg_stat_progress_copy, though the wire
+            // layer may still read and drop the client's remaining CopyData.
+            copy.progress = None;
             std::mem::take(&mut copy.unique_keys).undo();
             if let Some(write) = copy.write.take() {
                 self.abort_write(write).await;
@@ -2650,7 +2758,7 @@ async fn log_rows(
             entry.push(PreparedOp::Rows(table, types.clone(), b));
         }
     }
-    Ok(())
+    Ok(receivers)
 }
 
 /// COPY options, new style (`WITH (FORMAT csv, HEADER, …)`) and old (`CSV HEADER`, `BINARY`).
@@ -2760,7 +2868,7 @@ fn check_constraints(table: &TableDef, batches: &[Batch]) -> DbResult<()> {
             }
         }
     }
-    Ok(receivers)
+    Ok(())
 }
 
 /// PostgreSQL's ChooseRelationName: `<table>_<columns>_<label>`, with a

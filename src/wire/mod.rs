@@ -202,13 +202,15 @@ fn io_error(e: std::io::Error) -> DbError {
 
 /// Serves one client connection until it closes.
 pub async fn serve(stream: TcpStream, server: Arc<Server>, shard: usize) {
+    // pg_stat_activity's backend_start: when the connection came, as PostgreSQL's fork.
+    let backend_start_ns = crate::server::activity::now_ns();
     let mut conn = Connection {
         stream,
         inbuf: BytesMut::with_capacity(8192),
         out: BytesMut::with_capacity(FLUSH_BYTES),
         decode: DecodeContext::default(),
     };
-    let session = match startup(&mut conn, &server, shard).await {
+    let session = match startup(&mut conn, &server, shard, backend_start_ns).await {
         Ok(Some(s)) => s,
         Ok(None) => return,
         Err(e) => {
@@ -217,9 +219,9 @@ pub async fn serve(stream: TcpStream, server: Arc<Server>, shard: usize) {
             return;
         }
     };
-    let (pid, _) = session.1;
-    let result = run_session(&mut conn, session.0).await;
-    server.unregister_session(pid);
+    // The session holds its registration (cancel key, pg_stat_activity row):
+    // it goes when run_session drops the session, also when a panic unwinds.
+    let result = run_session(&mut conn, session).await;
     if let Err(e) = result {
         if e.code != sqlstate::CONNECTION_EXCEPTION {
             conn.send_error(&e);
@@ -232,7 +234,8 @@ async fn startup(
     conn: &mut Connection,
     server: &Arc<Server>,
     shard: usize,
-) -> DbResult<Option<(Session, (i32, i32))>> {
+    backend_start_ns: i64,
+) -> DbResult<Option<Session>> {
     loop {
         let Some(msg) = conn.read_message().await? else {
             return Ok(None);
@@ -320,16 +323,29 @@ async fn startup(
                 for (k, v) in statuses {
                     conn.send(B::ParameterStatus(ParameterStatus::new(k.to_string(), v)));
                 }
-                let keys = server.register_session(session.cancel.clone());
+                let info = crate::server::activity::SessionInfo {
+                    datid: session.database_oid(),
+                    datname: session.database.clone(),
+                    usename: session.user.clone(),
+                    application_name: session
+                        .settings
+                        .get("application_name")
+                        .cloned()
+                        .unwrap_or_default(),
+                    client_addr: conn.stream.peer_addr().ok(),
+                    backend_start_ns,
+                };
+                let registration = server.register_session(session.cancel.clone(), info);
                 conn.send(B::BackendKeyData(BackendKeyData::new(
-                    keys.0,
-                    SecretKey::I32(keys.1),
+                    registration.pid(),
+                    SecretKey::I32(registration.secret()),
                 )));
+                session.attach_registration(registration);
                 conn.send(B::ReadyForQuery(ReadyForQuery::new(
                     TransactionStatus::Idle,
                 )));
                 conn.flush().await?;
-                return Ok(Some((session, keys)));
+                return Ok(Some(session));
             }
             _ => return Err(DbError::protocol("expected startup message").fatal()),
         }
@@ -358,13 +374,17 @@ async fn run_session(conn: &mut Connection, mut session: Session) -> DbResult<()
         }
         let result = match msg {
             F::Query(q) => {
+                session.report_active(&q.query);
                 simple_query(conn, &mut session, &q.query).await;
                 portals.remove("");
+                session.report_ready();
                 conn.send(B::ReadyForQuery(ReadyForQuery::new(txn_status(&session))));
                 conn.flush().await?;
                 Ok(())
             }
             F::Parse(p) => {
+                // As PostgreSQL: Parse already shows the statement as active.
+                session.report_active(&p.query);
                 parse_message(&session, p.name.unwrap_or_default(), &p.query, &p.type_oids).map(
                     |prep| {
                         statements.insert(prep.0, Arc::new(prep.1));
@@ -386,7 +406,10 @@ async fn run_session(conn: &mut Connection, mut session: Session) -> DbResult<()
             F::Execute(e) => {
                 let name = e.name.unwrap_or_default();
                 match portals.get_mut(&name) {
-                    Some(portal) => execute_portal(conn, &mut session, portal, e.max_rows).await,
+                    Some(portal) => {
+                        session.report_active(&portal.statement.sql);
+                        execute_portal(conn, &mut session, portal, e.max_rows).await
+                    }
                     None => Err(DbError::new(
                         sqlstate::INVALID_CURSOR_STATE,
                         format!("portal \"{name}\" does not exist"),
@@ -409,6 +432,7 @@ async fn run_session(conn: &mut Connection, mut session: Session) -> DbResult<()
                 if session.txn == TxnState::Idle {
                     portals.clear();
                 }
+                session.report_ready();
                 conn.send(B::ReadyForQuery(ReadyForQuery::new(txn_status(&session))));
                 conn.flush().await?;
                 Ok(())
@@ -948,7 +972,15 @@ async fn stream_result(
             fields,
             mut op,
             options,
+            progress,
         } => {
+            // Counts what is handed to the connection: bytes of CopyData, rows.
+            let sent = |bytes: usize, rows: usize| {
+                if let Some(p) = &progress {
+                    p.add_bytes(bytes as u64);
+                    p.add_tuples(rows as u64);
+                }
+            };
             let format = if options.format == crate::ingest::copy::CopyFormat::Binary {
                 1
             } else {
@@ -973,7 +1005,9 @@ async fn stream_result(
             while let Some(batch) = crate::exec::operators::next_contained(&mut op).await? {
                 copy_out::encode_rows(&batch, &options, fmt, &mut buf);
                 rows += batch.len as u64;
+                sent(0, batch.len);
                 if buf.len() >= FLUSH_BYTES {
+                    sent(buf.len(), 0);
                     conn.send(B::CopyData(CopyData::new(bytes::Bytes::from(
                         std::mem::take(&mut buf),
                     ))));
@@ -984,8 +1018,11 @@ async fn stream_result(
                 copy_out::binary_trailer(&mut buf);
             }
             if !buf.is_empty() {
+                sent(buf.len(), 0);
                 conn.send(B::CopyData(CopyData::new(bytes::Bytes::from(buf))));
             }
+            // The COPY has ended: its row goes before the client can see it end.
+            drop(progress);
             conn.send(B::CopyDone(CopyDone::new()));
             conn.send(B::CommandComplete(CommandComplete::new(format!(
                 "COPY {rows}"

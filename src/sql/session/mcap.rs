@@ -21,6 +21,7 @@ use serde_json::{Map, Value};
 use super::ingest_tables::plain_column;
 use super::*;
 use crate::exec::vector::{Bitmap, ColumnData};
+use crate::server::copy_progress::{CopyCommand, CopyIoType, CopyProgressCounter, CopyProgressGuard};
 use crate::ingest::mcap::{
     ChannelPlan, Channels, ChunkBuffer, ColumnRole, DecodeOptions, Decoder, IndexedFile, McapError, McapStream,
     MetadataRecord, ReaderOptions, Record, TableLayout, TopicBatch,
@@ -163,6 +164,9 @@ struct RecordingIngest {
     metadata: Map<String, Value>,
     repaired_strings: u64,
     warned: Vec<String>,
+    /// The COPY's pg_stat_progress_copy row (bytes read, messages decoded);
+    /// None for the HTTP endpoint.
+    progress: Option<CopyProgressGuard>,
 }
 
 impl RecordingIngest {
@@ -187,7 +191,9 @@ impl Session {
     pub(super) async fn begin_mcap_copy(&mut self, copy: &crate::sql::ingest_copy::IngestCopy) -> DbResult<McapCopy> {
         let options = mcap_copy_options(copy)?;
         let recording = options.recording.unwrap_or_default();
-        self.begin_mcap_stream(&copy.schema, &recording, "STDIN").await
+        let mut copy = self.begin_mcap_stream(&copy.schema, &recording, "STDIN").await?;
+        copy.ingest.progress = Some(self.begin_copy_progress(0, CopyCommand::From, CopyIoType::Pipe, 0));
+        Ok(copy)
     }
 
     /// Starts a recording that arrives as a byte stream: fed by
@@ -209,6 +215,9 @@ impl Session {
     /// Feeds one CopyData chunk of an MCAP COPY.
     pub async fn mcap_copy_data(&mut self, copy: &mut McapCopy, chunk: &[u8]) -> DbResult<()> {
         copy.ingest.bytes += chunk.len() as u64;
+        if let Some(p) = &copy.ingest.progress {
+            p.add_bytes(chunk.len() as u64);
+        }
         copy.stream.feed(chunk);
         while let Some(record) = copy.stream.next_record()? {
             if let Record::Metadata(m) = &record.record {
@@ -259,6 +268,7 @@ impl Session {
         let map = Arc::new(map);
         let mut ingest = self.start_recording(&copy.schema, &recording, path).await?;
         ingest.bytes = map.len() as u64;
+        ingest.progress = Some(self.begin_copy_progress(0, CopyCommand::From, CopyIoType::File, map.len() as u64));
         let result = self.ingest_mapped_file(&mut ingest, map, &recording).await;
         match result {
             Ok(()) => Ok(self.finish_recording(&mut ingest).await?.messages),
@@ -301,11 +311,13 @@ impl Session {
         drop(indexed);
         let workers = self.server.shards.len().clamp(1, chunks.max(1));
         let (tx, mut rx) = tokio::sync::mpsc::channel::<WorkerMessage>(workers * BATCHES_IN_FLIGHT_PER_WORKER);
+        let progress = ingest.progress.as_ref().map(|p| p.counter());
         for worker in 0..workers {
             let (tx, map, channels, reader) = (tx.clone(), map.clone(), channels.clone(), reader.clone());
+            let progress = progress.clone();
             std::thread::Builder::new()
                 .name(format!("mcap-decode-{worker}"))
-                .spawn(move || decode_chunks(&map, &reader, channels, worker, workers, &tx))
+                .spawn(move || decode_chunks(&map, &reader, channels, (worker, workers), progress, &tx))
                 .map_err(|e| DbError::internal(format!("could not start a decoding thread: {e}")))?;
         }
         drop(tx);
@@ -329,6 +341,9 @@ impl Session {
         let mut decoder = Decoder::new(Channels::new(options));
         for piece in map.chunks(1 << 20) {
             stream.feed(piece);
+            if let Some(p) = &ingest.progress {
+                p.add_bytes(piece.len() as u64);
+            }
             while let Some(record) = stream.next_record()? {
                 if let Record::Metadata(m) = &record.record {
                     ingest.metadata(m);
@@ -438,6 +453,7 @@ impl Session {
             metadata: Map::new(),
             repaired_strings: 0,
             warned: Vec::new(),
+            progress: None,
         })
     }
 
@@ -526,6 +542,9 @@ impl Session {
             self.ensure_target(ingest, &plan, t).await?;
         }
         ingest.messages += batch.messages as u64;
+        if let Some(p) = &ingest.progress {
+            p.add_tuples(batch.messages as u64);
+        }
         ingest.repaired_strings += batch.repaired_strings;
         ingest
             .topics
@@ -646,6 +665,8 @@ impl Session {
         }
         .await;
         let result = self.settle_write(write, prepared).await;
+        // Done either way: the progress row goes before CommandComplete.
+        ingest.progress = None;
         if result.is_err() {
             added.undo();
         } else {
@@ -747,8 +768,8 @@ fn decode_chunks(
     map: &[u8],
     reader: &ReaderOptions,
     channels: Channels,
-    worker: usize,
-    workers: usize,
+    (worker, workers): (usize, usize),
+    progress: Option<CopyProgressCounter>,
     tx: &tokio::sync::mpsc::Sender<WorkerMessage>,
 ) {
     let send = |b: TopicBatch| tx.blocking_send(WorkerMessage::Batch(b)).is_ok();
@@ -764,6 +785,9 @@ fn decode_chunks(
         for chunk in indexed.chunks.iter().skip(worker).step_by(workers) {
             for record in indexed.chunk_records(chunk, &mut buffer)? {
                 decoder.record(&record?)?;
+            }
+            if let Some(p) = &progress {
+                p.add_bytes(chunk.length);
             }
             let batches = if decoder.buffered_bytes() > BATCH_BYTES {
                 decoder.take_batches()
