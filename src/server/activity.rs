@@ -59,6 +59,10 @@ pub struct SessionActivity {
     state: Mutex<ActivityState>,
 }
 
+/// PostgreSQL's default track_activity_query_size: the text shown is at most
+/// this many bytes less one (its terminating NUL).
+const TRACK_ACTIVITY_QUERY_SIZE: usize = 1024;
+
 impl SessionActivity {
     /// A copy of the changing part (the lock is held only to clone it).
     pub fn state(&self) -> ActivityState {
@@ -68,6 +72,13 @@ impl SessionActivity {
     /// A statement starts: `active` with its text. The transaction starts
     /// with it unless one is already open.
     pub fn report_active(&self, query: &str, application_name: &str) {
+        // PostgreSQL keeps track_activity_query_size (1024) bytes of the text:
+        // a bulk INSERT's megabytes are not copied per statement.
+        let mut end = query.len().min(TRACK_ACTIVITY_QUERY_SIZE - 1);
+        while !query.is_char_boundary(end) {
+            end -= 1;
+        }
+        let query = &query[..end];
         let now = now_ns();
         let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
         s.state = BackendState::Active;
@@ -185,5 +196,16 @@ mod tests {
         assert_eq!(a.snapshot().len(), 1);
         a.remove(7);
         assert!(a.snapshot().is_empty());
+    }
+
+    #[test]
+    fn query_text_is_cut_at_track_activity_query_size_on_a_char_boundary() {
+        let a = Activities::default();
+        let e = a.insert(8, SessionInfo::default());
+        let long = format!("INSERT INTO t VALUES {}", "('é'),".repeat(500));
+        e.report_active(&long, "");
+        let shown = e.state().query;
+        assert!(shown.len() <= 1023 && shown.len() >= 1020, "{}", shown.len());
+        assert!(long.starts_with(&shown));
     }
 }
