@@ -144,6 +144,9 @@ pub struct Session {
     txn_unique_keys: crate::sql::unique::AddedKeys,
     /// NOTICEs raised by the last statement, sent before its result.
     pub notices: Vec<DbError>,
+    /// Prepared statements `DEALLOCATE` dropped (None: ALL), for the wire
+    /// layer, which holds them, to forget after the statement.
+    pub deallocations: Vec<Option<String>>,
     /// A wire session's pid and pg_stat_activity entry (None for the HTTP
     /// and ILP APIs' sessions); dropped with the session, which unregisters it.
     registration: Option<crate::server::SessionRegistration>,
@@ -238,6 +241,7 @@ impl Session {
             txn_created: Vec::new(),
             txn_unique_keys: Default::default(),
             notices: Vec::new(),
+            deallocations: Vec::new(),
             registration: None,
         }
     }
@@ -796,6 +800,15 @@ impl Session {
                 }
             }
             Statement::Discard { .. } => Ok(StatementResult::Command("DISCARD ALL".into())),
+            Statement::Deallocate { name, .. } => {
+                if name.quote_style.is_none() && name.value.eq_ignore_ascii_case("all") {
+                    self.deallocations.push(None);
+                    Ok(StatementResult::Command("DEALLOCATE ALL".into()))
+                } else {
+                    self.deallocations.push(Some(name.value.clone()));
+                    Ok(StatementResult::Command("DEALLOCATE".into()))
+                }
+            }
             Statement::CreateFunction(cf) => self.create_function(cf),
             // TimescaleDB's functions are built in: creating the extension changes nothing.
             Statement::CreateExtension(ce) if ident_name(&ce.name) == "timescaledb" => {

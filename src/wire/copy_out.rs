@@ -72,8 +72,16 @@ fn text_field(v: &[u8], delimiter: u8, out: &mut Vec<u8>) {
     }
 }
 
-/// Appends every row of `batch` in the COPY format of `o`.
-pub fn encode_rows(batch: &Batch, o: &CopyOptions, ctx: &FormatContext, out: &mut Vec<u8>) {
+/// Appends every row of `batch` in the COPY format of `o`, and each row's end
+/// offset in `out` to `row_ends` (PostgreSQL sends one CopyData per row, and
+/// clients such as psycopg's `Copy.rows()` read each message as one row).
+pub fn encode_rows(
+    batch: &Batch,
+    o: &CopyOptions,
+    ctx: &FormatContext,
+    out: &mut Vec<u8>,
+    row_ends: &mut Vec<usize>,
+) {
     let mut scratch = Vec::with_capacity(32);
     for i in 0..batch.len {
         if o.format == CopyFormat::Binary {
@@ -111,6 +119,7 @@ pub fn encode_rows(batch: &Batch, o: &CopyOptions, ctx: &FormatContext, out: &mu
         if o.format != CopyFormat::Binary {
             out.push(b'\n');
         }
+        row_ends.push(out.len());
     }
 }
 
@@ -162,7 +171,7 @@ mod tests {
             if format == CopyFormat::Binary {
                 binary_header(&mut out);
             }
-            encode_rows(&batch, &o, &FormatContext::default(), &mut out);
+            encode_rows(&batch, &o, &FormatContext::default(), &mut out, &mut Vec::new());
             if format == CopyFormat::Binary {
                 binary_trailer(&mut out);
             }

@@ -360,7 +360,52 @@ fn txn_status(s: &Session) -> TransactionStatus {
     }
 }
 
+/// The settings PostgreSQL reports (GUC_REPORT) that a session can SET:
+/// (setting key, ParameterStatus name).
+const REPORTED_SETTINGS: [(&str, &str); 4] = [
+    ("application_name", "application_name"),
+    ("timezone", "TimeZone"),
+    ("datestyle", "DateStyle"),
+    ("intervalstyle", "IntervalStyle"),
+];
+
+fn reported_settings(session: &Session) -> Vec<String> {
+    REPORTED_SETTINGS
+        .iter()
+        .map(|(k, _)| session.settings.get(*k).cloned().unwrap_or_default())
+        .collect()
+}
+
+/// As PostgreSQL 14+ does before ReadyForQuery: a ParameterStatus for each
+/// reported setting whose value changed since it was last reported (SET,
+/// RESET, a transaction's SET LOCAL ending).
+fn report_changed_settings(conn: &mut Connection, session: &Session, reported: &mut [String]) {
+    for ((key, name), last) in REPORTED_SETTINGS.iter().zip(reported.iter_mut()) {
+        let now = session.settings.get(*key).map_or("", |v| v.as_str());
+        if now != last.as_str() {
+            *last = now.to_string();
+            conn.send(B::ParameterStatus(ParameterStatus::new(
+                name.to_string(),
+                now.to_string(),
+            )));
+        }
+    }
+}
+
+/// Drops the prepared statements a `DEALLOCATE` named (all for `DEALLOCATE ALL`).
+fn forget_deallocated(session: &mut Session, statements: &mut HashMap<String, Arc<Prepared>>) {
+    for d in session.deallocations.drain(..) {
+        match d {
+            None => statements.clear(),
+            Some(name) => {
+                statements.remove(&name);
+            }
+        }
+    }
+}
+
 async fn run_session(conn: &mut Connection, mut session: Session) -> DbResult<()> {
+    let mut reported = reported_settings(&session);
     let mut statements: HashMap<String, Arc<Prepared>> = HashMap::new();
     let mut portals: HashMap<String, Portal> = HashMap::new();
     // After an error in the extended protocol, messages are skipped until Sync.
@@ -376,8 +421,10 @@ async fn run_session(conn: &mut Connection, mut session: Session) -> DbResult<()
             F::Query(q) => {
                 session.report_active(&q.query);
                 simple_query(conn, &mut session, &q.query).await;
+                forget_deallocated(&mut session, &mut statements);
                 portals.remove("");
                 session.report_ready();
+                report_changed_settings(conn, &session, &mut reported);
                 conn.send(B::ReadyForQuery(ReadyForQuery::new(txn_status(&session))));
                 conn.flush().await?;
                 Ok(())
@@ -408,7 +455,9 @@ async fn run_session(conn: &mut Connection, mut session: Session) -> DbResult<()
                 match portals.get_mut(&name) {
                     Some(portal) => {
                         session.report_active(&portal.statement.sql);
-                        execute_portal(conn, &mut session, portal, e.max_rows).await
+                        let r = execute_portal(conn, &mut session, portal, e.max_rows).await;
+                        forget_deallocated(&mut session, &mut statements);
+                        r
                     }
                     None => Err(DbError::new(
                         sqlstate::INVALID_CURSOR_STATE,
@@ -433,6 +482,7 @@ async fn run_session(conn: &mut Connection, mut session: Session) -> DbResult<()
                     portals.clear();
                 }
                 session.report_ready();
+                report_changed_settings(conn, &session, &mut reported);
                 conn.send(B::ReadyForQuery(ReadyForQuery::new(txn_status(&session))));
                 conn.flush().await?;
                 Ok(())
@@ -991,7 +1041,24 @@ async fn stream_result(
                 fields.len() as i16,
                 vec![format as i16; fields.len()],
             )));
+            // One CopyData per row, as PostgreSQL sends them (the binary
+            // header goes with the first row, a CSV header and the binary
+            // trailer alone): `ends` marks where each message ends in `buf`.
+            let send_rows = |conn: &mut Connection, buf: &mut Vec<u8>, ends: &mut Vec<usize>| {
+                let data = bytes::Bytes::from(std::mem::take(buf));
+                let mut start = 0;
+                for &end in ends.iter() {
+                    conn.send(B::CopyData(CopyData::new(data.slice(start..end))));
+                    start = end;
+                }
+                if start < data.len() {
+                    conn.send(B::CopyData(CopyData::new(data.slice(start..))));
+                }
+                ends.clear();
+                data.len()
+            };
             let mut buf = Vec::with_capacity(FLUSH_BYTES);
+            let mut ends: Vec<usize> = Vec::new();
             if format == 1 {
                 copy_out::binary_header(&mut buf);
             } else if options.header {
@@ -1000,26 +1067,26 @@ async fn stream_result(
                     &options,
                     &mut buf,
                 );
+                ends.push(buf.len());
             }
             let mut rows = 0u64;
             while let Some(batch) = crate::exec::operators::next_contained(&mut op).await? {
-                copy_out::encode_rows(&batch, &options, fmt, &mut buf);
+                copy_out::encode_rows(&batch, &options, fmt, &mut buf, &mut ends);
                 rows += batch.len as u64;
                 sent(0, batch.len);
                 if buf.len() >= FLUSH_BYTES {
-                    sent(buf.len(), 0);
-                    conn.send(B::CopyData(CopyData::new(bytes::Bytes::from(
-                        std::mem::take(&mut buf),
-                    ))));
+                    let n = send_rows(conn, &mut buf, &mut ends);
+                    sent(n, 0);
                     conn.maybe_flush().await?;
                 }
             }
             if format == 1 {
+                // after the last row's end: a message of its own
                 copy_out::binary_trailer(&mut buf);
             }
             if !buf.is_empty() {
-                sent(buf.len(), 0);
-                conn.send(B::CopyData(CopyData::new(bytes::Bytes::from(buf))));
+                let n = send_rows(conn, &mut buf, &mut ends);
+                sent(n, 0);
             }
             // The COPY has ended: its row goes before the client can see it end.
             drop(progress);
