@@ -118,6 +118,22 @@ async function main() {
     }
   });
 
+  await check('binary results (binary: true)', async () => {
+    const r = await client.query({
+      // (pg-types' binary parsers misread negative int4, float8, timestamptz
+      // and bytea even from PostgreSQL: those are not checked here)
+      text: 'SELECT $1::bool AS b, $2::int2 AS i2, $3::int4 AS i4, $4::int8 AS i8, $5::text AS t',
+      values: [true, 12345, 1234567, '9007199254740993', 'x\u00e9'],
+      binary: true,
+    });
+    const row = r.rows[0];
+    assert.strictEqual(row.b, true);
+    assert.strictEqual(row.i2, 12345);
+    assert.strictEqual(row.i4, 1234567);
+    assert.strictEqual(String(row.i8), '9007199254740993');
+    assert.strictEqual(row.t, 'x\u00e9');
+  });
+
   await check('rows as arrays (rowMode array)', async () => {
     const r = await client.query({ text: 'SELECT 1::int4, $1::text', values: ['x'], rowMode: 'array' });
     assert.deepStrictEqual(r.rows, [[1, 'x']]);

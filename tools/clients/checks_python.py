@@ -218,6 +218,16 @@ def run_psycopg():
                                      ("2", "h2"), ("2", "bin")]))
     r.check("copy to stdout", copy_out)
 
+    def copy_out_binary():
+        with conn.cursor() as cur:
+            with cur.copy("COPY (SELECT ts, n FROM cc_py3_copy WHERE host = 'bin' ORDER BY n) "
+                          "TO STDOUT (FORMAT BINARY)") as cp:
+                cp.set_types(["timestamptz", "int8"])
+                rows = list(cp.rows())
+        t0 = dt.datetime(2024, 1, 2, tzinfo=UTC)
+        expect([(norm(a), b) for a, b in rows], [(t0 + dt.timedelta(seconds=i), i) for i in range(10)])
+    r.check("copy to stdout (binary)", copy_out_binary)
+
     def copy_error():
         try:
             with conn.cursor() as cur:
@@ -287,6 +297,23 @@ def run_psycopg():
         expect(conn.info.parameter_status("application_name"), "cc-psycopg", "ParameterStatus")
         expect(conn.execute("SHOW application_name").fetchone(), ("cc-psycopg",))
     r.check("parameter status and SET/SHOW", server_params)
+
+    def time_zone():
+        # a fixed offset: the instant read back is the same, text or binary
+        tz = psycopg.connect(host=HOST, port=PORT, user=USER, dbname=DB, autocommit=True)
+        try:
+            tz.execute("SET TIME ZONE '+02:00'")
+            want = dt.datetime(2024, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
+            for binary in (False, True):
+                cur = tz.cursor(binary=binary)
+                cur.execute("SELECT %s::timestamptz, '2024-01-02 05:04:05.678901+02'::timestamptz", (want,))
+                a, b = cur.fetchone()
+                expect((norm(a), norm(b)), (want, want), f"binary={binary}")
+            expect(tz.execute("SELECT '2024-01-02 03:04:05+00'::timestamptz::text").fetchone()[0][:19],
+                   "2024-01-02 01:04:05", "text in the session zone (POSIX: '+02:00' is 2 hours west)")
+        finally:
+            tz.close()
+    r.check("SET TIME ZONE to an offset: timestamptz text and binary", time_zone)
 
     def cleanup():
         for t in ("cc_py3", "cc_py3_types", "cc_py3_prep", "cc_py3_many", "cc_py3_copy", "cc_py3_pk"):
