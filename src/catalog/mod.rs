@@ -103,6 +103,9 @@ pub struct IndexDef {
     pub unique: bool,
     /// The table's PRIMARY KEY.
     pub primary: bool,
+    /// Made by a PRIMARY KEY or UNIQUE constraint (pg_constraint lists it),
+    /// not by CREATE INDEX.
+    pub constraint: bool,
     /// Access method: btree, hash, brin, gin, ...
     pub method: String,
     /// Each key as written (`tags_id`, `"time" DESC`, `lower(name)`).

@@ -107,6 +107,7 @@ fn index_json(i: &IndexDef) -> Value {
         "table": i.table,
         "unique": i.unique,
         "primary": i.primary,
+        "constraint": i.constraint,
         "method": i.method,
         "keys": i.keys,
         "include": i.include,
@@ -142,6 +143,12 @@ fn index_from(v: &Value) -> Result<IndexDef, String> {
         table: text(v, "table")?,
         unique: v.get("unique").and_then(|u| u.as_bool()).unwrap_or(false),
         primary: v.get("primary").and_then(|u| u.as_bool()).unwrap_or(false),
+        // Catalogs written before the flag: a primary key is always a constraint.
+        constraint: v
+            .get("constraint")
+            .or_else(|| v.get("primary"))
+            .and_then(|u| u.as_bool())
+            .unwrap_or(false),
         method: text(v, "method")?,
         keys: strings(v, "keys")?,
         include: match v.get("include") {
@@ -456,6 +463,7 @@ mod tests {
                         table: "t".into(),
                         unique: true,
                         primary: false,
+                        constraint: false,
                         method: "btree".into(),
                         keys: vec!["v DESC".into()],
                         include: vec!["id".into()],

@@ -78,6 +78,9 @@ use DataType::{
 const F4: DataType = DataType::Float32;
 const VC: DataType = DataType::Varchar(None);
 const TEXT_ARRAY: DataType = DataType::Array(crate::types::array::ArrayElem::Text);
+const INT2_ARRAY: DataType = DataType::Array(crate::types::array::ArrayElem::Int16);
+// oid[] (Brewric keeps OIDs in arrays as bigint elements).
+const OID_ARRAY: DataType = DataType::Array(crate::types::array::ArrayElem::Int64);
 
 pub static RELATIONS: &[SystemRelation] = &[
     SystemRelation {
@@ -536,7 +539,396 @@ pub static RELATIONS: &[SystemRelation] = &[
         ],
         rows: information_schema_views,
     },
+    SystemRelation {
+        schema: "pg_catalog",
+        name: "pg_attrdef",
+        oid: 2604,
+        kind: 'r',
+        columns: &[("oid", OID), ("adrelid", OID), ("adnum", I2), ("adbin", T)],
+        rows: pg_attrdef,
+    },
+    SystemRelation {
+        schema: "pg_catalog",
+        name: "pg_constraint",
+        oid: 2606,
+        kind: 'r',
+        columns: &[
+            ("oid", OID),
+            ("conname", NM),
+            ("connamespace", OID),
+            ("contype", CH),
+            ("condeferrable", B),
+            ("condeferred", B),
+            ("convalidated", B),
+            ("conrelid", OID),
+            ("contypid", OID),
+            ("conindid", OID),
+            ("conparentid", OID),
+            ("confrelid", OID),
+            ("confupdtype", CH),
+            ("confdeltype", CH),
+            ("confmatchtype", CH),
+            ("conislocal", B),
+            ("coninhcount", I4),
+            ("connoinherit", B),
+            ("conkey", INT2_ARRAY),
+            ("confkey", INT2_ARRAY),
+            ("conpfeqop", T),
+            ("conppeqop", T),
+            ("conffeqop", T),
+            ("confdelsetcols", INT2_ARRAY),
+            ("conexclop", T),
+            ("conbin", T),
+        ],
+        rows: pg_constraint,
+    },
+    SystemRelation {
+        schema: "pg_catalog",
+        name: "pg_collation",
+        oid: 3456,
+        kind: 'r',
+        columns: &[
+            ("oid", OID),
+            ("collname", NM),
+            ("collnamespace", OID),
+            ("collowner", OID),
+            ("collprovider", CH),
+            ("collisdeterministic", B),
+            ("collencoding", I4),
+            ("collcollate", T),
+            ("collctype", T),
+            ("colliculocale", T),
+            ("collversion", T),
+        ],
+        rows: pg_collation,
+    },
+    SystemRelation {
+        schema: "pg_catalog",
+        name: "pg_sequence",
+        oid: 2224,
+        kind: 'r',
+        columns: &[
+            ("seqrelid", OID),
+            ("seqtypid", OID),
+            ("seqstart", I8),
+            ("seqincrement", I8),
+            ("seqmax", I8),
+            ("seqmin", I8),
+            ("seqcache", I8),
+            ("seqcycle", B),
+        ],
+        rows: pg_sequence,
+    },
+    SystemRelation {
+        schema: "pg_catalog",
+        name: "pg_extension",
+        oid: 3079,
+        kind: 'r',
+        columns: &[
+            ("oid", OID),
+            ("extname", NM),
+            ("extowner", OID),
+            ("extnamespace", OID),
+            ("extrelocatable", B),
+            ("extversion", T),
+            ("extconfig", T),
+            ("extcondition", TEXT_ARRAY),
+        ],
+        rows: no_rows,
+    },
+    SystemRelation {
+        schema: "pg_catalog",
+        name: "pg_inherits",
+        oid: 2611,
+        kind: 'r',
+        columns: &[
+            ("inhrelid", OID),
+            ("inhparent", OID),
+            ("inhseqno", I4),
+            ("inhdetachpending", B),
+        ],
+        rows: no_rows,
+    },
+    SystemRelation {
+        schema: "pg_catalog",
+        name: "pg_policy",
+        oid: 3256,
+        kind: 'r',
+        columns: &[
+            ("oid", OID),
+            ("polname", NM),
+            ("polrelid", OID),
+            ("polcmd", CH),
+            ("polpermissive", B),
+            ("polroles", OID_ARRAY),
+            ("polqual", T),
+            ("polwithcheck", T),
+        ],
+        rows: no_rows,
+    },
+    SystemRelation {
+        schema: "pg_catalog",
+        name: "pg_statistic_ext",
+        oid: 3381,
+        kind: 'r',
+        columns: &[
+            ("oid", OID),
+            ("stxrelid", OID),
+            ("stxname", NM),
+            ("stxnamespace", OID),
+            ("stxowner", OID),
+            ("stxstattarget", I4),
+            ("stxkeys", T),
+            ("stxkind", TEXT_ARRAY),
+            ("stxexprs", T),
+        ],
+        rows: no_rows,
+    },
+    SystemRelation {
+        schema: "pg_catalog",
+        name: "pg_publication",
+        oid: 6104,
+        kind: 'r',
+        columns: &[
+            ("oid", OID),
+            ("pubname", NM),
+            ("pubowner", OID),
+            ("puballtables", B),
+            ("pubinsert", B),
+            ("pubupdate", B),
+            ("pubdelete", B),
+            ("pubtruncate", B),
+            ("pubviaroot", B),
+        ],
+        rows: no_rows,
+    },
+    SystemRelation {
+        schema: "pg_catalog",
+        name: "pg_publication_namespace",
+        oid: 6237,
+        kind: 'r',
+        columns: &[("oid", OID), ("pnpubid", OID), ("pnnspid", OID)],
+        rows: no_rows,
+    },
+    SystemRelation {
+        schema: "pg_catalog",
+        name: "pg_publication_rel",
+        oid: 6106,
+        kind: 'r',
+        columns: &[
+            ("oid", OID),
+            ("prpubid", OID),
+            ("prrelid", OID),
+            ("prqual", T),
+            ("prattrs", T),
+        ],
+        rows: no_rows,
+    },
+    SystemRelation {
+        schema: "pg_catalog",
+        name: "pg_trigger",
+        oid: 2620,
+        kind: 'r',
+        columns: &[
+            ("oid", OID),
+            ("tgrelid", OID),
+            ("tgparentid", OID),
+            ("tgname", NM),
+            ("tgfoid", OID),
+            ("tgtype", I2),
+            ("tgenabled", CH),
+            ("tgisinternal", B),
+            ("tgconstrrelid", OID),
+            ("tgconstrindid", OID),
+            ("tgconstraint", OID),
+            ("tgdeferrable", B),
+            ("tginitdeferred", B),
+            ("tgnargs", I2),
+            ("tgattr", T),
+            ("tgargs", T),
+            ("tgqual", T),
+            ("tgoldtable", NM),
+            ("tgnewtable", NM),
+        ],
+        rows: no_rows,
+    },
 ];
+
+/// The rows of a catalog whose feature Brewric lacks (policies, publications,
+/// inheritance, …): the relation exists, so clients' queries over it run.
+fn no_rows(_: &SystemContext) -> Vec<Vec<Datum>> {
+    Vec::new()
+}
+
+/// pg_attrdef's OID for column `attnum` of table `table_oid` (defaults have no OIDs of their own here).
+fn attrdef_oid(table_oid: u32, attnum: usize) -> u32 {
+    0x4000_0000u32.wrapping_add(table_oid.wrapping_mul(1600)).wrapping_add(attnum as u32)
+}
+
+/// A column DEFAULT as pg_get_expr prints it: `nextval('s'::regclass)`, `'x'::text`, `now()`.
+pub fn default_expression(
+    ctx: &SystemContext,
+    column: &super::ColumnDef,
+) -> Option<String> {
+    use sqlparser::ast;
+    let expr = column.default.as_ref()?;
+    if let ast::Expr::Function(f) = expr {
+        if f.name.to_string().eq_ignore_ascii_case("nextval") {
+            if let ast::FunctionArguments::List(list) = &f.args {
+                if let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(ast::Expr::Value(v)))] =
+                    list.args.as_slice()
+                {
+                    if let ast::Value::SingleQuotedString(seq) = &v.value {
+                        let shown = match seq.split_once('.') {
+                            Some((schema, name)) if ctx.search_path.iter().any(|p| p == schema) => name,
+                            _ => seq.as_str(),
+                        };
+                        return Some(format!("nextval('{}'::regclass)", shown.replace('\'', "''")));
+                    }
+                }
+            }
+        }
+    }
+    if let ast::Expr::Value(v) = expr {
+        if let ast::Value::SingleQuotedString(text) = &v.value {
+            let t = crate::types::format_type(column.data_type.oid() as i64, None);
+            return Some(format!("'{}'::{t}", text.replace('\'', "''")));
+        }
+    }
+    Some(expr.to_string())
+}
+
+fn pg_attrdef(ctx: &SystemContext) -> Vec<Vec<Datum>> {
+    let mut rows = Vec::new();
+    for l in user_relations(ctx.db) {
+        let Some(t) = l.table() else { continue };
+        for (i, c) in t.columns.iter().enumerate() {
+            if let Some(expr) = default_expression(ctx, c) {
+                rows.push(vec![
+                    oid(attrdef_oid(t.oid, i + 1)),
+                    oid(t.oid),
+                    i2(i as i16 + 1),
+                    text(expr),
+                ]);
+            }
+        }
+    }
+    rows
+}
+
+/// `PRIMARY KEY (id)` / `UNIQUE (a, b)`: a constraint index as pg_get_constraintdef prints it.
+pub fn constraint_definition(i: &IndexDef) -> String {
+    format!(
+        "{} ({})",
+        if i.primary { "PRIMARY KEY" } else { "UNIQUE" },
+        i.keys.join(", ")
+    )
+}
+
+/// Every constraint of the database (the PRIMARY KEY and UNIQUE constraints;
+/// a constraint's OID is its index's).
+pub fn constraints(db: &Database) -> Vec<(u32, &IndexDef)> {
+    user_relations(db)
+        .into_iter()
+        .filter_map(|l| {
+            let i = l.index()?;
+            i.constraint.then_some((l.namespace, i))
+        })
+        .collect()
+}
+
+fn pg_constraint(ctx: &SystemContext) -> Vec<Vec<Datum>> {
+    let mut rows = Vec::new();
+    for (namespace, i) in constraints(ctx.db) {
+        let Some(schema) = ctx.db.schemas.values().find(|s| s.oid == namespace) else {
+            continue;
+        };
+        let Some(table) = schema.tables.get(&i.table) else {
+            continue;
+        };
+        let keys: Vec<Datum> = i
+            .keys
+            .iter()
+            .map(|k| {
+                let bare = k.trim_matches('"');
+                i2(table.column_index(bare).map_or(0, |c| c as i16 + 1))
+            })
+            .collect();
+        let conkey = crate::types::array::ArrayValue::of(keys)
+            .encode(crate::types::array::ArrayElem::Int16);
+        rows.push(vec![
+            oid(i.oid),
+            text(&i.name),
+            oid(namespace),
+            ch(if i.primary { 'p' } else { 'u' }),
+            b(false),
+            b(false),
+            b(true),
+            oid(table.oid),
+            oid(0),
+            oid(i.oid),
+            oid(0),
+            oid(0),
+            ch(' '),
+            ch(' '),
+            ch(' '),
+            b(true),
+            i4(0),
+            b(true),
+            Datum::Bytes(conkey),
+            NULL,
+            NULL,
+            NULL,
+            NULL,
+            NULL,
+            NULL,
+            NULL,
+        ]);
+    }
+    rows
+}
+
+fn pg_collation(_: &SystemContext) -> Vec<Vec<Datum>> {
+    let row = |o: u32, name: &str, provider: char, locale: Datum| {
+        vec![
+            oid(o),
+            text(name),
+            oid(PG_CATALOG_OID),
+            oid(OWNER_OID),
+            ch(provider),
+            b(true),
+            i4(-1),
+            locale.clone(),
+            locale,
+            NULL,
+            NULL,
+        ]
+    };
+    vec![
+        row(100, "default", 'd', NULL),
+        row(950, "C", 'c', text("C")),
+        row(951, "POSIX", 'c', text("POSIX")),
+    ]
+}
+
+fn pg_sequence(ctx: &SystemContext) -> Vec<Vec<Datum>> {
+    let mut rows = Vec::new();
+    for s in ctx.db.schemas.values() {
+        for q in s.sequences.values() {
+            rows.push(vec![
+                oid(q.oid),
+                oid(DataType::Int64.oid()),
+                Datum::Int64(1),
+                Datum::Int64(1),
+                Datum::Int64(i64::MAX),
+                Datum::Int64(1),
+                Datum::Int64(1),
+                b(false),
+            ]);
+        }
+    }
+    rows
+}
 
 // ---------------------------------------------------------------- values
 
@@ -639,6 +1031,11 @@ fn user_relations<'a>(db: &'a Database) -> Vec<Listed<'a>> {
         }
     }
     out
+}
+
+/// OIDs of every user relation of the database (tables, views, indexes, sequences).
+pub fn user_relation_oids(db: &Database) -> Vec<u32> {
+    user_relations(db).iter().map(|l| l.oid).collect()
 }
 
 fn namespace_oid(schema: &str, db: &Database) -> u32 {
@@ -1096,6 +1493,79 @@ fn pg_type(_: &SystemContext) -> Vec<Vec<Datum>> {
         ));
     }
     rows
+}
+
+/// Every relation's OID with its name as regclass output prints it: bare when
+/// the search path reaches it, else qualified by its schema.
+pub fn regclass_names(ctx: &SystemContext) -> Vec<(u32, String)> {
+    let visible = visible_relation_oids(ctx);
+    let shown = |oid: u32, schema: &str, name: &str| {
+        if visible.contains(&oid) {
+            quote_ident(name)
+        } else {
+            format!("{}.{}", quote_ident(schema), quote_ident(name))
+        }
+    };
+    let mut out: Vec<(u32, String)> =
+        RELATIONS.iter().map(|r| (r.oid, shown(r.oid, r.schema, r.name))).collect();
+    for l in user_relations(ctx.db) {
+        out.push((l.oid, shown(l.oid, l.schema, l.name)));
+    }
+    out
+}
+
+/// The OID regclass input finds for `name` (in `schema`, or through pg_catalog
+/// and the search path when unqualified).
+pub fn regclass_oid(ctx: &SystemContext, schema: Option<&str>, name: &str) -> Option<u32> {
+    let listed = user_relations(ctx.db);
+    let in_schema = |s: &str| {
+        if is_system_schema(s) {
+            lookup(s, name).map(|r| r.oid)
+        } else {
+            listed.iter().find(|l| l.schema == s && l.name == name).map(|l| l.oid)
+        }
+    };
+    match schema {
+        Some(s) => in_schema(s),
+        None => std::iter::once("pg_catalog")
+            .chain(ctx.search_path.iter().map(String::as_str))
+            .find_map(in_schema),
+    }
+}
+
+/// Every namespace's OID and name (regnamespace).
+pub fn namespace_names(ctx: &SystemContext) -> Vec<(u32, String)> {
+    pg_namespace(ctx)
+        .into_iter()
+        .filter_map(|row| match (&row[0], &row[1]) {
+            (Datum::Int64(o), Datum::Bytes(n)) => {
+                Some((*o as u32, String::from_utf8_lossy(n).into_owned()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Every type's OID with its pg_type name (regtype input also takes these).
+pub fn type_names() -> Vec<(u32, String)> {
+    BASE_TYPES
+        .iter()
+        .map(|(t, name)| (t.oid(), name.to_string()))
+        .chain(
+            crate::types::array::ALL
+                .iter()
+                .map(|e| (e.array_oid(), format!("_{}", base_type_name(e.data_type())))),
+        )
+        .collect()
+}
+
+/// OIDs of every type pg_type lists (pg_type_is_visible).
+pub fn type_oids() -> Vec<u32> {
+    BASE_TYPES
+        .iter()
+        .map(|(t, _)| t.oid())
+        .chain(crate::types::array::ALL.iter().map(|e| e.array_oid()))
+        .collect()
 }
 
 fn pg_index(ctx: &SystemContext) -> Vec<Vec<Datum>> {

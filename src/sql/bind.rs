@@ -20,6 +20,7 @@ mod arrays;
 mod catalog_functions;
 pub mod sql_function;
 mod grouping_sets;
+mod object_identifiers;
 mod recursive;
 mod table_function;
 mod window;
@@ -53,6 +54,8 @@ pub struct Binder<'a> {
     pub user: String,
     /// Schemas searched for unqualified names, in order (existing ones only).
     pub search_path: Vec<String>,
+    /// The session's settings (lower-case names), for current_setting().
+    pub settings: std::collections::BTreeMap<String, String>,
     /// The clause being bound, for "aggregate functions are not allowed in WHERE".
     clause: &'static str,
     /// Bytes on disk per table OID, for pg_relation_size and friends; when a
@@ -159,6 +162,7 @@ impl<'a> Binder<'a> {
             next_subquery_id: 0,
             user: "brewric".to_string(),
             search_path: vec!["public".to_string()],
+            settings: Default::default(),
             clause: "this context",
             relation_sizes: None,
             wants_relation_sizes: false,
@@ -1637,6 +1641,9 @@ impl<'a> Binder<'a> {
                 expr, data_type, ..
             } => {
                 let inner = self.bind_expr(expr, scope, agg)?;
+                if let Some(kind) = object_identifiers::ObjectIdentifier::of(data_type) {
+                    return self.bind_object_identifier_cast(inner, kind);
+                }
                 let (t, typmod) = bind_data_type_mod(data_type)?;
                 let cast = self.cast(inner, t)?;
                 Ok(match typmod {
@@ -1651,6 +1658,14 @@ impl<'a> Binder<'a> {
             A::BinaryOp { left, op, right } => {
                 let l = self.bind_expr(left, scope, agg.as_deref_mut())?;
                 let r = self.bind_expr(right, scope, agg)?;
+                let spelled;
+                let op = match op {
+                    ast::BinaryOperator::PGCustomBinaryOperator(path) => {
+                        spelled = qualified_operator(path)?;
+                        &spelled
+                    }
+                    other => other,
+                };
                 // Operators that are functions of their operands' types.
                 let function = match op {
                     ast::BinaryOperator::PGExp => Some("power"),
@@ -1665,6 +1680,11 @@ impl<'a> Binder<'a> {
                     return self.bind_operator_function(name, &op.to_string(), l, r);
                 }
                 let op = binary_op(op)?;
+                if op == BinaryOp::Concat
+                    && [&l, &r].iter().any(|e| matches!(e.data_type(), DataType::Array(_)))
+                {
+                    return self.bind_array_concat("||", l, r);
+                }
                 self.bind_binary(op, l, r)
             }
             A::UnaryOp { op, expr } => {
@@ -2518,6 +2538,42 @@ impl<'a> Binder<'a> {
                     DataType::Text,
                 ));
             }
+            "current_setting" if (1..=2).contains(&args.len()) => {
+                return self.bind_current_setting(&args);
+            }
+            "current_schemas" if args.len() == 1 => {
+                let (implicit, _) = self.constant(&args[0])?;
+                let mut schemas: Vec<Datum> = Vec::new();
+                if implicit.as_bool() == Some(true) {
+                    schemas.push(Datum::text("pg_catalog"));
+                }
+                schemas.extend(self.search_path.iter().map(|s| Datum::text(s.clone())));
+                let value = crate::types::array::ArrayValue::of(schemas)
+                    .encode(crate::types::array::ArrayElem::Text);
+                return Ok(Expr::Literal(
+                    Datum::Bytes(value),
+                    DataType::Array(crate::types::array::ArrayElem::Text),
+                ));
+            }
+            "parse_ident" if (1..=2).contains(&args.len()) => {
+                let (text, _) = self.constant(&args[0])?;
+                let Some(text) = text.as_str() else {
+                    return Ok(Expr::Literal(
+                        Datum::Null,
+                        DataType::Array(crate::types::array::ArrayElem::Text),
+                    ));
+                };
+                let parts = object_identifiers::split_qualified_name(text)
+                    .into_iter()
+                    .map(Datum::text)
+                    .collect();
+                let value = crate::types::array::ArrayValue::of(parts)
+                    .encode(crate::types::array::ArrayElem::Text);
+                return Ok(Expr::Literal(
+                    Datum::Bytes(value),
+                    DataType::Array(crate::types::array::ArrayElem::Text),
+                ));
+            }
             "current_schema" if args.is_empty() => {
                 return Ok(Expr::Literal(
                     Datum::text(self.current_schema()),
@@ -2698,6 +2754,15 @@ impl<'a> Binder<'a> {
         match literal {
             Expr::Literal(Datum::Null, _) => Ok(None),
             Expr::Literal(Datum::Bytes(b), _) => self.table_by_text(&String::from_utf8_lossy(b)).map(Some),
+            // 'cpu'::regclass: the OID its name resolved to.
+            Expr::Literal(Datum::Int64(oid), DataType::Oid) => {
+                self.db.table_by_oid(*oid as u32).cloned().map(Some).ok_or_else(|| {
+                    DbError::new(
+                        sqlstate::UNDEFINED_TABLE,
+                        format!("{func}(): relation with OID {oid} is not a table"),
+                    )
+                })
+            }
             _ => Err(DbError::unsupported(format!("{func}() needs a table name literal"))),
         }
     }
@@ -2755,6 +2820,13 @@ impl<'a> Binder<'a> {
     /// A table's bytes on disk (its segment files; index structures live in
     /// them), summed over shards. Index size is 0: no separate index files.
     fn bind_relation_size(&mut self, func: &str, arg: &Expr) -> DbResult<Expr> {
+        let literal = match arg {
+            Expr::Cast { expr, .. } => expr.as_ref(),
+            other => other,
+        };
+        if !matches!(literal, Expr::Literal(..)) {
+            return self.bind_relation_size_by_oid(func, arg);
+        }
         let Some(table) = self.table_arg(func, arg)? else {
             return Ok(Expr::Literal(Datum::Null, DataType::Int64));
         };
@@ -2767,6 +2839,59 @@ impl<'a> Binder<'a> {
         };
         let bytes = if func == "pg_indexes_size" { 0 } else { bytes };
         Ok(Expr::Literal(Datum::Int64(bytes as i64), DataType::Int64))
+    }
+
+    /// `current_setting(name [, missing_ok])`: the session's value now (the
+    /// statement's settings do not change while it runs).
+    fn bind_current_setting(&mut self, args: &[Expr]) -> DbResult<Expr> {
+        let (name, _) = self.constant(&args[0])?;
+        let missing_ok = match args.get(1) {
+            Some(a) => self.constant(a)?.0.as_bool() == Some(true),
+            None => false,
+        };
+        let Some(name) = name.as_str() else {
+            return Ok(Expr::Literal(Datum::Null, DataType::Text));
+        };
+        match self.settings.get(&name.to_lowercase()) {
+            Some(v) => Ok(Expr::Literal(Datum::text(v.clone()), DataType::Text)),
+            None if missing_ok => Ok(Expr::Literal(Datum::Null, DataType::Text)),
+            None => Err(DbError::new(
+                sqlstate::UNDEFINED_OBJECT,
+                format!("unrecognized configuration parameter \"{name}\""),
+            )),
+        }
+    }
+
+    /// A size function over a relation OID computed per row (`pg_table_size(c.oid)`
+    /// in psql's `\dt+`): a lookup among the tables' sizes; other relations of
+    /// this database (views, indexes, sequences) are 0 bytes, unknown OIDs NULL.
+    fn bind_relation_size_by_oid(&mut self, func: &str, arg: &Expr) -> DbResult<Expr> {
+        let sizes = match &self.relation_sizes {
+            Some(sizes) => sizes.clone(),
+            None => {
+                self.wants_relation_sizes = true;
+                Arc::new(HashMap::new())
+            }
+        };
+        let key = self.coerce(arg.clone(), DataType::Oid, func)?;
+        let mut whens = Vec::new();
+        for oid in system::user_relation_oids(self.db) {
+            let bytes = match func {
+                "pg_indexes_size" => 0,
+                _ => sizes.get(&oid).copied().unwrap_or(0),
+            };
+            let test = self.bind_binary(
+                BinaryOp::Eq,
+                key.clone(),
+                Expr::Literal(Datum::Int64(oid as i64), DataType::Oid),
+            )?;
+            whens.push((test, Expr::Literal(Datum::Int64(bytes as i64), DataType::Int64)));
+        }
+        Ok(Expr::Case {
+            whens,
+            otherwise: Box::new(Expr::Literal(Datum::Null, DataType::Int64)),
+            data_type: DataType::Int64,
+        })
     }
 
     fn bind_value(&mut self, v: &ast::Value) -> DbResult<Expr> {
@@ -3126,6 +3251,64 @@ fn sign_into_power(sign: ast::UnaryOperator, e: &ast::Expr) -> ast::Expr {
         },
         other => ast::Expr::UnaryOp { op: sign, expr: Box::new(other.clone()) },
     }
+}
+
+/// `OPERATOR(pg_catalog.~)` (psql's spelling) as the operator it names;
+/// only the pg_catalog schema holds operators.
+fn qualified_operator(path: &[String]) -> DbResult<ast::BinaryOperator> {
+    use ast::BinaryOperator as B;
+    let spelled = || format!("OPERATOR({})", path.join("."));
+    let name = match path {
+        [name] => name.as_str(),
+        [schema, name] if schema.eq_ignore_ascii_case("pg_catalog") => name.as_str(),
+        _ => {
+            return Err(DbError::new(
+                sqlstate::UNDEFINED_FUNCTION,
+                format!("operator does not exist: {}", spelled()),
+            ))
+        }
+    };
+    Ok(match name {
+        "+" => B::Plus,
+        "-" => B::Minus,
+        "*" => B::Multiply,
+        "/" => B::Divide,
+        "%" => B::Modulo,
+        "^" => B::PGExp,
+        "=" => B::Eq,
+        "<>" | "!=" => B::NotEq,
+        "<" => B::Lt,
+        "<=" => B::LtEq,
+        ">" => B::Gt,
+        ">=" => B::GtEq,
+        "||" => B::StringConcat,
+        "~" => B::PGRegexMatch,
+        "!~" => B::PGRegexNotMatch,
+        "~*" => B::PGRegexIMatch,
+        "!~*" => B::PGRegexNotIMatch,
+        "~~" => B::PGLikeMatch,
+        "!~~" => B::PGNotLikeMatch,
+        "~~*" => B::PGILikeMatch,
+        "!~~*" => B::PGNotILikeMatch,
+        "&" => B::BitwiseAnd,
+        "|" => B::BitwiseOr,
+        "#" => B::PGBitwiseXor,
+        "<<" => B::PGBitwiseShiftLeft,
+        ">>" => B::PGBitwiseShiftRight,
+        "->" => B::Arrow,
+        "->>" => B::LongArrow,
+        "#>" => B::HashArrow,
+        "#>>" => B::HashLongArrow,
+        "?" => B::Question,
+        "?|" => B::QuestionPipe,
+        "?&" => B::QuestionAnd,
+        _ => {
+            return Err(DbError::new(
+                sqlstate::UNDEFINED_FUNCTION,
+                format!("operator does not exist: {}", spelled()),
+            ))
+        }
+    })
 }
 
 fn binary_op(op: &ast::BinaryOperator) -> DbResult<BinaryOp> {

@@ -366,6 +366,7 @@ impl Session {
         let mut b = Binder::new(catalog, db, eval, params);
         b.user = self.user.clone();
         b.search_path = self.search_path();
+        b.settings = self.settings.clone();
         b.server = Some(self.server.clone());
         b.backend_pid = self.pid();
         b
@@ -1169,6 +1170,7 @@ impl Session {
                         table: name.clone(),
                         unique: true,
                         primary: *primary,
+                        constraint: true,
                         method: "btree".into(),
                         keys: cols.iter().map(|c| crate::catalog::quote_ident(c)).collect(),
                         include: vec![],
@@ -1478,6 +1480,7 @@ impl Session {
                     table: table.name.clone(),
                     unique,
                     primary: false,
+                    constraint: false,
                     method,
                     keys,
                     include,

@@ -405,6 +405,7 @@ mod tests {
             table: "cpu".into(),
             unique: false,
             primary: false,
+            constraint: false,
             method: "btree".into(),
             keys: keys.iter().map(|k| k.to_string()).collect(),
             include: vec![],

@@ -1,6 +1,7 @@
 //! Array kernels: ARRAY[…] construction (nested arrays stack into more
 //! dimensions), subscripts, and array_length / cardinality / array_ndims /
-//! array_lower / array_upper / array_to_string. Values are decoded per row
+//! array_lower / array_upper / array_to_string, and concatenation (`||`,
+//! array_cat, array_append, array_prepend). Values are decoded per row
 //! from their binary array form (`types/array.rs`).
 //! Must not: resolve types (the binder builds these signatures).
 
@@ -168,4 +169,75 @@ pub(crate) fn array_function(
         out.push(d);
     }
     Ok(Column::from_datums(result, &out))
+}
+
+/// `a || b`, array_cat, array_append, array_prepend: the operands joined along
+/// the first dimension. An operand whose type is not an array is one element;
+/// a NULL array operand leaves the other (an element then becomes `{e}`).
+pub(crate) fn concat(result: DataType, arg_types: &[DataType], args: &[Operand], len: usize) -> DbResult<Column> {
+    let elem = elem_of(result)?;
+    let cols: Vec<_> = args.iter().map(|a| a.to_column(len)).collect();
+    let mut out = Vec::with_capacity(len);
+    for i in 0..len {
+        let mut sides = Vec::with_capacity(2);
+        for (c, t) in cols.iter().zip(arg_types) {
+            sides.push(match t {
+                DataType::Array(_) => array_at(c, *t, i)?.map(|a| (a, true)),
+                _ => Some((ArrayValue { dims: vec![], elems: vec![c.datum(i)] }, false)),
+            });
+        }
+        let value = match (sides.swap_remove(0), sides.pop().flatten()) {
+            (None, None) => None,
+            (Some((a, true)), None) | (None, Some((a, true))) => Some(a),
+            (Some((e, false)), None) | (None, Some((e, false))) => Some(ArrayValue::of(e.elems)),
+            (Some(a), Some(b)) => Some(join_arrays(a, b)?),
+        };
+        out.push(value.map_or(Datum::Null, |v| Datum::Bytes(v.encode(elem))));
+    }
+    Ok(Column::from_datums(result, &out))
+}
+
+/// Two operands of `||` (each an array, or an element when the flag is false), joined.
+fn join_arrays((a, a_array): (ArrayValue, bool), (b, b_array): (ArrayValue, bool)) -> DbResult<ArrayValue> {
+    let one_dim = |v: &ArrayValue| v.dims.len() <= 1;
+    if !a_array || !b_array {
+        let array = if a_array { &a } else { &b };
+        if !one_dim(array) {
+            return Err(DbError::new(
+                sqlstate::DATA_EXCEPTION,
+                "argument must be empty or one-dimensional array",
+            ));
+        }
+        let mut elems = a.elems;
+        elems.extend(b.elems);
+        return Ok(ArrayValue::of(elems));
+    }
+    if a.dims.is_empty() {
+        return Ok(b);
+    }
+    if b.dims.is_empty() {
+        return Ok(a);
+    }
+    let dims = if a.dims.len() == b.dims.len() && a.dims[1..] == b.dims[1..] {
+        let mut d = a.dims.clone();
+        d[0] += b.dims[0];
+        d
+    } else if a.dims.len() == b.dims.len() + 1 && a.dims[1..] == b.dims[..] {
+        let mut d = a.dims.clone();
+        d[0] += 1;
+        d
+    } else if b.dims.len() == a.dims.len() + 1 && b.dims[1..] == a.dims[..] {
+        let mut d = b.dims.clone();
+        d[0] += 1;
+        d
+    } else {
+        return Err(DbError::new("2202E", "cannot concatenate incompatible arrays").with_detail(format!(
+            "Arrays of {} and {} dimensions are not compatible for concatenation.",
+            a.dims.len(),
+            b.dims.len()
+        )));
+    };
+    let mut elems = a.elems;
+    elems.extend(b.elems);
+    Ok(ArrayValue { dims, elems })
 }

@@ -56,6 +56,8 @@ pub enum ScalarFunction {
     ArrayNdims,
     Cardinality,
     ArrayToString,
+    /// `||` over arrays, array_cat / array_append / array_prepend (not strict).
+    ArrayCat,
     /// format_type(type oid, typmod): the type's SQL name (not strict in the typmod).
     FormatType,
     /// to_date(text, template) and to_timestamp(text, template).
@@ -490,6 +492,7 @@ pub(crate) fn eval_function(
             return Ok(Column::from_datums(DataType::Record, &rows));
         }
         F::ArraySubscript => return super::array::subscript(sig.result, types, &ops, len),
+        F::ArrayCat => return super::array::concat(sig.result, types, &ops, len),
         F::ArrayLength | F::ArrayLower | F::ArrayUpper | F::ArrayNdims | F::Cardinality | F::ArrayToString => {
             return super::array::array_function(sig.func, types, &ops, len, ctx)
         }

@@ -74,6 +74,23 @@ impl Binder<'_> {
         Ok(call(ScalarFunction::ArraySubscript, args, e.data_type()))
     }
 
+    /// `l || r` where one side is an array: arrays joined, or an element appended/prepended.
+    /// An untyped literal beside an array is read as that array type, as PostgreSQL does.
+    pub(super) fn bind_array_concat(&mut self, name: &str, l: Expr, r: Expr) -> DbResult<Expr> {
+        let (lt, rt) = (l.data_type(), r.data_type());
+        let (l, r, array) = match (lt, rt) {
+            (DataType::Array(_), DataType::Array(_)) | (DataType::Array(_), DataType::Unknown) => {
+                let r = self.coerce(r, lt, name)?;
+                (l, r, lt)
+            }
+            (DataType::Unknown, DataType::Array(_)) => (self.coerce(l, rt, name)?, r, rt),
+            (DataType::Array(e), _) => (l, self.coerce(r, e.data_type(), name)?, lt),
+            (_, DataType::Array(e)) => (self.coerce(l, e.data_type(), name)?, r, rt),
+            _ => return Err(DbError::internal("array concatenation without an array")),
+        };
+        Ok(call(ScalarFunction::ArrayCat, vec![l, r], array))
+    }
+
     /// The functions over any array; None when `name` is not one of them.
     pub(super) fn bind_array_function(&mut self, name: &str, args: &[Expr]) -> DbResult<Option<Expr>> {
         let func = match name {
@@ -83,6 +100,26 @@ impl Binder<'_> {
             "array_ndims" => ScalarFunction::ArrayNdims,
             "cardinality" => ScalarFunction::Cardinality,
             "array_to_string" => ScalarFunction::ArrayToString,
+            "array_cat" | "array_append" | "array_prepend" if args.len() == 2 => {
+                let wanted = match name {
+                    "array_cat" => [true, true],
+                    "array_append" => [true, false],
+                    _ => [false, true],
+                };
+                let ok = args
+                    .iter()
+                    .zip(wanted)
+                    .all(|(a, array)| matches!(a.data_type(), DataType::Array(_) | DataType::Unknown) || !array);
+                if !ok || !args.iter().any(|a| matches!(a.data_type(), DataType::Array(_))) {
+                    let types: Vec<String> = args.iter().map(|a| a.data_type().name()).collect();
+                    return Err(DbError::new(
+                        sqlstate::UNDEFINED_FUNCTION,
+                        format!("function {name}({}) does not exist", types.join(", ")),
+                    )
+                    .with_hint("No function matches the given name and argument types. You might need to add explicit type casts."));
+                }
+                return self.bind_array_concat(name, args[0].clone(), args[1].clone()).map(Some);
+            }
             _ => return Ok(None),
         };
         let wanted = match func {

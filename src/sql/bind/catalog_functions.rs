@@ -1,10 +1,15 @@
 //! Binding of the functions that read the catalog: pg_table_is_visible,
 //! obj_description, col_description, shobj_description, pg_get_indexdef,
-//! pg_get_userbyid, pg_encoding_to_char and the has_*_privilege family.
+//! pg_get_userbyid, pg_encoding_to_char, pg_function_is_visible,
+//! pg_type_is_visible, pg_get_function_result/arguments, pg_get_expr,
+//! pg_get_constraintdef, pg_get_viewdef, pg_relation_is_publishable and the
+//! has_*_privilege family.
 //! The catalog is one snapshot per statement, so each call becomes an
 //! expression over constants computed here (a membership test or a lookup
 //! by key), evaluated per row like any other expression.
 //! Must not: change the catalog, or answer from anything but the snapshot.
+
+use std::sync::Arc;
 
 use crate::catalog::system;
 use crate::error::DbResult;
@@ -102,6 +107,78 @@ impl Binder<'_> {
                 )?;
                 self.bind_function_call("coalesce", vec![found, unknown])?
             }
+            ("pg_function_is_visible", [f]) => {
+                let list = self
+                    .visible_functions()
+                    .into_iter()
+                    .map(|f| Datum::Int64(f.oid as i64))
+                    .collect();
+                self.membership(f.clone(), DataType::Oid, list)?
+            }
+            ("pg_type_is_visible", [t]) => {
+                // Every type lives in pg_catalog, which is always searched.
+                let list = system::type_oids().into_iter().map(|o| Datum::Int64(o as i64)).collect();
+                self.membership(t.clone(), DataType::Oid, list)?
+            }
+            ("pg_get_function_result", [f]) => {
+                let map = self.function_texts(|f| f.returns.name());
+                self.lookup(&[f.clone()], &[DataType::Oid], map)?
+            }
+            (
+                "pg_get_function_arguments" | "pg_get_function_identity_arguments",
+                [f],
+            ) => {
+                let map = self.function_texts(|f| {
+                    f.args
+                        .iter()
+                        .map(|(n, t)| match n {
+                            Some(n) => format!("{} {}", crate::catalog::quote_ident(n), t.name()),
+                            None => t.name(),
+                        })
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                });
+                self.lookup(&[f.clone()], &[DataType::Oid], map)?
+            }
+            // adbin, indpred, … hold the expression's text already.
+            ("pg_get_expr", [expr, _rel] | [expr, _rel, _]) => {
+                self.coerce(expr.clone(), DataType::Text, name)?
+            }
+            ("pg_get_constraintdef", [con] | [con, _]) => {
+                let map = system::constraints(self.db)
+                    .into_iter()
+                    .map(|(_, i)| {
+                        (
+                            vec![Datum::Int64(i.oid as i64)],
+                            system::constraint_definition(i),
+                        )
+                    })
+                    .collect();
+                self.lookup(&[con.clone()], &[DataType::Oid], map)?
+            }
+            ("pg_get_viewdef", [view] | [view, _]) => {
+                let map = self
+                    .db
+                    .schemas
+                    .values()
+                    .flat_map(|s| s.views.values())
+                    .map(|v| (vec![Datum::Int64(v.oid as i64)], format!(" {};", v.query)))
+                    .collect();
+                self.lookup(&[view.clone()], &[DataType::Oid], map)?
+            }
+            ("pg_relation_is_publishable", [rel]) => {
+                let list = self
+                    .db
+                    .schemas
+                    .values()
+                    .flat_map(|s| s.tables.values())
+                    .map(|t| Datum::Int64(t.oid as i64))
+                    .collect();
+                self.membership(rel.clone(), DataType::Oid, list)?
+            }
+            ("pg_get_statisticsobjdef_columns", [_]) => {
+                Expr::Literal(Datum::Null, DataType::Text)
+            }
             ("pg_encoding_to_char", [_]) => Expr::Literal(Datum::text("UTF8"), DataType::Name),
             (n, _) if ALL_PRIVILEGES.contains(&n) && (2..=4).contains(&args.len()) => {
                 Expr::Literal(Datum::Bool(true), DataType::Bool)
@@ -109,6 +186,37 @@ impl Binder<'_> {
             _ => return Ok(None),
         };
         Ok(Some(e))
+    }
+
+    /// The SQL functions an unqualified call reaches: those of the search path's schemas,
+    /// the first schema holding a name and argument types hiding later ones.
+    fn visible_functions(&self) -> Vec<&Arc<crate::catalog::FunctionDef>> {
+        let mut seen = std::collections::HashSet::new();
+        let mut out = Vec::new();
+        for schema in &self.search_path {
+            let Some(s) = self.db.schemas.get(schema) else {
+                continue;
+            };
+            for f in s.functions.values().flatten() {
+                if seen.insert((f.name.clone(), f.arg_types())) {
+                    out.push(f);
+                }
+            }
+        }
+        out
+    }
+
+    /// `text(f)` for every SQL function of the database, keyed by its OID.
+    fn function_texts(
+        &self,
+        text: impl Fn(&crate::catalog::FunctionDef) -> String,
+    ) -> Vec<(Vec<Datum>, String)> {
+        self.db
+            .schemas
+            .values()
+            .flat_map(|s| s.functions.values().flatten())
+            .map(|f| (vec![Datum::Int64(f.oid as i64)], text(f)))
+            .collect()
     }
 
     /// The classoid a catalog name argument ('pg_class') stands for.
