@@ -333,6 +333,80 @@ pub static RELATIONS: &[SystemRelation] = &[
     },
     SystemRelation {
         schema: "pg_catalog",
+        name: "pg_authid",
+        oid: 1260,
+        kind: 'r',
+        columns: &[
+            ("oid", OID),
+            ("rolname", NM),
+            ("rolsuper", B),
+            ("rolinherit", B),
+            ("rolcreaterole", B),
+            ("rolcreatedb", B),
+            ("rolcanlogin", B),
+            ("rolreplication", B),
+            ("rolbypassrls", B),
+            ("rolconnlimit", I4),
+            ("rolpassword", T),
+            ("rolvaliduntil", TZ),
+        ],
+        rows: pg_authid,
+    },
+    SystemRelation {
+        schema: "pg_catalog",
+        name: "pg_auth_members",
+        oid: 1261,
+        kind: 'r',
+        columns: &[
+            ("roleid", OID),
+            ("member", OID),
+            ("grantor", OID),
+            ("admin_option", B),
+        ],
+        rows: no_rows,
+    },
+    SystemRelation {
+        schema: "pg_catalog",
+        name: "pg_roles",
+        oid: 12_010,
+        kind: 'v',
+        columns: &[
+            ("rolname", NM),
+            ("rolsuper", B),
+            ("rolinherit", B),
+            ("rolcreaterole", B),
+            ("rolcreatedb", B),
+            ("rolcanlogin", B),
+            ("rolreplication", B),
+            ("rolconnlimit", I4),
+            ("rolpassword", T),
+            ("rolvaliduntil", TZ),
+            ("rolbypassrls", B),
+            ("rolconfig", TEXT_ARRAY),
+            ("oid", OID),
+        ],
+        rows: pg_roles,
+    },
+    SystemRelation {
+        schema: "pg_catalog",
+        name: "pg_user",
+        oid: 12_014,
+        kind: 'v',
+        columns: &[
+            ("usename", NM),
+            ("usesysid", OID),
+            ("usecreatedb", B),
+            ("usesuper", B),
+            ("userepl", B),
+            ("usebypassrls", B),
+            ("passwd", T),
+            ("valuntil", TZ),
+            ("useconfig", TEXT_ARRAY),
+        ],
+        rows: pg_user,
+    },
+    SystemRelation {
+        schema: "pg_catalog",
         name: "pg_tables",
         oid: 12_003,
         kind: 'v',
@@ -1253,6 +1327,82 @@ fn pg_database(ctx: &SystemContext) -> Vec<Vec<Datum>> {
                 text("C.UTF-8"),
                 text("C.UTF-8"),
                 NULL,
+                NULL,
+                NULL,
+            ]
+        })
+        .collect()
+}
+
+fn no_rows(_: &SystemContext) -> Vec<Vec<Datum>> {
+    Vec::new()
+}
+
+/// pg_authid: the roles with their stored password hashes (VALID UNTIL is kept
+/// as written and not shown: NULL).
+fn pg_authid(ctx: &SystemContext) -> Vec<Vec<Datum>> {
+    ctx.catalog
+        .roles
+        .values()
+        .map(|r| {
+            vec![
+                oid(r.oid),
+                text(&r.name),
+                b(r.superuser),
+                b(r.inherit),
+                b(r.create_role),
+                b(r.create_db),
+                b(r.login),
+                b(r.replication),
+                b(r.bypass_rls),
+                i4(r.connection_limit),
+                r.password.as_deref().map_or(NULL, text),
+                NULL,
+            ]
+        })
+        .collect()
+}
+
+/// pg_roles: pg_authid with the password masked, as PostgreSQL's view.
+fn pg_roles(ctx: &SystemContext) -> Vec<Vec<Datum>> {
+    ctx.catalog
+        .roles
+        .values()
+        .map(|r| {
+            vec![
+                text(&r.name),
+                b(r.superuser),
+                b(r.inherit),
+                b(r.create_role),
+                b(r.create_db),
+                b(r.login),
+                b(r.replication),
+                i4(r.connection_limit),
+                text("********"),
+                NULL,
+                b(r.bypass_rls),
+                NULL,
+                oid(r.oid),
+            ]
+        })
+        .collect()
+}
+
+/// pg_user: the roles that can log in.
+fn pg_user(ctx: &SystemContext) -> Vec<Vec<Datum>> {
+    ctx.catalog
+        .roles
+        .values()
+        .filter(|r| r.login)
+        .map(|r| {
+            vec![
+                text(&r.name),
+                oid(r.oid),
+                b(r.create_db),
+                b(r.superuser),
+                b(r.replication),
+                b(r.bypass_rls),
+                text("********"),
                 NULL,
                 NULL,
             ]
