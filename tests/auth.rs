@@ -699,3 +699,92 @@ async fn vanishing_and_stalled_clients_do_not_disturb_others() {
     );
     drop(stalled);
 }
+
+/// One backend message: type byte and body.
+fn read_message(s: &mut std::net::TcpStream) -> Option<(u8, Vec<u8>)> {
+    let mut head = [0u8; 5];
+    s.read_exact(&mut head).ok()?;
+    let len = u32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize;
+    let mut body = vec![0u8; len.checked_sub(4)?];
+    s.read_exact(&mut body).ok()?;
+    Some((head[0], body))
+}
+
+fn password_message(body: &[u8]) -> Vec<u8> {
+    let mut p = vec![b'p'];
+    p.extend_from_slice(&((body.len() + 4) as u32).to_be_bytes());
+    p.extend_from_slice(body);
+    p
+}
+
+#[tokio::test]
+async fn malformed_sasl_messages_are_protocol_violations() {
+    let server = password_server("sasl", &[]);
+    let addr = format!("{}:{}", server.host, server.port);
+    let mut initial_ok = b"SCRAM-SHA-256\0".to_vec();
+    initial_ok.extend_from_slice(&(18u32).to_be_bytes());
+    initial_ok.extend_from_slice(b"n,,n=,r=abcdefghij");
+    let mut wrong_mechanism = b"SCRAM-SHA-1\0".to_vec();
+    wrong_mechanism.extend_from_slice(&(18u32).to_be_bytes());
+    wrong_mechanism.extend_from_slice(b"n,,n=,r=abcdefghij");
+    let cases: Vec<(Vec<Vec<u8>>, &str)> = vec![
+        // A length field cut short, no terminator, a length beyond the body.
+        (vec![b"SCRAM-SHA-256\0\xff".to_vec()], "08P01"),
+        (vec![b"SCRAM-SHA-256".to_vec()], "08P01"),
+        (
+            vec![b"SCRAM-SHA-256\0\x00\x00\x10\x00n,,".to_vec()],
+            "08P01",
+        ),
+        (vec![wrong_mechanism], "08P01"),
+        // Channel binding asked for but not offered; garbage client-first.
+        (
+            vec![[&b"SCRAM-SHA-256\0\x00\x00\x00\x1ep=tls-server-end-point,,n=,r=x"[..]].concat()],
+            "08P01",
+        ),
+        (
+            vec![[&b"SCRAM-SHA-256\0\x00\x00\x00\x03\xff\xfe\xfd"[..]].concat()],
+            "08P01",
+        ),
+        // A good first message, then a final message without a proof or with the wrong nonce.
+        (vec![initial_ok.clone(), b"c=biws,r=zzz".to_vec()], "08P01"),
+        (
+            vec![initial_ok.clone(), b"c=biws,r=abc,p=AAAA".to_vec()],
+            "08P01",
+        ),
+    ];
+    for (messages, code) in cases {
+        let mut s = std::net::TcpStream::connect(&addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        s.write_all(&startup_packet()).unwrap();
+        let (kind, body) = read_message(&mut s).expect("authentication request");
+        assert_eq!(
+            (kind, &body[..4]),
+            (b'R', &10u32.to_be_bytes()[..]),
+            "AuthenticationSASL"
+        );
+        let mut error = None;
+        for m in &messages {
+            s.write_all(&password_message(m)).unwrap();
+            let (kind, body) = read_message(&mut s).expect("an answer");
+            if kind == b'E' {
+                error = Some(String::from_utf8_lossy(&body).into_owned());
+                break;
+            }
+            assert_eq!(kind, b'R', "SASLContinue");
+        }
+        let error = error.unwrap_or_else(|| panic!("no error for {messages:?}"));
+        assert!(
+            error.contains(&format!("C{code}\0")),
+            "{messages:?}: {error:?}"
+        );
+        assert!(error.contains("SFATAL\0"), "{error:?}");
+        // The server closes the connection after it.
+        assert!(read_message(&mut s).is_none());
+    }
+    // The server lives on and takes the right password.
+    admin_session(&server)
+        .await
+        .batch_execute("SELECT 1")
+        .await
+        .unwrap();
+}

@@ -6,7 +6,8 @@
 //! 4-byte salt. Every failure (wrong password, unknown role, role without a
 //! password) is the same FATAL 28P01, answered after a delay that grows with
 //! the address's failures (`auth::FailedLogins`, an async sleep); a role
-//! without LOGIN gets 28000 once its password was right.
+//! without LOGIN gets 28000 once its password was right; a malformed SASL
+//! message is 08P01 at once (it tried no password).
 //! Must not: do the cryptography (`auth/`), or count connections.
 
 use std::net::SocketAddr;
@@ -40,6 +41,32 @@ fn is_loopback(peer: Option<SocketAddr>) -> bool {
     })
 }
 
+/// What a startup from `peer` must do.
+#[derive(Debug, PartialEq, Eq)]
+enum Policy {
+    /// `--tls require` and a clear connection from another host.
+    Refuse,
+    Trust,
+    Password,
+}
+
+fn policy(access: &crate::server::Access, peer: Option<SocketAddr>, tls: bool) -> Policy {
+    let local = is_loopback(peer);
+    if access.tls_required && !tls && !local {
+        return Policy::Refuse;
+    }
+    let password = match access.auth {
+        AuthMode::Trust => false,
+        AuthMode::Password => true,
+        AuthMode::LocalTrust => !local,
+    };
+    if password {
+        Policy::Password
+    } else {
+        Policy::Trust
+    }
+}
+
 fn failed(user: &str) -> DbError {
     DbError::new(
         sqlstate::INVALID_PASSWORD,
@@ -57,19 +84,17 @@ pub(super) async fn authenticate(
     database: &str,
     role: Option<&RoleDef>,
 ) -> DbResult<Outcome> {
-    let local = is_loopback(conn.peer);
-    if server.access.tls_required && !conn.stream.is_tls() && !local {
-        let host = conn.peer.map(|p| p.ip().to_string()).unwrap_or_default();
-        return Err(DbError::new(
-            "28000",
-            format!("no pg_hba.conf entry for host \"{host}\", user \"{user}\", database \"{database}\", no encryption"),
-        )
-        .fatal());
-    }
-    let needs_password = match server.access.auth {
-        AuthMode::Trust => false,
-        AuthMode::Password => true,
-        AuthMode::LocalTrust => !local,
+    let needs_password = match policy(&server.access, conn.peer, conn.stream.is_tls()) {
+        Policy::Refuse => {
+            let host = conn.peer.map(|p| p.ip().to_string()).unwrap_or_default();
+            return Err(DbError::new(
+                "28000",
+                format!("no pg_hba.conf entry for host \"{host}\", user \"{user}\", database \"{database}\", no encryption"),
+            )
+            .fatal());
+        }
+        Policy::Trust => false,
+        Policy::Password => true,
     };
     if needs_password {
         let stored = role.and_then(|r| r.password.as_deref());
@@ -80,17 +105,14 @@ pub(super) async fn authenticate(
         match result {
             Ok(true) => {}
             Ok(false) => return Ok(Outcome::Gone),
-            Err(e) => {
-                // A wrong password and a protocol violation alike wait their turn.
+            // A malformed message tried no password: answered at once.
+            Err(e) if e.code == sqlstate::PROTOCOL_VIOLATION => return Err(e),
+            Err(_) => {
                 let delay = server
                     .failed_logins
                     .record_failure(conn.peer.map(|p| p.ip()));
                 tokio::time::sleep(delay).await;
-                return Err(if e.code == sqlstate::PROTOCOL_VIOLATION {
-                    e
-                } else {
-                    failed(user)
-                });
+                return Err(failed(user));
             }
         }
     }
@@ -194,7 +216,38 @@ async fn md5_exchange(conn: &mut Connection, stored: &str) -> DbResult<bool> {
 
 #[cfg(test)]
 mod tests {
-    use super::is_loopback;
+    use super::{is_loopback, policy, Policy};
+    use crate::config::AuthMode;
+    use crate::server::Access;
+
+    #[test]
+    fn who_must_give_a_password() {
+        let local = Some("127.0.0.1:5000".parse().unwrap());
+        let remote = Some("192.0.2.7:5000".parse().unwrap());
+        let access = |auth, tls_required| Access {
+            auth,
+            tls_required,
+            ..Access::default()
+        };
+        // The default: loopback trusted, any other host asked.
+        let default = Access::default();
+        assert_eq!(policy(&default, local, false), Policy::Trust);
+        assert_eq!(policy(&default, remote, false), Policy::Password);
+        assert_eq!(policy(&default, None, false), Policy::Password);
+        assert_eq!(
+            policy(&access(AuthMode::Password, false), local, false),
+            Policy::Password
+        );
+        assert_eq!(
+            policy(&access(AuthMode::Trust, false), remote, false),
+            Policy::Trust
+        );
+        // --tls require: clear connections only from this host.
+        let require = access(AuthMode::LocalTrust, true);
+        assert_eq!(policy(&require, remote, false), Policy::Refuse);
+        assert_eq!(policy(&require, remote, true), Policy::Password);
+        assert_eq!(policy(&require, local, false), Policy::Trust);
+    }
 
     #[test]
     fn loopback_addresses() {
