@@ -174,6 +174,26 @@ async fn scram_logins_with_tokio_postgres_and_psql() {
         ),
         ("alice".into(), "alice".into(), "alice".into())
     );
+    let role_oid: u32 = admin
+        .query_one("SELECT oid FROM pg_roles WHERE rolname = 'alice'", &[])
+        .await
+        .unwrap()
+        .get(0);
+    let activity_oid: u32 = alice
+        .query_one(
+            "SELECT usesysid FROM pg_stat_activity WHERE pid = pg_backend_pid()",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(activity_oid, role_oid);
+    let is_superuser: String = alice
+        .query_one("SHOW is_superuser", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(is_superuser, "off");
     // A non-superuser may change its own password, not make roles.
     let e = alice
         .batch_execute("CREATE ROLE mallory")

@@ -1461,10 +1461,12 @@ fn from_server(ctx: &SystemContext, rows: impl FnOnce(&crate::server::Server) ->
 }
 
 fn pg_stat_activity(ctx: &SystemContext) -> Vec<Vec<Datum>> {
-    from_server(ctx, |server| server.activities.snapshot().iter().map(|a| activity_row(a)).collect())
+    from_server(ctx, |server| {
+        server.activities.snapshot().iter().map(|a| activity_row(ctx.catalog, a)).collect()
+    })
 }
 
-fn activity_row(a: &crate::server::activity::SessionActivity) -> Vec<Datum> {
+fn activity_row(catalog: &Catalog, a: &crate::server::activity::SessionActivity) -> Vec<Datum> {
     let s = a.state();
     // An idle backend waits for the client's next message, as PostgreSQL reports it.
     let waiting = s.state != crate::server::activity::BackendState::Active;
@@ -1473,7 +1475,8 @@ fn activity_row(a: &crate::server::activity::SessionActivity) -> Vec<Datum> {
         text(&a.datname),
         i4(a.pid),
         NULL,
-        oid(OWNER_OID),
+        // The session's role (a trusted name that is no role: the bootstrap superuser's).
+        oid(catalog.role(&a.usename).map_or(OWNER_OID, |r| r.oid)),
         text(&a.usename),
         text(s.application_name),
         a.client_addr.as_ref().map(text).unwrap_or(NULL),
