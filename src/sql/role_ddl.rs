@@ -97,8 +97,7 @@ pub fn split(sql: &str) -> Option<Vec<String>> {
     if !sql.contains(';') {
         return None;
     }
-    let lower = sql.to_ascii_lowercase();
-    if !["role", "user", "group"].iter().any(|w| lower.contains(w)) {
+    if !mentions_role_statement(&sql.to_ascii_lowercase()) {
         return None;
     }
     let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql)
@@ -127,6 +126,26 @@ pub fn split(sql: &str) -> Option<Vec<String>> {
     pieces.push(sql.get(from..)?.to_string());
     pieces.retain(|p| !p.trim().is_empty());
     (pieces.len() > 1 && pieces.iter().any(|p| parse(p).is_some())).then_some(pieces)
+}
+
+/// Whether `lower` has `create`, `alter` or `drop` followed by `role`,
+/// `user` or `group` (a cheap look before tokenizing a long query string).
+fn mentions_role_statement(lower: &str) -> bool {
+    let bytes = lower.as_bytes();
+    ["role", "user", "group"].iter().any(|noun| {
+        lower.match_indices(noun).any(|(at, _)| {
+            let before = lower[..at].trim_end_matches(|c: char| c.is_ascii_whitespace());
+            let spaced = before.len() < at;
+            let after_ok = bytes
+                .get(at + noun.len())
+                .is_none_or(|c| !c.is_ascii_alphanumeric() && *c != b'_');
+            spaced
+                && after_ok
+                && ["create", "alter", "drop"]
+                    .iter()
+                    .any(|v| before.ends_with(v))
+        })
+    })
 }
 
 struct Parser {
@@ -424,6 +443,11 @@ mod tests {
             ]
         );
         assert!(split("SELECT 1; SELECT 'role'").is_none());
+        assert!(split("SELECT 1; CREATE TABLE users (a int)").is_none());
+        assert!(mentions_role_statement("select 1;\ndrop\n  user x"));
+        assert!(!mentions_role_statement(
+            "create users; alter_role x; drop roles"
+        ));
         assert!(parse("CREATE TABLE t (a int)").is_none());
         assert!(parse("ALTER TABLE t ADD b int").is_none());
         assert!(parse("DROP TABLE t").is_none());
