@@ -1,5 +1,6 @@
 //! Server configuration from the command line and environment
-//! (`--listen`/BREWRIC_LISTEN, `--data-dir`/BREWRIC_DATA_DIR, `--shards`/BREWRIC_SHARDS).
+//! (`--listen`/BREWRIC_LISTEN, `--data-dir`/BREWRIC_DATA_DIR, `--shards`/BREWRIC_SHARDS,
+//! `--auth`/BREWRIC_AUTH, `--tls-cert`/BREWRIC_TLS_CERT, …).
 //! Must not: start anything.
 
 use std::path::PathBuf;
@@ -29,6 +30,62 @@ pub struct Config {
     pub ilp_schema: String,
     /// The database HTTP and ILP writes go to (their db/bucket names a schema in it).
     pub ingest_database: String,
+    /// Who must give a password.
+    pub auth: AuthMode,
+    /// The bootstrap superusers' password, set at every start when given
+    /// (`--password-file` or BREWRIC_PASSWORD).
+    pub password: Option<String>,
+    pub max_connections: usize,
+    /// PEM certificate chain and private key; both or neither.
+    pub tls_cert: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
+    /// `--tls require`: clear connections from other hosts are refused.
+    pub tls_required: bool,
+}
+
+/// `--auth`: trust everyone, ask everyone for a password, or (the default)
+/// trust connections from this host (loopback) and ask the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthMode {
+    Trust,
+    Password,
+    LocalTrust,
+}
+
+pub const DEFAULT_MAX_CONNECTIONS: usize = 100;
+
+fn parse_auth(s: &str) -> Result<AuthMode, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "trust" => Ok(AuthMode::Trust),
+        "password" | "scram-sha-256" | "md5" => Ok(AuthMode::Password),
+        "local-trust" | "default" => Ok(AuthMode::LocalTrust),
+        _ => Err(format!(
+            "--auth must be trust, password or local-trust, got {s:?}"
+        )),
+    }
+}
+
+/// `--tls`: `require` refuses clear connections from other hosts; `on` (the
+/// default with a certificate) offers TLS; `off` ignores the certificate.
+fn parse_tls_mode(s: &str) -> Result<(bool, bool), String> {
+    match s.to_ascii_lowercase().as_str() {
+        "on" | "prefer" => Ok((true, false)),
+        "require" => Ok((true, true)),
+        "off" => Ok((false, false)),
+        _ => Err(format!("--tls must be on, require or off, got {s:?}")),
+    }
+}
+
+fn read_password_file(path: &str) -> Result<String, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read --password-file {path}: {e}"))?;
+    let password = text.lines().next().unwrap_or("").to_string();
+    if password.is_empty() {
+        return Err(format!(
+            "--password-file {path} holds no password on its first line"
+        ));
+    }
+    Ok(password)
 }
 
 pub const USAGE: &str = "usage: brewricd [--listen HOST:PORT] [--data-dir DIR] [--shards N]\n\
@@ -47,7 +104,17 @@ pub const USAGE: &str = "usage: brewricd [--listen HOST:PORT] [--data-dir DIR] [
                       with password T, or ?p=T); else 401 (env BREWRIC_HTTP_TOKEN, default: none)
   --ilp HOST:PORT     line protocol over TCP (QuestDB's ILP), or `off` (env BREWRIC_ILP, default 127.0.0.1:9009)
   --ilp-schema S      the schema ILP/TCP writes into (env BREWRIC_ILP_SCHEMA, default public)
-  --ingest-database D the database HTTP and ILP writes go to (env BREWRIC_INGEST_DATABASE, default brewric)";
+  --ingest-database D the database HTTP and ILP writes go to (env BREWRIC_INGEST_DATABASE, default brewric)
+  --auth MODE         trust | password | local-trust: who must authenticate with a password (SCRAM-SHA-256
+                      or MD5, as the role's password is stored); local-trust trusts loopback connections and
+                      asks any other host (env BREWRIC_AUTH, default local-trust)
+  --password-file F   the bootstrap superusers' (brewric, postgres) password, first line of F, set at start
+                      (env BREWRIC_PASSWORD holds the password itself)
+  --max-connections N most sessions at once; more get 53300 (env BREWRIC_MAX_CONNECTIONS, default 100)
+  --tls-cert PATH     PEM certificate chain: SSLRequest is answered 'S' (env BREWRIC_TLS_CERT)
+  --tls-key PATH      PEM private key of the certificate (env BREWRIC_TLS_KEY)
+  --tls MODE          on | require | off; require refuses clear connections from other hosts than this
+                      one (env BREWRIC_TLS, default on when a certificate is given)";
 
 impl Config {
     /// Flags win over environment variables, which win over defaults.
@@ -89,7 +156,27 @@ impl Config {
             ilp: off_or(env("BREWRIC_ILP").unwrap_or_else(|| "127.0.0.1:9009".into())),
             ilp_schema: env("BREWRIC_ILP_SCHEMA").unwrap_or_else(|| "public".into()),
             ingest_database: env("BREWRIC_INGEST_DATABASE").unwrap_or_else(|| "brewric".into()),
+            auth: env("BREWRIC_AUTH")
+                .map(|s| parse_auth(&s))
+                .transpose()?
+                .unwrap_or(AuthMode::LocalTrust),
+            password: env("BREWRIC_PASSWORD").filter(|p| !p.is_empty()),
+            max_connections: env("BREWRIC_MAX_CONNECTIONS")
+                .map(|s| parse_count("--max-connections", &s))
+                .transpose()?
+                .unwrap_or(DEFAULT_MAX_CONNECTIONS),
+            tls_cert: env("BREWRIC_TLS_CERT")
+                .filter(|p| !p.is_empty())
+                .map(PathBuf::from),
+            tls_key: env("BREWRIC_TLS_KEY")
+                .filter(|p| !p.is_empty())
+                .map(PathBuf::from),
+            tls_required: false,
         };
+        let mut tls_on = true;
+        if let Some(mode) = env("BREWRIC_TLS") {
+            (tls_on, cfg.tls_required) = parse_tls_mode(&mode)?;
+        }
         let mut it = args.iter();
         while let Some(a) = it.next() {
             let (flag, inline) = match a.split_once('=') {
@@ -116,9 +203,26 @@ impl Config {
                 "--ilp" => cfg.ilp = off_or(value()?),
                 "--ilp-schema" => cfg.ilp_schema = value()?,
                 "--ingest-database" => cfg.ingest_database = value()?,
+                "--auth" => cfg.auth = parse_auth(&value()?)?,
+                "--password-file" => cfg.password = Some(read_password_file(&value()?)?),
+                "--max-connections" => cfg.max_connections = parse_count(flag, &value()?)?,
+                "--tls-cert" => cfg.tls_cert = Some(PathBuf::from(value()?)),
+                "--tls-key" => cfg.tls_key = Some(PathBuf::from(value()?)),
+                "--tls" => (tls_on, cfg.tls_required) = parse_tls_mode(&value()?)?,
                 "-h" | "--help" => return Err(USAGE.to_string()),
                 other => return Err(format!("unknown argument {other}\n{USAGE}")),
             }
+        }
+        if !tls_on {
+            cfg.tls_cert = None;
+            cfg.tls_key = None;
+            cfg.tls_required = false;
+        }
+        if cfg.tls_cert.is_some() != cfg.tls_key.is_some() {
+            return Err("--tls-cert and --tls-key go together".into());
+        }
+        if cfg.tls_required && cfg.tls_cert.is_none() {
+            return Err("--tls require needs --tls-cert and --tls-key".into());
         }
         Ok(cfg)
     }
@@ -193,5 +297,19 @@ mod tests {
         assert_eq!(cfg.http_max_body, 1_000_000);
         assert_eq!(cfg.ilp.as_deref(), Some("127.0.0.1:9009"));
         assert!(Config::from_args(&["--http-max-body=lots".into()], |_| None).is_err());
+        assert_eq!(cfg.auth, AuthMode::LocalTrust);
+        assert_eq!(cfg.max_connections, 100);
+        let cfg = Config::from_args(
+            &["--auth=password".into(), "--max-connections=5".into()],
+            |k| (k == "BREWRIC_PASSWORD").then(|| "pw".to_string()),
+        )
+        .unwrap();
+        assert_eq!(
+            (cfg.auth, cfg.max_connections, cfg.password.as_deref()),
+            (AuthMode::Password, 5, Some("pw"))
+        );
+        assert!(Config::from_args(&["--auth=maybe".into()], |_| None).is_err());
+        assert!(Config::from_args(&["--tls-cert=/x".into()], |_| None).is_err());
+        assert!(Config::from_args(&["--tls=require".into()], |_| None).is_err());
     }
 }

@@ -7,6 +7,7 @@
 //! Line protocol also arrives over HTTP (`http`) and ILP/TCP (`wire::ilp`).
 //! See ARCHITECTURE.md for the map.
 
+pub mod auth;
 pub mod catalog;
 pub mod config;
 pub mod error;

@@ -58,12 +58,28 @@ fn run(cfg: Config) -> Result<(), String> {
     });
     let shards =
         start_shards(cfg.shards, spawner).map_err(|e| format!("cannot start shards: {e}"))?;
-    let server = Arc::new(Server::new(
-        catalog,
-        shards.clone(),
-        cfg.query_memory_mb << 20,
-        recovered.next_txn,
-    ));
+    if let Some(password) = &cfg.password {
+        set_bootstrap_password(&catalog, password)?;
+    }
+    let tls = match (&cfg.tls_cert, &cfg.tls_key) {
+        (Some(cert), Some(key)) => Some(brewric::wire::tls::load(cert, key)?),
+        _ => None,
+    };
+    let access = brewric::server::Access {
+        auth: cfg.auth,
+        tls,
+        tls_required: cfg.tls_required,
+        max_connections: cfg.max_connections,
+    };
+    let server = Arc::new(
+        Server::new(
+            catalog,
+            shards.clone(),
+            cfg.query_memory_mb << 20,
+            recovered.next_txn,
+        )
+        .with_access(access),
+    );
     let _ = server_cell.set(server.clone());
     replay(&server, &cfg, &manifest, recovered, started)?;
 
@@ -100,6 +116,24 @@ fn run(cfg: Config) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// `--password-file` / BREWRIC_PASSWORD: the bootstrap superusers' password
+/// (a SCRAM-SHA-256 verifier), set at every start.
+fn set_bootstrap_password(catalog: &CatalogStore, password: &str) -> Result<(), String> {
+    let verifier = brewric::auth::ScramVerifier::new(password).to_stored();
+    catalog
+        .update(|cat| {
+            for name in [brewric::catalog::BOOTSTRAP_ROLE, "postgres"] {
+                if let Some(role) = cat.roles.get(name) {
+                    let mut role = (**role).clone();
+                    role.password = Some(verifier.clone());
+                    cat.roles.insert(name.to_string(), Arc::new(role));
+                }
+            }
+            Ok(())
+        })
+        .map_err(|e| format!("cannot set the bootstrap password: {}", e.message))
 }
 
 /// Binds the HTTP write API and ILP/TCP (unless off) and accepts their

@@ -2,7 +2,10 @@
 //! CancelRequest (which arrives on a new connection, maybe on another shard)
 //! find the query to cancel, and the registries behind the statistics views:
 //! connected sessions (`activity.rs`, pg_stat_activity) and COPYs in progress
-//! (`copy_progress.rs`, pg_stat_progress_copy).
+//! (`copy_progress.rs`, pg_stat_progress_copy); who may connect and how
+//! (`Access`: authentication mode, TLS, `--max-connections`), the live
+//! session counts behind the connection limits (`connections.rs`) and the
+//! failed-login delays (`auth::FailedLogins`).
 //! Must not: hold table data (shards do) or session state (sessions do; the
 //! registries only describe them).
 
@@ -11,6 +14,7 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering}
 use std::sync::{Arc, Mutex};
 
 pub mod activity;
+pub mod connections;
 pub mod copy_progress;
 
 use crate::catalog::CatalogStore;
@@ -42,6 +46,34 @@ pub struct Server {
     pub activities: activity::Activities,
     /// COPYs in progress (pg_stat_progress_copy); see `copy_progress.rs` for how a COPY path reports.
     pub copy_progress: copy_progress::CopyProgress,
+    /// Authentication mode, TLS and connection limit (`--auth`, `--tls-*`, `--max-connections`).
+    pub access: Access,
+    /// Sessions counted against the connection limits.
+    pub connections: connections::Connections,
+    /// Failed logins per client address: the growing delay before each answer.
+    pub failed_logins: crate::auth::FailedLogins,
+}
+
+/// How clients connect: the wire layer's policy, set from the configuration.
+#[derive(Clone)]
+pub struct Access {
+    pub auth: crate::config::AuthMode,
+    /// Set: SSLRequest is answered 'S' and the handshake runs.
+    pub tls: Option<crate::wire::tls::TlsConfig>,
+    /// Clear connections from other hosts than this one are refused.
+    pub tls_required: bool,
+    pub max_connections: usize,
+}
+
+impl Default for Access {
+    fn default() -> Access {
+        Access {
+            auth: crate::config::AuthMode::LocalTrust,
+            tls: None,
+            tls_required: false,
+            max_connections: crate::config::DEFAULT_MAX_CONNECTIONS,
+        }
+    }
 }
 
 impl Server {
@@ -65,7 +97,16 @@ impl Server {
             series_times: Default::default(),
             activities: Default::default(),
             copy_progress: Default::default(),
+            access: Access::default(),
+            connections: Default::default(),
+            failed_logins: Default::default(),
         }
+    }
+
+    /// The server with `access` as its connection policy.
+    pub fn with_access(mut self, access: Access) -> Server {
+        self.access = access;
+        self
     }
 
     /// Forgets what writes derive from a table's rows (unique key sets, series
@@ -96,6 +137,7 @@ impl Server {
             pid,
             secret,
             activity,
+            slot: None,
         }
     }
 
@@ -141,6 +183,9 @@ pub struct SessionRegistration {
     pid: i32,
     secret: i32,
     activity: Arc<activity::SessionActivity>,
+    /// The session's place under the connection limits (None for sessions
+    /// that are not counted).
+    slot: Option<connections::ConnectionSlot>,
 }
 
 impl SessionRegistration {
@@ -155,6 +200,11 @@ impl SessionRegistration {
 
     pub fn activity(&self) -> &activity::SessionActivity {
         &self.activity
+    }
+
+    /// Keeps the session's connection slot until the registration goes.
+    pub fn hold(&mut self, slot: connections::ConnectionSlot) {
+        self.slot = Some(slot);
     }
 }
 

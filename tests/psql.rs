@@ -13,43 +13,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// psql on PATH, or in Debian's versioned directory.
-fn find_psql() -> Option<PathBuf> {
-    if let Some(paths) = std::env::var_os("PATH") {
-        for dir in std::env::split_paths(&paths) {
-            let p = dir.join("psql");
-            if p.is_file() {
-                return Some(p);
-            }
-        }
-    }
-    let mut found: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
-        .map(|rd| {
-            rd.filter_map(|e| e.ok())
-                .map(|e| e.path().join("bin/psql"))
-                .filter(|p| p.is_file())
-                .collect()
-        })
-        .unwrap_or_default();
-    found.sort();
-    found.pop()
-}
-
-/// The psql binary, or None (after saying why) when the test should be skipped.
-fn psql_or_skip(test: &str) -> Option<PathBuf> {
-    match find_psql() {
-        Some(p) => Some(p),
-        None => {
-            if std::env::var_os("CI").is_some() {
-                panic!(
-                    "psql is not installed, but CI is set: .ci/run must install postgresql-client"
-                );
-            }
-            eprintln!("SKIPPED {test}: psql not found (install postgresql-client to run it)");
-            None
-        }
-    }
-}
+use common::psql_bin::or_skip as psql_or_skip;
 
 struct Out {
     code: Option<i32>,

@@ -261,13 +261,94 @@ impl Database {
     }
 }
 
+/// A role (PostgreSQL's users and groups are roles): what pg_authid holds.
+/// The password is kept only in a stored form (`auth::hash_password`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RoleDef {
+    pub oid: u32,
+    pub name: String,
+    pub superuser: bool,
+    pub inherit: bool,
+    pub create_role: bool,
+    pub create_db: bool,
+    pub login: bool,
+    pub replication: bool,
+    pub bypass_rls: bool,
+    /// Most concurrent sessions of the role; -1 = no limit.
+    pub connection_limit: i32,
+    /// `SCRAM-SHA-256$…` or `md5…`; None = no password (no password login).
+    pub password: Option<String>,
+    /// VALID UNTIL as written (kept and shown, not enforced).
+    pub valid_until: Option<String>,
+}
+
+/// The bootstrap superuser (the role that owns every object, OID 10 as in
+/// PostgreSQL) and its companion `postgres`, both LOGIN SUPERUSER without a
+/// password until `--password-file`/`BREWRIC_PASSWORD` or ALTER ROLE sets one.
+pub const BOOTSTRAP_ROLE: &str = "brewric";
+pub const BOOTSTRAP_ROLE_OID: u32 = 10;
+pub const POSTGRES_ROLE_OID: u32 = 14_000;
+
+impl RoleDef {
+    /// A role as `CREATE ROLE name` makes it (NOLOGIN, INHERIT, no limit).
+    pub fn new(oid: u32, name: &str) -> RoleDef {
+        RoleDef {
+            oid,
+            name: name.to_string(),
+            superuser: false,
+            inherit: true,
+            create_role: false,
+            create_db: false,
+            login: false,
+            replication: false,
+            bypass_rls: false,
+            connection_limit: -1,
+            password: None,
+            valid_until: None,
+        }
+    }
+
+    fn bootstrap(oid: u32, name: &str) -> RoleDef {
+        RoleDef {
+            superuser: true,
+            create_role: true,
+            create_db: true,
+            login: true,
+            replication: true,
+            bypass_rls: true,
+            ..RoleDef::new(oid, name)
+        }
+    }
+}
+
+/// The roles of a new installation (also of a catalog.json written before roles existed).
+pub fn bootstrap_roles() -> BTreeMap<String, Arc<RoleDef>> {
+    [
+        (BOOTSTRAP_ROLE_OID, BOOTSTRAP_ROLE),
+        (POSTGRES_ROLE_OID, "postgres"),
+    ]
+    .into_iter()
+    .map(|(oid, name)| (name.to_string(), Arc::new(RoleDef::bootstrap(oid, name))))
+    .collect()
+}
+
 /// One immutable version of the whole catalog.
 #[derive(Debug, Clone)]
 pub struct Catalog {
     pub databases: BTreeMap<String, Arc<Database>>,
+    /// Roles by name (shared by all databases, as in PostgreSQL).
+    pub roles: BTreeMap<String, Arc<RoleDef>>,
 }
 
 impl Catalog {
+    pub fn role(&self, name: &str) -> Option<&Arc<RoleDef>> {
+        self.roles.get(name)
+    }
+
+    pub fn role_by_oid(&self, oid: u32) -> Option<&Arc<RoleDef>> {
+        self.roles.values().find(|r| r.oid == oid)
+    }
+
     /// The indexes on `table`.
     pub fn indexes_on(&self, table: &TableDef) -> Vec<Arc<IndexDef>> {
         self.databases
@@ -324,6 +405,7 @@ impl CatalogStore {
         let store = CatalogStore {
             current: RwLock::new(Arc::new(Catalog {
                 databases: BTreeMap::new(),
+                roles: bootstrap_roles(),
             })),
             ddl: Mutex::new(()),
             next_oid: AtomicU32::new(FIRST_USER_OID),

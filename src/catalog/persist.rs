@@ -11,7 +11,9 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::{Catalog, ColumnDef, Database, FunctionDef, IndexDef, Schema, Sequence, TableDef, ViewDef};
+use super::{
+    Catalog, ColumnDef, Database, FunctionDef, IndexDef, RoleDef, Schema, Sequence, TableDef, ViewDef,
+};
 use crate::types::DataType;
 
 pub const FILE_NAME: &str = "catalog.json";
@@ -240,7 +242,48 @@ pub fn to_json(catalog: &Catalog, next_oid: u32) -> Value {
             })
         })
         .collect();
-    json!({ "format": FORMAT, "next_oid": next_oid, "databases": dbs })
+    let roles: Vec<Value> = catalog.roles.values().map(|r| role_json(r)).collect();
+    json!({ "format": FORMAT, "next_oid": next_oid, "databases": dbs, "roles": roles })
+}
+
+fn role_json(r: &RoleDef) -> Value {
+    json!({
+        "oid": r.oid,
+        "name": r.name,
+        "superuser": r.superuser,
+        "inherit": r.inherit,
+        "create_role": r.create_role,
+        "create_db": r.create_db,
+        "login": r.login,
+        "replication": r.replication,
+        "bypass_rls": r.bypass_rls,
+        "connection_limit": r.connection_limit,
+        "password": r.password,
+        "valid_until": r.valid_until,
+    })
+}
+
+fn role_from(v: &Value) -> Result<RoleDef, String> {
+    let flag = |name: &str, default: bool| v.get(name).and_then(|b| b.as_bool()).unwrap_or(default);
+    let optional_text = |name: &str| v.get(name).and_then(|t| t.as_str()).map(str::to_string);
+    Ok(RoleDef {
+        oid: number(v, "oid")? as u32,
+        name: text(v, "name")?,
+        superuser: flag("superuser", false),
+        inherit: flag("inherit", true),
+        create_role: flag("create_role", false),
+        create_db: flag("create_db", false),
+        login: flag("login", false),
+        replication: flag("replication", false),
+        bypass_rls: flag("bypass_rls", false),
+        connection_limit: v
+            .get("connection_limit")
+            .and_then(|n| n.as_i64())
+            .map(|n| n.clamp(-1, i32::MAX as i64) as i32)
+            .unwrap_or(-1),
+        password: optional_text("password"),
+        valid_until: optional_text("valid_until"),
+    })
 }
 
 /// Writes the catalog durably into `dir`.
@@ -411,8 +454,20 @@ pub fn load(dir: &Path) -> Result<Option<(Catalog, u32)>, String> {
             }),
         );
     }
+    // Absent in files written before roles existed: the bootstrap roles.
+    let roles = match v.get("roles") {
+        Some(_) => {
+            let mut roles = BTreeMap::new();
+            for r in list(&v, "roles")? {
+                let role = role_from(r)?;
+                roles.insert(role.name.clone(), Arc::new(role));
+            }
+            roles
+        }
+        None => super::bootstrap_roles(),
+    };
     Ok(Some((
-        Catalog { databases },
+        Catalog { databases, roles },
         number(&v, "next_oid")? as u32,
     )))
 }
@@ -509,6 +564,13 @@ mod tests {
         assert_eq!(b.indexes["t_v_idx"], a.indexes["t_v_idx"]);
         assert_eq!(b.views["w"], a.views["w"]);
         assert!(back.databases.contains_key("postgres"));
+        assert_eq!(back.roles, snap.roles);
+        // A file from before roles existed loads with the bootstrap roles.
+        let mut old = to_json(&snap, 123);
+        old.as_object_mut().unwrap().remove("roles");
+        std::fs::write(dir.join(FILE_NAME), serde_json::to_vec(&old).unwrap()).unwrap();
+        let (back, _) = load(&dir).unwrap().unwrap();
+        assert_eq!(back.roles, crate::catalog::bootstrap_roles());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

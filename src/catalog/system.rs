@@ -336,6 +336,80 @@ pub static RELATIONS: &[SystemRelation] = &[
     },
     SystemRelation {
         schema: "pg_catalog",
+        name: "pg_authid",
+        oid: 1260,
+        kind: 'r',
+        columns: &[
+            ("oid", OID),
+            ("rolname", NM),
+            ("rolsuper", B),
+            ("rolinherit", B),
+            ("rolcreaterole", B),
+            ("rolcreatedb", B),
+            ("rolcanlogin", B),
+            ("rolreplication", B),
+            ("rolbypassrls", B),
+            ("rolconnlimit", I4),
+            ("rolpassword", T),
+            ("rolvaliduntil", TZ),
+        ],
+        rows: pg_authid,
+    },
+    SystemRelation {
+        schema: "pg_catalog",
+        name: "pg_auth_members",
+        oid: 1261,
+        kind: 'r',
+        columns: &[
+            ("roleid", OID),
+            ("member", OID),
+            ("grantor", OID),
+            ("admin_option", B),
+        ],
+        rows: no_rows,
+    },
+    SystemRelation {
+        schema: "pg_catalog",
+        name: "pg_roles",
+        oid: 12_010,
+        kind: 'v',
+        columns: &[
+            ("rolname", NM),
+            ("rolsuper", B),
+            ("rolinherit", B),
+            ("rolcreaterole", B),
+            ("rolcreatedb", B),
+            ("rolcanlogin", B),
+            ("rolreplication", B),
+            ("rolconnlimit", I4),
+            ("rolpassword", T),
+            ("rolvaliduntil", TZ),
+            ("rolbypassrls", B),
+            ("rolconfig", TEXT_ARRAY),
+            ("oid", OID),
+        ],
+        rows: pg_roles,
+    },
+    SystemRelation {
+        schema: "pg_catalog",
+        name: "pg_user",
+        oid: 12_014,
+        kind: 'v',
+        columns: &[
+            ("usename", NM),
+            ("usesysid", OID),
+            ("usecreatedb", B),
+            ("usesuper", B),
+            ("userepl", B),
+            ("usebypassrls", B),
+            ("passwd", T),
+            ("valuntil", TZ),
+            ("useconfig", TEXT_ARRAY),
+        ],
+        rows: pg_user,
+    },
+    SystemRelation {
+        schema: "pg_catalog",
         name: "pg_tables",
         oid: 12_003,
         kind: 'v',
@@ -1730,6 +1804,78 @@ fn pg_database(ctx: &SystemContext) -> Vec<Vec<Datum>> {
         .collect()
 }
 
+/// pg_authid: the roles with their stored password hashes (VALID UNTIL is kept
+/// as written and not shown: NULL).
+fn pg_authid(ctx: &SystemContext) -> Vec<Vec<Datum>> {
+    ctx.catalog
+        .roles
+        .values()
+        .map(|r| {
+            vec![
+                oid(r.oid),
+                text(&r.name),
+                b(r.superuser),
+                b(r.inherit),
+                b(r.create_role),
+                b(r.create_db),
+                b(r.login),
+                b(r.replication),
+                b(r.bypass_rls),
+                i4(r.connection_limit),
+                r.password.as_deref().map_or(NULL, text),
+                NULL,
+            ]
+        })
+        .collect()
+}
+
+/// pg_roles: pg_authid with the password masked, as PostgreSQL's view.
+fn pg_roles(ctx: &SystemContext) -> Vec<Vec<Datum>> {
+    ctx.catalog
+        .roles
+        .values()
+        .map(|r| {
+            vec![
+                text(&r.name),
+                b(r.superuser),
+                b(r.inherit),
+                b(r.create_role),
+                b(r.create_db),
+                b(r.login),
+                b(r.replication),
+                i4(r.connection_limit),
+                text("********"),
+                NULL,
+                b(r.bypass_rls),
+                NULL,
+                oid(r.oid),
+            ]
+        })
+        .collect()
+}
+
+/// pg_user: the roles that can log in.
+fn pg_user(ctx: &SystemContext) -> Vec<Vec<Datum>> {
+    ctx.catalog
+        .roles
+        .values()
+        .filter(|r| r.login)
+        .map(|r| {
+            vec![
+                text(&r.name),
+                oid(r.oid),
+                b(r.create_db),
+                b(r.superuser),
+                b(r.replication),
+                b(r.bypass_rls),
+                text("********"),
+                NULL,
+                NULL,
+            ]
+        })
+        .collect()
+}
+
 fn pg_tables(ctx: &SystemContext) -> Vec<Vec<Datum>> {
     let system = RELATIONS.iter().filter(|r| r.kind == 'r').map(|r| (r.schema, r.name, false));
     let listed = user_relations(ctx.db);
@@ -1781,10 +1927,12 @@ fn from_server(ctx: &SystemContext, rows: impl FnOnce(&crate::server::Server) ->
 }
 
 fn pg_stat_activity(ctx: &SystemContext) -> Vec<Vec<Datum>> {
-    from_server(ctx, |server| server.activities.snapshot().iter().map(|a| activity_row(a)).collect())
+    from_server(ctx, |server| {
+        server.activities.snapshot().iter().map(|a| activity_row(ctx.catalog, a)).collect()
+    })
 }
 
-fn activity_row(a: &crate::server::activity::SessionActivity) -> Vec<Datum> {
+fn activity_row(catalog: &Catalog, a: &crate::server::activity::SessionActivity) -> Vec<Datum> {
     let s = a.state();
     // An idle backend waits for the client's next message, as PostgreSQL reports it.
     let waiting = s.state != crate::server::activity::BackendState::Active;
@@ -1793,7 +1941,8 @@ fn activity_row(a: &crate::server::activity::SessionActivity) -> Vec<Datum> {
         text(&a.datname),
         i4(a.pid),
         NULL,
-        oid(OWNER_OID),
+        // The session's role (a trusted name that is no role: the bootstrap superuser's).
+        oid(catalog.role(&a.usename).map_or(OWNER_OID, |r| r.oid)),
         text(&a.usename),
         text(s.application_name),
         a.client_addr.as_ref().map(text).unwrap_or(NULL),

@@ -1625,7 +1625,17 @@ impl<'a> Binder<'a> {
         }
         use ast::Expr as A;
         match e {
-            A::Identifier(id) => self.resolve_column(&[ident_name(id)], scope),
+            A::Identifier(id) => match self.resolve_column(&[ident_name(id)], scope) {
+                // CURRENT_ROLE, which sqlparser reads as a name: a column of that name wins.
+                Err(e)
+                    if id.quote_style.is_none()
+                        && id.value.eq_ignore_ascii_case("current_role")
+                        && e.code == sqlstate::UNDEFINED_COLUMN =>
+                {
+                    Ok(Expr::Literal(Datum::text(self.user.clone()), DataType::Text))
+                }
+                other => other,
+            },
             A::CompoundIdentifier(ids) => {
                 let parts: Vec<String> = ids.iter().map(ident_name).collect();
                 self.resolve_column(&parts, scope)

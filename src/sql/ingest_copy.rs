@@ -6,8 +6,7 @@
 //! from the tokens before the general parser runs.
 //! Must not: run anything (the session does) or claim a COPY of another format.
 
-use sqlparser::dialect::PostgreSqlDialect;
-use sqlparser::tokenizer::{Token, Tokenizer, Word};
+use sqlparser::tokenizer::{Token, Word};
 
 use crate::error::{sqlstate, DbError, DbResult};
 
@@ -61,12 +60,7 @@ pub fn parse(sql: &str) -> Option<DbResult<IngestCopy>> {
     if !lower.contains("line_protocol") && !lower.contains("mcap") {
         return None;
     }
-    let tokens: Vec<Token> = Tokenizer::new(&PostgreSqlDialect {}, sql)
-        .tokenize()
-        .ok()?
-        .into_iter()
-        .filter(|t| !matches!(t, Token::Whitespace(_)))
-        .collect();
+    let tokens = crate::sql::significant_tokens(sql)?;
     let format = tokens.windows(2).find_map(|w| match (&w[0], &w[1]) {
         (Token::Word(k), Token::Word(v)) if is_keyword(k, "format") => IngestFormat::from_name(&v.value),
         (Token::Word(k), Token::SingleQuotedString(v)) if is_keyword(k, "format") => IngestFormat::from_name(v),

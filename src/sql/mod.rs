@@ -9,6 +9,7 @@ pub mod fast_insert;
 pub mod ingest_copy;
 pub mod optimize;
 pub mod plan;
+pub mod role_ddl;
 pub mod series_times;
 pub mod session;
 pub mod unique;
@@ -19,6 +20,20 @@ use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::Parser;
 
 use crate::error::{DbError, DbResult};
+
+/// The tokens of `sql` without whitespace (None when it does not tokenize):
+/// for the statements recognized before the general parser (`ingest_copy`, `role_ddl`).
+pub fn significant_tokens(sql: &str) -> Option<Vec<sqlparser::tokenizer::Token>> {
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    Some(
+        Tokenizer::new(&PostgreSqlDialect {}, sql)
+            .tokenize()
+            .ok()?
+            .into_iter()
+            .filter(|t| !matches!(t, Token::Whitespace(_)))
+            .collect(),
+    )
+}
 
 /// Parses a query string into statements, with PostgreSQL's syntax-error shape.
 pub fn parse(sql: &str) -> DbResult<Vec<sqlparser::ast::Statement>> {

@@ -38,6 +38,7 @@ mod explain;
 pub mod line_protocol;
 pub mod mcap;
 mod point_merge;
+mod roles;
 mod unique;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -208,6 +209,7 @@ pub fn default_settings() -> BTreeMap<String, String> {
         ("extra_float_digits", "1"),
         ("statement_timeout", "0"),
         ("max_identifier_length", "63"),
+        ("password_encryption", "scram-sha-256"),
     ] {
         s.insert(k.to_string(), v.to_string());
     }

@@ -2,12 +2,16 @@
 //! extended query, portals with row limits, cancel, and errors in
 //! PostgreSQL's shape. Messages are framed and encoded by the `pgwire`
 //! crate's codecs; this module owns the protocol state machine.
+//! Who may connect is `auth.rs`'s (passwords, SCRAM/MD5 exchanges) and the
+//! transport `tls.rs`'s (plain TCP, or TLS after SSLRequest).
 //! Must not: plan or execute SQL itself (it calls `sql::Session`).
 //! `ilp` is the other TCP protocol served: line protocol, QuestDB-style.
 
+mod auth;
 pub mod copy_out;
 pub mod encode;
 pub mod ilp;
+pub mod tls;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -41,6 +45,8 @@ use crate::types::{DataType, Datum, FormatContext};
 
 /// Largest frontend message accepted (a COPY chunk or a big multi-row INSERT fits easily).
 pub const MAX_MESSAGE_BYTES: usize = 256 << 20;
+/// How long a client may take from connecting to finishing authentication.
+const STARTUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 /// Output is flushed to the socket once this much is buffered.
 const FLUSH_BYTES: usize = 64 << 10;
 
@@ -49,6 +55,8 @@ struct Prepared {
     stmt: Option<Statement>,
     /// A COPY in line_protocol or mcap format (`sql::ingest_copy`).
     ingest_copy: Option<crate::sql::ingest_copy::IngestCopy>,
+    /// A role statement (`sql::role_ddl`), which sqlparser does not take.
+    role: Option<crate::sql::role_ddl::RoleStatement>,
     /// The query text (a literal multi-row INSERT runs through the fast path).
     sql: String,
     param_types: Vec<DataType>,
@@ -77,10 +85,14 @@ struct Portal {
 }
 
 struct Connection {
-    stream: TcpStream,
+    stream: tls::ClientStream,
+    /// The client's address (None when the socket could not tell).
+    peer: Option<std::net::SocketAddr>,
     inbuf: BytesMut,
     out: BytesMut,
     decode: DecodeContext,
+    /// ErrorResponses sent so far (a query string run piece by piece stops at one).
+    errors_sent: u64,
 }
 
 impl Connection {
@@ -139,6 +151,8 @@ impl Connection {
     async fn flush(&mut self) -> DbResult<()> {
         if !self.out.is_empty() {
             self.stream.write_all(&self.out).await.map_err(io_error)?;
+            // TLS may hold the last records back until flushed (a no-op on plain TCP).
+            self.stream.flush().await.map_err(io_error)?;
             self.out.clear();
         }
         Ok(())
@@ -190,6 +204,7 @@ impl Connection {
             fields.push((b'W', w.clone()));
         }
         self.send(B::ErrorResponse(ErrorResponse::new(fields)));
+        self.errors_sent += 1;
     }
 }
 
@@ -204,13 +219,23 @@ fn io_error(e: std::io::Error) -> DbError {
 pub async fn serve(stream: TcpStream, server: Arc<Server>, shard: usize) {
     // pg_stat_activity's backend_start: when the connection came, as PostgreSQL's fork.
     let backend_start_ns = crate::server::activity::now_ns();
+    let peer = stream.peer_addr().ok();
     let mut conn = Connection {
-        stream,
+        stream: tls::ClientStream::Plain(stream),
+        peer,
         inbuf: BytesMut::with_capacity(8192),
         out: BytesMut::with_capacity(FLUSH_BYTES),
         decode: DecodeContext::default(),
+        errors_sent: 0,
     };
-    let session = match startup(&mut conn, &server, shard, backend_start_ns).await {
+    // PostgreSQL's authentication_timeout: a startup must be done within a minute.
+    let started = tokio::time::timeout(
+        STARTUP_TIMEOUT,
+        startup(&mut conn, &server, shard, backend_start_ns),
+    )
+    .await
+    .unwrap_or_else(|_| Err(DbError::protocol("authentication timeout").fatal()));
+    let session = match started {
         Ok(Some(s)) => s,
         Ok(None) => return,
         Err(e) => {
@@ -244,11 +269,36 @@ async fn startup(
             F::SslNegotiation(SslNegotiationMetaMessage::None) => {
                 conn.decode.awaiting_frontend_ssl = false
             }
+            F::SslNegotiation(SslNegotiationMetaMessage::PostgresSsl(_)) => {
+                conn.decode.awaiting_frontend_ssl = false;
+                match &server.access.tls {
+                    Some(config) if !conn.stream.is_tls() => {
+                        // Bytes after the SSLRequest, sent before the handshake,
+                        // would bypass TLS (CVE-2021-23214): refuse them.
+                        if !conn.inbuf.is_empty() {
+                            return Err(DbError::protocol(
+                                "received unencrypted data after SSL request",
+                            )
+                            .fatal());
+                        }
+                        conn.send(B::SslResponse(SslResponse::Accept));
+                        conn.flush().await?;
+                        if let Err(e) = conn.stream.upgrade(config).await {
+                            eprintln!("brewricd: TLS handshake failed: {e}");
+                            return Ok(None);
+                        }
+                    }
+                    _ => {
+                        // No certificate: 'N'; libpq then sends the startup packet in clear.
+                        conn.send(B::SslResponse(SslResponse::Refuse));
+                        conn.flush().await?;
+                    }
+                }
+            }
             F::SslNegotiation(_) => {
-                // No TLS yet: answer 'N'; libpq then sends the startup packet in clear.
+                // GSSAPI encryption: refused; the client may still ask for SSL.
                 conn.send(B::SslResponse(SslResponse::Refuse));
                 conn.flush().await?;
-                conn.decode.awaiting_frontend_ssl = false;
             }
             F::CancelRequest(c) => {
                 // The key may decode as 4 raw bytes; compare it as the i32 we handed out.
@@ -276,7 +326,22 @@ async fn startup(
                     .get("database")
                     .cloned()
                     .unwrap_or_else(|| user.clone());
-                if server.catalog.snapshot().database(&database).is_err() {
+                let catalog = server.catalog.snapshot();
+                let role = catalog.role(&user).cloned();
+                match auth::authenticate(conn, server, &user, &database, role.as_deref()).await? {
+                    auth::Outcome::Ok => {}
+                    auth::Outcome::Gone => return Ok(None),
+                }
+                let superuser = role.as_ref().is_none_or(|r| r.superuser);
+                let slot = server.connections.admit(
+                    server.access.max_connections,
+                    crate::server::connections::Admission {
+                        role: role.as_ref().map(|r| (r.oid, r.name.as_str())),
+                        role_limit: role.as_ref().map_or(-1, |r| r.connection_limit),
+                        superuser,
+                    },
+                )?;
+                if catalog.database(&database).is_err() {
                     return Err(DbError::new(
                         sqlstate::INVALID_CATALOG_NAME,
                         format!("database \"{database}\" does not exist"),
@@ -289,6 +354,10 @@ async fn startup(
                         let _ = session.set_variable(k, v);
                     }
                 }
+                let is_superuser = if superuser { "on" } else { "off" };
+                session
+                    .settings
+                    .insert("is_superuser".into(), is_superuser.into());
                 session.mark_startup();
                 conn.send(B::Authentication(Authentication::Ok));
                 let statuses = [
@@ -306,7 +375,7 @@ async fn startup(
                     ("in_hot_standby", "off".to_string()),
                     ("integer_datetimes", "on".to_string()),
                     ("IntervalStyle", "postgres".to_string()),
-                    ("is_superuser", "on".to_string()),
+                    ("is_superuser", is_superuser.to_string()),
                     ("server_encoding", "UTF8".to_string()),
                     ("server_version", crate::SERVER_VERSION.to_string()),
                     ("session_authorization", user),
@@ -332,10 +401,11 @@ async fn startup(
                         .get("application_name")
                         .cloned()
                         .unwrap_or_default(),
-                    client_addr: conn.stream.peer_addr().ok(),
+                    client_addr: conn.peer,
                     backend_start_ns,
                 };
-                let registration = server.register_session(session.cancel.clone(), info);
+                let mut registration = server.register_session(session.cancel.clone(), info);
+                registration.hold(slot);
                 conn.send(B::BackendKeyData(BackendKeyData::new(
                     registration.pid(),
                     SecretKey::I32(registration.secret()),
@@ -537,6 +607,39 @@ async fn simple_query(conn: &mut Connection, session: &mut Session, sql: &str) {
         }
         return;
     }
+    if let Some(pieces) = crate::sql::role_ddl::split(sql) {
+        // Several statements with a role statement among them: one by one.
+        for piece in pieces {
+            let errors = conn.errors_sent;
+            Box::pin(simple_query(conn, session, &piece)).await;
+            if conn.errors_sent != errors {
+                return;
+            }
+        }
+        return;
+    }
+    if let Some(role) = crate::sql::role_ddl::parse(sql) {
+        let result = match role {
+            Ok(r) => session.role_statement(&r).await,
+            Err(e) => Err(e),
+        };
+        conn.send_notices(session);
+        match result {
+            Ok(r) => {
+                let fmt = session.eval_context().format;
+                if let Err(e) = stream_result(conn, r, &[], &fmt, true).await {
+                    conn.send_error(&e);
+                }
+            }
+            Err(e) => {
+                if session.txn == TxnState::InBlock {
+                    session.txn = TxnState::Failed;
+                }
+                conn.send_error(&e);
+            }
+        }
+        return;
+    }
     let stmts = match crate::sql::parse(sql) {
         Ok(s) => s,
         Err(e) => {
@@ -624,6 +727,20 @@ fn parse_message(
             Prepared {
                 stmt: None,
                 ingest_copy: Some(copy),
+                role: None,
+                sql: sql.to_string(),
+                param_types: Vec::new(),
+                fields: None,
+            },
+        ));
+    }
+    if let Some(role) = crate::sql::role_ddl::parse(sql) {
+        return Ok((
+            name,
+            Prepared {
+                stmt: None,
+                ingest_copy: None,
+                role: Some(role?),
                 sql: sql.to_string(),
                 param_types: Vec::new(),
                 fields: None,
@@ -671,6 +788,7 @@ fn parse_message(
         Prepared {
             stmt,
             ingest_copy: None,
+            role: None,
             sql: sql.to_string(),
             param_types,
             fields,
@@ -823,6 +941,20 @@ async fn execute_portal(
                     .await
                     .map(|_| ()),
             };
+        }
+        if let Some(role) = &portal.statement.role {
+            portal.state = PortalState::Done { tag: None };
+            let result = session.role_statement(role).await;
+            conn.send_notices(session);
+            return stream_result(
+                conn,
+                result?,
+                &portal.result_formats,
+                &session.eval_context().format,
+                false,
+            )
+            .await
+            .map(|_| ());
         }
         let Some(stmt) = portal.statement.stmt.clone() else {
             conn.send(B::EmptyQueryResponse(EmptyQueryResponse::new()));

@@ -12,6 +12,7 @@
 #![allow(dead_code)]
 
 pub mod pgtext;
+pub mod psql_bin;
 pub mod rng;
 
 use std::io::{BufRead, BufReader, Read};

@@ -89,10 +89,19 @@ impl Binder<'_> {
                 self.lookup(&[index.clone()], &[DataType::Oid], map)?
             }
             ("pg_get_userbyid", [role]) => {
-                let map = vec![(
+                // The owner of every object shows as the session's user, as before roles existed.
+                let mut map = vec![(
                     vec![Datum::Int64(system::OWNER_OID as i64)],
                     self.user.clone(),
                 )];
+                for r in self
+                    .catalog
+                    .roles
+                    .values()
+                    .filter(|r| r.oid != system::OWNER_OID)
+                {
+                    map.push((vec![Datum::Int64(r.oid as i64)], r.name.clone()));
+                }
                 let found = self.lookup(&[role.clone()], &[DataType::Oid], map)?;
                 // PostgreSQL answers "unknown (OID=n)" for a role that does not exist.
                 let role_oid = self.coerce(role.clone(), DataType::Oid, name)?;
