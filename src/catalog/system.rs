@@ -794,7 +794,40 @@ pub static RELATIONS: &[SystemRelation] = &[
             ("prpubid", OID),
             ("prrelid", OID),
             ("prqual", T),
-            ("prattrs", T),
+            ("prattrs", INT2_ARRAY),
+        ],
+        rows: no_rows,
+    },
+    SystemRelation {
+        schema: "pg_catalog",
+        name: "pg_depend",
+        oid: 2608,
+        kind: 'r',
+        columns: &[
+            ("classid", OID),
+            ("objid", OID),
+            ("objsubid", I4),
+            ("refclassid", OID),
+            ("refobjid", OID),
+            ("refobjsubid", I4),
+            ("deptype", CH),
+        ],
+        rows: pg_depend,
+    },
+    SystemRelation {
+        schema: "pg_catalog",
+        name: "pg_rewrite",
+        oid: 2618,
+        kind: 'r',
+        columns: &[
+            ("oid", OID),
+            ("rulename", NM),
+            ("ev_class", OID),
+            ("ev_type", CH),
+            ("ev_enabled", CH),
+            ("is_instead", B),
+            ("ev_qual", T),
+            ("ev_action", T),
         ],
         rows: no_rows,
     },
@@ -827,6 +860,40 @@ pub static RELATIONS: &[SystemRelation] = &[
         rows: no_rows,
     },
 ];
+
+/// pg_depend: the only dependencies clients read here are a serial column's
+/// sequence on its column (psql's "Owned by:").
+fn pg_depend(ctx: &SystemContext) -> Vec<Vec<Datum>> {
+    let mut rows = Vec::new();
+    for s in ctx.db.schemas.values() {
+        for t in s.tables.values().filter(|t| !t.name.starts_with(REWRITE_PREFIX)) {
+            for (i, c) in t.columns.iter().enumerate() {
+                let Some(default) = &c.default else { continue };
+                let text = default.to_string();
+                let Some(seq) = text
+                    .strip_prefix("nextval('")
+                    .and_then(|r| r.strip_suffix("')"))
+                else {
+                    continue;
+                };
+                let (schema, name) = seq.split_once('.').unwrap_or((&s.name, seq));
+                let Some(q) = ctx.db.schemas.get(schema).and_then(|s| s.sequences.get(name)) else {
+                    continue;
+                };
+                rows.push(vec![
+                    oid(PG_CLASS_OID),
+                    oid(q.oid),
+                    i4(0),
+                    oid(PG_CLASS_OID),
+                    oid(t.oid),
+                    i4(i as i32 + 1),
+                    ch('a'),
+                ]);
+            }
+        }
+    }
+    rows
+}
 
 /// The rows of a catalog whose feature Brewric lacks (policies, publications,
 /// inheritance, …): the relation exists, so clients' queries over it run.
@@ -1139,6 +1206,25 @@ pub fn visible_relation_oids(ctx: &SystemContext) -> HashSet<u32> {
         }
     }
     out
+}
+
+/// One index key as pg_get_indexdef(index, n, …) prints it: the column or
+/// expression, without ordering (`"time" DESC` → `"time"`).
+pub fn index_key_column(key: &str) -> String {
+    let k = key.trim();
+    let lower = k.to_ascii_lowercase();
+    let mut end = k.len();
+    for suffix in [" nulls first", " nulls last"] {
+        if lower[..end].ends_with(suffix) {
+            end -= suffix.len();
+        }
+    }
+    for suffix in [" desc", " asc"] {
+        if lower[..end].ends_with(suffix) {
+            end -= suffix.len();
+        }
+    }
+    k[..end].trim_end().to_string()
 }
 
 /// `CREATE [UNIQUE] INDEX name ON schema.table USING method (keys) [INCLUDE (…)] [WHERE …]`

@@ -1935,6 +1935,12 @@ impl<'a> Binder<'a> {
                 }
             }
             A::Subquery(q) => self.bind_subquery(q, scope, SubqueryKind::Scalar, None),
+            A::AnyOp { left, compare_op, right, .. } => {
+                self.bind_quantified(left, compare_op, right, false, scope, agg)
+            }
+            A::AllOp { left, compare_op, right } => {
+                self.bind_quantified(left, compare_op, right, true, scope, agg)
+            }
             A::Case {
                 operand,
                 conditions,
@@ -2327,7 +2333,9 @@ impl<'a> Binder<'a> {
         let value = self.bind_aggregate_arg(value, scope, "string_agg")?;
         let t = match value.data_type() {
             DataType::Bytea => DataType::Bytea,
-            DataType::Text | DataType::Varchar(_) | DataType::Bpchar(_) | DataType::Unknown => DataType::Text,
+            DataType::Text | DataType::Varchar(_) | DataType::Bpchar(_) | DataType::Name | DataType::Unknown => {
+                DataType::Text
+            }
             other => {
                 return Err(DbError::new(
                     sqlstate::UNDEFINED_FUNCTION,
@@ -2849,6 +2857,59 @@ impl<'a> Binder<'a> {
         };
         let bytes = if func == "pg_indexes_size" { 0 } else { bytes };
         Ok(Expr::Literal(Datum::Int64(bytes as i64), DataType::Int64))
+    }
+
+    /// `x = ANY(array | subquery)` and `x <> ALL(…)`: IN and NOT IN over the
+    /// array's elements (a subquery unnesting it, correlated when the array is
+    /// a column), so NULLs behave as PostgreSQL's ANY/ALL do.
+    fn bind_quantified(
+        &mut self,
+        left: &ast::Expr,
+        op: &ast::BinaryOperator,
+        right: &ast::Expr,
+        all: bool,
+        scope: &Scope,
+        agg: Option<&mut AggContext>,
+    ) -> DbResult<Expr> {
+        let negated = match (op, all) {
+            (ast::BinaryOperator::Eq, false) => false,
+            (ast::BinaryOperator::NotEq, true) => true,
+            _ => {
+                return Err(DbError::unsupported(format!(
+                    "{op} {}",
+                    if all { "ALL" } else { "ANY" }
+                )))
+            }
+        };
+        let x = self.bind_expr(left, scope, agg)?;
+        let query = match right {
+            ast::Expr::Subquery(q) => q.clone(),
+            array => {
+                let bound = self.bind_expr(array, scope, None)?;
+                let cast = match bound.data_type() {
+                    DataType::Array(_) => String::new(),
+                    DataType::Unknown => match x.data_type() {
+                        DataType::Unknown => "::text[]".to_string(),
+                        t => format!("::{}[]", t.name()),
+                    },
+                    _ => {
+                        return Err(DbError::new(
+                            sqlstate::WRONG_OBJECT_TYPE,
+                            format!(
+                                "op {} (array) requires array on right side",
+                                if all { "ALL" } else { "ANY" }
+                            ),
+                        ))
+                    }
+                };
+                let sql = format!("SELECT unnest(({array}){cast})");
+                match crate::sql::parse(&sql)?.pop() {
+                    Some(ast::Statement::Query(q)) => q,
+                    _ => return Err(DbError::internal("ANY over an array")),
+                }
+            }
+        };
+        self.bind_subquery(&query, scope, SubqueryKind::In { negated }, Some(x))
     }
 
     /// `current_setting(name [, missing_ok])`: the session's value now (the

@@ -76,7 +76,7 @@ impl Binder<'_> {
                     map,
                 )?
             }
-            ("pg_get_indexdef", [index, ..]) => {
+            ("pg_get_indexdef", [index]) => {
                 let mut map = Vec::new();
                 for s in self.db.schemas.values() {
                     for i in s.indexes.values() {
@@ -87,6 +87,30 @@ impl Binder<'_> {
                     }
                 }
                 self.lookup(&[index.clone()], &[DataType::Oid], map)?
+            }
+            // Column 0: the whole definition; column n: that key (or INCLUDE column) alone.
+            ("pg_get_indexdef", [index, column, ..]) => {
+                let mut map = Vec::new();
+                for s in self.db.schemas.values() {
+                    for i in s.indexes.values() {
+                        let key = Datum::Int64(i.oid as i64);
+                        map.push((
+                            vec![key.clone(), Datum::Int32(0)],
+                            system::index_definition(&s.name, i),
+                        ));
+                        for (n, k) in i.keys.iter().chain(&i.include).enumerate() {
+                            map.push((
+                                vec![key.clone(), Datum::Int32(n as i32 + 1)],
+                                system::index_key_column(k),
+                            ));
+                        }
+                    }
+                }
+                self.lookup(
+                    &[index.clone(), column.clone()],
+                    &[DataType::Oid, DataType::Int32],
+                    map,
+                )?
             }
             ("pg_get_userbyid", [role]) => {
                 // The owner of every object shows as the session's user, as before roles existed.
@@ -184,6 +208,10 @@ impl Binder<'_> {
                     .map(|t| Datum::Int64(t.oid as i64))
                     .collect();
                 self.membership(rel.clone(), DataType::Oid, list)?
+            }
+            // Rules and triggers: their catalogs are empty, so no call gets a row.
+            ("pg_get_ruledef" | "pg_get_triggerdef", [_] | [_, _]) => {
+                Expr::Literal(Datum::Null, DataType::Text)
             }
             ("pg_get_statisticsobjdef_columns", [_]) => {
                 Expr::Literal(Datum::Null, DataType::Text)
