@@ -44,7 +44,7 @@ trap cleanup EXIT
 "${AS[@]}" "$BIN/pg_ctl" -D "$DIR/data" -w -l "$DIR/pg.log" \
   -o "-p $PORT -k $DIR -c listen_addresses=127.0.0.1 -c timezone=UTC" start >/dev/null
 "$BIN/psql" -h 127.0.0.1 -p "$PORT" -U postgres -d postgres -X -q \
-  -c "CREATE ROLE brewric SUPERUSER LOGIN" -c "CREATE DATABASE brewric"
+  -c "CREATE ROLE brewric SUPERUSER CREATEDB CREATEROLE REPLICATION BYPASSRLS LOGIN" -c "CREATE DATABASE brewric"
 echo "PostgreSQL $("$BIN/postgres" --version | awk '{print $3}') on 127.0.0.1:$PORT"
 
 if [ "$#" -eq 0 ]; then

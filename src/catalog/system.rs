@@ -20,6 +20,8 @@ pub const PG_CATALOG_OID: u32 = 11;
 pub const INFORMATION_SCHEMA_OID: u32 = 13_000;
 /// The bootstrap superuser's OID, owner of every object.
 pub const OWNER_OID: u32 = 10;
+/// The predefined role pg_database_owner, owner of PostgreSQL 15's public schema.
+pub const PG_DATABASE_OWNER_OID: u32 = 6171;
 /// pg_class's own OID: the classoid of relations in pg_description.
 pub const PG_CLASS_OID: u32 = 1259;
 pub const PG_NAMESPACE_OID: u32 = 2615;
@@ -1267,7 +1269,9 @@ fn pg_namespace(ctx: &SystemContext) -> Vec<Vec<Datum>> {
         ],
     ];
     for s in ctx.db.schemas.values() {
-        rows.push(vec![oid(s.oid), text(&s.name), oid(OWNER_OID), NULL]);
+        // PostgreSQL 15's public schema belongs to pg_database_owner (the database's owner).
+        let owner = if s.name == "public" { PG_DATABASE_OWNER_OID } else { OWNER_OID };
+        rows.push(vec![oid(s.oid), text(&s.name), oid(owner), NULL]);
     }
     rows
 }

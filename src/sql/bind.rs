@@ -2882,10 +2882,16 @@ impl<'a> Binder<'a> {
             }
         };
         let x = self.bind_expr(left, scope, agg)?;
+        // A NULL array makes ANY/ALL NULL (IN over no rows would be false).
+        let mut null_array = None;
         let query = match right {
             ast::Expr::Subquery(q) => q.clone(),
             array => {
                 let bound = self.bind_expr(array, scope, None)?;
+                null_array = Some(Expr::IsNull {
+                    expr: Box::new(bound.clone()),
+                    negated: false,
+                });
                 let cast = match bound.data_type() {
                     DataType::Array(_) => String::new(),
                     DataType::Unknown => match x.data_type() {
@@ -2909,7 +2915,15 @@ impl<'a> Binder<'a> {
                 }
             }
         };
-        self.bind_subquery(&query, scope, SubqueryKind::In { negated }, Some(x))
+        let quantified = self.bind_subquery(&query, scope, SubqueryKind::In { negated }, Some(x))?;
+        Ok(match null_array {
+            Some(is_null) => Expr::Case {
+                whens: vec![(is_null, Expr::Literal(Datum::Null, DataType::Bool))],
+                otherwise: Box::new(quantified),
+                data_type: DataType::Bool,
+            },
+            None => quantified,
+        })
     }
 
     /// `current_setting(name [, missing_ok])`: the session's value now (the

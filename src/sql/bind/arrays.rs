@@ -118,6 +118,13 @@ impl Binder<'_> {
                     )
                     .with_hint("No function matches the given name and argument types. You might need to add explicit type casts."));
                 }
+                // array_append/array_prepend take an element beside the array, even an untyped literal.
+                let mut args = args.to_vec();
+                for k in 0..2 {
+                    if let (false, DataType::Array(e)) = (wanted[k], args[1 - k].data_type()) {
+                        args[k] = self.coerce(args[k].clone(), e.data_type(), name)?;
+                    }
+                }
                 return self.bind_array_concat(name, args[0].clone(), args[1].clone()).map(Some);
             }
             _ => return Ok(None),

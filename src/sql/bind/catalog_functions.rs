@@ -118,6 +118,10 @@ impl Binder<'_> {
                     vec![Datum::Int64(system::OWNER_OID as i64)],
                     self.user.clone(),
                 )];
+                map.push((
+                    vec![Datum::Int64(system::PG_DATABASE_OWNER_OID as i64)],
+                    "pg_database_owner".to_string(),
+                ));
                 for r in self
                     .catalog
                     .roles
