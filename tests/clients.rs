@@ -27,12 +27,9 @@ type BoxError = Box<dyn Error + Sync + Send>;
 
 /// Checks brewricd is known to fail, with the reason: the test passes when
 /// every failing check is listed here (a new failure fails it). A listed
-/// check that passes is reported, to be taken off the list. Each of these
-/// needs catalog relations or functions that are not there yet.
-const KNOWN_FAILURES: &[(&str, &str)] = &[
-    ("grafana query builder: tables (search_path)", "Grafana's search_path constraint splits current_setting('search_path'): no string_to_array(text, unknown) (42883)"),
-    ("grafana query builder: columns with types", "the same search_path constraint for an unqualified table: no string_to_array(text, unknown) (42883)"),
-];
+/// check that passes is reported, to be taken off the list. Empty: every
+/// check passes today.
+const KNOWN_FAILURES: &[(&str, &str)] = &[];
 
 struct Checks {
     passed: usize,

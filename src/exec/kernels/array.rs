@@ -1,7 +1,7 @@
 //! Array kernels: ARRAY[…] construction (nested arrays stack into more
 //! dimensions), subscripts, and array_length / cardinality / array_ndims /
 //! array_lower / array_upper / array_to_string, and concatenation (`||`,
-//! array_cat, array_append, array_prepend). Values are decoded per row
+//! array_cat, array_append, array_prepend), string_to_array. Values are decoded per row
 //! from their binary array form (`types/array.rs`).
 //! Must not: resolve types (the binder builds these signatures).
 
@@ -240,4 +240,37 @@ fn join_arrays((a, a_array): (ArrayValue, bool), (b, b_array): (ArrayValue, bool
     let mut elems = a.elems;
     elems.extend(b.elems);
     Ok(ArrayValue { dims, elems })
+}
+
+/// string_to_array(text, delimiter [, null string]): the pieces between
+/// delimiters; a NULL delimiter splits into characters, an empty one keeps the
+/// text whole; pieces equal to the null string are NULL; '' gives `{}`.
+pub(crate) fn string_to_array(args: &[Operand], len: usize) -> DbResult<Column> {
+    let cols: Vec<_> = args.iter().map(|a| a.to_column(len)).collect();
+    let mut out = Vec::with_capacity(len);
+    for i in 0..len {
+        let text = cols[0].datum(i);
+        let Some(text) = text.as_str() else {
+            out.push(Datum::Null);
+            continue;
+        };
+        let delimiter = cols[1].datum(i);
+        let null_string = cols.get(2).map(|c| c.datum(i));
+        let null_string = null_string.as_ref().and_then(|d| d.as_str());
+        let pieces: Vec<&str> = if text.is_empty() {
+            Vec::new()
+        } else {
+            match delimiter.as_str() {
+                None => text.char_indices().map(|(k, c)| &text[k..k + c.len_utf8()]).collect(),
+                Some("") => vec![text],
+                Some(d) => text.split(d).collect(),
+            }
+        };
+        let elems = pieces
+            .into_iter()
+            .map(|p| if Some(p) == null_string { Datum::Null } else { Datum::text(p) })
+            .collect();
+        out.push(Datum::Bytes(ArrayValue::of(elems).encode(ArrayElem::Text)));
+    }
+    Ok(Column::from_datums(DataType::Array(ArrayElem::Text), &out))
 }

@@ -58,6 +58,8 @@ pub enum ScalarFunction {
     ArrayToString,
     /// `||` over arrays, array_cat / array_append / array_prepend (not strict).
     ArrayCat,
+    /// string_to_array(text, delimiter [, null string]) (not strict in the delimiter).
+    StringToArray,
     /// format_type(type oid, typmod): the type's SQL name (not strict in the typmod).
     FormatType,
     /// to_date(text, template) and to_timestamp(text, template).
@@ -137,6 +139,7 @@ pub enum ScalarFunction {
 }
 
 use ScalarFunction as F;
+const TEXT_ARRAY: DataType = DataType::Array(crate::types::array::ArrayElem::Text);
 
 type Entry = (&'static str, F, &'static [PT], PT);
 
@@ -191,6 +194,8 @@ const CATALOG: &[Entry] = &[
     ("rpad", F::Rpad, &[T, I4, T], T),
     ("starts_with", F::StartsWith, &[T, T], B),
     ("split_part", F::SplitPart, &[T, T, I4], T),
+    ("string_to_array", F::StringToArray, &[T, T], PT::T(TEXT_ARRAY)),
+    ("string_to_array", F::StringToArray, &[T, T, T], PT::T(TEXT_ARRAY)),
     ("translate", F::Translate, &[T, T, T], T),
     ("like_escape", F::LikeEscape, &[T, T], T),
     ("format_type", F::FormatType, &[OID, I4], T),
@@ -493,6 +498,7 @@ pub(crate) fn eval_function(
         }
         F::ArraySubscript => return super::array::subscript(sig.result, types, &ops, len),
         F::ArrayCat => return super::array::concat(sig.result, types, &ops, len),
+        F::StringToArray => return super::array::string_to_array(&ops, len),
         F::ArrayLength | F::ArrayLower | F::ArrayUpper | F::ArrayNdims | F::Cardinality | F::ArrayToString => {
             return super::array::array_function(sig.func, types, &ops, len, ctx)
         }

@@ -161,7 +161,7 @@ impl Binder<'_> {
     ) -> DbResult<Plan> {
         let fname = object_name_parts(name).pop().unwrap_or_default();
         if !is_set_returning(&fname) {
-            return Err(DbError::unsupported(format!("function {fname} in FROM")));
+            return self.bind_scalar_function_in_from(name, args, ordinality, alias, &fname);
         }
         let mut bound = Vec::new();
         for a in args {
@@ -182,14 +182,36 @@ impl Binder<'_> {
         };
         // A function returning one column takes the alias as its column name too.
         let qualifier = alias.map(|a| ident_name(&a.name)).unwrap_or(fname);
-        let columns = match alias {
-            Some(a) if !a.columns.is_empty() => a.columns.clone(),
-            Some(a) => vec![ast::TableAliasColumnDef {
-                name: a.name.clone(),
-                data_type: None,
-            }],
-            None => vec![],
+        let columns = single_column_alias(alias);
+        rename_columns(plan, &qualifier, &columns)
+    }
+
+    /// A scalar function in FROM (`FROM string_to_array(…) s`): one row holding
+    /// its value, bound as the subquery `SELECT f(…)`.
+    fn bind_scalar_function_in_from(
+        &mut self,
+        name: &ast::ObjectName,
+        args: &[ast::FunctionArg],
+        ordinality: bool,
+        alias: Option<&ast::TableAlias>,
+        fname: &str,
+    ) -> DbResult<Plan> {
+        if ordinality {
+            return Err(DbError::unsupported(format!("WITH ORDINALITY over {fname}")));
+        }
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        let sql = format!(
+            "SELECT {name}({}) AS {}",
+            args.join(", "),
+            crate::catalog::quote_ident(fname)
+        );
+        let query = match crate::sql::parse(&sql)?.pop() {
+            Some(ast::Statement::Query(q)) => q,
+            _ => return Err(DbError::internal("a function in FROM")),
         };
+        let plan = self.bind_query(&query)?;
+        let qualifier = alias.map(|a| ident_name(&a.name)).unwrap_or_else(|| fname.to_string());
+        let columns = single_column_alias(alias);
         rename_columns(plan, &qualifier, &columns)
     }
 
@@ -352,4 +374,17 @@ pub(super) fn place_srf_columns(e: Expr, base: usize) -> Expr {
         Expr::Column(i, t) if i >= SRF_COLUMN_BASE => Expr::Column(base + (i - SRF_COLUMN_BASE), t),
         other => other,
     })
+}
+
+/// The column names an alias gives a one-column function in FROM: its column
+/// list, else the alias itself (PostgreSQL names the column after the alias).
+fn single_column_alias(alias: Option<&ast::TableAlias>) -> Vec<ast::TableAliasColumnDef> {
+    match alias {
+        Some(a) if !a.columns.is_empty() => a.columns.clone(),
+        Some(a) => vec![ast::TableAliasColumnDef {
+            name: a.name.clone(),
+            data_type: None,
+        }],
+        None => vec![],
+    }
 }
