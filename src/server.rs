@@ -10,7 +10,7 @@
 //! registries only describe them).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 pub mod activity;
@@ -18,6 +18,7 @@ pub mod connections;
 pub mod copy_progress;
 
 use crate::catalog::CatalogStore;
+use crate::exec::cancel::{CancelFlag, StopReason};
 use crate::runtime::ShardHandle;
 use crate::storage::checkpoint::Checkpoints;
 
@@ -30,8 +31,8 @@ pub struct Server {
     next_txn: AtomicU64,
     next_pid: AtomicI32,
     next_shard: AtomicUsize,
-    /// pid → (secret, cancel flag of the session's running statement).
-    cancels: Mutex<HashMap<i32, (i32, Arc<AtomicBool>)>>,
+    /// pid → how to stop the session's running statement or end the session.
+    signals: Mutex<HashMap<i32, SignalTarget>>,
     /// The checkpoint protocol's shared state (commit gate, manifest number).
     pub checkpoints: Checkpoints,
     /// Writers of rows hold it shared; statements that rewrite a table's rows
@@ -90,7 +91,7 @@ impl Server {
             next_txn: AtomicU64::new(next_txn),
             next_pid: AtomicI32::new(1000),
             next_shard: AtomicUsize::new(0),
-            cancels: Mutex::new(HashMap::new()),
+            signals: Mutex::new(HashMap::new()),
             checkpoints: Checkpoints::default(),
             rewrites: Arc::new(tokio::sync::RwLock::new(())),
             unique_keys: Default::default(),
@@ -122,41 +123,94 @@ impl Server {
     /// entry. Both stay until the returned registration is dropped.
     pub fn register_session(
         self: &Arc<Self>,
-        cancel: Arc<AtomicBool>,
+        cancel: Arc<CancelFlag>,
         info: activity::SessionInfo,
     ) -> SessionRegistration {
         let pid = self.next_pid.fetch_add(1, Ordering::Relaxed);
         let secret = random_secret(pid);
-        self.cancels
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(pid, (secret, cancel));
+        let terminated = Arc::new(tokio::sync::Notify::new());
+        self.signals.lock().unwrap_or_else(|p| p.into_inner()).insert(
+            pid,
+            SignalTarget { secret, cancel, terminated: terminated.clone() },
+        );
         let activity = self.activities.insert(pid, info);
         SessionRegistration {
             server: self.clone(),
             pid,
             secret,
             activity,
+            terminated,
             slot: None,
         }
     }
 
     fn unregister_session(&self, pid: i32) {
-        self.cancels
+        self.signals
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(&pid);
         self.activities.remove(pid);
     }
 
-    /// Handles a CancelRequest: sets the flag when pid and secret match.
+    /// Handles a CancelRequest: cancels the running statement when pid and secret match.
     pub fn cancel(&self, pid: i32, secret: i32) {
-        let map = self.cancels.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((s, flag)) = map.get(&pid) {
-            if *s == secret {
-                flag.store(true, Ordering::Relaxed);
+        let map = self.signals.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(target) = map.get(&pid) {
+            if target.secret == secret {
+                target.cancel.raise(StopReason::UserRequest);
             }
         }
+    }
+
+    /// pg_cancel_backend / pg_terminate_backend: stops the session's running
+    /// statement, and for a termination wakes the session (idle or not) to
+    /// close its connection. False when no session has that pid.
+    pub fn signal_backend(&self, pid: i32, reason: StopReason) -> bool {
+        let map = self.signals.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(target) = map.get(&pid) else {
+            return false;
+        };
+        target.cancel.raise(reason);
+        if reason == StopReason::Terminate {
+            target.terminated.notify_one();
+        }
+        true
+    }
+
+    /// `signal_backend` on behalf of role `caller`, with PostgreSQL 15's rule:
+    /// a superuser signals anyone; other roles only sessions of their own
+    /// role, never a superuser's (42501).
+    pub fn signal_backend_as(&self, caller: &str, pid: i32, reason: StopReason) -> crate::error::DbResult<bool> {
+        let Some(target) = self.activities.get(pid) else {
+            return Ok(false);
+        };
+        let catalog = self.catalog.snapshot();
+        let superuser = |name: &str| catalog.role(name).is_some_and(|r| r.superuser);
+        if !superuser(caller) {
+            let terminate = reason == StopReason::Terminate;
+            let message = if superuser(&target.usename) {
+                Some(if terminate {
+                    "must be a superuser to terminate superuser process"
+                } else {
+                    "must be a superuser to cancel superuser query"
+                })
+            } else if target.usename != caller {
+                Some(if terminate {
+                    "must be a member of the role whose process is being terminated or member of pg_signal_backend"
+                } else {
+                    "must be a member of the role whose query is being canceled or member of pg_signal_backend"
+                })
+            } else {
+                None
+            };
+            if let Some(message) = message {
+                return Err(crate::error::DbError::new(
+                    crate::error::sqlstate::INSUFFICIENT_PRIVILEGE,
+                    message,
+                ));
+            }
+        }
+        Ok(self.signal_backend(pid, reason))
     }
 
     pub fn next_txn(&self) -> u64 {
@@ -174,6 +228,13 @@ impl Server {
     }
 }
 
+/// How another session or a CancelRequest reaches a wire session.
+struct SignalTarget {
+    secret: i32,
+    cancel: Arc<CancelFlag>,
+    terminated: Arc<tokio::sync::Notify>,
+}
+
 /// A wire session's place in the cancel registry and in pg_stat_activity.
 /// Held by the session (`Session::attach_registration`), so that however the
 /// session ends — Terminate, a dropped connection, a panic unwinding its
@@ -183,6 +244,8 @@ pub struct SessionRegistration {
     pid: i32,
     secret: i32,
     activity: Arc<activity::SessionActivity>,
+    /// Notified by pg_terminate_backend.
+    terminated: Arc<tokio::sync::Notify>,
     /// The session's place under the connection limits (None for sessions
     /// that are not counted).
     slot: Option<connections::ConnectionSlot>,
@@ -200,6 +263,11 @@ impl SessionRegistration {
 
     pub fn activity(&self) -> &activity::SessionActivity {
         &self.activity
+    }
+
+    /// Wakes (once) when pg_terminate_backend names this session.
+    pub fn terminated(&self) -> Arc<tokio::sync::Notify> {
+        self.terminated.clone()
     }
 
     /// Keeps the session's connection slot until the registration goes.

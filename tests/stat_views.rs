@@ -12,20 +12,7 @@ use futures::SinkExt;
 
 /// Rows of a simple query, each as its text values ("NULL" for NULL).
 async fn rows(client: &tokio_postgres::Client, sql: &str) -> Vec<Vec<String>> {
-    client
-        .simple_query(sql)
-        .await
-        .unwrap_or_else(|e| panic!("{sql}: {}", common::describe_error(&e)))
-        .into_iter()
-        .filter_map(|m| match m {
-            tokio_postgres::SimpleQueryMessage::Row(r) => Some(
-                (0..r.len())
-                    .map(|i| r.get(i).unwrap_or("NULL").to_string())
-                    .collect(),
-            ),
-            _ => None,
-        })
-        .collect()
+    common::text_rows(client, sql).await
 }
 
 async fn one(client: &tokio_postgres::Client, sql: &str) -> Vec<String> {

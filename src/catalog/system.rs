@@ -2353,7 +2353,7 @@ mod tests {
         let copies = lookup("pg_catalog", "pg_stat_progress_copy").unwrap();
         assert!(activity.rows(&ctx).is_empty());
         let registration = server.register_session(
-            std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
+            std::sync::Arc::new(crate::exec::cancel::CancelFlag::new()),
             crate::server::activity::SessionInfo {
                 datid: db.oid,
                 datname: db.name.clone(),

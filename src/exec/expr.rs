@@ -269,6 +269,22 @@ pub fn eval(expr: &Expr, batch: &Batch, cx: &EvalInputs) -> DbResult<Value> {
                 }
             }
         }
+        Expr::SignalBackend { pid, signal } => {
+            let pids = eval(pid, batch, cx)?;
+            let pids = pids.operand().to_column(len);
+            let mut out = Column::with_capacity(DataType::Bool, len);
+            for i in 0..len {
+                out.push_datum(&match pids.datum(i) {
+                    Datum::Null => Datum::Null,
+                    d => {
+                        let pid = d.as_i64().unwrap_or(0) as i32;
+                        let sent = signal.server.signal_backend_as(&signal.caller, pid, signal.reason)?;
+                        Datum::Bool(sent)
+                    }
+                });
+            }
+            Ok(Value::Column(Arc::new(out)))
+        }
         Expr::NextVal(seq) => {
             let mut col = Column::with_capacity(DataType::Int64, len);
             for _ in 0..len {

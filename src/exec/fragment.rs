@@ -4,7 +4,6 @@
 //! Must not: see more than its own shard's data or any session state.
 
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
@@ -42,7 +41,7 @@ pub struct Fragment {
     pub filter: Option<Expr>,
     pub aggregate: Option<FragmentAggregate>,
     pub eval: EvalContext,
-    pub cancel: Arc<AtomicBool>,
+    pub cancel: Arc<crate::exec::cancel::CancelFlag>,
     /// EXPLAIN ANALYZE: what the fragment read (segments, block groups, memtable rows).
     pub stats: Option<Arc<crate::exec::explain::ScanStats>>,
     /// `ORDER BY column … LIMIT n` above the scan: read the blocks most likely
@@ -329,10 +328,7 @@ impl Fragment {
     }
 
     fn check_cancel(&self) -> DbResult<()> {
-        if self.cancel.load(Ordering::Relaxed) {
-            return Err(DbError::canceled());
-        }
-        Ok(())
+        self.cancel.check()
     }
 
     /// Filters, projects and aggregates or sends one narrow batch; false when

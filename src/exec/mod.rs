@@ -3,6 +3,7 @@
 //! Must not: parse SQL, touch sockets, or own table data (storage does).
 
 pub mod agg;
+pub mod cancel;
 pub mod constant_subqueries;
 pub mod explain;
 pub mod expr;

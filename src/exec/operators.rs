@@ -10,7 +10,6 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
@@ -65,7 +64,7 @@ pub struct QueryContext {
     pub params: Vec<Datum>,
     /// Rows of enclosing queries (correlated subqueries), outermost first.
     pub outer: Vec<Vec<Datum>>,
-    pub cancel: Arc<AtomicBool>,
+    pub cancel: Arc<crate::exec::cancel::CancelFlag>,
     /// The session transaction's own uncommitted rows, by table.
     pub pending: Rc<RefCell<HashMap<TableId, Vec<Batch>>>>,
     /// Tables the transaction rewrote (DELETE/UPDATE in a block): their rows
@@ -93,7 +92,7 @@ impl QueryContext {
         server: Arc<Server>,
         eval: EvalContext,
         params: Vec<Datum>,
-        cancel: Arc<AtomicBool>,
+        cancel: Arc<crate::exec::cancel::CancelFlag>,
         pending: Rc<RefCell<HashMap<TableId, Vec<Batch>>>>,
         replaced: Rc<RefCell<std::collections::HashSet<TableId>>>,
         memory_limit_bytes: usize,
@@ -155,11 +154,7 @@ impl QueryContext {
     }
 
     pub fn check_cancel(&self) -> DbResult<()> {
-        if self.cancel.load(Ordering::Relaxed) {
-            Err(DbError::canceled())
-        } else {
-            Ok(())
-        }
+        self.cancel.check()
     }
 
     /// What expression evaluation needs from the statement, with `subqueries`' values.

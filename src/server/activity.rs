@@ -154,6 +154,11 @@ impl Activities {
         self.lock().remove(&pid);
     }
 
+    /// The session with that pid, if connected.
+    pub fn get(&self, pid: i32) -> Option<Arc<SessionActivity>> {
+        self.lock().get(&pid).cloned()
+    }
+
     /// Every registered session, in pid order (the entries are shared; read
     /// their state with `SessionActivity::state`).
     pub fn snapshot(&self) -> Vec<Arc<SessionActivity>> {

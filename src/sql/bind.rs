@@ -69,6 +69,8 @@ pub struct Binder<'a> {
     pub effects: Vec<Effect>,
     pub effect_results: Option<Vec<Datum>>,
     next_effect: usize,
+    /// The executing statement's parameter values, for effects' arguments.
+    pub effect_params: Vec<Datum>,
     /// Tables and views the statement named in FROM, as (schema, name)
     /// (a view's dependencies).
     pub referenced: Vec<(String, String)>,
@@ -104,13 +106,17 @@ pub enum Effect {
     /// (TimescaleDB's create_hypertable); `if_not_exists` turns "already a
     /// hypertable" into a notice.
     CreateHypertable { table: Arc<TableDef>, time_column: usize, if_not_exists: bool },
+    /// pg_sleep(seconds): waits, cancelable, without holding the shard's thread
+    /// (None: a NULL argument, no wait).
+    Sleep { seconds: Option<f64> },
 }
 
 impl Effect {
     /// The type of the value the call returns.
     pub fn result_type(&self) -> DataType {
         match self {
-            Effect::CreateHypertable { .. } => DataType::Text,
+            // pg_sleep's void is shown as an empty text value.
+            Effect::CreateHypertable { .. } | Effect::Sleep { .. } => DataType::Text,
             _ => DataType::Int64,
         }
     }
@@ -135,7 +141,7 @@ pub fn object_name_parts(name: &ast::ObjectName) -> Vec<String> {
 }
 
 /// Functions with side effects, bound through `Binder::effects`.
-const MAINTENANCE_FUNCTIONS: &[&str] = &["drop_chunks", "brewric_compact", "create_hypertable"];
+const MAINTENANCE_FUNCTIONS: &[&str] = &["drop_chunks", "brewric_compact", "create_hypertable", "pg_sleep"];
 
 fn undefined_column(name: &str) -> DbError {
     DbError::new(
@@ -169,6 +175,7 @@ impl<'a> Binder<'a> {
             effects: Vec::new(),
             effect_results: None,
             next_effect: 0,
+            effect_params: Vec::new(),
             referenced: Vec::new(),
             view_stack: Vec::new(),
             windows: Vec::new(),
@@ -2541,6 +2548,11 @@ impl<'a> Binder<'a> {
                     DataType::Text,
                 ));
             }
+            "pg_cancel_backend" | "pg_terminate_backend"
+                if args.len() == 1 || (name == "pg_terminate_backend" && args.len() == 2) =>
+            {
+                return self.bind_backend_signal(&name, &args[0]);
+            }
             "pg_backend_pid" if args.is_empty() => {
                 return Ok(Expr::Literal(Datum::Int32(self.backend_pid), DataType::Int32));
             }
@@ -2617,6 +2629,29 @@ impl<'a> Binder<'a> {
         self.bind_function_call(&name, args)
     }
 
+    /// pg_cancel_backend(pid) / pg_terminate_backend(pid [, timeout]): the
+    /// signal goes out as the row is computed (the timeout, how long to wait
+    /// for the session to end, is not waited: it is 0 by default).
+    fn bind_backend_signal(&mut self, name: &str, pid: &Expr) -> DbResult<Expr> {
+        let server = self.server.clone().ok_or_else(|| {
+            DbError::unsupported(format!("{name}() outside a server session"))
+        })?;
+        let pid = self.coerce(pid.clone(), DataType::Int32, name)?;
+        let reason = if name == "pg_terminate_backend" {
+            crate::exec::cancel::StopReason::Terminate
+        } else {
+            crate::exec::cancel::StopReason::UserRequest
+        };
+        Ok(Expr::SignalBackend {
+            pid: Box::new(pid),
+            signal: Arc::new(crate::sql::plan::BackendSignal {
+                server,
+                caller: self.user.clone(),
+                reason,
+            }),
+        })
+    }
+
     /// `drop_chunks(t, older_than)` and `brewric_compact()`: recorded as
     /// effects on the first bind, replaced by their results on the second.
     fn bind_effect(
@@ -2683,6 +2718,15 @@ impl<'a> Binder<'a> {
                 Effect::DropChunks { table, cutoff }
             }
             "create_hypertable" => self.bind_create_hypertable(args, named)?,
+            "pg_sleep" if args.len() == 1 && named.is_empty() => {
+                let seconds = self.coerce(args[0].clone(), DataType::Float64, "pg_sleep")?;
+                let seconds = match self.constant_with(&seconds, &self.effect_params)? {
+                    (Datum::Float64(s), _) => Some(s),
+                    (Datum::Null, _) => None,
+                    _ => return Err(DbError::unsupported("pg_sleep() of a value computed per row")),
+                };
+                Effect::Sleep { seconds }
+            }
             _ => {
                 return Err(DbError::unsupported(format!(
                     "{name}() with these arguments"
@@ -2818,13 +2862,19 @@ impl<'a> Binder<'a> {
 
     /// Evaluates a constant expression (no columns) to its value and type.
     fn constant(&self, e: &Expr) -> DbResult<(Datum, DataType)> {
+        self.constant_with(e, &[])
+    }
+
+    /// `constant` with the statement's parameter values (for effects, which
+    /// run once per execution; plans keep parameters symbolic).
+    fn constant_with(&self, e: &Expr, params: &[Datum]) -> DbResult<(Datum, DataType)> {
         if let Expr::Literal(d, t) = e {
             return Ok((d.clone(), *t));
         }
         let empty = HashMap::new();
         let cx = crate::exec::expr::EvalInputs {
             eval: self.eval,
-            params: &[],
+            params,
             outer: &[],
             subqueries: &empty,
         };

@@ -170,7 +170,7 @@ fn reorder(plan: Plan, conjuncts: Vec<Expr>) -> Plan {
 fn movable(e: &Expr) -> bool {
     let mut ok = true;
     e.walk(&mut |x| {
-        if matches!(x, Expr::Subquery(_) | Expr::Outer { .. } | Expr::NextVal(_)) {
+        if matches!(x, Expr::Subquery(_) | Expr::Outer { .. } | Expr::NextVal(_) | Expr::SignalBackend { .. }) {
             ok = false;
         }
     });

@@ -173,6 +173,12 @@ pub enum Expr {
     },
     Subquery(Subquery),
     NextVal(Arc<SequenceRef>),
+    /// pg_cancel_backend(pid) / pg_terminate_backend(pid): signals per row
+    /// (a side effect, like nextval), true when the pid was a session.
+    SignalBackend {
+        pid: Box<Expr>,
+        signal: Arc<BackendSignal>,
+    },
     /// A numeric value rounded to `scale` and checked against `precision` (numeric(p, s)).
     NumericTypmod {
         expr: Box<Expr>,
@@ -188,6 +194,26 @@ pub struct SequenceRef(pub Arc<Sequence>);
 impl PartialEq for SequenceRef {
     fn eq(&self, other: &Self) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// Who sends which signal through which server's registry (compared by identity).
+pub struct BackendSignal {
+    pub server: Arc<crate::server::Server>,
+    /// The calling session's role: the permission check's subject.
+    pub caller: String,
+    pub reason: crate::exec::cancel::StopReason,
+}
+
+impl std::fmt::Debug for BackendSignal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "BackendSignal({:?} by {})", self.reason, self.caller)
+    }
+}
+
+impl PartialEq for BackendSignal {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self, other)
     }
 }
 
@@ -207,6 +233,7 @@ impl Expr {
             Expr::Case { data_type, .. } => *data_type,
             Expr::Subquery(s) => s.data_type,
             Expr::NextVal(_) => DataType::Int64,
+            Expr::SignalBackend { .. } => DataType::Bool,
             Expr::NumericTypmod { .. } => DataType::Numeric,
         }
     }
@@ -227,7 +254,8 @@ impl Expr {
             | Expr::Cast { expr: e, .. }
             | Expr::IsNull { expr: e, .. }
             | Expr::IsBool { expr: e, .. }
-            | Expr::NumericTypmod { expr: e, .. } => e.walk(f),
+            | Expr::NumericTypmod { expr: e, .. }
+            | Expr::SignalBackend { pid: e, .. } => e.walk(f),
             Expr::Func { args, .. } => args.iter().for_each(|a| a.walk(f)),
             Expr::Case {
                 whens, otherwise, ..
@@ -298,6 +326,10 @@ impl Expr {
                 expr: Box::new(expr.transform(f)),
                 negated,
             },
+            Expr::SignalBackend { pid, signal } => Expr::SignalBackend {
+                pid: Box::new(pid.transform(f)),
+                signal,
+            },
             Expr::IsBool {
                 expr,
                 value,
@@ -364,7 +396,7 @@ impl Expr {
         self.walk(&mut |e| {
             if matches!(
                 e,
-                Expr::Subquery(_) | Expr::Outer { .. } | Expr::Param(..) | Expr::NextVal(_)
+                Expr::Subquery(_) | Expr::Outer { .. } | Expr::Param(..) | Expr::NextVal(_) | Expr::SignalBackend { .. }
             ) {
                 pure = false;
             }

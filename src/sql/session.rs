@@ -5,7 +5,6 @@
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use sqlparser::ast::{self, Statement};
@@ -132,7 +131,7 @@ pub struct Session {
     /// Held from a block's first DELETE/UPDATE to its end, so that no other
     /// write lands between the rewrite's read and its COMMIT.
     txn_rewrites: Option<tokio::sync::OwnedRwLockWriteGuard<()>>,
-    pub cancel: Arc<AtomicBool>,
+    pub cancel: Arc<crate::exec::cancel::CancelFlag>,
     /// Settings as the session started (after startup-packet parameters): RESET's target.
     startup_settings: BTreeMap<String, String>,
     /// Settings at BEGIN (restored by ROLLBACK) and values to restore at the end of the
@@ -236,7 +235,7 @@ impl Session {
             pending: Default::default(),
             txn_replaced: Default::default(),
             txn_rewrites: None,
-            cancel: Arc::new(AtomicBool::new(false)),
+            cancel: Arc::new(crate::exec::cancel::CancelFlag::new()),
             startup_settings: default_settings(),
             txn_settings: None,
             local_settings: Vec::new(),
@@ -258,6 +257,11 @@ impl Session {
     /// the `pid` of pg_stat_activity and of pg_stat_progress_copy (which COPY
     /// paths pass to `server.copy_progress.begin`). 0 for a session without
     /// one (the HTTP and ILP APIs').
+    /// Wakes when pg_terminate_backend names this session (None without a registration).
+    pub fn termination(&self) -> Option<Arc<tokio::sync::Notify>> {
+        self.registration.as_ref().map(|r| r.terminated())
+    }
+
     pub fn pid(&self) -> i32 {
         self.registration.as_ref().map_or(0, |r| r.pid())
     }
@@ -486,8 +490,13 @@ impl Session {
 
     /// Binds a query for execution: relation sizes and maintenance effects
     /// (drop_chunks, compaction) are gathered or run first when it names them.
-    pub(super) async fn plan_query(&mut self, q: &ast::Query, param_types: &[DataType]) -> DbResult<(Plan, EvalContext)> {
-        self.plan_query_with(q, param_types, true).await
+    pub(super) async fn plan_query(
+        &mut self,
+        q: &ast::Query,
+        params: &[Datum],
+        param_types: &[DataType],
+    ) -> DbResult<(Plan, EvalContext)> {
+        self.plan_query_with(q, params, param_types, true).await
     }
 
     /// `plan_query`; without `run_effects` a query calling maintenance
@@ -495,6 +504,7 @@ impl Session {
     pub(super) async fn plan_query_with(
         &mut self,
         q: &ast::Query,
+        params: &[Datum],
         param_types: &[DataType],
         run_effects: bool,
     ) -> DbResult<(Plan, EvalContext)> {
@@ -507,6 +517,7 @@ impl Session {
             let mut binder = self.binder(&catalog, db, &eval, param_types.to_vec());
             binder.relation_sizes = sizes.clone();
             binder.effect_results = effect_results.clone();
+            binder.effect_params = params.to_vec();
             let plan = binder.bind_query(q)?;
             if binder.wants_relation_sizes && sizes.is_none() {
                 sizes = Some(Arc::new(self.relation_sizes().await?));
@@ -515,7 +526,7 @@ impl Session {
             if !binder.effects.is_empty() && effect_results.is_none() {
                 if !run_effects {
                     return Err(DbError::unsupported(
-                        "EXPLAIN without ANALYZE of a query that calls drop_chunks or brewric_compact",
+                        "EXPLAIN without ANALYZE of a query that calls drop_chunks, brewric_compact, create_hypertable or pg_sleep",
                     ));
                 }
                 let effects = std::mem::take(&mut binder.effects);
@@ -535,7 +546,7 @@ impl Session {
         params: Vec<Datum>,
         param_types: &[DataType],
     ) -> DbResult<StatementResult> {
-        self.cancel.store(false, Ordering::Relaxed);
+        self.cancel.clear();
         if self.txn == TxnState::Failed
             && !matches!(stmt, Statement::Commit { .. } | Statement::Rollback { .. })
         {
@@ -559,7 +570,7 @@ impl Session {
     ) -> DbResult<StatementResult> {
         match stmt {
             Statement::Query(q) => {
-                let (plan, eval) = self.plan_query(q, param_types).await?;
+                let (plan, eval) = self.plan_query(q, &params, param_types).await?;
                 let ctx = self.query_context(params, eval);
                 let op = operators::build(&plan, &ctx)?;
                 Ok(StatementResult::Rows {
@@ -2485,7 +2496,7 @@ impl Session {
     /// brewric_compact), returning each one's result.
     async fn run_effects(&mut self, effects: Vec<crate::sql::bind::Effect>) -> DbResult<Vec<Datum>> {
         use crate::sql::bind::Effect;
-        if self.txn != TxnState::Idle {
+        if self.txn != TxnState::Idle && effects.iter().any(|e| !matches!(e, Effect::Sleep { .. })) {
             return Err(DbError::new(
                 sqlstate::ACTIVE_SQL_TRANSACTION,
                 "drop_chunks(), create_hypertable() and brewric_compact() cannot run inside a transaction block",
@@ -2500,6 +2511,12 @@ impl Session {
                     // Series times stay upper bounds when rows go.
                     self.server.unique_keys.forget_table(table.oid);
                     Datum::Int64(d.segments as i64)
+                }
+                // Strict, as PostgreSQL's: NULL in, NULL out, no wait.
+                Effect::Sleep { seconds: None } => Datum::Null,
+                Effect::Sleep { seconds: Some(seconds) } => {
+                    self.sleep(seconds).await?;
+                    Datum::text("")
                 }
                 Effect::Compact => {
                     let s = crate::storage::compaction::compact(&self.server).await?;
@@ -2535,6 +2552,25 @@ impl Session {
             });
         }
         Ok(out)
+    }
+
+    /// pg_sleep: waits in short steps so that a cancel, a statement timeout
+    /// or a termination ends it promptly.
+    async fn sleep(&self, seconds: f64) -> DbResult<()> {
+        const STEP: std::time::Duration = std::time::Duration::from_millis(10);
+        let total = std::time::Duration::try_from_secs_f64(seconds.max(0.0))
+            .unwrap_or(std::time::Duration::MAX);
+        let deadline = tokio::time::Instant::now().checked_add(total);
+        loop {
+            self.cancel.check()?;
+            let now = tokio::time::Instant::now();
+            let left = match deadline {
+                Some(d) if d <= now => return Ok(()),
+                Some(d) => d - now,
+                None => STEP,
+            };
+            tokio::time::sleep(left.min(STEP)).await;
+        }
     }
 
     /// Bytes of segment files per table, over all shards.

@@ -37,6 +37,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use crate::error::{sqlstate, DbError, DbResult};
+use crate::exec::cancel::StopReason;
 use crate::exec::operators::BoxedOperator;
 use crate::server::Server;
 use crate::sql::plan::Field;
@@ -93,6 +94,8 @@ struct Connection {
     decode: DecodeContext,
     /// ErrorResponses sent so far (a query string run piece by piece stops at one).
     errors_sent: u64,
+    /// A FATAL error went out: the connection closes without another one.
+    fatal_sent: bool,
 }
 
 impl Connection {
@@ -205,6 +208,7 @@ impl Connection {
         }
         self.send(B::ErrorResponse(ErrorResponse::new(fields)));
         self.errors_sent += 1;
+        self.fatal_sent |= e.severity == "FATAL";
     }
 }
 
@@ -227,6 +231,7 @@ pub async fn serve(stream: TcpStream, server: Arc<Server>, shard: usize) {
         out: BytesMut::with_capacity(FLUSH_BYTES),
         decode: DecodeContext::default(),
         errors_sent: 0,
+        fatal_sent: false,
     };
     // PostgreSQL's authentication_timeout: a startup must be done within a minute.
     let started = tokio::time::timeout(
@@ -248,7 +253,7 @@ pub async fn serve(stream: TcpStream, server: Arc<Server>, shard: usize) {
     // it goes when run_session drops the session, also when a panic unwinds.
     let result = run_session(&mut conn, session).await;
     if let Err(e) = result {
-        if e.code != sqlstate::CONNECTION_EXCEPTION {
+        if e.code != sqlstate::CONNECTION_EXCEPTION && !conn.fatal_sent {
             conn.send_error(&e);
         }
     }
@@ -480,8 +485,21 @@ async fn run_session(conn: &mut Connection, mut session: Session) -> DbResult<()
     let mut portals: HashMap<String, Portal> = HashMap::new();
     // After an error in the extended protocol, messages are skipped until Sync.
     let mut skipping = false;
+    let terminated = session
+        .termination()
+        .unwrap_or_else(|| Arc::new(tokio::sync::Notify::new()));
     loop {
-        let Some(msg) = conn.read_message().await? else {
+        if session.cancel.is_terminating() {
+            return Err(StopReason::Terminate.error());
+        }
+        // An idle session ends as soon as pg_terminate_backend names it; a
+        // message half read then is lost with the connection.
+        let msg = tokio::select! {
+            biased;
+            _ = terminated.notified() => return Err(StopReason::Terminate.error()),
+            msg = conn.read_message() => msg?,
+        };
+        let Some(msg) = msg else {
             return Ok(());
         };
         if skipping && !matches!(msg, F::Sync(_) | F::Terminate(_)) {
@@ -490,7 +508,12 @@ async fn run_session(conn: &mut Connection, mut session: Session) -> DbResult<()
         let result = match msg {
             F::Query(q) => {
                 session.report_active(&q.query);
+                let timer = StatementTimer::start(&session);
                 simple_query(conn, &mut session, &q.query).await;
+                drop(timer);
+                if session.cancel.is_terminating() {
+                    return Err(StopReason::Terminate.error());
+                }
                 forget_deallocated(&mut session, &mut statements);
                 portals.remove("");
                 session.report_ready();
@@ -525,7 +548,9 @@ async fn run_session(conn: &mut Connection, mut session: Session) -> DbResult<()
                 match portals.get_mut(&name) {
                     Some(portal) => {
                         session.report_active(&portal.statement.sql);
+                        let timer = StatementTimer::start(&session);
                         let r = execute_portal(conn, &mut session, portal, e.max_rows).await;
+                        drop(timer);
                         forget_deallocated(&mut session, &mut statements);
                         r
                     }
@@ -573,6 +598,48 @@ async fn run_session(conn: &mut Connection, mut session: Session) -> DbResult<()
             skipping = true;
         }
         conn.maybe_flush().await?;
+    }
+}
+
+/// statement_timeout: while a Query or Execute message runs, a timer that
+/// cancels it once the session's statement_timeout has passed (none when 0).
+struct StatementTimer(Option<tokio::task::JoinHandle<()>>);
+
+impl StatementTimer {
+    fn start(session: &Session) -> StatementTimer {
+        session.cancel.clear();
+        let ms = statement_timeout_ms(&session.settings);
+        if ms == 0 {
+            return StatementTimer(None);
+        }
+        let cancel = session.cancel.clone();
+        StatementTimer(Some(tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+            cancel.raise(StopReason::StatementTimeout);
+        })))
+    }
+}
+
+impl Drop for StatementTimer {
+    fn drop(&mut self) {
+        if let Some(timer) = self.0.take() {
+            timer.abort();
+        }
+    }
+}
+
+// TEMPORARY until the settings module lands.
+fn statement_timeout_ms(settings: &std::collections::BTreeMap<String, String>) -> u64 {
+    let v = settings.get("statement_timeout").map_or("0", |s| s.as_str()).trim();
+    let split = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
+    let n: u64 = v[..split].parse().unwrap_or(0);
+    match v[split..].trim() {
+        "" | "ms" => n,
+        "s" => n * 1000,
+        "min" => n * 60_000,
+        "h" => n * 3_600_000,
+        "d" => n * 86_400_000,
+        _ => 0,
     }
 }
 

@@ -354,6 +354,25 @@ pub async fn connect_with(cfg: tokio_postgres::Config) -> Result<Client, tokio_p
     Ok(client)
 }
 
+/// The rows of a simple query, each as its text values ("NULL" for NULL);
+/// panics with the server's error.
+pub async fn text_rows(client: &Client, sql: &str) -> Vec<Vec<String>> {
+    client
+        .simple_query(sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {}", describe_error(&e)))
+        .into_iter()
+        .filter_map(|m| match m {
+            tokio_postgres::SimpleQueryMessage::Row(r) => Some(
+                (0..r.len())
+                    .map(|i| r.get(i).unwrap_or("NULL").to_string())
+                    .collect(),
+            ),
+            _ => None,
+        })
+        .collect()
+}
+
 /// A readable description of a tokio-postgres error, including the server's
 /// SQLSTATE and message when it is a database error.
 pub fn describe_error(e: &tokio_postgres::Error) -> String {

@@ -46,7 +46,7 @@ impl Session {
         let Statement::Query(q) = statement else {
             return Err(DbError::unsupported("EXPLAIN of statements other than queries"));
         };
-        let (plan, eval) = self.plan_query_with(q, param_types, analyze).await?;
+        let (plan, eval) = self.plan_query_with(q, &params, param_types, analyze).await?;
         let shards = self.server.shards.len();
         let format = eval.format.clone();
         let lines = if analyze {
