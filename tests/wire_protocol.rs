@@ -10,7 +10,8 @@
 //! * errors with their SQLSTATEs, over both protocols, each followed by a
 //!   successful query on the same connection; after an error in an extended
 //!   batch, messages are skipped until Sync;
-//! * several statements in one simple query; SSLRequest; malformed messages.
+//! * several statements in one simple query; SHOW's column names and SHOW
+//!   ALL's shape; SSLRequest; malformed messages.
 //!
 //! `BREWRIC_TEST_SERVER=HOST:PORT` runs them against another server (real
 //! PostgreSQL 15, to check the expectations; see tools/tests_on_postgres.sh).
@@ -859,6 +860,38 @@ async fn several_statements_in_one_simple_query() {
 
 // ---------------------------------------------------------------------------
 // errors
+
+/// SHOW's column is headed by the setting's canonical name however it was
+/// written; SHOW ALL has three columns and one row per pg_settings row.
+#[tokio::test]
+async fn show_headers_and_show_all() {
+    let server = common::start();
+    let client = server.fresh_database("wire_show").await;
+    for (written, header) in [("datestyle", "DateStyle"), ("TIMEZONE", "TimeZone"), ("Application_Name", "application_name")] {
+        let stmt = client.prepare(&format!("SHOW {written}")).await.unwrap();
+        assert_eq!(stmt.columns()[0].name(), header, "SHOW {written}");
+        let msgs = client.simple_query(&format!("SHOW {written}")).await.unwrap();
+        let Some(SimpleQueryMessage::RowDescription(cols)) = msgs.first() else {
+            panic!("SHOW {written}: no RowDescription first: {msgs:?}");
+        };
+        assert_eq!(cols[0].name(), header, "SHOW {written} (simple)");
+    }
+    let msgs = client.simple_query("SHOW ALL").await.unwrap();
+    let Some(SimpleQueryMessage::RowDescription(cols)) = msgs.first() else {
+        panic!("SHOW ALL: no RowDescription first");
+    };
+    let names: Vec<&str> = cols.iter().map(|c| c.name()).collect();
+    assert_eq!(names, ["name", "setting", "description"]);
+    let rows = simple_rows(&msgs);
+    let listed: i64 = client.query_one("SELECT count(*) FROM pg_settings", &[]).await.unwrap().get(0);
+    assert_eq!(rows.len() as i64, listed);
+    let datestyle = rows.iter().find(|r| r[0].as_deref() == Some("DateStyle")).expect("a DateStyle row");
+    assert_eq!(datestyle[1].as_deref(), Some("ISO, MDY"));
+    assert_eq!(datestyle[2].as_deref(), Some("Sets the display format for date and time values."));
+    let mut sorted = rows.clone();
+    sorted.sort_by_key(|r| r[0].clone().unwrap_or_default().to_lowercase());
+    assert_eq!(rows, sorted, "SHOW ALL is ordered by name, case-insensitively");
+}
 
 #[tokio::test]
 async fn errors_carry_sqlstates_and_the_connection_survives() {

@@ -5,7 +5,9 @@
 //! lacks — aclitem[], pg_node_tree, regproc — are text or NULL).
 //! The statistics views `pg_stat_activity` and `pg_stat_progress_copy` are
 //! computed the same way from the server's registries of sessions and COPYs
-//! (`server/activity.rs`, `server/copy_progress.rs`), read once when named.
+//! (`server/activity.rs`, `server/copy_progress.rs`), read once when named;
+//! `pg_settings` from the session's settings (`SystemContext::settings`) and
+//! the table of settings in `sql/session/settings.rs`.
 //! Must not: hold state (every row comes from the snapshot or the
 //! registries) or know SQL beyond the text of stored definitions.
 
@@ -38,6 +40,8 @@ pub struct SystemContext<'a> {
     pub search_path: &'a [String],
     /// The registries behind the statistics views (None: they are empty).
     pub server: Option<&'a crate::server::Server>,
+    /// The session's settings, for pg_settings (None: every setting at its default).
+    pub settings: Option<crate::sql::session::settings::SessionSettings<'a>>,
 }
 
 /// One system relation: its identity and columns; `rows` computes its content.
@@ -486,6 +490,32 @@ pub static RELATIONS: &[SystemRelation] = &[
             ("backend_type", T),
         ],
         rows: pg_stat_activity,
+    },
+    SystemRelation {
+        schema: "pg_catalog",
+        name: "pg_settings",
+        oid: 12_104,
+        kind: 'v',
+        columns: &[
+            ("name", T),
+            ("setting", T),
+            ("unit", T),
+            ("category", T),
+            ("short_desc", T),
+            ("extra_desc", T),
+            ("context", T),
+            ("vartype", T),
+            ("source", T),
+            ("min_val", T),
+            ("max_val", T),
+            ("enumvals", TEXT_ARRAY),
+            ("boot_val", T),
+            ("reset_val", T),
+            ("sourcefile", T),
+            ("sourceline", I4),
+            ("pending_restart", B),
+        ],
+        rows: pg_settings,
     },
     SystemRelation {
         schema: "pg_catalog",
@@ -2053,6 +2083,54 @@ fn activity_row(catalog: &Catalog, a: &crate::server::activity::SessionActivity)
     ]
 }
 
+/// One row per setting SHOW ALL lists, from the session's values (see
+/// `sql/session/settings.rs`, which owns the table of settings).
+fn pg_settings(ctx: &SystemContext) -> Vec<Vec<Datum>> {
+    use crate::sql::session::settings::{self, Source};
+    let defaults;
+    let (values, provenance) = match &ctx.settings {
+        Some(s) => (s.values, Some(s.provenance)),
+        None => {
+            defaults = settings::default_settings();
+            (&defaults, None)
+        }
+    };
+    let opt = |v: Option<&str>| v.map_or(NULL, text);
+    settings::listed()
+        .map(|s| {
+            let key = s.name.to_lowercase();
+            let raw = |v: Option<&String>| v.map_or(NULL, |v| text(settings::raw_setting(s, v)));
+            let source = provenance.map_or(Source::Default, |p| p.source(&key));
+            let enumvals = if s.enumvals.is_empty() {
+                NULL
+            } else {
+                let items = s.enumvals.iter().map(|e| text(*e)).collect();
+                Datum::Bytes(crate::types::array::ArrayValue::of(items).encode(crate::types::array::ArrayElem::Text))
+            };
+            let reset = provenance.map_or(values.get(&key), |p| p.reset.get(&key));
+            vec![
+                text(s.name),
+                raw(values.get(&key)),
+                opt(s.unit),
+                text(s.category),
+                text(s.short_desc),
+                opt(s.extra_desc),
+                text(s.context),
+                text(s.vartype.as_str()),
+                text(source.as_str()),
+                opt(s.min),
+                opt(s.max),
+                enumvals,
+                text(s.boot),
+                raw(reset),
+                NULL,
+                NULL,
+                b(false),
+            ]
+        })
+        .collect()
+}
+
 fn pg_stat_progress_copy(ctx: &SystemContext) -> Vec<Vec<Datum>> {
     from_server(ctx, |server| {
         let copies = server.copy_progress.snapshot();
@@ -2322,6 +2400,7 @@ mod tests {
             user: "u",
             search_path: &["public".to_string()],
             server: None,
+            settings: None,
         };
         for r in RELATIONS {
             for row in r.rows(&ctx) {
@@ -2348,6 +2427,7 @@ mod tests {
             user: "u",
             search_path: &["public".to_string()],
             server: Some(&server),
+            settings: None,
         };
         let activity = lookup("pg_catalog", "pg_stat_activity").unwrap();
         let copies = lookup("pg_catalog", "pg_stat_progress_copy").unwrap();

@@ -56,6 +56,8 @@ pub struct Binder<'a> {
     pub search_path: Vec<String>,
     /// The session's settings (lower-case names), for current_setting().
     pub settings: std::collections::BTreeMap<String, String>,
+    /// Where they came from and RESET's values, for pg_settings.
+    pub setting_provenance: Arc<crate::sql::session::settings::Provenance>,
     /// The clause being bound, for "aggregate functions are not allowed in WHERE".
     clause: &'static str,
     /// Bytes on disk per table OID, for pg_relation_size and friends; when a
@@ -102,6 +104,9 @@ pub enum Effect {
     DropChunks { table: Arc<TableDef>, cutoff: i64 },
     /// Merge segments now.
     Compact,
+    /// set_config(name, value, is_local): SET (`value` None: RESET), or SET
+    /// LOCAL; the call's value is the setting's new value.
+    SetConfig { name: String, value: Option<String>, is_local: bool },
     /// Make `table` a time-series table partitioned on column `time_column`
     /// (TimescaleDB's create_hypertable); `if_not_exists` turns "already a
     /// hypertable" into a notice.
@@ -116,7 +121,7 @@ impl Effect {
     pub fn result_type(&self) -> DataType {
         match self {
             // pg_sleep's void is shown as an empty text value.
-            Effect::CreateHypertable { .. } | Effect::Sleep { .. } => DataType::Text,
+            Effect::CreateHypertable { .. } | Effect::SetConfig { .. } | Effect::Sleep { .. } => DataType::Text,
             _ => DataType::Int64,
         }
     }
@@ -169,6 +174,7 @@ impl<'a> Binder<'a> {
             user: "brewric".to_string(),
             search_path: vec!["public".to_string()],
             settings: Default::default(),
+            setting_provenance: Default::default(),
             clause: "this context",
             relation_sizes: None,
             wants_relation_sizes: false,
@@ -254,6 +260,10 @@ impl<'a> Binder<'a> {
             user: &self.user,
             search_path: &self.search_path,
             server: self.server.as_deref(),
+            settings: Some(crate::sql::session::settings::SessionSettings {
+                values: &self.settings,
+                provenance: &self.setting_provenance,
+            }),
         }
     }
 
@@ -2571,6 +2581,7 @@ impl<'a> Binder<'a> {
             "current_setting" if (1..=2).contains(&args.len()) => {
                 return self.bind_current_setting(&args);
             }
+            "set_config" if args.len() == 3 => return self.bind_set_config(args),
             "current_schemas" if args.len() == 1 => {
                 let (implicit, _) = self.constant(&args[0])?;
                 let mut schemas: Vec<Datum> = Vec::new();
@@ -2733,6 +2744,12 @@ impl<'a> Binder<'a> {
                 )))
             }
         };
+        Ok(self.record_effect(effect))
+    }
+
+    /// A call with side effects: recorded on the first bind (its value NULL
+    /// for now), its result on the second.
+    fn record_effect(&mut self, effect: Effect) -> Expr {
         let result_type = effect.result_type();
         match &self.effect_results {
             Some(results) => {
@@ -2741,11 +2758,11 @@ impl<'a> Binder<'a> {
                     .cloned()
                     .unwrap_or(Datum::Null);
                 self.next_effect += 1;
-                Ok(Expr::Literal(v, result_type))
+                Expr::Literal(v, result_type)
             }
             None => {
                 self.effects.push(effect);
-                Ok(Expr::Literal(Datum::Null, result_type))
+                Expr::Literal(Datum::Null, result_type)
             }
         }
     }
@@ -2995,6 +3012,25 @@ impl<'a> Binder<'a> {
                 format!("unrecognized configuration parameter \"{name}\""),
             )),
         }
+    }
+
+    /// `set_config(name, value, is_local)` with constant arguments: an
+    /// effect the session runs as SET before the statement (a NULL value
+    /// resets the setting, a NULL is_local is false).
+    fn bind_set_config(&mut self, args: Vec<Expr>) -> DbResult<Expr> {
+        let mut texts = Vec::new();
+        for (a, t) in args.into_iter().zip([DataType::Text, DataType::Text, DataType::Bool]) {
+            match self.constant_argument(a, t, "set_config()")? {
+                Expr::Literal(d, _) => texts.push(d),
+                _ => return Err(DbError::unsupported("set_config() with a parameter argument")),
+            }
+        }
+        let name = texts[0].as_str().map(str::to_string).ok_or_else(|| {
+            DbError::new(sqlstate::NULL_VALUE_NOT_ALLOWED, "SET requires parameter name")
+        })?;
+        let value = texts[1].as_str().map(str::to_string);
+        let is_local = texts[2].as_bool() == Some(true);
+        Ok(self.record_effect(Effect::SetConfig { name, value, is_local }))
     }
 
     /// A size function over a relation OID computed per row (`pg_table_size(c.oid)`

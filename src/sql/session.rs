@@ -38,6 +38,7 @@ pub mod line_protocol;
 pub mod mcap;
 mod point_merge;
 mod roles;
+pub mod settings;
 mod unique;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,12 +133,14 @@ pub struct Session {
     /// write lands between the rewrite's read and its COMMIT.
     txn_rewrites: Option<tokio::sync::OwnedRwLockWriteGuard<()>>,
     pub cancel: Arc<crate::exec::cancel::CancelFlag>,
-    /// Settings as the session started (after startup-packet parameters): RESET's target.
-    startup_settings: BTreeMap<String, String>,
-    /// Settings at BEGIN (restored by ROLLBACK) and values to restore at the end of the
-    /// transaction for SET LOCAL.
-    txn_settings: Option<BTreeMap<String, String>>,
-    local_settings: Vec<(String, Option<String>)>,
+    /// Where each setting's value came from, and RESET's values (as the
+    /// session started, after startup-packet parameters); shared with the
+    /// Binder for pg_settings.
+    setting_provenance: Arc<settings::Provenance>,
+    /// Settings and their sources at BEGIN (restored by ROLLBACK), and
+    /// values to restore at the end of the transaction for SET LOCAL.
+    txn_settings: Option<(BTreeMap<String, String>, BTreeMap<String, settings::Source>)>,
+    local_settings: Vec<(String, SettingState)>,
     /// Tables created in the open transaction (dropped again by ROLLBACK).
     txn_created: Vec<Arc<TableDef>>,
     /// Unique keys the open transaction added (taken out again on ROLLBACK).
@@ -152,68 +155,9 @@ pub struct Session {
     registration: Option<crate::server::SessionRegistration>,
 }
 
-/// Settings a client may SET besides `default_settings()` (PostgreSQL GUCs that
-/// drivers and tools send; accepted and shown, most without effect yet).
-const ACCEPTED_SETTINGS: &[&str] = &[
-    "client_min_messages",
-    "lock_timeout",
-    "idle_in_transaction_session_timeout",
-    "bytea_output",
-    "row_security",
-    "check_function_bodies",
-    "xmloption",
-    "default_transaction_isolation",
-    "default_transaction_deferrable",
-    "work_mem",
-    "maintenance_work_mem",
-    "jit",
-    "geqo",
-    "enable_seqscan",
-    "enable_indexscan",
-    "enable_hashjoin",
-    "enable_mergejoin",
-    "enable_nestloop",
-    "random_page_cost",
-    "effective_cache_size",
-    "log_statement",
-    "log_min_duration_statement",
-    "timescaledb.enable_optimizations",
-    "default_with_oids",
-    "escape_string_warning",
-    "session_replication_role",
-    "temp_buffers",
-    "trace_notify",
-    "cursor_tuple_fraction",
-];
-
-/// Settings every session starts with (SHOW-able, SET-able).
-pub fn default_settings() -> BTreeMap<String, String> {
-    let mut s = BTreeMap::new();
-    for (k, v) in [
-        ("server_version", crate::SERVER_VERSION),
-        ("server_version_num", "150000"),
-        ("server_encoding", "UTF8"),
-        ("client_encoding", "UTF8"),
-        ("datestyle", "ISO, MDY"),
-        ("timezone", "UTC"),
-        ("intervalstyle", "postgres"),
-        ("integer_datetimes", "on"),
-        ("standard_conforming_strings", "on"),
-        ("application_name", ""),
-        ("is_superuser", "on"),
-        ("search_path", "\"$user\", public"),
-        ("synchronous_commit", "on"),
-        ("transaction_isolation", "read committed"),
-        ("default_transaction_read_only", "off"),
-        ("extra_float_digits", "1"),
-        ("statement_timeout", "0"),
-        ("max_identifier_length", "63"),
-        ("password_encryption", "scram-sha-256"),
-    ] {
-        s.insert(k.to_string(), v.to_string());
-    }
-    s
-}
+/// A setting's value (None: unset placeholder) and where it came from,
+/// saved by SET LOCAL to put back at the end of the transaction.
+type SettingState = (Option<String>, settings::Source);
 
 /// A session that goes away inside a transaction (Terminate, a lost
 /// connection) rolls it back: its unique keys are released.
@@ -225,18 +169,24 @@ impl Drop for Session {
 
 impl Session {
     pub fn new(server: Arc<Server>, database: String, user: String, shard: usize) -> Session {
-        Session {
+        let mut values = settings::default_settings();
+        values.insert("max_connections".into(), server.access.max_connections.to_string());
+        values.insert(
+            "brewric.query_memory_limit".into(),
+            settings::query_memory_limit_value(server.query_memory_limit_bytes),
+        );
+        let mut session = Session {
             server,
             shard,
             database,
             user,
-            settings: default_settings(),
+            settings: values,
             txn: TxnState::Idle,
             pending: Default::default(),
             txn_replaced: Default::default(),
             txn_rewrites: None,
             cancel: Arc::new(crate::exec::cancel::CancelFlag::new()),
-            startup_settings: default_settings(),
+            setting_provenance: Default::default(),
             txn_settings: None,
             local_settings: Vec::new(),
             txn_created: Vec::new(),
@@ -244,7 +194,9 @@ impl Session {
             notices: Vec::new(),
             deallocations: Vec::new(),
             registration: None,
-        }
+        };
+        session.mark_startup();
+        session
     }
 
     /// Gives the session its registration (`Server::register_session`), held
@@ -304,9 +256,32 @@ impl Session {
         self.notices.push(n);
     }
 
-    /// Records the settings after the startup packet's parameters were applied.
+    /// Records the settings after the startup packet's parameters were
+    /// applied: what was set so far came from the client, and RESET returns to it.
     pub fn mark_startup(&mut self) {
-        self.startup_settings = self.settings.clone();
+        let p = Arc::make_mut(&mut self.setting_provenance);
+        for source in p.sources.values_mut() {
+            *source = settings::Source::Client;
+        }
+        p.reset = self.settings.clone();
+        p.reset_sources = p.sources.clone();
+    }
+
+    /// A setting's value and source now, to put back later.
+    fn setting_state(&self, key: &str) -> SettingState {
+        (self.settings.get(key).cloned(), self.setting_provenance.source(key))
+    }
+
+    fn restore_setting(&mut self, key: String, (value, source): SettingState) {
+        let sources = &mut Arc::make_mut(&mut self.setting_provenance).sources;
+        match source {
+            settings::Source::Default => sources.remove(&key),
+            s => sources.insert(key.clone(), s),
+        };
+        match value {
+            Some(v) => self.settings.insert(key, v),
+            None => self.settings.remove(&key),
+        };
     }
 
     /// The schema an unqualified CREATE puts its object in: the first existing one of the search path.
@@ -373,6 +348,7 @@ impl Session {
         b.user = self.user.clone();
         b.search_path = self.search_path();
         b.settings = self.settings.clone();
+        b.setting_provenance = self.setting_provenance.clone();
         b.server = Some(self.server.clone());
         b.backend_pid = self.pid();
         b
@@ -382,15 +358,13 @@ impl Session {
         let begin_settings = self.txn_settings.take();
         if !commit {
             std::mem::take(&mut self.txn_unique_keys).undo();
-            if let Some(saved) = begin_settings {
-                self.settings = saved;
+            if let Some((values, sources)) = begin_settings {
+                self.settings = values;
+                Arc::make_mut(&mut self.setting_provenance).sources = sources;
             }
         } else {
-            for (k, v) in std::mem::take(&mut self.local_settings).into_iter().rev() {
-                match v {
-                    Some(v) => self.settings.insert(k, v),
-                    None => self.settings.remove(&k),
-                };
+            for (k, state) in std::mem::take(&mut self.local_settings).into_iter().rev() {
+                self.restore_setting(k, state);
             }
         }
         self.local_settings.clear();
@@ -424,10 +398,7 @@ impl Session {
     }
 
     fn query_context(&self, params: Vec<Datum>, eval: EvalContext) -> Rc<QueryContext> {
-        let limit = self
-            .settings
-            .get("brewric.query_memory_limit")
-            .and_then(|v| parse_memory_size(v))
+        let limit = settings::query_memory_limit_bytes(&self.settings)
             .unwrap_or(self.server.query_memory_limit_bytes);
         QueryContext::new(
             self.server.clone(),
@@ -464,12 +435,7 @@ impl Session {
                 None => None,
             },
             Statement::ShowVariable { variable } => {
-                let name = variable
-                    .iter()
-                    .map(ident_name)
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                Some(vec![Field::new(name, DataType::Text)])
+                Some(show_fields(&show_name(variable)))
             }
             Statement::Explain { statement, .. } => {
                 if let Statement::Query(q) = statement.as_ref() {
@@ -693,7 +659,7 @@ impl Session {
                     return Ok(StatementResult::Command("BEGIN".into()));
                 }
                 self.txn = TxnState::InBlock;
-                self.txn_settings = Some(self.settings.clone());
+                self.txn_settings = Some(self.begin_settings());
                 self.txn_created.clear();
                 Ok(StatementResult::Command("BEGIN".into()))
             }
@@ -721,34 +687,17 @@ impl Session {
                 Ok(StatementResult::Command("ROLLBACK".into()))
             }
             Statement::Set(set) => self.set(set),
-            Statement::ShowVariable { variable } => {
-                let name = variable
-                    .iter()
-                    .map(ident_name)
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                let value = self.show(&name)?;
-                let col = Column::from_datums(DataType::Text, &[Datum::text(value)]);
-                Ok(StatementResult::Batches {
-                    fields: vec![Field::new(name, DataType::Text)],
-                    batches: vec![Batch::from_columns(vec![col])],
-                    tag: "SHOW".into(),
-                })
-            }
+            Statement::ShowVariable { variable } => self.show_statement(variable),
             Statement::Reset(r) => {
                 match &r.reset {
-                    ast::Reset::ALL => self.settings = self.startup_settings.clone(),
+                    ast::Reset::ALL => {
+                        self.settings = self.setting_provenance.reset.clone();
+                        let p = Arc::make_mut(&mut self.setting_provenance);
+                        p.sources = p.reset_sources.clone();
+                    }
                     ast::Reset::SessionAuthorization => {}
                     ast::Reset::ConfigurationParameter(name) => {
-                        let key = object_name_parts(name).join(".");
-                        match self.startup_settings.get(&key) {
-                            Some(v) => {
-                                self.settings.insert(key, v.clone());
-                            }
-                            None => {
-                                self.settings.remove(&key);
-                            }
-                        }
+                        self.reset_variable(&object_name_parts(name).join("."))?;
                     }
                 }
                 Ok(StatementResult::Command("RESET".into()))
@@ -849,7 +798,7 @@ impl Session {
     /// Starts the implicit transaction of a multi-statement Query message.
     pub fn begin_implicit(&mut self) {
         self.txn = TxnState::InBlock;
-        self.txn_settings = Some(self.settings.clone());
+        self.txn_settings = Some(self.begin_settings());
         self.txn_created.clear();
     }
 
@@ -925,18 +874,27 @@ impl Session {
     }
 
     fn show(&self, name: &str) -> DbResult<String> {
-        let key = name.to_lowercase();
-        if key == "all" {
-            return Err(DbError::unsupported("SHOW ALL"));
-        }
-        if key == "transaction isolation level" {
-            return Ok("read committed".into());
-        }
-        self.settings.get(&key).cloned().ok_or_else(|| {
-            DbError::new(
-                sqlstate::UNDEFINED_OBJECT,
-                format!("unrecognized configuration parameter \"{name}\""),
-            )
+        self.settings.get(&name.to_lowercase()).cloned().ok_or_else(|| settings::unrecognized(name))
+    }
+
+    /// SHOW name, or SHOW ALL: the rows and their columns.
+    fn show_statement(&self, variable: &[ast::Ident]) -> DbResult<StatementResult> {
+        let name = show_name(variable);
+        let (fields, columns) = if name.eq_ignore_ascii_case("all") {
+            let rows = settings::show_all(&self.settings);
+            let column = |i: usize| {
+                let values: Vec<Datum> = rows.iter().map(|r| Datum::text(r[i].clone())).collect();
+                Column::from_datums(DataType::Text, &values)
+            };
+            (show_fields(&name), vec![column(0), column(1), column(2)])
+        } else {
+            let value = self.show(&name)?;
+            (show_fields(&name), vec![Column::from_datums(DataType::Text, &[Datum::text(value)])])
+        };
+        Ok(StatementResult::Batches {
+            fields,
+            batches: vec![Batch::from_columns(columns)],
+            tag: "SHOW".into(),
         })
     }
 
@@ -949,41 +907,32 @@ impl Session {
                 ..
             } => {
                 let name = object_name_parts(variable).join(".");
-                let value = values
-                    .iter()
-                    .map(|v| match v {
-                        ast::Expr::Value(v) => match &v.value {
-                            ast::Value::SingleQuotedString(s) => s.clone(),
-                            other => other.to_string(),
-                        },
-                        ast::Expr::Identifier(i) => i.value.clone(),
-                        other => other.to_string(),
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                let key = name.to_lowercase();
-                let before = self.settings.get(&key).cloned();
-                self.set_variable(&name, &value)?;
-                if matches!(scope, Some(ast::ContextModifier::Local)) && self.txn != TxnState::Idle
-                {
-                    self.local_settings.push((key, before));
-                } else if matches!(scope, Some(ast::ContextModifier::Local)) {
-                    // SET LOCAL outside a transaction has no effect (PostgreSQL warns).
-                    match before {
-                        Some(v) => self.settings.insert(key, v),
-                        None => self.settings.remove(&key),
-                    };
+                let is_default = matches!(values.as_slice(),
+                    [ast::Expr::Identifier(i)] if i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default"));
+                let value = if is_default { None } else { Some(set_value_text(&name, values)?) };
+                let local = matches!(scope, Some(ast::ContextModifier::Local));
+                if local && self.txn == TxnState::Idle {
+                    let mut w = DbError::new("25P01", "SET LOCAL can only be used in transaction blocks");
+                    w.severity = "WARNING";
+                    self.notices.push(w);
                 }
+                self.set_setting(&name, value.as_deref(), local)?;
             }
-            ast::Set::SetTimeZone { value, .. } => {
+            ast::Set::SetTimeZone { value, local } => {
                 let v = match value {
                     ast::Expr::Value(v) => match &v.value {
-                        ast::Value::SingleQuotedString(s) => s.clone(),
-                        other => other.to_string(),
+                        ast::Value::SingleQuotedString(s) => Some(s.clone()),
+                        other => Some(other.to_string()),
                     },
-                    other => other.to_string(),
+                    ast::Expr::Identifier(i)
+                        if i.quote_style.is_none()
+                            && ["local", "default"].contains(&i.value.to_lowercase().as_str()) =>
+                    {
+                        None
+                    }
+                    other => Some(other.to_string()),
                 };
-                self.set_variable("timezone", &v)?;
+                self.set_setting("timezone", v.as_deref(), *local)?;
             }
             ast::Set::SetNames { .. } | ast::Set::SetNamesDefault { .. } => {}
             ast::Set::SetTransaction { .. } => {}
@@ -996,48 +945,70 @@ impl Session {
         Ok(StatementResult::Command("SET".into()))
     }
 
+    /// SET (`value` None: DEFAULT, as RESET) or set_config(): changes the
+    /// setting for the session, or with `local` until the transaction ends
+    /// (outside a transaction block, not at all). Returns the value SHOW now prints.
+    pub fn set_setting(&mut self, name: &str, value: Option<&str>, local: bool) -> DbResult<String> {
+        let key = name.to_lowercase();
+        let before = self.setting_state(&key);
+        match value {
+            Some(v) => self.set_variable(name, v)?,
+            None => self.reset_variable(name)?,
+        }
+        let now = self.settings.get(&key).cloned().unwrap_or_default();
+        if local {
+            if self.txn == TxnState::Idle {
+                self.restore_setting(key, before);
+            } else {
+                self.local_settings.push((key, before));
+            }
+        }
+        Ok(now)
+    }
+
+    fn is_superuser(&self) -> bool {
+        self.settings.get("is_superuser").is_some_and(|v| v == "on")
+    }
+
+    /// Sets a setting for the session (SET, a startup parameter): checked
+    /// and stored as SHOW prints it (see `settings.rs`).
     pub fn set_variable(&mut self, name: &str, value: &str) -> DbResult<()> {
         let key = name.to_lowercase();
-        let reset = value.eq_ignore_ascii_case("default")
-            || (key == "timezone" && value.eq_ignore_ascii_case("local"));
-        let value = if reset {
-            default_settings().get(&key).cloned().unwrap_or_default()
-        } else {
-            value.to_string()
+        let value = match settings::lookup(&key) {
+            Some(s) => {
+                settings::check_context(s, self.is_superuser())?;
+                settings::canonical_value(s, value, self.settings.get(&key).map(String::as_str))?
+            }
+            None if settings::check_placeholder(&key)? => value.to_string(),
+            None => return Err(settings::unrecognized(name)),
         };
-        if key == "timezone" && parse_utc_offset(&value).is_none() {
-            return Err(DbError::new(
-                sqlstate::INVALID_PARAMETER_VALUE,
-                format!("invalid value for parameter \"TimeZone\": \"{value}\""),
-            )
-            .with_hint("Brewric supports UTC and fixed offsets such as '+02:00' for now."));
-        }
-        if key == "brewric.query_memory_limit" && !reset && parse_memory_size(&value).is_none() {
-            return Err(DbError::new(
-                sqlstate::INVALID_PARAMETER_VALUE,
-                format!("invalid value for parameter \"{name}\": \"{value}\""),
-            )
-            .with_hint(
-                "Valid units for this parameter are \"B\", \"kB\", \"MB\", \"GB\", and \"TB\".",
-            ));
-        }
-        let known = default_settings().contains_key(&key)
-            || ACCEPTED_SETTINGS.contains(&key.as_str())
-            || key.contains('.');
-        if !known {
-            return Err(DbError::new(
-                sqlstate::UNDEFINED_OBJECT,
-                format!("unrecognized configuration parameter \"{name}\""),
-            ));
-        }
-        if key == "server_version" || key == "server_version_num" || key == "server_encoding" {
-            return Err(DbError::new(
-                "55P02",
-                format!("parameter \"{key}\" cannot be changed"),
-            ));
-        }
-        self.settings.insert(key, value);
+        self.settings.insert(key.clone(), value);
+        Arc::make_mut(&mut self.setting_provenance)
+            .sources
+            .insert(key, settings::Source::Session);
         Ok(())
+    }
+
+    /// RESET name: the value (and source) the session started with.
+    fn reset_variable(&mut self, name: &str) -> DbResult<()> {
+        let key = name.to_lowercase();
+        match settings::lookup(&key) {
+            Some(s) => settings::check_context(s, self.is_superuser())?,
+            None if settings::check_placeholder(&key)? => {}
+            None => return Err(settings::unrecognized(name)),
+        }
+        let p = &self.setting_provenance;
+        let state = (
+            p.reset.get(&key).cloned(),
+            p.reset_sources.get(&key).copied().unwrap_or(settings::Source::Default),
+        );
+        self.restore_setting(key, state);
+        Ok(())
+    }
+
+    /// The settings and sources BEGIN saves for ROLLBACK.
+    fn begin_settings(&self) -> (BTreeMap<String, String>, BTreeMap<String, settings::Source>) {
+        (self.settings.clone(), self.setting_provenance.sources.clone())
     }
 
     fn lookup_table(&self, name: &ast::ObjectName) -> DbResult<Arc<TableDef>> {
@@ -2496,7 +2467,10 @@ impl Session {
     /// brewric_compact), returning each one's result.
     async fn run_effects(&mut self, effects: Vec<crate::sql::bind::Effect>) -> DbResult<Vec<Datum>> {
         use crate::sql::bind::Effect;
-        if self.txn != TxnState::Idle && effects.iter().any(|e| !matches!(e, Effect::Sleep { .. })) {
+        let maintenance = effects
+            .iter()
+            .any(|e| !matches!(e, Effect::SetConfig { .. } | Effect::Sleep { .. }));
+        if maintenance && self.txn != TxnState::Idle {
             return Err(DbError::new(
                 sqlstate::ACTIVE_SQL_TRANSACTION,
                 "drop_chunks(), create_hypertable() and brewric_compact() cannot run inside a transaction block",
@@ -2517,6 +2491,9 @@ impl Session {
                 Effect::Sleep { seconds: Some(seconds) } => {
                     self.sleep(seconds).await?;
                     Datum::text("")
+                }
+                Effect::SetConfig { name, value, is_local } => {
+                    Datum::text(self.set_setting(&name, value.as_deref(), is_local)?)
                 }
                 Effect::Compact => {
                     let s = crate::storage::compaction::compact(&self.server).await?;
@@ -3048,21 +3025,55 @@ fn first_words(s: &str) -> String {
     s.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
 }
 
-/// '64MB', '1GB', '512kB', '1048576' (bytes) → bytes, as PostgreSQL's memory units.
-pub fn parse_memory_size(v: &str) -> Option<usize> {
-    let t = v.trim().trim_matches('\'');
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (n, unit) = t.split_at(split);
-    let n: usize = n.parse().ok()?;
-    let mult = match unit.trim() {
-        "" | "B" => 1,
-        "kB" | "KB" => 1 << 10,
-        "MB" => 1 << 20,
-        "GB" => 1 << 30,
-        "TB" => 1 << 40,
-        _ => return None,
-    };
-    n.checked_mul(mult)
+/// The setting SHOW names: its words (sqlparser drops the dots of
+/// `SHOW myapp.tenant`) joined by dots, or the setting of one of
+/// PostgreSQL's multi-word forms (`SHOW TIME ZONE`).
+fn show_name(variable: &[ast::Ident]) -> String {
+    let words: Vec<String> = variable.iter().map(ident_name).collect();
+    match words.join(" ").to_lowercase().as_str() {
+        "transaction isolation level" => "transaction_isolation".into(),
+        "time zone" => "timezone".into(),
+        "session authorization" => "session_authorization".into(),
+        _ => words.join("."),
+    }
+}
+
+/// SHOW's columns: name, setting and description for SHOW ALL, else one
+/// headed by the setting's name.
+fn show_fields(name: &str) -> Vec<Field> {
+    if name.eq_ignore_ascii_case("all") {
+        ["name", "setting", "description"].iter().map(|n| Field::new(n.to_string(), DataType::Text)).collect()
+    } else {
+        vec![Field::new(settings::show_header(name), DataType::Text)]
+    }
+}
+
+/// SET's value list as one string: `'x'` is x, an identifier its name;
+/// a list (search_path, DateStyle) joined by `, `, its items quoted as
+/// identifiers where the setting wants it (`"$user", public`).
+fn set_value_text(name: &str, values: &[ast::Expr]) -> DbResult<String> {
+    let list = settings::lookup(name).and_then(settings::list_input);
+    if values.len() > 1 && list.is_none() {
+        return Err(DbError::new(
+            sqlstate::INVALID_PARAMETER_VALUE,
+            format!("SET {} takes only one argument", name.to_lowercase()),
+        ));
+    }
+    let quote = list == Some(true);
+    let items: Vec<String> = values
+        .iter()
+        .map(|v| match v {
+            ast::Expr::Value(v) => match &v.value {
+                ast::Value::SingleQuotedString(s) if quote => crate::catalog::quote_ident(s),
+                ast::Value::SingleQuotedString(s) => s.clone(),
+                other => other.to_string(),
+            },
+            ast::Expr::Identifier(i) if quote => crate::catalog::quote_ident(&ident_name(i)),
+            ast::Expr::Identifier(i) => ident_name(i),
+            other => other.to_string(),
+        })
+        .collect();
+    Ok(items.join(", "))
 }
 
 /// The offset east of UTC, in seconds, of a TimeZone setting, read as

@@ -608,7 +608,7 @@ struct StatementTimer(Option<tokio::task::JoinHandle<()>>);
 impl StatementTimer {
     fn start(session: &Session) -> StatementTimer {
         session.cancel.clear();
-        let ms = statement_timeout_ms(&session.settings);
+        let ms = crate::sql::session::settings::statement_timeout_ms(&session.settings);
         if ms == 0 {
             return StatementTimer(None);
         }
@@ -625,21 +625,6 @@ impl Drop for StatementTimer {
         if let Some(timer) = self.0.take() {
             timer.abort();
         }
-    }
-}
-
-// TEMPORARY until the settings module lands.
-fn statement_timeout_ms(settings: &std::collections::BTreeMap<String, String>) -> u64 {
-    let v = settings.get("statement_timeout").map_or("0", |s| s.as_str()).trim();
-    let split = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
-    let n: u64 = v[..split].parse().unwrap_or(0);
-    match v[split..].trim() {
-        "" | "ms" => n,
-        "s" => n * 1000,
-        "min" => n * 60_000,
-        "h" => n * 3_600_000,
-        "d" => n * 86_400_000,
-        _ => 0,
     }
 }
 
