@@ -352,3 +352,72 @@ SELECT a, b FROM t ORDER BY a;
         "{out:?}"
     );
 }
+
+#[test]
+fn psql_copy_from_and_to_files_in_text_and_csv_and_timing() {
+    let Some(bin) = psql_or_skip("psql_copy_from_and_to_files_in_text_and_csv_and_timing") else {
+        return;
+    };
+    let server = common::start();
+    create_db(&bin, &server, "psql_copy");
+    let dir = std::env::temp_dir().join(format!("brewric-psql-copy-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    // CSV with a header, a quoted delimiter, a quoted quote and an empty (NULL) field.
+    std::fs::write(
+        dir.join("in.csv"),
+        "id,name,battery\n1,\"r1, north\",97.5\n2,\"say \"\"hi\"\"\",\n",
+    )
+    .expect("write csv");
+    // Text format: tabs, \N for NULL, backslash escapes.
+    std::fs::write(dir.join("in.txt"), "3\tr3\\ttabbed\t\\N\n").expect("write text");
+    let d = dir.display();
+    let script = format!(
+        "\
+CREATE TABLE robots (id integer, name text, battery double precision);
+\\copy robots FROM '{d}/in.csv' WITH (FORMAT csv, HEADER)
+\\copy robots FROM '{d}/in.txt'
+\\copy robots (id, name) FROM STDIN
+4\tfrom-stdin
+\\.
+\\copy robots TO '{d}/out.csv' WITH (FORMAT csv, HEADER)
+\\copy (SELECT id, name FROM robots WHERE battery IS NULL ORDER BY id) TO STDOUT WITH (FORMAT csv)
+\\copy robots FROM '{d}/missing.csv' WITH (FORMAT csv)
+\\timing on
+SELECT count(*) FROM robots;
+\\timing off
+"
+    );
+    let out = psql(&bin, &server, "psql_copy", &["-A", "-t", "-f", "-"], &script);
+    let exported = std::fs::read_to_string(dir.join("out.csv")).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(
+        lines[..9],
+        [
+            "CREATE TABLE",
+            "COPY 2",
+            "COPY 1",
+            "COPY 1",
+            "COPY 4",
+            "2,\"say \"\"hi\"\"\"",
+            "3,r3\ttabbed",
+            "4,from-stdin",
+            "Timing is on.",
+        ],
+        "{out:?}"
+    );
+    assert_eq!(lines[9], "4", "{out:?}");
+    assert!(lines[10].starts_with("Time: ") && lines[10].ends_with(" ms"), "{out:?}");
+    assert_eq!(lines[11..], ["Timing is off."], "{out:?}");
+    // A table's rows come in no particular order (shards): sorted here.
+    let mut exported_rows: Vec<&str> = exported.lines().skip(1).collect();
+    exported_rows.sort();
+    let exported = format!("{}\n{}\n", exported.lines().next().unwrap_or(""), exported_rows.join("\n"));
+    assert_eq!(
+        exported,
+        "id,name,battery\n1,\"r1, north\",97.5\n2,\"say \"\"hi\"\"\",\n3,r3\ttabbed,\n4,from-stdin,\n",
+    );
+    // A missing file is psql's own error; the script goes on.
+    assert!(out.stderr.contains("missing.csv: No such file or directory"), "{out:?}");
+}
