@@ -89,6 +89,23 @@ async fn statement_timeout_cancels_sleeps_and_long_queries() {
     assert_eq!(code, "25P02");
     run(&c, "ROLLBACK").await;
 
+    // A COPY FROM STDIN that outlasts the limit fails, and keeps nothing.
+    run(&c, "CREATE TABLE copied (n integer)").await;
+    {
+        use futures::SinkExt;
+        let sink = c.copy_in("COPY copied FROM STDIN").await.expect("copy starts");
+        futures::pin_mut!(sink);
+        sink.send(bytes::Bytes::from_static(b"1\n")).await.expect("first row");
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        // The server may already have answered with the error: sending more
+        // can fail too, the result is what counts.
+        let _ = sink.send(bytes::Bytes::from_static(b"2\n")).await;
+        let e = sink.finish().await.expect_err("timed out");
+        let db = e.as_db_error().expect("server error");
+        assert_eq!((db.code().code(), db.message()), ("57014", TIMEOUT));
+    }
+    assert_eq!(one(&c, "SELECT count(*) FROM copied").await, ["0"]);
+
     // 0 turns the limit off.
     run(&c, "SET statement_timeout = 0").await;
     assert_eq!(one(&c, "SELECT pg_sleep(0.3), 'slept'").await, ["", "slept"]);

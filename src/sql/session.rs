@@ -2279,6 +2279,8 @@ impl Session {
 
     /// Feeds one CopyData chunk of a COPY FROM STDIN.
     pub async fn copy_data(&mut self, copy: &mut CopyIn, chunk: &[u8]) -> DbResult<()> {
+        // A cancel or statement_timeout stops a COPY between chunks.
+        self.cancel.check()?;
         let table = match &mut copy.source {
             CopySource::Table(t) => t,
             CopySource::LineProtocol(lp) => return self.line_protocol_copy_data(lp, chunk),
@@ -2302,6 +2304,7 @@ impl Session {
 
     /// Ends a COPY (CopyDone): the last rows, then the commit. Returns the row count.
     pub async fn copy_done(&mut self, copy: &mut CopyIn) -> DbResult<u64> {
+        self.cancel.check()?;
         let copy = match &mut copy.source {
             CopySource::Table(t) => t,
             CopySource::LineProtocol(lp) => return self.line_protocol_copy_done(lp).await,
