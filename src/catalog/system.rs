@@ -742,6 +742,39 @@ pub static RELATIONS: &[SystemRelation] = &[
         ],
         rows: no_rows,
     },
+    // Brewric has no extensions to install (psql's CREATE EXTENSION <TAB> reads this).
+    SystemRelation {
+        schema: "pg_catalog",
+        name: "pg_available_extensions",
+        oid: 12_081,
+        kind: 'v',
+        columns: &[
+            ("name", NM),
+            ("default_version", T),
+            ("installed_version", T),
+            ("comment", T),
+        ],
+        rows: no_rows,
+    },
+    // Brewric reads and sends UTF8 only, so it converts between no encodings
+    // (psql's \encoding <TAB> reads this). conproc is regproc in PostgreSQL.
+    SystemRelation {
+        schema: "pg_catalog",
+        name: "pg_conversion",
+        oid: 2607,
+        kind: 'r',
+        columns: &[
+            ("oid", OID),
+            ("conname", NM),
+            ("connamespace", OID),
+            ("conowner", OID),
+            ("conforencoding", I4),
+            ("contoencoding", I4),
+            ("conproc", OID),
+            ("condefault", B),
+        ],
+        rows: no_rows,
+    },
     SystemRelation {
         schema: "pg_catalog",
         name: "pg_inherits",
