@@ -276,18 +276,10 @@ fn on_off(v: bool) -> &'static str {
     }
 }
 
-/// PostgreSQL's parse_bool: a prefix of true/false/yes/no (`t`, `ye`), on,
-/// off (at least `of`), 1 or 0, in any case.
+/// PostgreSQL's parse_bool, which is boolin's: a prefix of true/false/yes/no,
+/// on, off (at least `of`), 1 or 0, in any case.
 pub fn parse_bool(value: &str) -> Option<bool> {
-    let v = value.trim().to_ascii_lowercase();
-    let prefix_of = |word: &str, min: usize| v.len() >= min && word.starts_with(v.as_str());
-    if prefix_of("true", 1) || prefix_of("yes", 1) || v == "on" || v == "1" {
-        Some(true)
-    } else if prefix_of("false", 1) || prefix_of("no", 1) || prefix_of("off", 2) || v == "0" {
-        Some(false)
-    } else {
-        None
-    }
+    crate::types::text::parse_bool(value).ok()
 }
 
 /// Units of one family: (name, size in the smallest unit of the family),
