@@ -27,7 +27,7 @@ use sqllogictest::{AsyncDB, Condition, DBOutput, DefaultColumnType, Record, Runn
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, SimpleQueryMessage};
 
-use common::pgtext::{binary_to_text, is_text_like, Raw};
+use common::pgtext::{binary_to_text, is_text_like, timestamptz_text_in, Raw};
 
 /// Longest a single record may take before the file is abandoned.
 const RECORD_TIMEOUT: Duration = Duration::from_secs(60);
@@ -81,6 +81,17 @@ struct SimpleProtocol {
 /// all results in binary format) and renders each value as PostgreSQL's text.
 struct ExtendedProtocol {
     client: Client,
+    /// The session TimeZone when it names a tz database zone: binary
+    /// timestamptz results are instants, shown on that zone's clock as
+    /// PostgreSQL's text output would show them. None: UTC.
+    zone: Option<chrono_tz::Tz>,
+}
+
+/// Whether a statement may change the session TimeZone (SET, RESET, or the
+/// end of a transaction block that had a SET LOCAL).
+fn may_change_time_zone(sql: &str) -> bool {
+    let first = sql.split_whitespace().next().unwrap_or("").to_ascii_lowercase();
+    ["set", "reset", "commit", "rollback", "end", "abort"].contains(&first.as_str())
 }
 
 fn text_cell(v: Option<&str>) -> String {
@@ -170,15 +181,25 @@ impl AsyncDB for ExtendedProtocol {
                         if bytes.is_empty() && is_text_like(oid) {
                             "(empty)".to_string()
                         } else {
-                            binary_to_text(oid, bytes).map_err(|e| {
-                                conversion_error(format!("column {i} ({}): {e}", col.name()))
-                            })?
+                            match (oid, self.zone) {
+                                (1184, Some(tz)) if bytes.len() == 8 => timestamptz_text_in(
+                                    i64::from_be_bytes(bytes.try_into().unwrap()),
+                                    tz,
+                                ),
+                                _ => binary_to_text(oid, bytes).map_err(|e| {
+                                    conversion_error(format!("column {i} ({}): {e}", col.name()))
+                                })?,
+                            }
                         }
                     }
                 };
                 cells.push(cell);
             }
             rows.push(cells);
+        }
+        if may_change_time_zone(sql) {
+            let shown = self.client.query_one("SHOW TimeZone", &[]).await?;
+            self.zone = shown.get::<_, String>(0).parse::<chrono_tz::Tz>().ok();
         }
         if stmt.columns().is_empty() {
             Ok(DBOutput::StatementComplete(
@@ -411,7 +432,7 @@ async fn run_corpus(protocol: Protocol, root: PathBuf, known_failures: &[(&str, 
                             let cfg = cfg.clone();
                             async move {
                                 let client = common::connect_with(cfg).await?;
-                                Ok::<_, SltError>(ExtendedProtocol { client })
+                                Ok::<_, SltError>(ExtendedProtocol { client, zone: None })
                             }
                         });
                         run_file(runner, path, protocol, brewric).await
@@ -552,6 +573,8 @@ fn binary_values_render_as_postgres_text() {
     assert_eq!(date_text(pg_days(2026, 1, 1)), "2026-01-01");
     assert_eq!(date_text(pg_days(0, 12, 31)), "0001-12-31 BC");
     assert_eq!(timestamp_text(-1, true), "1999-12-31 23:59:59.999999+00");
+    assert_eq!(timestamptz_text_in(0, chrono_tz::Asia::Kathmandu), "2000-01-01 05:45:00+05:45");
+    assert_eq!(timestamptz_text_in(0, chrono_tz::America::New_York), "1999-12-31 19:00:00-05");
     assert_eq!(
         interval_text(14, 3, 4 * 3_600_000_000 + 5_000_000),
         "1 year 2 mons 3 days 04:00:05"

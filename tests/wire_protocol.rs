@@ -893,6 +893,33 @@ async fn show_headers_and_show_all() {
     assert_eq!(rows, sorted, "SHOW ALL is ordered by name, case-insensitively");
 }
 
+/// A session may start in a named zone (PGOPTIONS / `options=-c TimeZone=…`,
+/// as psql and libpq send it): it is reported, and timestamptz text is on
+/// that zone's clock, daylight saving time included.
+#[tokio::test]
+async fn startup_options_set_a_named_time_zone() {
+    let server = common::start();
+    let mut cfg = server.config(common::DEFAULT_DB);
+    cfg.options("-c TimeZone=europe/paris --extra-float-digits=0");
+    let client = common::connect_with(cfg).await.expect("connect with options");
+    let rows = common::text_rows(
+        &client,
+        "SELECT current_setting('TimeZone'), current_setting('extra_float_digits'), \
+         '2024-07-01 12:00Z'::timestamptz, '2024-01-01 12:00Z'::timestamptz",
+    )
+    .await;
+    assert_eq!(
+        rows,
+        [["Europe/Paris", "0", "2024-07-01 14:00:00+02", "2024-01-01 13:00:00+01"]]
+    );
+    // a binary result is the instant itself, whatever the zone
+    let row = client
+        .query_one("SELECT '2024-07-01 14:00:00+02'::timestamptz = '2024-07-01 12:00Z'", &[])
+        .await
+        .unwrap();
+    assert!(row.get::<_, bool>(0));
+}
+
 #[tokio::test]
 async fn errors_carry_sqlstates_and_the_connection_survives() {
     let server = common::start();

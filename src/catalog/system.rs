@@ -756,6 +756,21 @@ pub static RELATIONS: &[SystemRelation] = &[
         ],
         rows: no_rows,
     },
+    // The zones SET TimeZone and AT TIME ZONE accept, with the offset in force
+    // now (psql's SET TIME ZONE <TAB> reads this).
+    SystemRelation {
+        schema: "pg_catalog",
+        name: "pg_timezone_names",
+        oid: 12_122,
+        kind: 'v',
+        columns: &[
+            ("name", T),
+            ("abbrev", T),
+            ("utc_offset", DataType::Interval),
+            ("is_dst", B),
+        ],
+        rows: timezone_name_rows,
+    },
     // Brewric reads and sends UTF8 only, so it converts between no encodings
     // (psql's \encoding <TAB> reads this). conproc is regproc in PostgreSQL.
     SystemRelation {
@@ -964,6 +979,28 @@ fn pg_depend(ctx: &SystemContext) -> Vec<Vec<Datum>> {
 /// inheritance, …): the relation exists, so clients' queries over it run.
 fn no_rows(_: &SystemContext) -> Vec<Vec<Datum>> {
     Vec::new()
+}
+
+fn timezone_name_rows(_: &SystemContext) -> Vec<Vec<Datum>> {
+    let now_ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i128);
+    crate::types::zone::zones_at(now_ns)
+        .into_iter()
+        .map(|z| {
+            let offset = crate::types::Interval {
+                months: 0,
+                days: 0,
+                micros: z.utc_offset_secs as i64 * 1_000_000,
+            };
+            vec![
+                Datum::text(z.name.to_string()),
+                Datum::text(z.abbrev),
+                Datum::Interval(offset),
+                Datum::Bool(z.is_dst),
+            ]
+        })
+        .collect()
 }
 
 /// pg_attrdef's OID for column `attnum` of table `table_oid` (defaults have no OIDs of their own here).

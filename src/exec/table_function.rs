@@ -14,9 +14,9 @@ use crate::exec::expr::eval;
 use crate::exec::operators::{BatchFuture, Operator, QueryContext};
 use crate::exec::vector::{Batch, Column, BATCH_ROWS};
 use crate::sql::plan::{TableFunc, TableFuncCall};
-use crate::types::datetime::timestamp_add_interval_at_offset;
+use crate::types::datetime::timestamp_add_interval_in_zone;
 use crate::types::datum::Interval;
-use crate::types::{DataType, Datum};
+use crate::types::{DataType, Datum, Zone};
 
 pub struct TableFunctionOp {
     pub calls: Vec<TableFuncCall>,
@@ -33,8 +33,8 @@ pub enum Series {
     Values { values: Vec<Datum>, next: usize },
     Int { next: i128, stop: i128, step: i128, data_type: DataType },
     Numeric { next: Decimal, stop: Decimal, step: Decimal },
-    /// Timestamps (ns) in a fixed-offset zone (timestamptz) or none.
-    Timestamp { next: i64, stop: i64, step: Interval, forward: bool, utc_offset_secs: i32 },
+    /// Timestamps (ns), stepped on the wall clock of the session zone (timestamptz) or UTC.
+    Timestamp { next: i64, stop: i64, step: Interval, forward: bool, zone: Zone },
 }
 
 fn zero_step() -> DbError {
@@ -108,7 +108,7 @@ impl Series {
                     stop: ts(&args[1]),
                     step: *step,
                     forward: total > 0,
-                    utc_offset_secs: if t == DataType::TimestampTz { ctx.eval.format.utc_offset_secs } else { 0 },
+                    zone: if t == DataType::TimestampTz { ctx.eval.format.zone } else { Zone::UTC },
                 }
             }
             _ => {
@@ -165,13 +165,13 @@ impl Series {
                 stop,
                 step,
                 forward,
-                utc_offset_secs,
+                zone,
             } => {
                 if (*forward && *next > *stop) || (!*forward && *next < *stop) {
                     None
                 } else {
                     let v = *next;
-                    match timestamp_add_interval_at_offset(*next, *step, *utc_offset_secs) {
+                    match timestamp_add_interval_in_zone(*next, *step, *zone) {
                         Ok(n) => *next = n,
                         // Past the end of the timestamp range: the series ends here.
                         Err(_) => *self = Series::Done,

@@ -10,7 +10,7 @@ use crate::error::{sqlstate, DbError, DbResult};
 use crate::exec::vector::{Column, ColumnData};
 use crate::types::datetime::NANOS_PER_SEC;
 use crate::types::text::parse_text;
-use crate::types::{DataType, FormatContext};
+use crate::types::{DataType, FormatContext, Zone};
 
 /// The last timestamp text a column read and its value: consecutive rows of
 /// time-series data often carry the same timestamp (TSBS writes every host's
@@ -55,7 +55,7 @@ pub fn push_text_value(
             if !last.raw.is_empty() && last.raw == raw {
                 Some(v.push(last.value))
             } else {
-                let zone = (col.data_type == DataType::TimestampTz).then_some(ctx.utc_offset_secs);
+                let zone = (col.data_type == DataType::TimestampTz).then_some(ctx.zone);
                 plain_timestamp(raw, zone).map(|x| {
                     last.raw.clear();
                     last.raw.extend_from_slice(raw);
@@ -202,9 +202,9 @@ fn two_digits(b: &[u8]) -> Option<u32> {
 /// `YYYY-MM-DD HH:MM:SS[.fraction]` (a `T` may join date and time) with, for
 /// timestamptz, an optional zone `Z`, `±HH`, `±HH:MM` or `±HHMM` (a space
 /// before it allowed): nanoseconds since 1970 in UTC (timestamptz; no zone
-/// means `session_offset`) or as written (timestamp, whose input ignores a
+/// means the session's) or as written (timestamp, whose input ignores a
 /// zone). `None` for anything else, including dates outside 1677..2262.
-fn plain_timestamp(raw: &[u8], session_offset: Option<i32>) -> Option<i64> {
+fn plain_timestamp(raw: &[u8], session_zone: Option<Zone>) -> Option<i64> {
     if raw.len() < 19 || raw[4] != b'-' || raw[7] != b'-' || !matches!(raw[10], b' ' | b'T') || raw[13] != b':' || raw[16] != b':' {
         return None;
     }
@@ -238,12 +238,9 @@ fn plain_timestamp(raw: &[u8], session_offset: Option<i32>) -> Option<i64> {
         rest = &f[n..];
     }
     let rest = rest.strip_prefix(b" ").unwrap_or(rest);
-    let offset_secs: i64 = match rest {
-        [] => match session_offset {
-            Some(o) => o as i64,
-            None => 0,
-        },
-        b"Z" | b"z" => 0,
+    let written_offset: Option<i64> = match rest {
+        [] => None,
+        b"Z" | b"z" => Some(0),
         [sign @ (b'+' | b'-'), zone @ ..] => {
             let (h, m) = match zone {
                 [_, _] => (two_digits(zone)?, 0),
@@ -255,19 +252,19 @@ fn plain_timestamp(raw: &[u8], session_offset: Option<i32>) -> Option<i64> {
                 return None;
             }
             let o = (h * 3600 + m * 60) as i64;
-            if *sign == b'-' {
-                -o
-            } else {
-                o
-            }
+            Some(if *sign == b'-' { -o } else { o })
         }
         _ => return None,
     };
-    // timestamp (without zone) ignores a written zone, as its input function does.
-    let offset_secs = if session_offset.is_some() { offset_secs } else { 0 };
     let days = days_in_range(year as i64, month as i64, day as i64);
-    let secs = days * 86_400 + (hour * 3600 + minute * 60 + second) as i64 - offset_secs;
-    let ns = secs as i128 * NANOS_PER_SEC as i128 + frac_ns as i128;
+    let secs = days * 86_400 + (hour * 3600 + minute * 60 + second) as i64;
+    let local = secs as i128 * NANOS_PER_SEC as i128 + frac_ns as i128;
+    // timestamp (without zone) ignores a written zone, as its input function does.
+    let ns = match (session_zone, written_offset) {
+        (None, _) => local,
+        (Some(_), Some(off)) => local - off as i128 * NANOS_PER_SEC as i128,
+        (Some(zone), None) => zone.local_to_utc(local),
+    };
     i64::try_from(ns).ok()
 }
 
@@ -302,7 +299,7 @@ mod tests {
     fn fast_paths_read_values_as_the_input_functions_do() {
         let utc = FormatContext::default();
         let plus2 = FormatContext {
-            utc_offset_secs: 7200,
+            zone: Zone::Fixed(7200),
             ..FormatContext::default()
         };
         for t in ["0", "-1", "42", "32767", "32768", "-32768", "-32769", "2147483648", "999999999999999999", "9223372036854775807", "1e3", " 7", "7 ", "", "-", "+5", "0x10", "١"] {
@@ -350,11 +347,16 @@ mod tests {
             seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             (seed >> 33) % n
         };
-        let ctx = FormatContext {
-            utc_offset_secs: -5 * 3600,
+        let fixed = FormatContext {
+            zone: Zone::Fixed(-5 * 3600),
             ..FormatContext::default()
         };
-        for _ in 0..5000 {
+        let new_york = FormatContext {
+            zone: Zone::from_name("America/New_York").expect("a tz database zone"),
+            ..FormatContext::default()
+        };
+        for round in 0..10_000 {
+            let ctx = if round % 2 == 0 { &fixed } else { &new_york };
             let frac = match next(4) {
                 0 => String::new(),
                 k => format!(".{:0width$}", next(10u64.pow(3 * k as u32)), width = 3 * k as usize),
@@ -370,12 +372,12 @@ mod tests {
                 next(60),
                 next(60)
             );
-            same_as_input_function(DataType::TimestampTz, &t, &ctx);
-            same_as_input_function(DataType::Timestamp, &t, &ctx);
+            same_as_input_function(DataType::TimestampTz, &t, ctx);
+            same_as_input_function(DataType::Timestamp, &t, ctx);
             let n = format!("{}{}.{}", if next(2) == 0 { "-" } else { "" }, next(1_000_000), next(100_000));
-            same_as_input_function(DataType::Float64, &n, &ctx);
-            same_as_input_function(DataType::Float32, &n, &ctx);
-            same_as_input_function(DataType::Int64, &next(u64::MAX >> 1).to_string(), &ctx);
+            same_as_input_function(DataType::Float64, &n, ctx);
+            same_as_input_function(DataType::Float32, &n, ctx);
+            same_as_input_function(DataType::Int64, &next(u64::MAX >> 1).to_string(), ctx);
         }
     }
 

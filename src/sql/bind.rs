@@ -2009,6 +2009,15 @@ impl<'a> Binder<'a> {
                 );
                 self.bind_function_call("extract", vec![field, x])
             }
+            A::AtTimeZone {
+                timestamp,
+                time_zone,
+            } => {
+                // `x AT TIME ZONE z` is PostgreSQL's timezone(z, x)
+                let zone = self.bind_expr(time_zone, scope, agg.as_deref_mut())?;
+                let x = self.bind_expr(timestamp, scope, agg)?;
+                self.bind_function_call("timezone", vec![zone, x])
+            }
             A::Substring {
                 expr,
                 substring_from,
@@ -3288,6 +3297,10 @@ pub fn contains_aggregate(e: &ast::Expr) -> bool {
         ast::Expr::IsDistinctFrom(a, b) | ast::Expr::IsNotDistinctFrom(a, b) => {
             contains_aggregate(a) || contains_aggregate(b)
         }
+        ast::Expr::AtTimeZone {
+            timestamp,
+            time_zone,
+        } => contains_aggregate(timestamp) || contains_aggregate(time_zone),
         ast::Expr::Between {
             expr, low, high, ..
         } => contains_aggregate(expr) || contains_aggregate(low) || contains_aggregate(high),
@@ -3357,6 +3370,7 @@ fn figure_colname(e: &ast::Expr) -> (String, u8) {
         ast::Expr::Array(_) => strong("array"),
         ast::Expr::Exists { .. } => strong("exists"),
         ast::Expr::Extract { .. } => strong("extract"),
+        ast::Expr::AtTimeZone { .. } => strong("timezone"),
         ast::Expr::Substring { .. } => strong("substring"),
         ast::Expr::Trim { .. } => strong("btrim"),
         ast::Expr::Position { .. } => strong("position"),

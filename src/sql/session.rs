@@ -22,7 +22,7 @@ use crate::server::copy_progress::{CopyCommand, CopyIoType, CopyProgressGuard};
 use crate::server::Server;
 use crate::sql::bind::{ident_name, object_name_parts, Binder, Scope};
 use crate::sql::plan::{Expr, Field, Plan};
-use crate::types::{DataType, Datum, FormatContext};
+use crate::types::{DataType, Datum, FormatContext, Zone};
 use crate::runtime::PreparedOp;
 use crate::wal::record::{RecordType, FLAG_SELF_COMMITTED};
 use crate::sql::unique::UniqueKey;
@@ -379,10 +379,11 @@ impl Session {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_micros() as i64 * 1000)
             .unwrap_or(0);
-        let offset = self
+        let zone = self
             .settings
             .get("timezone")
-            .map_or(0, |tz| parse_utc_offset(tz).unwrap_or(0));
+            .and_then(|tz| Zone::from_setting(tz))
+            .unwrap_or(Zone::UTC);
         let extra_float_digits = self
             .settings
             .get("extra_float_digits")
@@ -390,7 +391,7 @@ impl Session {
             .unwrap_or(1);
         EvalContext {
             format: FormatContext {
-                utc_offset_secs: offset,
+                zone,
                 extra_float_digits,
             },
             statement_time_ns: now,
@@ -3079,40 +3080,3 @@ fn set_value_text(name: &str, values: &[ast::Expr]) -> DbResult<String> {
     Ok(items.join(", "))
 }
 
-/// The offset east of UTC, in seconds, of a TimeZone setting, read as
-/// PostgreSQL reads it: UTC by name; a plain number is hours east (`SET TIME
-/// ZONE -7`, `'5.5'`); anything else is a POSIX zone, whose offset counts
-/// hours *west*: `'+02:00'` is UTC−2, `'<+02>-02'` and `'GMT-2'` are UTC+2.
-/// None for what is neither (a named zone such as `Europe/Paris`).
-pub fn parse_utc_offset(tz: &str) -> Option<i32> {
-    const MAX: i32 = 15 * 3600 + 59 * 60;
-    let t = tz.trim().trim_matches('\'');
-    if ["utc", "gmt", "z", "etc/utc", "etc/gmt", "zulu", "universal"]
-        .contains(&t.to_lowercase().as_str())
-    {
-        return Some(0);
-    }
-    if let Ok(hours) = t.parse::<f64>() {
-        let secs = (hours * 3600.0).round();
-        return (hours.is_finite() && secs.abs() <= MAX as f64).then_some(secs as i32);
-    }
-    // POSIX: an abbreviation (`<...>` or letters), then [+-]h[:mm[:ss]] west of UTC
-    let rest = match t.strip_prefix('<') {
-        Some(r) => &r[r.find('>')? + 1..],
-        None => t.trim_start_matches(|c: char| c.is_ascii_alphabetic()),
-    };
-    let (sign, rest) = match rest.as_bytes().first()? {
-        b'+' => (1, &rest[1..]),
-        b'-' => (-1, &rest[1..]),
-        b'0'..=b'9' => (1, rest),
-        _ => return None,
-    };
-    let mut parts = rest.split(':');
-    let h: i32 = parts.next()?.parse().ok()?;
-    let m: i32 = parts.next().map_or(Some(0), |p| p.parse().ok())?;
-    let sec: i32 = parts.next().map_or(Some(0), |p| p.parse().ok())?;
-    if parts.next().is_some() || h > 15 || m > 59 || sec > 59 {
-        return None;
-    }
-    Some(-sign * (h * 3600 + m * 60 + sec))
-}

@@ -6,13 +6,13 @@
 //! Owns: civil-date conversion, broken-down timestamps, `timestamp ± interval`,
 //! `timestamp - timestamp`, `date_trunc`, `extract`, `time_bucket` and interval
 //! arithmetic (`+`, unary `-`, `* float`, `/ float`, `justify_*`).
-//! Time zones: only fixed offsets exist. Functions that PostgreSQL evaluates in
-//! the session time zone have an `_at_offset` form taking `utc_offset_secs`.
+//! Time zones: functions that PostgreSQL evaluates in the session time zone
+//! have an `_in_zone` form taking a `Zone` (fixed offset or IANA zone).
 //! Must not: depend on the executor; callers in `exec::kernels` use these.
 
 use rust_decimal::Decimal;
 
-use super::{DataType, Datum, Interval};
+use super::{DataType, Datum, Interval, Zone};
 use crate::error::{sqlstate, DbError, DbResult};
 
 pub const NANOS_PER_MICRO: i64 = 1_000;
@@ -206,9 +206,9 @@ pub fn split_timestamp(ts_ns: i64) -> DateTimeParts {
     split_local_ns(ts_ns as i128)
 }
 
-/// Calendar fields of a timestamptz seen from a fixed UTC offset.
-pub fn split_timestamp_at_offset(ts_ns: i64, utc_offset_secs: i32) -> DateTimeParts {
-    split_local_ns(ts_ns as i128 + utc_offset_secs as i128 * NANOS_PER_SEC as i128)
+/// Calendar fields of a timestamptz seen from a zone.
+pub fn split_timestamp_in_zone(ts_ns: i64, zone: Zone) -> DateTimeParts {
+    split_local_ns(zone.utc_to_local(ts_ns as i128))
 }
 
 /// `days * NANOS_PER_DAY + time_of_day_ns` as i64, or 22008 timestamp out of range.
@@ -257,25 +257,24 @@ fn add_months_local(ns: i128, months: i32) -> i128 {
 
 /// `ts + iv` (months by calendar, clamping the day of month; then days; then micros).
 pub fn timestamp_add_interval(ts_ns: i64, iv: Interval) -> DbResult<i64> {
-    timestamp_add_interval_at_offset(ts_ns, iv, 0)
+    timestamp_add_interval_in_zone(ts_ns, iv, Zone::UTC)
 }
 
-/// `timestamptz + iv` with months and days counted in a fixed-offset zone.
-pub fn timestamp_add_interval_at_offset(
-    ts_ns: i64,
-    iv: Interval,
-    utc_offset_secs: i32,
-) -> DbResult<i64> {
-    let off = utc_offset_secs as i128 * NANOS_PER_SEC as i128;
-    let mut local = ts_ns as i128 + off;
+/// `timestamptz + iv` as PostgreSQL's timestamptz_pl_interval: months, then
+/// days, each added to the wall clock in `zone` (so `+ '1 day'` keeps the
+/// time of day across a daylight-saving change), then the time part to the
+/// instant itself.
+pub fn timestamp_add_interval_in_zone(ts_ns: i64, iv: Interval, zone: Zone) -> DbResult<i64> {
+    let mut utc = ts_ns as i128;
     if iv.months != 0 {
-        local = add_months_local(local, iv.months);
-        to_i64_ts(local - off)?;
+        let local = add_months_local(zone.utc_to_local(utc), iv.months);
+        utc = to_i64_ts(zone.local_to_utc(local))? as i128;
     }
-    local += iv.days as i128 * NANOS_PER_DAY as i128;
-    to_i64_ts(local - off)?;
-    local += iv.micros as i128 * NANOS_PER_MICRO as i128;
-    to_i64_ts(local - off)
+    if iv.days != 0 {
+        let local = zone.utc_to_local(utc) + iv.days as i128 * NANOS_PER_DAY as i128;
+        utc = to_i64_ts(zone.local_to_utc(local))? as i128;
+    }
+    to_i64_ts(utc + iv.micros as i128 * NANOS_PER_MICRO as i128)
 }
 
 /// `ts - iv`.
@@ -571,23 +570,28 @@ fn truncate_token(s: &str) -> &str {
 
 /// `date_trunc(field, ts)`: field is 'microseconds' … 'millennium' (case-insensitive). 22023 otherwise.
 pub fn date_trunc(field: &str, ts_ns: i64) -> DbResult<i64> {
-    date_trunc_at_offset(DataType::TimestampTz, field, ts_ns, 0)
+    date_trunc_in_zone(DataType::TimestampTz, field, ts_ns, Zone::UTC)
 }
 
-/// `date_trunc` for a timestamp (`ty` = Timestamp, offset 0) or a timestamptz
-/// truncated in a fixed-offset session zone. `ty` only names the type in errors.
-pub fn date_trunc_at_offset(
-    ty: DataType,
-    field: &str,
-    ts_ns: i64,
-    utc_offset_secs: i32,
-) -> DbResult<i64> {
+/// `date_trunc` for a timestamp (`ty` = Timestamp, zone UTC) or a timestamptz
+/// truncated on the wall clock of `zone`. As PostgreSQL, a unit of a day or
+/// more takes the offset in force at the truncated time; a smaller one keeps
+/// the value's own offset. `ty` only names the type in errors.
+pub fn date_trunc_in_zone(ty: DataType, field: &str, ts_ns: i64, zone: Zone) -> DbResult<i64> {
     let lower = field.to_ascii_lowercase();
     let unit = lookup_interval_unit(&lower).ok_or_else(|| unit_not_recognized(&lower, ty))?;
-    let off = utc_offset_secs as i128 * NANOS_PER_SEC as i128;
-    let local = ts_ns as i128 + off;
+    let off = zone.offset_at_utc(ts_ns as i128);
+    let local = ts_ns as i128 + off as i128 * NANOS_PER_SEC as i128;
     let truncated = truncate_local(unit, local).ok_or_else(|| unit_not_supported(&lower, ty))?;
-    to_i64_ts(truncated - off)
+    let off = match unit {
+        DateUnit::Microsecond
+        | DateUnit::Millisecond
+        | DateUnit::Second
+        | DateUnit::Minute
+        | DateUnit::Hour => off,
+        _ => zone.offset_at_local(truncated),
+    };
+    to_i64_ts(truncated - off as i128 * NANOS_PER_SEC as i128)
 }
 
 fn floor_to(ns: i128, unit_ns: i64) -> i128 {
@@ -647,16 +651,16 @@ fn millennium_start(y: i64) -> i64 {
 /// `extract(field FROM value)` for date/timestamp/timestamptz/interval values, as numeric
 /// (PostgreSQL 14+ returns numeric). `date_part` is this cast to double precision.
 pub fn extract_field(field: &str, ty: DataType, value: &Datum) -> DbResult<Decimal> {
-    extract_field_at_offset(field, ty, value, 0)
+    extract_field_in_zone(field, ty, value, Zone::UTC)
 }
 
-/// `extract` with timestamptz fields seen from a fixed-offset session zone
-/// (`timezone`, `timezone_hour`, `timezone_minute` report that offset).
-pub fn extract_field_at_offset(
+/// `extract` with timestamptz fields seen from the session zone
+/// (`timezone`, `timezone_hour`, `timezone_minute` report its offset then).
+pub fn extract_field_in_zone(
     field: &str,
     ty: DataType,
     value: &Datum,
-    utc_offset_secs: i32,
+    zone: Zone,
 ) -> DbResult<Decimal> {
     let lower = field.to_ascii_lowercase();
     let unit = lookup_extract_unit(&lower).ok_or_else(|| unit_not_recognized(&lower, ty))?;
@@ -664,7 +668,7 @@ pub fn extract_field_at_offset(
         (DataType::Date, Datum::Int32(days)) => extract_date(unit, *days as i64),
         (DataType::Timestamp, Datum::Int64(ns)) => extract_timestamp(unit, *ns, None),
         (DataType::TimestampTz, Datum::Int64(ns)) => {
-            extract_timestamp(unit, *ns, Some(utc_offset_secs))
+            extract_timestamp(unit, *ns, Some(zone.offset_at_utc(*ns as i128)))
         }
         (DataType::Interval, Datum::Interval(iv)) => extract_interval(unit, *iv),
         _ => {
@@ -759,7 +763,7 @@ fn extract_date(unit: DateUnit, days: i64) -> Option<Decimal> {
 
 fn extract_timestamp(unit: DateUnit, ts_ns: i64, offset: Option<i32>) -> Option<Decimal> {
     use DateUnit::*;
-    let p = split_timestamp_at_offset(ts_ns, offset.unwrap_or(0));
+    let p = split_timestamp_in_zone(ts_ns, Zone::Fixed(offset.unwrap_or(0)));
     let sec_us = p.second as i128 * MICROS_PER_SEC as i128 + (p.nanos / 1000) as i128;
     match unit {
         Microsecond => Some(Decimal::from(sec_us as i64)),
@@ -968,7 +972,7 @@ mod tests {
         // 2026-01-30 20:00 UTC is 2026-01-31 01:30 at +05:30; plus one month is
         // 2026-02-28 01:30 local = 2026-02-27 20:00 UTC.
         let t = ts(2026, 1, 30, 20, 0, 0);
-        let got = timestamp_add_interval_at_offset(t, iv(1, 0, 0), 19_800).unwrap();
+        let got = timestamp_add_interval_in_zone(t, iv(1, 0, 0), Zone::Fixed(19_800)).unwrap();
         assert_eq!(got, ts(2026, 2, 27, 20, 0, 0));
     }
 
@@ -1113,7 +1117,7 @@ mod tests {
                 "unit \"timezone\" not supported for type timestamp with time zone"
             )
         );
-        let e = date_trunc_at_offset(DataType::Timestamp, "Foo", 0, 0).unwrap_err();
+        let e = date_trunc_in_zone(DataType::Timestamp, "Foo", 0, Zone::UTC).unwrap_err();
         assert_eq!(
             e.message,
             "unit \"foo\" not recognized for type timestamp without time zone"
@@ -1121,7 +1125,7 @@ mod tests {
         // Day boundaries at +05:30: 2026-01-01 20:00 UTC is 2026-01-02 01:30 local.
         let t = ts(2026, 1, 1, 20, 0, 0);
         assert_eq!(
-            date_trunc_at_offset(DataType::TimestampTz, "day", t, 19_800).unwrap(),
+            date_trunc_in_zone(DataType::TimestampTz, "day", t, Zone::Fixed(19_800)).unwrap(),
             ts(2026, 1, 1, 18, 30, 0)
         );
         // Truncating below the representable range fails cleanly.
@@ -1170,7 +1174,7 @@ mod tests {
     fn extract_timestamptz_at_offset() {
         let t = Datum::Int64(ts(2020, 1, 1, 22, 0, 0));
         let f = |field: &str| {
-            extract_field_at_offset(field, DataType::TimestampTz, &t, 19_800)
+            extract_field_in_zone(field, DataType::TimestampTz, &t, Zone::Fixed(19_800))
                 .unwrap()
                 .to_string()
         };

@@ -9,8 +9,10 @@ pub mod datetime;
 pub mod datetime_format;
 pub mod datum;
 pub mod text;
+pub mod zone;
 
 pub use datum::{Datum, Interval};
+pub use zone::Zone;
 
 /// A SQL type as the binder and executor see it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -300,8 +302,8 @@ impl DataType {
 /// Session settings the type encodings depend on.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FormatContext {
-    /// Offset of the session TimeZone from UTC, in seconds (only fixed offsets are supported).
-    pub utc_offset_secs: i32,
+    /// The session TimeZone: timestamptz values are shown and read in it.
+    pub zone: Zone,
     /// The session's extra_float_digits: 1 (default) prints the shortest exact
     /// form; 0 or less prints 15 + it significant digits (6 + it for real).
     pub extra_float_digits: i32,
@@ -310,7 +312,7 @@ pub struct FormatContext {
 impl Default for FormatContext {
     fn default() -> Self {
         FormatContext {
-            utc_offset_secs: 0,
+            zone: Zone::UTC,
             extra_float_digits: 1,
         }
     }

@@ -16,7 +16,7 @@ use super::datetime::{
     self as dt, DateUnit, MICROS_PER_DAY, MICROS_PER_HOUR, MICROS_PER_MINUTE, MICROS_PER_SEC,
     NANOS_PER_DAY, NANOS_PER_SEC,
 };
-use super::{DataType, Datum, FormatContext, Interval};
+use super::{DataType, Datum, FormatContext, Interval, Zone};
 use crate::error::{sqlstate, DbError, DbResult};
 
 // ===========================================================================
@@ -78,7 +78,7 @@ pub fn format_text(ty: DataType, value: &Datum, ctx: &FormatContext, out: &mut V
         (DataType::Date, Datum::Int32(days)) => format_date(*days as i64, out),
         (DataType::Timestamp, Datum::Int64(ns)) => format_timestamp(*ns, out),
         (DataType::TimestampTz, Datum::Int64(ns)) => {
-            format_timestamptz(*ns, ctx.utc_offset_secs, out)
+            format_timestamptz(*ns, ctx.zone, out)
         }
         (DataType::Float32, Datum::Float32(v)) if ctx.extra_float_digits <= 0 => {
             format_float_precision(*v as f64, 6 + ctx.extra_float_digits, out)
@@ -838,7 +838,8 @@ enum DtErr {
     /// Field overflow that a different DateStyle might have avoided.
     MdFieldOverflow,
     TzOverflow,
-    NamedZone,
+    /// A zone name ('Mars/Olympus') the tz database does not have.
+    UnknownZone,
 }
 
 fn dt_error(kind: DtErr, type_name: &str, input: &str) -> DbError {
@@ -855,9 +856,16 @@ fn dt_error(kind: DtErr, type_name: &str, input: &str) -> DbError {
             "22009",
             format!("time zone displacement out of range: \"{input}\""),
         ),
-        DtErr::NamedZone => DbError::unsupported(format!(
-            "time zone names are not supported in \"{input}\"; use a numeric offset such as +05:30"
-        )),
+        DtErr::UnknownZone => {
+            let name = input
+                .split_whitespace()
+                .find(|w| w.contains('/') && w.bytes().any(|b| b.is_ascii_alphabetic()))
+                .unwrap_or(input);
+            DbError::new(
+                sqlstate::INVALID_PARAMETER_VALUE,
+                format!("time zone \"{}\" not recognized", name.to_ascii_lowercase()),
+            )
+        }
     }
 }
 
@@ -874,11 +882,8 @@ struct DateTimeFields {
     days: i64,
     /// Nanoseconds since local midnight (may reach 24:00:00).
     time_ns: i64,
-    /// Explicit zone offset east of UTC in seconds, when the literal had one.
-    zone: Option<i32>,
-    /// The literal named a zone ('Europe/Paris') this build cannot resolve;
-    /// fine where the zone is ignored (date, timestamp), an error for timestamptz.
-    named_zone: bool,
+    /// The zone the literal names ('+05:30', 'EST', 'Europe/Paris'), if any.
+    zone: Option<Zone>,
 }
 
 /// The special words date/timestamp input accepts.
@@ -913,9 +918,9 @@ fn now_utc_ns() -> i64 {
         .unwrap_or(0)
 }
 
-/// Local "now" at a fixed offset, truncated to microseconds like PostgreSQL.
-fn now_local_ns(offset_secs: i32) -> i64 {
-    let ns = now_utc_ns().saturating_add(offset_secs as i64 * NANOS_PER_SEC);
+/// Local "now" in a zone, truncated to microseconds like PostgreSQL.
+fn now_local_ns(zone: Zone) -> i64 {
+    let ns = i64::try_from(zone.utc_to_local(now_utc_ns() as i128)).unwrap_or(i64::MAX);
     ns - ns.rem_euclid(1000)
 }
 
@@ -926,10 +931,10 @@ pub fn parse_date(input: &str, ctx: &FormatContext) -> DbResult<i32> {
     let days = match special_word(s) {
         Some(SpecialWord::Epoch) => 0,
         Some(SpecialWord::Now) | Some(SpecialWord::Today(0)) => {
-            now_local_ns(ctx.utc_offset_secs).div_euclid(NANOS_PER_DAY)
+            now_local_ns(ctx.zone).div_euclid(NANOS_PER_DAY)
         }
         Some(SpecialWord::Today(n)) => {
-            now_local_ns(ctx.utc_offset_secs).div_euclid(NANOS_PER_DAY) + n
+            now_local_ns(ctx.zone).div_euclid(NANOS_PER_DAY) + n
         }
         Some(SpecialWord::Infinity(neg)) => return Ok(if neg { i32::MIN } else { i32::MAX }),
         None => {
@@ -968,31 +973,32 @@ pub fn parse_timestamptz(input: &str, ctx: &FormatContext) -> DbResult<i64> {
 fn parse_timestamp_common(input: &str, ctx: &FormatContext, ty: DataType) -> DbResult<i64> {
     let s = pg_trim(input);
     let with_tz = ty == DataType::TimestampTz;
-    let off = ctx.utc_offset_secs as i128 * NANOS_PER_SEC as i128;
+    let zone = ctx.zone;
     let ns: i128 = match special_word(s) {
         Some(SpecialWord::Epoch) => 0,
-        Some(SpecialWord::Now) => now_utc_ns() as i128 + if with_tz { 0 } else { off },
+        Some(SpecialWord::Now) if with_tz => now_utc_ns() as i128,
+        Some(SpecialWord::Now) => zone.utc_to_local(now_utc_ns() as i128),
         Some(SpecialWord::Today(n)) => {
-            let midnight = (now_local_ns(ctx.utc_offset_secs).div_euclid(NANOS_PER_DAY) + n)
-                as i128
+            let midnight = (now_local_ns(zone).div_euclid(NANOS_PER_DAY) + n) as i128
                 * NANOS_PER_DAY as i128;
-            midnight - if with_tz { off } else { 0 }
+            if with_tz {
+                zone.local_to_utc(midnight)
+            } else {
+                midnight
+            }
         }
         Some(SpecialWord::Infinity(neg)) => return Ok(if neg { i64::MIN } else { i64::MAX }),
         None => {
             let type_name = ty.input_name();
             let f = parse_datetime_fields(s).map_err(|e| dt_error(e, type_name, input))?;
-            if with_tz && f.named_zone {
-                return Err(dt_error(DtErr::NamedZone, type_name, input));
-            }
             if !(dt::MIN_DATE_DAYS as i64..dt::END_DATE_DAYS as i64).contains(&f.days) {
                 return Err(timestamp_range_error(input));
             }
             let local = f.days as i128 * NANOS_PER_DAY as i128 + f.time_ns as i128;
             match (with_tz, f.zone) {
                 (false, _) => local,
-                (true, Some(z)) => local - z as i128 * NANOS_PER_SEC as i128,
-                (true, None) => local - off,
+                (true, Some(z)) => z.local_to_utc(local),
+                (true, None) => zone.local_to_utc(local),
             }
         }
     };
@@ -1065,10 +1071,7 @@ fn parse_datetime_fields(s: &str) -> Result<DateTimeFields, DtErr> {
         return Err(DtErr::BadFormat);
     }
     c.skip_spaces();
-    let (zone, named_zone) = match parse_zone(&mut c) {
-        Err(DtErr::NamedZone) => (None, true),
-        other => (other?, false),
-    };
+    let zone = parse_zone(&mut c)?;
     c.skip_spaces();
     let bc = parse_era(&mut c);
     c.skip_spaces();
@@ -1096,7 +1099,6 @@ fn parse_datetime_fields(s: &str) -> Result<DateTimeFields, DtErr> {
         days,
         time_ns,
         zone,
-        named_zone,
     })
 }
 
@@ -1175,12 +1177,12 @@ fn fraction_to_micros(frac: &[u8]) -> Option<i64> {
     Some((f * 1_000_000.0).round_ties_even() as i64)
 }
 
-/// A zone suffix: 'Z', a numeric offset or a known fixed abbreviation.
-/// Returns the offset east of UTC in seconds; leaves 'BC'/'AD' for `parse_era`.
-/// A name with '/' (an IANA zone) is consumed and reported as `NamedZone`.
-fn parse_zone(c: &mut Cursor) -> Result<Option<i32>, DtErr> {
+/// A zone suffix: 'Z', a numeric offset (east of UTC), a known fixed
+/// abbreviation or a tz database name ('Europe/Paris', 'EST5EDT');
+/// leaves 'BC'/'AD' for `parse_era`.
+fn parse_zone(c: &mut Cursor) -> Result<Option<Zone>, DtErr> {
     match c.peek() {
-        Some(b'+' | b'-') => parse_numeric_zone(c).map(Some),
+        Some(b'+' | b'-') => parse_numeric_zone(c).map(|off| Some(Zone::Fixed(off))),
         Some(ch) if ch.is_ascii_alphabetic() => {
             let start = c.i;
             let word =
@@ -1190,11 +1192,14 @@ fn parse_zone(c: &mut Cursor) -> Result<Option<i32>, DtErr> {
                 c.i = start;
                 return Ok(None);
             }
-            if let Some(off) = zone_abbreviation(&lower) {
-                return Ok(Some(off));
+            if let Some(zone) = Zone::from_abbreviation(&lower) {
+                return Ok(Some(zone));
+            }
+            if let Some(zone) = Zone::from_name(&lower) {
+                return Ok(Some(zone));
             }
             Err(if lower.contains('/') {
-                DtErr::NamedZone
+                DtErr::UnknownZone
             } else {
                 DtErr::BadFormat
             })
@@ -1227,30 +1232,6 @@ fn parse_numeric_zone(c: &mut Cursor) -> Result<i32, DtErr> {
     }
     let secs = ((hour * 60 + min) * 60 + sec) as i32;
     Ok(if neg { -secs } else { secs })
-}
-
-/// Fixed-offset zone abbreviations from PostgreSQL's Default set.
-fn zone_abbreviation(lower: &str) -> Option<i32> {
-    let hours: f64 = match lower {
-        "z" | "zulu" | "utc" | "gmt" | "ut" | "wet" => 0.0,
-        "west" | "bst" | "cet" => 1.0,
-        "cest" | "eet" => 2.0,
-        "eest" | "msk" => 3.0,
-        "jst" | "kst" => 9.0,
-        "aest" => 10.0,
-        "aedt" => 11.0,
-        "nzst" => 12.0,
-        "nzdt" => 13.0,
-        "hst" => -10.0,
-        "akst" => -9.0,
-        "akdt" | "pst" => -8.0,
-        "pdt" | "mst" => -7.0,
-        "mdt" | "cst" => -6.0,
-        "cdt" | "est" => -5.0,
-        "edt" => -4.0,
-        _ => return None,
-    };
-    Some((hours * 3600.0) as i32)
 }
 
 /// An optional 'BC' / 'AD' suffix; true for BC.
@@ -1318,9 +1299,11 @@ pub fn format_timestamp(ns: i64, out: &mut Vec<u8>) {
     }
 }
 
-/// timestamptz_out in a fixed-offset zone: local time then '+00', '+05:30', '-08'.
-pub fn format_timestamptz(ns: i64, utc_offset_secs: i32, out: &mut Vec<u8>) {
-    let p = dt::split_timestamp_at_offset(ns, utc_offset_secs);
+/// timestamptz_out: the wall clock in `zone`, then the offset in force there
+/// ('+00', '+05:30', '-08').
+pub fn format_timestamptz(ns: i64, zone: Zone, out: &mut Vec<u8>) {
+    let utc_offset_secs = zone.offset_at_utc(ns as i128);
+    let p = dt::split_timestamp_in_zone(ns, Zone::Fixed(utc_offset_secs));
     let bc = write_ymd(p.year, p.month, p.day, out);
     write_time(&p, out);
     write_zone_offset(utc_offset_secs, out);
@@ -2527,7 +2510,7 @@ mod tests {
 
     fn at(offset: i32) -> FormatContext {
         FormatContext {
-            utc_offset_secs: offset,
+            zone: Zone::Fixed(offset),
             ..Default::default()
         }
     }
@@ -2936,7 +2919,12 @@ mod tests {
                 "time zone displacement out of range: \"2026-01-31 10:00:00 +16\"".into()
             )
         );
-        assert_eq!(err(tz, "2026-01-31 10:00:00 Europe/Paris").0, "0A000");
+        assert_eq!(show(tz, "2026-01-31 10:00:00 Europe/Paris"), "2026-01-31 09:00:00+00");
+        assert_eq!(show(tz, "2026-07-31 10:00:00 europe/paris"), "2026-07-31 08:00:00+00");
+        assert_eq!(
+            err(tz, "2026-01-31 10:00:00 Mars/Olympus"),
+            ("22023", "time zone \"mars/olympus\" not recognized".into())
+        );
         assert_eq!(
             show(DataType::Timestamp, "2026-01-31 10:00:00 Europe/Paris"),
             "2026-01-31 10:00:00"

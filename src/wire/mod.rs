@@ -359,6 +359,11 @@ async fn startup(
                         let _ = session.set_variable(k, v);
                     }
                 }
+                if let Some(options) = s.parameters.get("options") {
+                    for (k, v) in startup_options(options) {
+                        let _ = session.set_variable(&k, &v);
+                    }
+                }
                 let is_superuser = if superuser { "on" } else { "off" };
                 session
                     .settings
@@ -433,6 +438,41 @@ fn txn_status(s: &Session) -> TransactionStatus {
         TxnState::InBlock => TransactionStatus::Transaction,
         TxnState::Failed => TransactionStatus::Error,
     }
+}
+
+/// The settings in a startup packet's `options` (libpq's PGOPTIONS), as
+/// PostgreSQL reads them: `-c name=value` or `--name=value`, words split at
+/// spaces, a backslash keeping the next character (`-c search_path=a,\ b`).
+fn startup_options(options: &str) -> Vec<(String, String)> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut chars = options.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => word.extend(chars.next()),
+            c if c.is_ascii_whitespace() => {
+                if !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                }
+            }
+            c => word.push(c),
+        }
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    let mut settings = Vec::new();
+    let mut words = words.into_iter();
+    while let Some(w) = words.next() {
+        let assignment = match w.as_str() {
+            "-c" => words.next(),
+            _ => w.strip_prefix("--").or_else(|| w.strip_prefix("-c")).map(str::to_string),
+        };
+        if let Some((name, value)) = assignment.as_deref().and_then(|a| a.split_once('=')) {
+            settings.push((name.replace('-', "_"), value.to_string()));
+        }
+    }
+    settings
 }
 
 /// The settings PostgreSQL reports (GUC_REPORT) that a session can SET:

@@ -506,6 +506,32 @@ pub fn timestamp_text(us: i64, tz: bool) -> String {
     s
 }
 
+/// timestamptz (µs since 2000-01-01 UTC) on the clock of a tz database zone,
+/// with the offset in force there as PostgreSQL's EncodeTimezone writes it.
+#[allow(dead_code)]
+pub fn timestamptz_text_in(us: i64, tz: chrono_tz::Tz) -> String {
+    use chrono::{Offset, TimeZone};
+    if us == i64::MAX || us == i64::MIN {
+        return timestamp_text(us, false);
+    }
+    let unix_secs = us.div_euclid(1_000_000) + 946_684_800;
+    let offset = chrono::DateTime::from_timestamp(unix_secs, 0)
+        .map_or(0, |at| tz.offset_from_utc_datetime(&at.naive_utc()).fix().local_minus_utc());
+    let local = timestamp_text(us + offset as i64 * 1_000_000, false);
+    let (when, bc) = match local.strip_suffix(" BC") {
+        Some(w) => (w.to_string(), " BC"),
+        None => (local, ""),
+    };
+    let abs = offset.unsigned_abs();
+    let sign = if offset < 0 { '-' } else { '+' };
+    let zone = match (abs / 60 % 60, abs % 60) {
+        (0, 0) => format!("{sign}{:02}", abs / 3600),
+        (m, 0) => format!("{sign}{:02}:{m:02}", abs / 3600),
+        (m, s) => format!("{sign}{:02}:{m:02}:{s:02}", abs / 3600),
+    };
+    format!("{when}{zone}{bc}")
+}
+
 /// interval in IntervalStyle `postgres`, as PostgreSQL's EncodeInterval prints it.
 pub fn interval_text(months: i32, days: i32, us: i64) -> String {
     let years = months / 12;

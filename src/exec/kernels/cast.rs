@@ -97,7 +97,7 @@ pub(crate) fn cast_column(col: &Column, to: DataType, ctx: &EvalContext) -> DbRe
         )),
         // ---- calendar
         (Date | Timestamp | TimestampTz, Date | Timestamp | TimestampTz) => {
-            datetime::cast_datetime(from, to, op, len, nulls, ctx.format.utc_offset_secs)
+            datetime::cast_datetime(from, to, op, len, nulls, ctx.format.zone)
         }
         // ---- jsonb scalars
         (Jsonb, Bool | Int16 | Int32 | Int64 | Float32 | Float64 | Numeric) => {
@@ -736,7 +736,7 @@ mod tests {
         );
         let ctx = EvalContext {
             format: crate::types::FormatContext {
-                utc_offset_secs: 3600,
+                zone: crate::types::Zone::Fixed(3600),
                 ..Default::default()
             },
             statement_time_ns: 0,

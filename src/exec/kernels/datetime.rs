@@ -1,7 +1,7 @@
 //! Date / timestamp / interval kernels: the operators (date ± int,
 //! date - date, date/timestamp/timestamptz ± interval, timestamp -
 //! timestamp, interval ± interval, interval * / float8), the casts among
-//! date, timestamp and timestamptz (session UTC offset), and the calendar
+//! date, timestamp and timestamptz (session time zone), and the calendar
 //! functions (date_trunc, date_part, extract, time_bucket, to_timestamp,
 //! now & co., age, make_date, epoch_ns).
 //! Must not: do calendar arithmetic itself — every field computation goes
@@ -14,35 +14,32 @@ use crate::exec::vector::Column;
 use crate::exec::{EvalContext, Operand};
 use crate::types::datetime as dt;
 use crate::types::Interval as Iv;
-use crate::types::{DataType, Interval};
+use crate::types::{DataType, Interval, Zone};
 
 use super::common::{bytes, map1_try, map2_try, prim, prim_column, Arg, Nulls};
 use super::{BinaryOp, BinarySignature};
 
-const NS_PER_SEC: i64 = dt::NANOS_PER_SEC;
 
-fn offset_ns(off_secs: i32) -> i64 {
-    off_secs as i64 * NS_PER_SEC
-}
+
 
 /// Session-local wall clock of a timestamptz as a timestamp (±infinity stay).
-fn tz_to_local(ns: i64, off_secs: i32) -> DbResult<i64> {
+fn tz_to_local(ns: i64, zone: Zone) -> DbResult<i64> {
     if !ts_finite(ns) {
         return Ok(ns);
     }
-    match ns.checked_add(offset_ns(off_secs)) {
-        Some(r) if ts_finite(r) => Ok(r),
+    match i64::try_from(zone.utc_to_local(ns as i128)) {
+        Ok(r) if ts_finite(r) => Ok(r),
         _ => Err(dt::timestamp_out_of_range()),
     }
 }
 
 /// A session-local timestamp as a timestamptz (±infinity stay).
-fn local_to_tz(ns: i64, off_secs: i32) -> DbResult<i64> {
+fn local_to_tz(ns: i64, zone: Zone) -> DbResult<i64> {
     if !ts_finite(ns) {
         return Ok(ns);
     }
-    match ns.checked_sub(offset_ns(off_secs)) {
-        Some(r) if ts_finite(r) => Ok(r),
+    match i64::try_from(zone.local_to_utc(ns as i128)) {
+        Ok(r) if ts_finite(r) => Ok(r),
         _ => Err(dt::timestamp_out_of_range()),
     }
 }
@@ -105,19 +102,19 @@ fn ts_minus_ts(x: i64, y: i64) -> DbResult<Iv> {
     Ok(dt::timestamp_diff(x, y))
 }
 
-/// `ts + iv` in a fixed-offset zone; an infinite timestamp stays infinite.
-fn ts_plus(t: i64, iv: Iv, off: i32) -> DbResult<i64> {
+/// `ts + iv` in a zone; an infinite timestamp stays infinite.
+fn ts_plus(t: i64, iv: Iv, zone: Zone) -> DbResult<i64> {
     if !ts_finite(t) {
         return Ok(t);
     }
-    dt::timestamp_add_interval_at_offset(t, iv, off)
+    dt::timestamp_add_interval_in_zone(t, iv, zone)
 }
 
-fn ts_minus(t: i64, iv: Iv, off: i32) -> DbResult<i64> {
+fn ts_minus(t: i64, iv: Iv, zone: Zone) -> DbResult<i64> {
     if !ts_finite(t) {
         return Ok(t);
     }
-    dt::timestamp_add_interval_at_offset(t, dt::interval_neg(iv)?, off)
+    dt::timestamp_add_interval_in_zone(t, dt::interval_neg(iv)?, zone)
 }
 
 pub(crate) fn interval_negate(iv: Interval) -> DbResult<Interval> {
@@ -135,7 +132,8 @@ pub(crate) fn datetime_arith(
 ) -> DbResult<Column> {
     use BinaryOp::*;
     use DataType::*;
-    let off = ctx.format.utc_offset_secs;
+    let zone = ctx.format.zone;
+    let utc = Zone::UTC;
     let res = sig.result;
     macro_rules! go {
         ($f:expr) => {{
@@ -151,15 +149,15 @@ pub(crate) fn datetime_arith(
             n.checked_neg().ok_or_else(dt::date_out_of_range)?
         )),
         (Minus, Date, Date) => go!(date_minus_date),
-        (Plus, Date, Interval) => go!(|d: i32, iv: Iv| ts_plus(date_to_ts(d)?, iv, 0)),
-        (Plus, Interval, Date) => go!(|iv: Iv, d: i32| ts_plus(date_to_ts(d)?, iv, 0)),
-        (Minus, Date, Interval) => go!(|d: i32, iv: Iv| ts_minus(date_to_ts(d)?, iv, 0)),
-        (Plus, Timestamp, Interval) => go!(|t: i64, iv: Iv| ts_plus(t, iv, 0)),
-        (Plus, Interval, Timestamp) => go!(|iv: Iv, t: i64| ts_plus(t, iv, 0)),
-        (Minus, Timestamp, Interval) => go!(|t: i64, iv: Iv| ts_minus(t, iv, 0)),
-        (Plus, TimestampTz, Interval) => go!(|t: i64, iv: Iv| ts_plus(t, iv, off)),
-        (Plus, Interval, TimestampTz) => go!(|iv: Iv, t: i64| ts_plus(t, iv, off)),
-        (Minus, TimestampTz, Interval) => go!(|t: i64, iv: Iv| ts_minus(t, iv, off)),
+        (Plus, Date, Interval) => go!(|d: i32, iv: Iv| ts_plus(date_to_ts(d)?, iv, utc)),
+        (Plus, Interval, Date) => go!(|iv: Iv, d: i32| ts_plus(date_to_ts(d)?, iv, utc)),
+        (Minus, Date, Interval) => go!(|d: i32, iv: Iv| ts_minus(date_to_ts(d)?, iv, utc)),
+        (Plus, Timestamp, Interval) => go!(|t: i64, iv: Iv| ts_plus(t, iv, utc)),
+        (Plus, Interval, Timestamp) => go!(|iv: Iv, t: i64| ts_plus(t, iv, utc)),
+        (Minus, Timestamp, Interval) => go!(|t: i64, iv: Iv| ts_minus(t, iv, utc)),
+        (Plus, TimestampTz, Interval) => go!(|t: i64, iv: Iv| ts_plus(t, iv, zone)),
+        (Plus, Interval, TimestampTz) => go!(|iv: Iv, t: i64| ts_plus(t, iv, zone)),
+        (Minus, TimestampTz, Interval) => go!(|t: i64, iv: Iv| ts_minus(t, iv, zone)),
         (Minus, Timestamp, Timestamp) | (Minus, TimestampTz, TimestampTz) => go!(ts_minus_ts),
         (Plus, Interval, Interval) => go!(dt::interval_add),
         (Minus, Interval, Interval) => go!(dt::interval_sub),
@@ -182,7 +180,7 @@ pub(crate) fn cast_datetime(
     op: Operand,
     len: usize,
     nulls: Nulls,
-    off: i32,
+    zone: Zone,
 ) -> DbResult<Column> {
     use DataType::*;
     macro_rules! go {
@@ -193,11 +191,11 @@ pub(crate) fn cast_datetime(
     }
     match (from, to) {
         (Date, Timestamp) => go!(i32, date_to_ts),
-        (Date, TimestampTz) => go!(i32, |d| local_to_tz(date_to_ts(d)?, off)),
+        (Date, TimestampTz) => go!(i32, |d| local_to_tz(date_to_ts(d)?, zone)),
         (Timestamp, Date) => go!(i64, ts_to_date),
-        (TimestampTz, Date) => go!(i64, |t| ts_to_date(tz_to_local(t, off)?)),
-        (Timestamp, TimestampTz) => go!(i64, |t| local_to_tz(t, off)),
-        (TimestampTz, Timestamp) => go!(i64, |t| tz_to_local(t, off)),
+        (TimestampTz, Date) => go!(i64, |t| ts_to_date(tz_to_local(t, zone)?)),
+        (Timestamp, TimestampTz) => go!(i64, |t| local_to_tz(t, zone)),
+        (TimestampTz, Timestamp) => go!(i64, |t| tz_to_local(t, zone)),
         _ => Ok(op.to_column(len).into_owned().with_type(to)),
     }
 }
@@ -214,10 +212,10 @@ pub(crate) fn date_trunc(
     ctx: &EvalContext,
 ) -> DbResult<Column> {
     let f = bytes(field, len)?;
-    let off = if ty == DataType::TimestampTz {
-        ctx.format.utc_offset_secs
+    let zone = if ty == DataType::TimestampTz {
+        ctx.format.zone
     } else {
-        0
+        Zone::UTC
     };
     let vals: Arg<i64> = prim(v, len)?;
     let mut out = Vec::with_capacity(len);
@@ -226,13 +224,85 @@ pub(crate) fn date_trunc(
             0
         } else if !ts_finite(vals.get(i)) {
             // PostgreSQL still checks the unit, then returns ±infinity unchanged.
-            dt::date_trunc_at_offset(ty, f.get_str(i), 0, 0)?;
+            dt::date_trunc_in_zone(ty, f.get_str(i), 0, Zone::UTC)?;
             vals.get(i)
         } else {
-            dt::date_trunc_at_offset(ty, f.get_str(i), vals.get(i), off)?
+            dt::date_trunc_in_zone(ty, f.get_str(i), vals.get(i), zone)?
         });
     }
     Ok(prim_column(ty, out, nulls))
+}
+
+/// `timezone(zone, x)` / `x AT TIME ZONE zone` with the zone as text (an
+/// abbreviation, a tz database name, a POSIX zone) or as an interval (hours
+/// east of UTC, no days or months). A timestamptz becomes the wall clock in
+/// that zone (a timestamp); a timestamp is read as that wall clock (a
+/// timestamptz). ±infinity stay.
+pub(crate) fn at_time_zone(
+    types: &[DataType],
+    zone: Operand,
+    v: Operand,
+    len: usize,
+    nulls: Nulls,
+) -> DbResult<Column> {
+    let to_local = types[1] == DataType::TimestampTz;
+    let vals: Arg<i64> = prim(v, len)?;
+    let mut out = Vec::with_capacity(len);
+    // The zone is nearly always one constant: resolve each distinct text once.
+    let mut last: Option<(String, Zone)> = None;
+    let (texts, intervals) = match types[0] {
+        DataType::Interval => (None, Some(prim::<Interval>(zone, len)?)),
+        _ => (Some(bytes(zone, len)?), None),
+    };
+    for i in 0..len {
+        let t = vals.get(i);
+        if !nulls.is_valid(i) || !ts_finite(t) {
+            out.push(t);
+            continue;
+        }
+        let z = match (&texts, &intervals) {
+            (Some(texts), _) => {
+                let name = texts.get_str(i);
+                match &last {
+                    Some((n, z)) if n == name => *z,
+                    _ => {
+                        let z = Zone::from_at_time_zone(name).ok_or_else(|| {
+                            DbError::new(
+                                sqlstate::INVALID_PARAMETER_VALUE,
+                                format!("time zone \"{name}\" not recognized"),
+                            )
+                        })?;
+                        last = Some((name.to_string(), z));
+                        z
+                    }
+                }
+            }
+            (_, Some(ivs)) => interval_zone(ivs.get(i))?,
+            _ => unreachable!("a zone is text or an interval"),
+        };
+        out.push(if to_local { tz_to_local(t, z)? } else { local_to_tz(t, z)? });
+    }
+    let result = if to_local { DataType::Timestamp } else { DataType::TimestampTz };
+    Ok(prim_column(result, out, nulls))
+}
+
+/// An interval used as a zone: its whole seconds east of UTC (timestamptz_izone).
+fn interval_zone(iv: Interval) -> DbResult<Zone> {
+    if iv.months != 0 || iv.days != 0 {
+        let mut text = Vec::new();
+        crate::types::text::format_interval(iv, &mut text);
+        return Err(DbError::new(
+            sqlstate::INVALID_PARAMETER_VALUE,
+            format!(
+                "interval time zone \"{}\" must not include months or days",
+                String::from_utf8_lossy(&text)
+            ),
+        ));
+    }
+    let secs = iv.micros / dt::MICROS_PER_SEC;
+    i32::try_from(secs)
+        .map(Zone::Fixed)
+        .map_err(|_| DbError::new(sqlstate::INVALID_PARAMETER_VALUE, "interval time zone out of range"))
 }
 
 /// `date_trunc(field, interval)`: PostgreSQL's interval_trunc (fields split
@@ -355,7 +425,7 @@ pub(crate) fn extract(
     ctx: &EvalContext,
 ) -> DbResult<Column> {
     let f = bytes(field, len)?;
-    let off = ctx.format.utc_offset_secs;
+    let zone = ctx.format.zone;
     let mut out: Vec<Decimal> = Vec::with_capacity(len);
     // date_part(text, date) is `date_part($1, $2::timestamp)` in PostgreSQL;
     // extract(field FROM date) has its own, stricter, unit list.
@@ -370,12 +440,7 @@ pub(crate) fn extract(
             out.push(Decimal::ZERO);
             continue;
         }
-        out.push(dt::extract_field_at_offset(
-            f.get_str(i),
-            ty,
-            &vcol.datum(i),
-            off,
-        )?);
+        out.push(dt::extract_field_in_zone(f.get_str(i), ty, &vcol.datum(i), zone)?);
     }
     if as_float {
         let fl: Vec<f64> = out
@@ -539,12 +604,12 @@ fn crate_float_g(x: f64) -> String {
 
 /// `age(a, b)`: the symbolic difference in years, months, days and time, as
 /// PostgreSQL's timestamp_age (fields borrowed from the earlier month's length).
-pub(crate) fn age(a_ns: i64, b_ns: i64, off: i32) -> DbResult<Interval> {
+pub(crate) fn age(a_ns: i64, b_ns: i64, zone: Zone) -> DbResult<Interval> {
     if !ts_finite(a_ns) || !ts_finite(b_ns) {
         return Err(dt::timestamp_out_of_range());
     }
-    let p1 = dt::split_timestamp_at_offset(a_ns, off);
-    let p2 = dt::split_timestamp_at_offset(b_ns, off);
+    let p1 = dt::split_timestamp_in_zone(a_ns, zone);
+    let p2 = dt::split_timestamp_in_zone(b_ns, zone);
     let mut fsec = (p1.nanos / 1000) as i64 - (p2.nanos / 1000) as i64;
     let mut sec = p1.second as i64 - p2.second as i64;
     let mut min = p1.minute as i64 - p2.minute as i64;
@@ -615,7 +680,7 @@ pub(crate) fn age(a_ns: i64, b_ns: i64, off: i32) -> DbResult<Interval> {
 
 /// Midnight of the statement's local date, as a local timestamp.
 pub(crate) fn local_midnight(ctx: &EvalContext) -> DbResult<i64> {
-    let local = tz_to_local(ctx.statement_time_ns, ctx.format.utc_offset_secs)?;
+    let local = tz_to_local(ctx.statement_time_ns, ctx.format.zone)?;
     let d = dt::timestamp_ns_to_date(local)?;
     dt::date_to_timestamp_ns(d)
 }
@@ -624,13 +689,13 @@ pub(crate) fn local_midnight(ctx: &EvalContext) -> DbResult<i64> {
 pub(crate) fn current_date(ctx: &EvalContext) -> DbResult<i32> {
     dt::timestamp_ns_to_date(tz_to_local(
         ctx.statement_time_ns,
-        ctx.format.utc_offset_secs,
+        ctx.format.zone,
     )?)
 }
 
 /// `localtimestamp`.
 pub(crate) fn local_timestamp(ctx: &EvalContext) -> DbResult<i64> {
-    tz_to_local(ctx.statement_time_ns, ctx.format.utc_offset_secs)
+    tz_to_local(ctx.statement_time_ns, ctx.format.zone)
 }
 
 /// `age(x)` = `age(current_date at midnight, x)`, for timestamp (local) or timestamptz.
@@ -638,12 +703,12 @@ pub(crate) fn age_from_today(ty: DataType, x: i64, ctx: &EvalContext) -> DbResul
     let midnight = local_midnight(ctx)?;
     if ty == DataType::TimestampTz {
         age(
-            local_to_tz(midnight, ctx.format.utc_offset_secs)?,
+            local_to_tz(midnight, ctx.format.zone)?,
             x,
-            ctx.format.utc_offset_secs,
+            ctx.format.zone,
         )
     } else {
-        age(midnight, x, 0)
+        age(midnight, x, Zone::UTC)
     }
 }
 
@@ -675,7 +740,7 @@ mod tests {
         // age('2001-04-10', '1957-06-13') = 43 years 9 mons 27 days
         let a = dt::days_from_civil(2001, 4, 10) * DAY;
         let b = dt::days_from_civil(1957, 6, 13) * DAY;
-        let r = age(a, b, 0).unwrap();
+        let r = age(a, b, Zone::UTC).unwrap();
         assert_eq!(
             r,
             Interval {
@@ -684,7 +749,7 @@ mod tests {
                 micros: 0
             }
         );
-        let r = age(b, a, 0).unwrap();
+        let r = age(b, a, Zone::UTC).unwrap();
         assert_eq!(
             r,
             Interval {
@@ -696,7 +761,7 @@ mod tests {
         // age('2024-03-01', '2024-01-31 12:00') = 1 mon 12:00:00 (borrows January's 31 days)
         let a = dt::days_from_civil(2024, 3, 1) * DAY;
         let b = dt::days_from_civil(2024, 1, 31) * DAY + 12 * 3_600_000_000_000;
-        let r = age(a, b, 0).unwrap();
+        let r = age(a, b, Zone::UTC).unwrap();
         assert_eq!(
             r,
             Interval {
@@ -822,7 +887,7 @@ mod tests {
             DataType::TimestampTz,
             &EvalContext {
                 format: crate::types::FormatContext {
-                    utc_offset_secs: 3600,
+                    zone: Zone::Fixed(3600),
                     ..Default::default()
                 },
                 statement_time_ns: 0,

@@ -127,6 +127,9 @@ pub enum ScalarFunction {
     TimeBucket,
     /// date_bin(stride, source, origin): time_bucket without months, PostgreSQL's errors.
     DateBin,
+    /// timezone(zone, x) = `x AT TIME ZONE zone`: timestamptz → wall clock
+    /// in the zone; timestamp → the instant of that wall clock in the zone.
+    Timezone,
     ToTimestamp,
     Now,
     CurrentDate,
@@ -294,6 +297,10 @@ const CATALOG: &[Entry] = &[
     ("extract", F::Extract, &[T, IV], N),
     ("date_bin", F::DateBin, &[IV, TS, TS], TS),
     ("date_bin", F::DateBin, &[IV, TZ, TZ], TZ),
+    ("timezone", F::Timezone, &[T, TZ], TS),
+    ("timezone", F::Timezone, &[T, TS], TZ),
+    ("timezone", F::Timezone, &[IV, TZ], TS),
+    ("timezone", F::Timezone, &[IV, TS], TZ),
     ("time_bucket", F::TimeBucket, &[IV, TS], TS),
     ("time_bucket", F::TimeBucket, &[IV, TZ], TZ),
     ("time_bucket", F::TimeBucket, &[IV, D], D),
@@ -569,6 +576,7 @@ pub(crate) fn eval_function(
             super::datetime::date_trunc_interval(ops[0], ops[1], len, nulls)
         }
         DateTrunc => super::datetime::date_trunc(types[1], ops[0], ops[1], len, nulls, ctx),
+        Timezone => super::datetime::at_time_zone(types, ops[0], ops[1], len, nulls),
         DatePart | Extract => super::datetime::extract(
             sig.func == DatePart,
             types[1],
@@ -585,7 +593,7 @@ pub(crate) fn eval_function(
         },
         ToDateFmt | ToTimestampFmt => {
             let (text, fmt) = (super::common::bytes(ops[0], len)?, super::common::bytes(ops[1], len)?);
-            let off = ctx.format.utc_offset_secs as i64 * 1_000_000_000;
+            let zone = ctx.format.zone;
             let mut out = Vec::with_capacity(len);
             for i in 0..len {
                 if !nulls.is_valid(i) {
@@ -605,7 +613,9 @@ pub(crate) fn eval_function(
                     Some(days)
                 } else {
                     let time = in_range(t.time_ns())?;
-                    days.checked_mul(86_400_000_000_000).and_then(|ns| ns.checked_add(time)).and_then(|ns| ns.checked_sub(off))
+                    days.checked_mul(86_400_000_000_000)
+                        .and_then(|ns| ns.checked_add(time))
+                        .and_then(|local| i64::try_from(zone.local_to_utc(local as i128)).ok())
                 };
                 out.push(value.ok_or_else(|| DbError::new(sqlstate::DATETIME_FIELD_OVERFLOW, "timestamp out of range"))?);
             }
@@ -628,15 +638,15 @@ pub(crate) fn eval_function(
             Ok(prim_column(DataType::TimestampTz, v, nulls))
         }
         Age => {
-            let off = if types[0] == DataType::TimestampTz {
-                ctx.format.utc_offset_secs
+            let zone = if types[0] == DataType::TimestampTz {
+                ctx.format.zone
             } else {
-                0
+                crate::types::Zone::UTC
             };
             let a = prim::<i64>(ops[0], len)?;
             let v = if ops.len() == 2 {
                 super::common::map2_try(a, prim::<i64>(ops[1], len)?, len, &nulls, |x, y| {
-                    super::datetime::age(x, y, off)
+                    super::datetime::age(x, y, zone)
                 })?
             } else {
                 super::common::map1_try(a, len, &nulls, |x| {

@@ -17,6 +17,7 @@
 use std::collections::BTreeMap;
 
 use crate::error::{sqlstate, DbError, DbResult};
+use crate::types::Zone;
 
 /// A setting's type, as pg_settings.vartype shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -248,7 +249,6 @@ pub fn canonical_value(s: &Setting, value: &str, current: Option<&str>) -> DbRes
         VarType::String => match s.name {
             "TimeZone" => canonical_time_zone(value).ok_or_else(|| {
                 invalid(s, value)
-                    .with_hint("Brewric supports UTC and fixed offsets such as '+02:00' for now.")
             }),
             "DateStyle" => canonical_date_style(s, value, current.unwrap_or(s.boot)),
             "client_encoding" => {
@@ -438,10 +438,15 @@ fn format_g(v: f64) -> String {
 }
 
 /// A TimeZone value as PostgreSQL shows it: UTC's names in their canonical
-/// spelling, a number of hours as a POSIX zone (`-7` → `<-07>+07`), other
-/// offsets as given. None for what Brewric cannot read (named zones).
+/// spelling, a number of hours as a POSIX zone (`-7` → `<-07>+07`), a tz
+/// database name in its own spelling (`america/new_york` →
+/// `America/New_York`), POSIX zones as given. None for an unknown zone.
 fn canonical_time_zone(value: &str) -> Option<String> {
-    let offset = crate::sql::session::parse_utc_offset(value)?;
+    let zone = Zone::from_setting(value)?;
+    let offset = match zone {
+        Zone::Fixed(off) => off,
+        Zone::Named(tz) => return Some(tz.name().to_string()),
+    };
     let t = value.trim();
     if let Some(name) = ["UTC", "GMT", "Zulu", "Universal", "Etc/UTC", "Etc/GMT"]
         .iter()
