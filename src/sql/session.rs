@@ -280,6 +280,11 @@ impl Session {
         };
         match value {
             Some(v) => self.settings.insert(key, v),
+            // A custom setting (`myapp.tenant`) stays defined once set, as
+            // PostgreSQL's placeholder variables do: RESET empties it.
+            None if key.contains('.') && settings::lookup(&key).is_none() => {
+                self.settings.insert(key, String::new())
+            }
             None => self.settings.remove(&key),
         };
     }
@@ -358,7 +363,13 @@ impl Session {
         let begin_settings = self.txn_settings.take();
         if !commit {
             std::mem::take(&mut self.txn_unique_keys).undo();
-            if let Some((values, sources)) = begin_settings {
+            if let Some((mut values, sources)) = begin_settings {
+                // custom settings first set in the transaction stay defined, empty
+                for key in self.settings.keys() {
+                    if !values.contains_key(key) && key.contains('.') && settings::lookup(key).is_none() {
+                        values.insert(key.clone(), String::new());
+                    }
+                }
                 self.settings = values;
                 Arc::make_mut(&mut self.setting_provenance).sources = sources;
             }
@@ -875,6 +886,9 @@ impl Session {
     }
 
     fn show(&self, name: &str) -> DbResult<String> {
+        if name.eq_ignore_ascii_case("session_authorization") {
+            return Ok(self.user.clone());
+        }
         self.settings.get(&name.to_lowercase()).cloned().ok_or_else(|| settings::unrecognized(name))
     }
 
@@ -3037,7 +3051,8 @@ fn show_name(variable: &[ast::Ident]) -> String {
     match words.join(" ").to_lowercase().as_str() {
         "transaction isolation level" => "transaction_isolation".into(),
         "time zone" => "timezone".into(),
-        "session authorization" => "session_authorization".into(),
+        // sqlparser takes SESSION as a scope: `SHOW SESSION AUTHORIZATION` arrives as `authorization`
+        "session authorization" | "authorization" => "session_authorization".into(),
         _ => words.join("."),
     }
 }
