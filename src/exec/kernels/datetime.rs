@@ -266,12 +266,7 @@ pub(crate) fn at_time_zone(
                 match &last {
                     Some((n, z)) if n == name => *z,
                     _ => {
-                        let z = Zone::from_at_time_zone(name).ok_or_else(|| {
-                            DbError::new(
-                                sqlstate::INVALID_PARAMETER_VALUE,
-                                format!("time zone \"{name}\" not recognized"),
-                            )
-                        })?;
+                        let z = zone_named(name)?;
                         last = Some((name.to_string(), z));
                         z
                     }
@@ -455,11 +450,20 @@ pub(crate) fn extract(
 
 /// `time_bucket(width interval, ts | tstz | date [, origin])`.
 pub(crate) fn time_bucket(
-    ty: DataType,
+    types: &[DataType],
     args: &[Operand],
     len: usize,
     nulls: Nulls,
+    ctx: &EvalContext,
 ) -> DbResult<Column> {
+    let ty = types[1];
+    match types.get(2) {
+        Some(DataType::Interval) => return time_bucket_with_offset(ty, args, len, nulls, ctx),
+        Some(DataType::Text | DataType::Varchar(_)) => {
+            return time_bucket_in_zone(args, len, nulls)
+        }
+        _ => {}
+    }
     let w: Arg<Interval> = prim(args[0], len)?;
     let origin: Option<Arg<i64>> = match args.get(2) {
         Some(o) => Some(prim(*o, len)?),
@@ -488,6 +492,108 @@ pub(crate) fn time_bucket(
         });
     }
     Ok(prim_column(ty, out, nulls))
+}
+
+/// TimescaleDB's `time_bucket(width, ts, "offset" interval)`: buckets shifted
+/// by the offset (`ts - offset` bucketed, then `+ offset`).
+fn time_bucket_with_offset(
+    ty: DataType,
+    args: &[Operand],
+    len: usize,
+    nulls: Nulls,
+    ctx: &EvalContext,
+) -> DbResult<Column> {
+    let zone = if ty == DataType::TimestampTz { ctx.format.zone } else { Zone::UTC };
+    let (w, t, offset): (Arg<Interval>, Arg<i64>, Arg<Interval>) =
+        (prim(args[0], len)?, prim(args[1], len)?, prim(args[2], len)?);
+    let mut out = Vec::with_capacity(len);
+    for i in 0..len {
+        let v = t.get(i);
+        out.push(if !nulls.is_valid(i) || !ts_finite(v) {
+            v
+        } else {
+            let shifted = ts_minus(v, offset.get(i), zone)?;
+            ts_plus(dt::time_bucket(w.get(i), shifted, None)?, offset.get(i), zone)?
+        });
+    }
+    Ok(prim_column(ty, out, nulls))
+}
+
+/// TimescaleDB's `time_bucket(width, ts, timezone [, origin [, "offset"]])`:
+/// buckets on the wall clock of the zone (a day starts at local midnight,
+/// also across daylight-saving changes): the timestamptz and the origin are
+/// read in the zone, bucketed as timestamps, and the bucket's start read back
+/// in the zone. The zone is read as `AT TIME ZONE` reads it.
+pub(crate) fn time_bucket_in_zone(
+    args: &[Operand],
+    len: usize,
+    nulls: Nulls,
+) -> DbResult<Column> {
+    let w: Arg<Interval> = prim(args[0], len)?;
+    let t: Arg<i64> = prim(args[1], len)?;
+    let names = bytes(args[2], len)?;
+    // origin and offset: per row, None where NULL (TimescaleDB's default)
+    let optional = |at: usize| -> DbResult<Option<Nulls>> {
+        match args.get(at) {
+            None => Ok(None),
+            Some(op) => Nulls::of(op, len).map(|n| (!n.all_null()).then_some(n)),
+        }
+    };
+    let (origin_valid, offset_valid) = (optional(3)?, optional(4)?);
+    let origin: Option<(Arg<i64>, Nulls)> = match origin_valid {
+        Some(n) => Some((prim(args[3], len)?, n)),
+        None => None,
+    };
+    let offset: Option<(Arg<Interval>, Nulls)> = match offset_valid {
+        Some(n) => Some((prim(args[4], len)?, n)),
+        None => None,
+    };
+    let mut last: Option<(String, Zone)> = None;
+    let mut out = Vec::with_capacity(len);
+    for i in 0..len {
+        let v = t.get(i);
+        if !nulls.is_valid(i) || !ts_finite(v) {
+            out.push(v);
+            continue;
+        }
+        let name = names.get_str(i);
+        let zone = match &last {
+            Some((n, z)) if n == name => *z,
+            _ => {
+                let z = zone_named(name)?;
+                last = Some((name.to_string(), z));
+                z
+            }
+        };
+        let mut local = tz_to_local(v, zone)?;
+        let origin_local = match &origin {
+            Some((o, valid)) if valid.is_valid(i) => Some(tz_to_local(o.get(i), zone)?),
+            _ => None,
+        };
+        let offset = match &offset {
+            Some((off, valid)) if valid.is_valid(i) => Some(off.get(i)),
+            _ => None,
+        };
+        if let Some(off) = offset {
+            local = ts_minus(local, off, Zone::UTC)?;
+        }
+        let mut bucket = dt::time_bucket(w.get(i), local, origin_local)?;
+        if let Some(off) = offset {
+            bucket = ts_plus(bucket, off, Zone::UTC)?;
+        }
+        out.push(local_to_tz(bucket, zone)?);
+    }
+    Ok(prim_column(DataType::TimestampTz, out, nulls))
+}
+
+/// The zone a text argument names (`AT TIME ZONE`'s reading), or 22023.
+fn zone_named(name: &str) -> DbResult<Zone> {
+    Zone::from_at_time_zone(name).ok_or_else(|| {
+        DbError::new(
+            sqlstate::INVALID_PARAMETER_VALUE,
+            format!("time zone \"{name}\" not recognized"),
+        )
+    })
 }
 
 /// PostgreSQL's date_bin(stride, source, origin) over timestamps: the start

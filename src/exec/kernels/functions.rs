@@ -306,6 +306,11 @@ const CATALOG: &[Entry] = &[
     ("time_bucket", F::TimeBucket, &[IV, D], D),
     ("time_bucket", F::TimeBucket, &[IV, TS, TS], TS),
     ("time_bucket", F::TimeBucket, &[IV, TZ, TZ], TZ),
+    ("time_bucket", F::TimeBucket, &[IV, TS, IV], TS),
+    ("time_bucket", F::TimeBucket, &[IV, TZ, IV], TZ),
+    ("time_bucket", F::TimeBucket, &[IV, TZ, T], TZ),
+    ("time_bucket", F::TimeBucket, &[IV, TZ, T, TZ], TZ),
+    ("time_bucket", F::TimeBucket, &[IV, TZ, T, TZ, IV], TZ),
     ("time_bucket", F::TimeBucket, &[I2, I2], I2),
     ("time_bucket", F::TimeBucket, &[I4, I4], I4),
     ("time_bucket", F::TimeBucket, &[I8, I8], I8),
@@ -555,6 +560,15 @@ pub(crate) fn eval_function(
             ))
         }
         F::Cast => return super::cast::cast_column(&ops[0].to_column(len), sig.result, ctx),
+        // time_bucket(width, ts, timezone, origin [, offset]): a NULL origin
+        // or offset means TimescaleDB's default, not a NULL bucket.
+        F::TimeBucket if types.len() > 3 => {
+            let nulls = Nulls::of_all(&ops[..3], len)?;
+            if nulls.all_null() {
+                return Ok(null_column(sig.result, len));
+            }
+            return super::datetime::time_bucket_in_zone(&ops, len, nulls);
+        }
         _ => {}
     }
     let nulls = Nulls::of_all(&ops, len)?;
@@ -588,7 +602,7 @@ pub(crate) fn eval_function(
         ),
         DateBin => super::datetime::date_bin(types[1], &ops, len, nulls),
         TimeBucket => match types[0] {
-            DataType::Interval => super::datetime::time_bucket(types[1], &ops, len, nulls),
+            DataType::Interval => super::datetime::time_bucket(types, &ops, len, nulls, ctx),
             t => int_time_bucket(t, &ops, len, nulls),
         },
         ToDateFmt | ToTimestampFmt => {
