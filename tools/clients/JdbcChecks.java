@@ -136,6 +136,36 @@ public class JdbcChecks {
             }
         });
 
+        // pgjdbc sends the JVM's zone as the startup TimeZone and parses
+        // timestamptz text with its offset: a session in a named zone.
+        check("JVM time zone America/New_York", () -> {
+            TimeZone jvm = TimeZone.getDefault();
+            TimeZone.setDefault(TimeZone.getTimeZone("America/New_York"));
+            try (Connection z = DriverManager.getConnection(url, props);
+                 Statement s = z.createStatement()) {
+                try (ResultSet r = s.executeQuery("SHOW TimeZone")) { r.next(); expect(r.getString(1), "America/New_York", "TimeZone"); }
+                try (ResultSet r = s.executeQuery("SELECT '2024-07-01 12:00Z'::timestamptz, '2024-01-15 12:00Z'::timestamptz::text")) {
+                    r.next();
+                    expect(r.getObject(1, OffsetDateTime.class), OffsetDateTime.of(2024, 7, 1, 12, 0, 0, 0, ZoneOffset.UTC), "instant");
+                    expect(r.getTimestamp(1).toInstant().toString(), "2024-07-01T12:00:00Z", "getTimestamp");
+                    expect(r.getString(2), "2024-01-15 07:00:00-05", "text in the session zone");
+                }
+                try (PreparedStatement ps = z.prepareStatement("SELECT ?::timestamptz::text, date_trunc('day', ?::timestamptz)")) {
+                    OffsetDateTime t = OffsetDateTime.of(2024, 3, 10, 12, 0, 0, 0, ZoneOffset.UTC);
+                    for (int round = 0; round < 6; round++) {
+                        ps.setObject(1, t); ps.setObject(2, t);
+                        try (ResultSet r = ps.executeQuery()) {
+                            r.next();
+                            expect(r.getString(1), "2024-03-10 08:00:00-04", "parameter shown in the zone");
+                            expect(r.getObject(2, OffsetDateTime.class), OffsetDateTime.of(2024, 3, 10, 5, 0, 0, 0, ZoneOffset.UTC), "local midnight (EST)");
+                        }
+                    }
+                }
+            } finally {
+                TimeZone.setDefault(jvm);
+            }
+        });
+
         check("simple query mode (preferQueryMode=simple)", () -> {
             Properties p2 = new Properties(props);
             p2.setProperty("preferQueryMode", "simple");
