@@ -331,8 +331,7 @@ fn eval_case(
         if remaining.is_empty() {
             break;
         }
-        let sub = batch.take(&remaining);
-        let c = eval(cond, &sub, cx)?.into_column(sub.len);
+        let c = eval_on_rows(cond, batch, &remaining, cx)?.into_column(remaining.len());
         let mut hit = Vec::new();
         let mut miss = Vec::new();
         for (j, &row) in remaining.iter().enumerate() {
@@ -343,8 +342,7 @@ fn eval_case(
             }
         }
         if !hit.is_empty() {
-            let sub = batch.take(&hit);
-            let v = eval(then, &sub, cx)?;
+            let v = eval_on_rows(then, batch, &hit, cx)?;
             for (j, &row) in hit.iter().enumerate() {
                 out[row as usize] = v.datum(j);
             }
@@ -352,8 +350,7 @@ fn eval_case(
         remaining = miss;
     }
     if !remaining.is_empty() {
-        let sub = batch.take(&remaining);
-        let v = eval(otherwise, &sub, cx)?;
+        let v = eval_on_rows(otherwise, batch, &remaining, cx)?;
         for (j, &row) in remaining.iter().enumerate() {
             out[row as usize] = v.datum(j);
         }
@@ -361,6 +358,34 @@ fn eval_case(
     Ok(Value::Column(Arc::new(Column::from_datums(
         data_type, &out,
     ))))
+}
+
+/// `expr` over some rows of `batch` (a CASE branch's). The subqueries'
+/// per-row results were computed for the whole batch: they are taken by the
+/// same rows, so that row j of the result is row `rows[j]`'s.
+fn eval_on_rows(expr: &Expr, batch: &Batch, rows: &[u32], cx: &EvalInputs) -> DbResult<Value> {
+    let sub = batch.take(rows);
+    if !cx.subqueries.values().any(|v| matches!(v, Value::Column(_))) {
+        return eval(expr, &sub, cx);
+    }
+    let subqueries: HashMap<usize, Value> = cx
+        .subqueries
+        .iter()
+        .map(|(id, v)| {
+            let v = match v {
+                Value::Column(c) => Value::Column(Arc::new(c.take(rows))),
+                scalar => scalar.clone(),
+            };
+            (*id, v)
+        })
+        .collect();
+    let sub_cx = EvalInputs {
+        eval: cx.eval,
+        params: cx.params,
+        outer: cx.outer,
+        subqueries: &subqueries,
+    };
+    eval(expr, &sub, &sub_cx)
 }
 
 /// The rows of `batch` for which `predicate` is true (not false, not NULL).

@@ -1667,7 +1667,13 @@ impl<'a> Binder<'a> {
             A::Cast {
                 expr, data_type, ..
             } => {
-                let inner = self.bind_expr(expr, scope, agg)?;
+                // `ARRAY[]::int[]`: the cast gives the empty array its type
+                let inner = match expr.as_ref() {
+                    A::Array(array) if array.elem.is_empty() => {
+                        Expr::Literal(Datum::text("{}"), DataType::Unknown)
+                    }
+                    _ => self.bind_expr(expr, scope, agg)?,
+                };
                 if let Some(kind) = object_identifiers::ObjectIdentifier::of(data_type) {
                     return self.bind_object_identifier_cast(inner, kind);
                 }
@@ -2950,12 +2956,7 @@ impl<'a> Binder<'a> {
         let negated = match (op, all) {
             (ast::BinaryOperator::Eq, false) => false,
             (ast::BinaryOperator::NotEq, true) => true,
-            _ => {
-                return Err(DbError::unsupported(format!(
-                    "{op} {}",
-                    if all { "ALL" } else { "ANY" }
-                )))
-            }
+            _ => return self.bind_quantified_comparison(left, op, right, all, scope, agg),
         };
         let x = self.bind_expr(left, scope, agg)?;
         // A NULL array makes ANY/ALL NULL (IN over no rows would be false).
@@ -2999,6 +3000,67 @@ impl<'a> Binder<'a> {
                 data_type: DataType::Bool,
             },
             None => quantified,
+        })
+    }
+
+    /// `x op ANY (…)` / `x op ALL (…)` for an operator other than `= ANY` and
+    /// `<> ALL` (which are IN / NOT IN): a correlated subquery folding the
+    /// comparisons with PostgreSQL's three-valued rules — ANY is true if one
+    /// comparison is, else NULL if one is NULL, else false (also for no rows);
+    /// ALL is false if one comparison is, else NULL if one is NULL, else true.
+    fn bind_quantified_comparison(
+        &mut self,
+        left: &ast::Expr,
+        op: &ast::BinaryOperator,
+        right: &ast::Expr,
+        all: bool,
+        scope: &Scope,
+        agg: Option<&mut AggContext>,
+    ) -> DbResult<Expr> {
+        let quantifier = if all { "ALL" } else { "ANY" };
+        // A NULL array makes the result NULL (an empty one does not).
+        let mut null_array = None;
+        let set = match right {
+            ast::Expr::Subquery(q) => q.to_string(),
+            array => {
+                let bound = self.bind_expr(array, scope, None)?;
+                null_array = Some(Expr::IsNull {
+                    expr: Box::new(bound.clone()),
+                    negated: false,
+                });
+                let cast = match bound.data_type() {
+                    DataType::Array(_) => String::new(),
+                    DataType::Unknown => "::text[]".to_string(),
+                    _ => {
+                        return Err(DbError::new(
+                            sqlstate::WRONG_OBJECT_TYPE,
+                            format!("op {quantifier} (array) requires array on right side"),
+                        ))
+                    }
+                };
+                format!("SELECT unnest(({array}){cast})")
+            }
+        };
+        let fold = if all {
+            "CASE WHEN NOT bool_and(q.cmp) THEN false WHEN count(*) > count(q.cmp) THEN NULL ELSE true END"
+        } else {
+            "CASE WHEN bool_or(q.cmp) THEN true WHEN count(*) > count(q.cmp) THEN NULL ELSE false END"
+        };
+        let sql = format!(
+            "SELECT ({fold}) FROM (SELECT ({left}) {op} s.v AS cmp FROM ({set}) AS s(v)) AS q"
+        );
+        let query = match crate::sql::parse(&sql)?.pop() {
+            Some(ast::Statement::Query(q)) => q,
+            _ => return Err(DbError::internal(format!("{op} {quantifier} as a subquery"))),
+        };
+        let folded = self.bind_expr(&ast::Expr::Subquery(query), scope, agg)?;
+        Ok(match null_array {
+            Some(is_null) => Expr::Case {
+                whens: vec![(is_null, Expr::Literal(Datum::Null, DataType::Bool))],
+                otherwise: Box::new(folded),
+                data_type: DataType::Bool,
+            },
+            None => folded,
         })
     }
 
