@@ -2959,48 +2959,49 @@ impl<'a> Binder<'a> {
             _ => return self.bind_quantified_comparison(left, op, right, all, scope, agg),
         };
         let x = self.bind_expr(left, scope, agg)?;
-        // A NULL array makes ANY/ALL NULL (IN over no rows would be false).
-        let mut null_array = None;
-        let query = match right {
-            ast::Expr::Subquery(q) => q.clone(),
-            array => {
-                let bound = self.bind_expr(array, scope, None)?;
-                null_array = Some(Expr::IsNull {
-                    expr: Box::new(bound.clone()),
-                    negated: false,
-                });
-                let cast = match bound.data_type() {
-                    DataType::Array(_) => String::new(),
-                    DataType::Unknown => match x.data_type() {
-                        DataType::Unknown => "::text[]".to_string(),
-                        t => format!("::{}[]", t.name()),
-                    },
-                    _ => {
-                        return Err(DbError::new(
-                            sqlstate::WRONG_OBJECT_TYPE,
-                            format!(
-                                "op {} (array) requires array on right side",
-                                if all { "ALL" } else { "ANY" }
-                            ),
-                        ))
-                    }
-                };
-                let sql = format!("SELECT unnest(({array}){cast})");
-                match crate::sql::parse(&sql)?.pop() {
-                    Some(ast::Statement::Query(q)) => q,
-                    _ => return Err(DbError::internal("ANY over an array")),
-                }
+        let (query, null_array) = self.quantified_set(right, x.data_type(), all, scope)?;
+        let quantified = self.bind_subquery(&query, scope, SubqueryKind::In { negated }, Some(x))?;
+        Ok(null_if_array_null(null_array, quantified))
+    }
+
+    /// What `x op ANY/ALL (right)` ranges over, as a query: the subquery, or
+    /// `SELECT unnest(array)` (an untyped array literal read as an array of
+    /// `element`, text if unknown); with the test that the array is NULL,
+    /// which makes the comparison NULL (an empty array does not).
+    fn quantified_set(
+        &mut self,
+        right: &ast::Expr,
+        element: DataType,
+        all: bool,
+        scope: &Scope,
+    ) -> DbResult<(Box<ast::Query>, Option<Expr>)> {
+        let array = match right {
+            ast::Expr::Subquery(q) => return Ok((q.clone(), None)),
+            array => array,
+        };
+        let bound = self.bind_expr(array, scope, None)?;
+        let cast = match (bound.data_type(), element) {
+            (DataType::Array(_), _) => String::new(),
+            (DataType::Unknown, DataType::Unknown) => "::text[]".to_string(),
+            (DataType::Unknown, t) => format!("::{}[]", t.name()),
+            _ => {
+                let quantifier = if all { "ALL" } else { "ANY" };
+                return Err(DbError::new(
+                    sqlstate::WRONG_OBJECT_TYPE,
+                    format!("op {quantifier} (array) requires array on right side"),
+                ));
             }
         };
-        let quantified = self.bind_subquery(&query, scope, SubqueryKind::In { negated }, Some(x))?;
-        Ok(match null_array {
-            Some(is_null) => Expr::Case {
-                whens: vec![(is_null, Expr::Literal(Datum::Null, DataType::Bool))],
-                otherwise: Box::new(quantified),
-                data_type: DataType::Bool,
-            },
-            None => quantified,
-        })
+        let sql = format!("SELECT unnest(({array}){cast})");
+        let query = match crate::sql::parse(&sql)?.pop() {
+            Some(ast::Statement::Query(q)) => q,
+            _ => return Err(DbError::internal("ANY over an array")),
+        };
+        let is_null = Expr::IsNull {
+            expr: Box::new(bound),
+            negated: false,
+        };
+        Ok((query, Some(is_null)))
     }
 
     /// `x op ANY (…)` / `x op ALL (…)` for an operator other than `= ANY` and
@@ -3018,29 +3019,7 @@ impl<'a> Binder<'a> {
         agg: Option<&mut AggContext>,
     ) -> DbResult<Expr> {
         let quantifier = if all { "ALL" } else { "ANY" };
-        // A NULL array makes the result NULL (an empty one does not).
-        let mut null_array = None;
-        let set = match right {
-            ast::Expr::Subquery(q) => q.to_string(),
-            array => {
-                let bound = self.bind_expr(array, scope, None)?;
-                null_array = Some(Expr::IsNull {
-                    expr: Box::new(bound.clone()),
-                    negated: false,
-                });
-                let cast = match bound.data_type() {
-                    DataType::Array(_) => String::new(),
-                    DataType::Unknown => "::text[]".to_string(),
-                    _ => {
-                        return Err(DbError::new(
-                            sqlstate::WRONG_OBJECT_TYPE,
-                            format!("op {quantifier} (array) requires array on right side"),
-                        ))
-                    }
-                };
-                format!("SELECT unnest(({array}){cast})")
-            }
-        };
+        let (set, null_array) = self.quantified_set(right, DataType::Unknown, all, scope)?;
         let fold = if all {
             "CASE WHEN NOT bool_and(q.cmp) THEN false WHEN count(*) > count(q.cmp) THEN NULL ELSE true END"
         } else {
@@ -3054,14 +3033,7 @@ impl<'a> Binder<'a> {
             _ => return Err(DbError::internal(format!("{op} {quantifier} as a subquery"))),
         };
         let folded = self.bind_expr(&ast::Expr::Subquery(query), scope, agg)?;
-        Ok(match null_array {
-            Some(is_null) => Expr::Case {
-                whens: vec![(is_null, Expr::Literal(Datum::Null, DataType::Bool))],
-                otherwise: Box::new(folded),
-                data_type: DataType::Bool,
-            },
-            None => folded,
-        })
+        Ok(null_if_array_null(null_array, folded))
     }
 
     /// `current_setting(name [, missing_ok])`: the session's value now (the
@@ -3448,6 +3420,18 @@ fn figure_colname(e: &ast::Expr) -> (String, u8) {
             _ => ("?column?".into(), 0),
         },
         _ => ("?column?".into(), 0),
+    }
+}
+
+/// A quantified comparison is NULL where its array is (see `quantified_set`).
+fn null_if_array_null(null_array: Option<Expr>, quantified: Expr) -> Expr {
+    match null_array {
+        Some(is_null) => Expr::Case {
+            whens: vec![(is_null, Expr::Literal(Datum::Null, DataType::Bool))],
+            otherwise: Box::new(quantified),
+            data_type: DataType::Bool,
+        },
+        None => quantified,
     }
 }
 
