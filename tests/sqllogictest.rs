@@ -530,10 +530,7 @@ fn shared_corpus() -> Option<PathBuf> {
 
 /// Records of the shared corpus Brewric does not pass yet, by file, with why
 /// (README "Tests" lists them): any other failure fails the test.
-const CORPUS_KNOWN_FAILURES: &[(&str, usize)] = &[
-    // numeric NaN / Infinity (numeric is a 28-digit decimal).
-    ("functions/round.slt.part", 1),
-];
+const CORPUS_KNOWN_FAILURES: &[(&str, usize)] = &[];
 
 #[tokio::test]
 async fn shared_corpus_simple_protocol() {

@@ -39,7 +39,7 @@ fn sample_batch() -> Batch {
             Datum::text("r1"),
             Datum::Float64(97.5),
             Datum::Bool(true),
-            Datum::Numeric(rust_decimal::Decimal::new(1250, 2)),
+            Datum::Numeric(rust_decimal::Decimal::new(1250, 2).into()),
             Datum::Interval(Interval {
                 months: 1,
                 days: 2,
@@ -61,7 +61,7 @@ fn sample_batch() -> Batch {
             Datum::text("ünïcödé 'quoted'"),
             Datum::Null,
             Datum::Null,
-            Datum::Numeric(rust_decimal::Decimal::new(-5, 0)),
+            Datum::Numeric(rust_decimal::Decimal::new(-5, 0).into()),
             Datum::Interval(Interval {
                 months: 0,
                 days: 0,
@@ -238,7 +238,7 @@ fn segment_rows() -> Batch {
             Datum::text(format!("host_{}", i / 1000)),
             Datum::text(format!("{i:06} GET /api/v1/items/{} 200 {}ms user-agent=probe/{}", rng.next() % 100_000, rng.next() % 500, i % 3)),
             if i % 11 == 0 { Datum::Null } else { Datum::Bool(rng.next() % 4 != 0) },
-            Datum::Numeric(rust_decimal::Decimal::new((rng.next() % 1_000_000) as i64 - 500_000, 3)),
+            Datum::Numeric(rust_decimal::Decimal::new((rng.next() % 1_000_000) as i64 - 500_000, 3).into()),
             Datum::Interval(Interval { months: (i % 13) as i32, days: (i % 31) as i32, micros: (rng.next() % 86_400_000_000) as i64 }),
             Datum::Int32(20_000 + (i / 100) as i32),
         ];

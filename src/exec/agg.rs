@@ -12,7 +12,7 @@ use std::sync::Arc;
 use crate::error::{DbError, DbResult};
 use crate::exec::vector::{Batch, Column, ColumnData};
 use crate::sql::plan::AggFunc;
-use crate::types::{DataType, Datum};
+use crate::types::{DataType, Datum, Numeric};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AggMode {
@@ -36,7 +36,11 @@ pub fn encode_key(col: &Column, i: usize, out: &mut Vec<u8>) {
         ColumnData::Int64(v) => out.extend_from_slice(&v[i].to_le_bytes()),
         ColumnData::Float32(v) => out.extend_from_slice(&canonical_f64(v[i] as f64).to_le_bytes()),
         ColumnData::Float64(v) => out.extend_from_slice(&canonical_f64(v[i]).to_le_bytes()),
-        ColumnData::Numeric(v) => out.extend_from_slice(v[i].normalize().to_string().as_bytes()),
+        ColumnData::Numeric(v) => match v[i] {
+            crate::types::Numeric::Finite(d) => out.extend_from_slice(d.normalize().to_string().as_bytes()),
+            // "NaN" and "±Infinity" never collide with a decimal's digits.
+            special => out.extend_from_slice(special.to_string().as_bytes()),
+        },
         ColumnData::Bytes(b) => {
             let s = b.get(i);
             out.extend_from_slice(&(s.len() as u32).to_le_bytes());
@@ -248,7 +252,7 @@ enum Acc {
         seen: Vec<bool>,
     },
     SumDec {
-        sum: Vec<Decimal>,
+        sum: Vec<Numeric>,
         seen: Vec<bool>,
     },
     AvgInt {
@@ -260,7 +264,7 @@ enum Acc {
         count: Vec<i64>,
     },
     AvgDec {
-        sum: Vec<Decimal>,
+        sum: Vec<Numeric>,
         count: Vec<i64>,
     },
     MinMax {
@@ -366,7 +370,7 @@ impl Accumulator {
                 seen.resize(groups, false)
             }
             Acc::SumDec { sum, seen } => {
-                sum.resize(groups, Decimal::ZERO);
+                sum.resize(groups, Numeric::ZERO);
                 seen.resize(groups, false)
             }
             Acc::AvgInt { sum, count } => {
@@ -378,7 +382,7 @@ impl Accumulator {
                 count.resize(groups, 0)
             }
             Acc::AvgDec { sum, count } => {
-                sum.resize(groups, Decimal::ZERO);
+                sum.resize(groups, Numeric::ZERO);
                 count.resize(groups, 0)
             }
             Acc::MinMax { vals, .. } => vals.resize(groups, Datum::Null),
@@ -563,7 +567,7 @@ impl Accumulator {
 
     /// Partial states as columns (merged by `merge`).
     pub fn emit_state(&self, groups: usize) -> Vec<Column> {
-        let seen_dec = |sum: &[Decimal], seen: &[bool]| {
+        let seen_dec = |sum: &[Numeric], seen: &[bool]| {
             let d: Vec<Datum> = (0..groups)
                 .map(|g| {
                     if seen[g] {
@@ -582,7 +586,7 @@ impl Accumulator {
                 None,
             )],
             Acc::SumInt { sum, seen } => {
-                let d: Vec<Decimal> = sum.iter().map(|s| i128_to_dec(*s)).collect();
+                let d: Vec<Numeric> = sum.iter().map(|s| i128_to_dec(*s)).collect();
                 vec![seen_dec(&d, seen)]
             }
             Acc::SumFloat { sum, seen } => {
@@ -648,7 +652,7 @@ impl Accumulator {
             Acc::SumInt { sum, seen } => {
                 for (i, &g) in ids.iter().enumerate() {
                     if let Datum::Numeric(d) = state[0].datum(i) {
-                        sum[g as usize] += d.to_i128().ok_or_else(bad_state)?;
+                        sum[g as usize] += d.finite().and_then(|d| d.to_i128()).ok_or_else(bad_state)?;
                         seen[g as usize] = true;
                     }
                 }
@@ -675,7 +679,7 @@ impl Accumulator {
                 };
                 for (i, &g) in ids.iter().enumerate() {
                     if let Datum::Numeric(d) = state[0].datum(i) {
-                        sum[g as usize] += d.to_i128().ok_or_else(bad_state)?;
+                        sum[g as usize] += d.finite().and_then(|d| d.to_i128()).ok_or_else(bad_state)?;
                     }
                     count[g as usize] += c[i];
                 }
@@ -840,19 +844,19 @@ fn bad_state() -> DbError {
     DbError::internal("malformed partial aggregate state")
 }
 
-fn checked_dec_add(a: Decimal, b: Decimal) -> DbResult<Decimal> {
-    a.checked_add(b)
-        .ok_or_else(|| DbError::out_of_range("numeric"))
+/// sum's step: PostgreSQL's numeric addition (a NaN, or both infinities, make the sum NaN).
+fn checked_dec_add(a: Numeric, b: Numeric) -> DbResult<Numeric> {
+    crate::exec::kernels::numeric_add(a, b)
 }
 
-fn i128_to_dec(v: i128) -> Decimal {
-    Decimal::from_i128_with_scale(v, 0)
+fn i128_to_dec(v: i128) -> Numeric {
+    Numeric::Finite(Decimal::from_i128_with_scale(v, 0))
 }
 
 /// avg over exact numbers: sum / count with PostgreSQL's division scale.
-fn avg_numeric(sum: Decimal, count: i64) -> DbResult<Decimal> {
+fn avg_numeric(sum: Numeric, count: i64) -> DbResult<Numeric> {
     let c = Decimal::from_i64(count).ok_or_else(|| DbError::out_of_range("numeric"))?;
-    crate::exec::kernels::numeric_div(sum, c)
+    crate::exec::kernels::numeric_div(sum, Numeric::Finite(c))
 }
 
 /// Calls `f(group, value)` for every live row; `live` is None when all rows are.

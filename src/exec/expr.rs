@@ -450,10 +450,18 @@ fn apply_numeric_typmod(d: &Datum, precision: u32, scale: u32) -> DbResult<Datum
 /// numeric(p, s): round half away from zero to `s` digits, then require
 /// fewer than `p - s` integer digits (22003 otherwise), as PostgreSQL does.
 pub fn round_numeric(
-    v: rust_decimal::Decimal,
+    v: crate::types::Numeric,
     precision: u32,
     scale: u32,
-) -> DbResult<rust_decimal::Decimal> {
+) -> DbResult<crate::types::Numeric> {
+    let v = match v {
+        crate::types::Numeric::Finite(d) => d,
+        crate::types::Numeric::NaN => return Ok(v),
+        _ => {
+            return Err(DbError::new(crate::error::sqlstate::NUMERIC_VALUE_OUT_OF_RANGE, "numeric field overflow")
+                .with_detail(format!("A field with precision {precision}, scale {scale} cannot hold an infinite value.")))
+        }
+    };
     let mut r = v.round_dp_with_strategy(
         scale.min(28),
         rust_decimal::RoundingStrategy::MidpointAwayFromZero,
@@ -466,5 +474,5 @@ pub fn round_numeric(
         )));
     }
     r.rescale(scale.min(28));
-    Ok(r)
+    Ok(crate::types::Numeric::Finite(r))
 }

@@ -446,7 +446,7 @@ fn group_state(
         } else {
             sum_i64_block(&b.header, &b.payload)
                 .map_err(corrupt)?
-                .map(|s| (DataType::Numeric, Datum::Numeric(Decimal::from(s))))
+                .map(|s| (DataType::Numeric, Datum::Numeric(Decimal::from(s).into())))
         })
     };
     let bound = |i: usize, t: DataType, min: bool| -> Option<Datum> {

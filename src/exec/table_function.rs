@@ -80,17 +80,29 @@ impl Series {
     fn generate_series(args: &[Datum], t: DataType, ctx: &QueryContext) -> DbResult<Series> {
         Ok(match t {
             DataType::Numeric => {
-                let num = |d: &Datum| match d {
-                    Datum::Numeric(v) => *v,
-                    other => Decimal::from(other.as_i64().unwrap_or(0)),
+                // PostgreSQL's generate_series_step_numeric refuses NaN and infinities.
+                let num = |d: &Datum, what: &str| -> DbResult<Decimal> {
+                    match d {
+                        Datum::Numeric(v) => v.finite().ok_or_else(|| {
+                            let kind = if v.is_nan() { "NaN" } else { "infinity" };
+                            DbError::new(
+                                crate::error::sqlstate::INVALID_PARAMETER_VALUE,
+                                format!("{what} cannot be {kind}"),
+                            )
+                        }),
+                        other => Ok(Decimal::from(other.as_i64().unwrap_or(0))),
+                    }
                 };
-                let step = args.get(2).map_or(Decimal::ONE, num);
+                let step = match args.get(2) {
+                    Some(d) => num(d, "step size")?,
+                    None => Decimal::ONE,
+                };
                 if step.is_zero() {
                     return Err(zero_step());
                 }
                 Series::Numeric {
-                    next: num(&args[0]),
-                    stop: num(&args[1]),
+                    next: num(&args[0], "start value")?,
+                    stop: num(&args[1], "stop value")?,
                     step,
                 }
             }
@@ -157,7 +169,7 @@ impl Series {
                         Some(n) => *next = n,
                         None => *self = Series::Done,
                     }
-                    Some(Datum::Numeric(v))
+                    Some(Datum::Numeric(v.into()))
                 }
             }
             Series::Timestamp {

@@ -6,10 +6,9 @@
 //! Must not: interpret SQL, or loop over `Datum`s on a hot path (`Datum`
 //! accessors here exist for constants, results and tests).
 
-use rust_decimal::Decimal;
 use std::sync::Arc;
 
-use crate::types::{DataType, Datum, Interval, PhysicalType};
+use crate::types::{DataType, Datum, Interval, Numeric, PhysicalType};
 
 /// Rows per batch handed between operators.
 pub const BATCH_ROWS: usize = 2048;
@@ -167,7 +166,7 @@ pub enum ColumnData {
     Int64(Vec<i64>),
     Float32(Vec<f32>),
     Float64(Vec<f64>),
-    Numeric(Vec<Decimal>),
+    Numeric(Vec<Numeric>),
     Bytes(BytesColumn),
     Interval(Vec<Interval>),
 }
@@ -337,7 +336,7 @@ impl Column {
             ColumnData::Int64(v) => v.push(0),
             ColumnData::Float32(v) => v.push(0.0),
             ColumnData::Float64(v) => v.push(0.0),
-            ColumnData::Numeric(v) => v.push(Decimal::ZERO),
+            ColumnData::Numeric(v) => v.push(Numeric::ZERO),
             ColumnData::Bytes(v) => v.push(&[]),
             ColumnData::Interval(v) => v.push(Interval::default()),
         }

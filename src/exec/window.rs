@@ -20,7 +20,7 @@ use crate::exec::expr::{eval, EvalInputs};
 use crate::exec::operators::{compare_key, drain, next_slice, subquery_values, BatchFuture, BoxedOperator, Operator, QueryContext};
 use crate::exec::vector::{Batch, Column};
 use crate::sql::plan::*;
-use crate::types::{DataType, Datum};
+use crate::types::{DataType, Datum, Numeric};
 
 pub struct WindowOp {
     pub input: BoxedOperator,
@@ -180,7 +180,7 @@ fn layout(partition: &[Column], order: &[Column], keys: &[SortKey], n: usize) ->
 enum RangeKeys {
     Int(Vec<Option<i128>>),
     Float(Vec<Option<f64>>),
-    Dec(Vec<Option<Decimal>>),
+    Dec(Vec<Option<Numeric>>),
 }
 
 fn frame_offset(e: &Expr, ctx: &QueryContext, which: &str) -> DbResult<Datum> {
@@ -232,8 +232,9 @@ fn range_keys(col: &Column, key: &SortKey, offsets: [&FrameBound; 2], ctx: &Quer
         (DataType::Numeric, _) | (_, Some('d')) => RangeKeys::Dec(
             (0..n)
                 .map(|i| match get(i) {
-                    Datum::Numeric(d) => Some(d * Decimal::from(sign)),
-                    other => other.as_i64().map(|v| Decimal::from(v) * Decimal::from(sign)),
+                    Datum::Numeric(d) if sign < 0 => Some(crate::exec::kernels::numeric_neg(d)),
+                    Datum::Numeric(d) => Some(d),
+                    other => other.as_i64().map(|v| Numeric::Finite(Decimal::from(v) * Decimal::from(sign))),
                 })
                 .collect(),
         ),
@@ -254,7 +255,7 @@ fn range_keys(col: &Column, key: &SortKey, offsets: [&FrameBound; 2], ctx: &Quer
         let negative = match d {
             Datum::Float32(v) => *v < 0.0 || v.is_nan(),
             Datum::Float64(v) => *v < 0.0 || v.is_nan(),
-            Datum::Numeric(v) => v.is_sign_negative() && !v.is_zero(),
+            Datum::Numeric(v) => v.signum() < 0 || v.is_nan(),
             Datum::Interval(v) => v.total_micros() < 0,
             other => other.as_i64().is_some_and(|v| v < 0),
         };
@@ -305,10 +306,16 @@ impl RangeKeys {
             RangeKeys::Dec(v) => {
                 let off = match offset {
                     Datum::Numeric(d) => *d,
-                    d => d.as_f64().and_then(Decimal::from_f64).unwrap_or_default(),
+                    d => Numeric::Finite(d.as_f64().and_then(Decimal::from_f64).unwrap_or_default()),
                 };
                 let base = v[j].unwrap_or_default();
-                let target = if add { base.saturating_add(off) } else { base.saturating_sub(off) };
+                let moved = if add {
+                    crate::exec::kernels::numeric_add(base, off)
+                } else {
+                    crate::exec::kernels::numeric_sub(base, off)
+                };
+                // Past rust_decimal's range the frame reaches the partition's end.
+                let target = moved.unwrap_or_else(|_| Numeric::infinity(if add == (off.signum() >= 0) { 1 } else { -1 }));
                 part(v, from, to, target, strict)
             }
         }

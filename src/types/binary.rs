@@ -11,7 +11,7 @@ use rust_decimal::Decimal;
 
 use super::datetime::{self as dt, NANOS_PER_MICRO, PG_EPOCH_DAYS, PG_EPOCH_MICROS};
 use super::text::{self, decimal_from_digits, numeric_overflow};
-use super::{DataType, Datum, Interval};
+use super::{DataType, Datum, Interval, Numeric};
 use crate::error::{sqlstate, DbError, DbResult};
 
 /// numeric sign words.
@@ -222,7 +222,7 @@ fn be_u16(b: &[u8], at: usize) -> DbResult<u16> {
 /// numeric_recv: header (ndigits, weight, sign, dscale) and base-10000
 /// digits; digits below dscale are truncated as PostgreSQL does, then the
 /// value is rounded to rust_decimal's 28 fractional digits if it must be.
-fn decode_numeric(b: &[u8]) -> DbResult<Decimal> {
+fn decode_numeric(b: &[u8]) -> DbResult<Numeric> {
     let ndigits = be_u16(b, 0)? as usize;
     let weight = be_u16(b, 2)? as i16 as i64;
     let sign = be_u16(b, 4)?;
@@ -235,11 +235,9 @@ fn decode_numeric(b: &[u8]) -> DbResult<Decimal> {
     }
     match sign {
         NUMERIC_POS | NUMERIC_NEG => {}
-        NUMERIC_NAN | NUMERIC_PINF | NUMERIC_NINF => {
-            return Err(DbError::unsupported(
-                "numeric NaN and Infinity are not supported",
-            ))
-        }
+        NUMERIC_NAN => return Ok(Numeric::NaN),
+        NUMERIC_PINF => return Ok(Numeric::Infinity),
+        NUMERIC_NINF => return Ok(Numeric::NegInfinity),
         _ => return Err(bad_numeric("sign")),
     }
     if dscale & NUMERIC_DSCALE_MASK != dscale {
@@ -259,7 +257,7 @@ fn decode_numeric(b: &[u8]) -> DbResult<Decimal> {
         ]);
     }
     let scale = 4 * (ndigits as i64 - 1 - weight);
-    digits_at_dscale(digits, scale, dscale as i64, sign == NUMERIC_NEG)
+    digits_at_dscale(digits, scale, dscale as i64, sign == NUMERIC_NEG).map(Numeric::Finite)
 }
 
 /// Truncates `digits × 10^-scale` to `dscale` fractional digits (trunc_var),
@@ -294,8 +292,21 @@ fn digits_at_dscale(
 }
 
 /// numeric_send: base-10000 digits without leading or trailing zero groups,
-/// weight of the first group, dscale = the decimal's scale.
-fn encode_numeric(d: &Decimal, out: &mut Vec<u8>) {
+/// weight of the first group, dscale = the decimal's scale; the specials are
+/// a bare header with their sign word.
+fn encode_numeric(n: &Numeric, out: &mut Vec<u8>) {
+    let sign = match n {
+        Numeric::Finite(_) => None,
+        Numeric::NaN => Some(NUMERIC_NAN),
+        Numeric::Infinity => Some(NUMERIC_PINF),
+        Numeric::NegInfinity => Some(NUMERIC_NINF),
+    };
+    let (Numeric::Finite(d), None) = (n, sign) else {
+        out.extend_from_slice(&[0, 0, 0, 0]);
+        out.extend_from_slice(&sign.unwrap_or(NUMERIC_NAN).to_be_bytes());
+        out.extend_from_slice(&[0, 0]);
+        return;
+    };
     let scale = d.scale();
     let mut m = d.mantissa().unsigned_abs();
     let header = |n: usize, weight: i16, sign: u16, out: &mut Vec<u8>| {
@@ -385,7 +396,7 @@ mod tests {
         for (text, bytes) in NUMERIC_SEND {
             let d = num(text);
             assert_eq!(
-                hex(&enc(DataType::Numeric, &Datum::Numeric(d))),
+                hex(&enc(DataType::Numeric, &Datum::Numeric(d.into()))),
                 bytes,
                 "{text}"
             );
@@ -422,7 +433,14 @@ mod tests {
             dec("00010000123400000001").unwrap_err().message,
             "invalid sign in external \"numeric\" value"
         );
-        assert_eq!(dec("00010000c00000000001").unwrap_err().code, "0A000");
+        // numeric_send's special values: sign word C000 / D000 / F000, no digits.
+        assert_eq!(show("00000000c0000000"), "NaN");
+        assert_eq!(show("00000000d0000000"), "Infinity");
+        assert_eq!(show("00000000f0000000"), "-Infinity");
+        for special in [Numeric::NaN, Numeric::Infinity, Numeric::NegInfinity] {
+            let bytes = enc(DataType::Numeric, &Datum::Numeric(special));
+            assert_eq!(decode_binary(DataType::Numeric, &bytes).unwrap(), Datum::Numeric(special));
+        }
         assert_eq!(
             dec("000100004000ffff0001").unwrap_err().message,
             "invalid scale in external \"numeric\" value"
@@ -611,7 +629,7 @@ mod tests {
             "123456789012345678901234567.8",
             "5e27",
         ] {
-            let Datum::Numeric(d) =
+            let Datum::Numeric(Numeric::Finite(d)) =
                 crate::types::text::parse_text(DataType::Numeric, text, &ctx).unwrap()
             else {
                 panic!()
@@ -621,10 +639,10 @@ mod tests {
                 r.rescale(scale);
                 let back = decode_binary(
                     DataType::Numeric,
-                    &enc(DataType::Numeric, &Datum::Numeric(r)),
+                    &enc(DataType::Numeric, &Datum::Numeric(r.into())),
                 )
                 .unwrap();
-                assert_eq!(back, Datum::Numeric(r), "{text} @ {scale}");
+                assert_eq!(back, Datum::Numeric(r.into()), "{text} @ {scale}");
                 let Datum::Numeric(b) = back else { panic!() };
                 assert_eq!(b.scale(), r.scale());
             }

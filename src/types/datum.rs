@@ -2,10 +2,9 @@
 //! the single values of scalar subqueries and the rows of catalog tables.
 //! Must not: be used inside per-row loops of the executor (columns are).
 
-use rust_decimal::Decimal;
 use std::cmp::Ordering;
 
-use super::DataType;
+use super::{DataType, Numeric};
 
 /// PostgreSQL interval: months, days and microseconds are kept apart, as PostgreSQL does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -45,7 +44,7 @@ pub enum Datum {
     Int64(i64),
     Float32(f32),
     Float64(f64),
-    Numeric(Decimal),
+    Numeric(Numeric),
     /// text, varchar, bpchar, jsonb (UTF-8) and bytea (raw bytes).
     Bytes(Vec<u8>),
     Interval(Interval),
@@ -78,11 +77,10 @@ impl Datum {
 
     /// Any number as a float (numeric rounded).
     pub fn as_f64(&self) -> Option<f64> {
-        use rust_decimal::prelude::ToPrimitive;
         match self {
             Datum::Float32(v) => Some(*v as f64),
             Datum::Float64(v) => Some(*v),
-            Datum::Numeric(d) => d.to_f64(),
+            Datum::Numeric(d) => Some(d.to_f64()),
             other => other.as_i64().map(|v| v as f64),
         }
     }

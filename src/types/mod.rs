@@ -8,10 +8,12 @@ pub mod record;
 pub mod datetime;
 pub mod datetime_format;
 pub mod datum;
+pub mod numeric;
 pub mod text;
 pub mod zone;
 
 pub use datum::{Datum, Interval};
+pub use numeric::Numeric;
 pub use zone::Zone;
 
 /// A SQL type as the binder and executor see it.
@@ -23,7 +25,7 @@ pub enum DataType {
     Int64,
     Float32,
     Float64,
-    /// Arbitrary-precision numeric; values are `rust_decimal::Decimal` (28 digits).
+    /// Arbitrary-precision numeric; values are `Numeric` (rust_decimal's 28 digits, NaN, ±Infinity).
     Numeric,
     Text,
     /// varchar(n); `None` is unbounded varchar.

@@ -16,7 +16,7 @@ use super::datetime::{
     self as dt, DateUnit, MICROS_PER_DAY, MICROS_PER_HOUR, MICROS_PER_MINUTE, MICROS_PER_SEC,
     NANOS_PER_DAY, NANOS_PER_SEC,
 };
-use super::{DataType, Datum, FormatContext, Interval, Zone};
+use super::{DataType, Datum, FormatContext, Interval, Numeric, Zone};
 use crate::error::{sqlstate, DbError, DbResult};
 
 // ===========================================================================
@@ -537,13 +537,12 @@ pub(crate) fn numeric_overflow() -> DbError {
 /// numeric_in: `[+-]digits[.digits][e[+-]digits]`; the scale is kept as
 /// written ('1.50' has scale 2). Values beyond 28 fractional digits are
 /// rounded half away from zero; integer parts beyond rust_decimal's 96-bit
-/// mantissa fail with 22003. NaN and Infinity are not representable (0A000).
-pub fn parse_numeric(input: &str) -> DbResult<Decimal> {
+/// mantissa fail with 22003. NaN, [+-]Infinity and [+-]inf (any case) are
+/// numeric's special values.
+pub fn parse_numeric(input: &str) -> DbResult<Numeric> {
     let s = pg_trim(input);
-    if float_special(s).is_some() {
-        return Err(DbError::unsupported(format!(
-            "numeric value \"{s}\" is not supported"
-        )));
+    if let Some(special) = Numeric::parse_special(s) {
+        return Ok(special);
     }
     let num = scan_decimal_literal(s.as_bytes()).filter(|n| n.end == s.len());
     let num = num.ok_or_else(|| invalid_syntax("numeric", input))?;
@@ -551,7 +550,9 @@ pub fn parse_numeric(input: &str) -> DbResult<Decimal> {
     digits.extend_from_slice(num.int_digits);
     digits.extend_from_slice(num.frac_digits);
     let scale = num.frac_digits.len() as i64 - num.exponent;
-    decimal_from_digits(&digits, scale, num.negative).ok_or_else(numeric_overflow)
+    decimal_from_digits(&digits, scale, num.negative)
+        .map(Numeric::Finite)
+        .ok_or_else(numeric_overflow)
 }
 
 /// The parts of a decimal literal `[+-]digits[.digits][e[+-]digits]`.
@@ -670,7 +671,11 @@ pub(crate) fn decimal_from_digits(digits: &[u8], scale: i64, negative: bool) -> 
 }
 
 /// numeric_out: the value with exactly its scale ('1.50'), never '-0'.
-pub fn format_numeric(d: &Decimal, out: &mut Vec<u8>) {
+pub fn format_numeric(n: &Numeric, out: &mut Vec<u8>) {
+    let Numeric::Finite(d) = n else {
+        let _ = write!(out, "{n}");
+        return;
+    };
     if d.is_zero() && d.is_sign_negative() {
         let mut z = *d;
         z.set_sign_positive(true);
@@ -2734,7 +2739,19 @@ mod tests {
             ("22003", "value overflows numeric format".into())
         );
         assert_eq!(err(DataType::Numeric, "1e1000").0, "22003");
-        assert_eq!(err(DataType::Numeric, "NaN").0, "0A000");
+        for (input, shown) in [
+            ("NaN", "NaN"),
+            (" nan ", "NaN"),
+            ("Infinity", "Infinity"),
+            ("+inf", "Infinity"),
+            ("-INFINITY", "-Infinity"),
+            ("-inf", "-Infinity"),
+        ] {
+            assert_eq!(show(DataType::Numeric, input), shown, "{input:?}");
+        }
+        for bad in ["+NaN", "-nan", "infin", "Infinity1"] {
+            assert_eq!(err(DataType::Numeric, bad).0, "22P02", "{bad:?}");
+        }
         assert_eq!(err(DataType::Numeric, "1e999999999999").0, "22P02");
     }
 
@@ -3286,7 +3303,7 @@ mod tests {
         assert_eq!(fmt(DataType::Text, Datum::Bool(true)), "t");
         assert_eq!(fmt(DataType::Float32, Datum::Float64(0.1)), "0.1");
         assert_eq!(
-            fmt(DataType::Numeric, Datum::Numeric(Decimal::new(-0, 2))),
+            fmt(DataType::Numeric, Datum::Numeric(Decimal::new(-0, 2).into())),
             "0.00"
         );
         assert_eq!(fmt(DataType::Bool, Datum::Null), "");

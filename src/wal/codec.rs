@@ -3,7 +3,6 @@
 //! Must not: trust the bytes it decodes — every length is checked, and
 //! malformed input is an error, never a panic.
 
-use rust_decimal::Decimal;
 use std::sync::Arc;
 
 use crate::exec::vector::{Batch, Bitmap, BytesColumn, Column, ColumnData};
@@ -213,7 +212,7 @@ pub fn decode_batch(r: &mut Reader, types: &[DataType]) -> Result<Batch, CodecEr
                 ColumnData::Float64(fixed(r, rows, f64::from_le_bytes)?)
             }
             (TAG_NUMERIC, crate::types::PhysicalType::Numeric) => {
-                ColumnData::Numeric(fixed(r, rows, Decimal::deserialize)?)
+                ColumnData::Numeric(fixed(r, rows, crate::types::Numeric::deserialize)?)
             }
             (TAG_INTERVAL, crate::types::PhysicalType::Interval) => {
                 ColumnData::Interval(fixed(r, rows, |a: [u8; 16]| Interval {
@@ -274,7 +273,7 @@ mod tests {
                     },
                     Datum::Float64(i as f64 / 3.0),
                     Datum::Bool(i % 2 == 0),
-                    Datum::Numeric(Decimal::new(i * 125, 2)),
+                    Datum::Numeric(rust_decimal::Decimal::new(i * 125, 2).into()),
                     Datum::Interval(Interval {
                         months: i as i32,
                         days: -1,

@@ -2,7 +2,8 @@
 //! over the whole vector plus an OR-ed overflow flag, errors reported only
 //! for non-NULL rows), real/double precision (PostgreSQL's overflow,
 //! underflow and division-by-zero checks), numeric (rust_decimal with
-//! PostgreSQL's division result scale), and unary minus. Date, timestamp
+//! PostgreSQL's division result scale, and its rules for NaN and ±Infinity),
+//! and unary minus. Date, timestamp
 //! and interval arithmetic is delegated to `datetime`.
 //! Must not: resolve types (the signature says what both sides are), or
 //! report an error for a NULL row.
@@ -12,7 +13,7 @@ use rust_decimal::{Decimal, RoundingStrategy};
 use crate::error::{DbError, DbResult};
 use crate::exec::vector::Column;
 use crate::exec::{EvalContext, Operand};
-use crate::types::DataType;
+use crate::types::{DataType, Numeric};
 
 use super::common::{
     float_overflow, float_underflow, int_out_of_range, map1, map1_checked, map1_try, map2,
@@ -246,13 +247,112 @@ pub(crate) fn with_scale(d: Decimal, scale: u32) -> Decimal {
     r
 }
 
-/// `a / b` for numeric with PostgreSQL's result scale.
-pub(crate) fn numeric_div(a: Decimal, b: Decimal) -> DbResult<Decimal> {
+/// `a / b` for finite numerics with PostgreSQL's result scale.
+fn decimal_div(a: Decimal, b: Decimal) -> DbResult<Decimal> {
     if b.is_zero() {
         return Err(DbError::division_by_zero());
     }
     let q = a.checked_div(b).ok_or_else(numeric_overflow)?;
     Ok(with_scale(q, div_scale(a, b)))
+}
+
+/// `a + b` (PostgreSQL's numeric_add: NaN absorbs, Infinity + -Infinity is NaN).
+pub(crate) fn numeric_add(a: Numeric, b: Numeric) -> DbResult<Numeric> {
+    use Numeric::*;
+    Ok(match (a, b) {
+        (Finite(x), Finite(y)) => Finite(min_scale(
+            x.checked_add(y).ok_or_else(numeric_overflow)?,
+            x.scale().max(y.scale()),
+        )),
+        (NaN, _) | (_, NaN) | (Infinity, NegInfinity) | (NegInfinity, Infinity) => NaN,
+        (Infinity | NegInfinity, _) => a,
+        (_, inf) => inf,
+    })
+}
+
+/// `a - b` (numeric_sub: Infinity - Infinity is NaN).
+pub(crate) fn numeric_sub(a: Numeric, b: Numeric) -> DbResult<Numeric> {
+    use Numeric::*;
+    Ok(match (a, b) {
+        (Finite(x), Finite(y)) => Finite(min_scale(
+            x.checked_sub(y).ok_or_else(numeric_overflow)?,
+            x.scale().max(y.scale()),
+        )),
+        (NaN, _) | (_, NaN) | (Infinity, Infinity) | (NegInfinity, NegInfinity) => NaN,
+        (Infinity | NegInfinity, _) => a,
+        (_, inf) => Numeric::infinity(-inf.signum()),
+    })
+}
+
+/// `a * b` (numeric_mul: Infinity times zero is NaN, signs multiply).
+pub(crate) fn numeric_mul(a: Numeric, b: Numeric) -> DbResult<Numeric> {
+    use Numeric::*;
+    Ok(match (a, b) {
+        (Finite(x), Finite(y)) => Finite(min_scale(
+            x.checked_mul(y).ok_or_else(numeric_overflow)?,
+            x.scale() + y.scale(),
+        )),
+        (NaN, _) | (_, NaN) => NaN,
+        _ if a.signum() == 0 || b.signum() == 0 => NaN,
+        _ => Numeric::infinity(a.signum() * b.signum()),
+    })
+}
+
+/// `a / b` with PostgreSQL's result scale (numeric_div: NaN absorbs before the
+/// zero check, ±Infinity / ±Infinity is NaN, a finite value over Infinity is 0).
+pub(crate) fn numeric_div(a: Numeric, b: Numeric) -> DbResult<Numeric> {
+    numeric_quotient(a, b, |x, y| decimal_div(x, y))
+}
+
+/// The shared special-value rules of `/` and div(); `finite` divides two finite values.
+pub(crate) fn numeric_quotient(
+    a: Numeric,
+    b: Numeric,
+    finite: impl Fn(Decimal, Decimal) -> DbResult<Decimal>,
+) -> DbResult<Numeric> {
+    use Numeric::*;
+    Ok(match (a, b) {
+        (Finite(x), Finite(y)) => Finite(finite(x, y)?),
+        (NaN, _) | (_, NaN) => NaN,
+        (Infinity | NegInfinity, Infinity | NegInfinity) => NaN,
+        (Infinity | NegInfinity, _) if b.signum() == 0 => {
+            return Err(DbError::division_by_zero())
+        }
+        (Infinity | NegInfinity, _) => Numeric::infinity(a.signum() * b.signum()),
+        (Finite(_), _) => Numeric::ZERO,
+    })
+}
+
+/// `a % b` (numeric_mod: Infinity % nonzero is NaN, finite % Infinity is the finite value).
+pub(crate) fn numeric_rem(a: Numeric, b: Numeric) -> DbResult<Numeric> {
+    use Numeric::*;
+    Ok(match (a, b) {
+        (Finite(x), Finite(y)) => {
+            if y.is_zero() {
+                return Err(DbError::division_by_zero());
+            }
+            Finite(min_scale(
+                x.checked_rem(y).ok_or_else(numeric_overflow)?,
+                x.scale().max(y.scale()),
+            ))
+        }
+        (NaN, _) | (_, NaN) => NaN,
+        (Infinity | NegInfinity, _) if b.signum() == 0 => {
+            return Err(DbError::division_by_zero())
+        }
+        (Infinity | NegInfinity, _) => NaN,
+        (Finite(_), _) => a,
+    })
+}
+
+/// Unary minus: Infinity and -Infinity trade places, NaN stays.
+pub(crate) fn numeric_neg(a: Numeric) -> Numeric {
+    match a {
+        Numeric::Finite(x) => Numeric::Finite(-x),
+        Numeric::NaN => Numeric::NaN,
+        Numeric::Infinity => Numeric::NegInfinity,
+        Numeric::NegInfinity => Numeric::Infinity,
+    }
 }
 
 /// Pads `d` to at least `scale` fractional digits (PostgreSQL's display
@@ -268,42 +368,17 @@ pub(crate) fn min_scale(mut d: Decimal, scale: u32) -> Decimal {
 
 fn numeric_arith(
     op: BinaryOp,
-    a: Arg<Decimal>,
-    b: Arg<Decimal>,
+    a: Arg<Numeric>,
+    b: Arg<Numeric>,
     len: usize,
     nulls: &Nulls,
-) -> DbResult<Vec<Decimal>> {
-    let max_scale = |x: Decimal, y: Decimal| x.scale().max(y.scale());
+) -> DbResult<Vec<Numeric>> {
     match op {
-        BinaryOp::Plus => map2_try(a, b, len, nulls, |x, y| {
-            Ok(min_scale(
-                x.checked_add(y).ok_or_else(numeric_overflow)?,
-                max_scale(x, y),
-            ))
-        }),
-        BinaryOp::Minus => map2_try(a, b, len, nulls, |x, y| {
-            Ok(min_scale(
-                x.checked_sub(y).ok_or_else(numeric_overflow)?,
-                max_scale(x, y),
-            ))
-        }),
-        BinaryOp::Multiply => map2_try(a, b, len, nulls, |x, y| {
-            Ok(min_scale(
-                x.checked_mul(y).ok_or_else(numeric_overflow)?,
-                x.scale() + y.scale(),
-            ))
-        }),
+        BinaryOp::Plus => map2_try(a, b, len, nulls, numeric_add),
+        BinaryOp::Minus => map2_try(a, b, len, nulls, numeric_sub),
+        BinaryOp::Multiply => map2_try(a, b, len, nulls, numeric_mul),
         BinaryOp::Divide => map2_try(a, b, len, nulls, numeric_div),
-        BinaryOp::Modulo => map2_try(a, b, len, nulls, |x, y| {
-            if y.is_zero() {
-                Err(DbError::division_by_zero())
-            } else {
-                Ok(min_scale(
-                    x.checked_rem(y).ok_or_else(numeric_overflow)?,
-                    max_scale(x, y),
-                ))
-            }
-        }),
+        BinaryOp::Modulo => map2_try(a, b, len, nulls, numeric_rem),
         _ => Err(DbError::internal("not an arithmetic operator")),
     }
 }
@@ -378,7 +453,7 @@ pub(crate) fn negate(ty: DataType, a: Operand, len: usize) -> DbResult<Column> {
         )),
         Numeric => Ok(prim_column(
             ty,
-            map1(prim::<Decimal>(a, len)?, len, |x| -x),
+            map1(prim::<crate::types::Numeric>(a, len)?, len, numeric_neg),
             nulls,
         )),
         Interval => {
@@ -479,11 +554,14 @@ mod tests {
                 let (Datum::Numeric(x), Datum::Numeric(y)) = (a, b) else {
                     return None;
                 };
+                let (Some(x), Some(y)) = (x.finite(), y.finite()) else {
+                    return None;
+                };
                 let r = match op {
-                    BinaryOp::Plus => x.checked_add(*y),
-                    BinaryOp::Minus => x.checked_sub(*y),
-                    BinaryOp::Multiply => x.checked_mul(*y),
-                    _ => numeric_div(*x, *y).ok(),
+                    BinaryOp::Plus => x.checked_add(y).map(Numeric::Finite),
+                    BinaryOp::Minus => x.checked_sub(y).map(Numeric::Finite),
+                    BinaryOp::Multiply => x.checked_mul(y).map(Numeric::Finite),
+                    _ => numeric_div(x.into(), y.into()).ok(),
                 };
                 r.map(Datum::Numeric)
             });
@@ -598,14 +676,14 @@ mod tests {
         assert_eq!(r, d::num("1.50"));
         assert_eq!(
             r.clone(),
-            Datum::Numeric(Decimal::from_str("1.50").unwrap())
+            Datum::Numeric(Decimal::from_str("1.50").unwrap().into())
         );
     }
 
     #[test]
     fn numeric_division_scale_as_postgres() {
         let div = |a: &str, b: &str| {
-            numeric_div(Decimal::from_str(a).unwrap(), Decimal::from_str(b).unwrap())
+            numeric_div(Decimal::from_str(a).unwrap().into(), Decimal::from_str(b).unwrap().into())
                 .unwrap()
                 .to_string()
         };
@@ -624,7 +702,7 @@ mod tests {
         assert_eq!(div("0.5", "0.25"), "2.0000000000000000");
         assert_eq!(div("-1", "3"), "-0.33333333333333333333");
         assert_eq!(
-            numeric_div(Decimal::ONE, Decimal::ZERO).unwrap_err().code,
+            numeric_div(Decimal::ONE.into(), Numeric::ZERO).unwrap_err().code,
             "22012"
         );
     }

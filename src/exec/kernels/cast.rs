@@ -18,7 +18,7 @@ use crate::error::{sqlstate, DbError, DbResult};
 use crate::exec::vector::{BytesColumn, Column};
 use crate::exec::{EvalContext, Operand};
 use crate::types::text::{format_text, parse_text};
-use crate::types::{DataType, Datum};
+use crate::types::{DataType, Datum, Numeric};
 
 use super::common::{
     bare_name, bytes, bytes_column, float_overflow, float_underflow, int_out_of_range, map1,
@@ -327,17 +327,19 @@ fn float_to_int<F: Copy>(to: DataType, x: F, as_f64: fn(F) -> f64) -> (i64, bool
     }
 }
 
-/// float8_numeric / float4_numeric: `%.{digits}g`, then parsed as numeric.
-pub(crate) fn float_to_numeric(x: f64, digits: usize) -> DbResult<Decimal> {
+/// float8_numeric / float4_numeric: `%.{digits}g`, then parsed as numeric;
+/// NaN and ±Infinity map to numeric's own.
+pub(crate) fn float_to_numeric(x: f64, digits: usize) -> DbResult<Numeric> {
     if x.is_nan() {
-        return Err(DbError::unsupported("numeric NaN is not supported"));
+        return Ok(Numeric::NaN);
     }
     if x.is_infinite() {
-        return Err(DbError::new(
-            sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
-            "cannot convert infinity to numeric",
-        ));
+        return Ok(Numeric::infinity(if x < 0.0 { -1 } else { 1 }));
     }
+    float_to_decimal(x, digits).map(Numeric::Finite)
+}
+
+fn float_to_decimal(x: f64, digits: usize) -> DbResult<Decimal> {
     if x == 0.0 {
         return Ok(Decimal::ZERO);
     }
@@ -379,11 +381,28 @@ pub(crate) fn float_to_numeric(x: f64, digits: usize) -> DbResult<Decimal> {
 }
 
 /// numeric -> float through its decimal text (correctly rounded, as PostgreSQL's strtod).
-pub(crate) fn numeric_to_f64(d: Decimal) -> f64 {
-    d.to_string().parse().unwrap_or(0.0)
+pub(crate) fn numeric_to_f64(d: Numeric) -> f64 {
+    match d {
+        Numeric::Finite(d) => d.to_string().parse().unwrap_or(0.0),
+        special => special.to_f64(),
+    }
 }
 
-fn numeric_to_int(to: DataType, d: Decimal) -> DbResult<i64> {
+fn numeric_to_f32(d: Numeric) -> f32 {
+    match d {
+        Numeric::Finite(d) => d.to_string().parse().unwrap_or(0.0),
+        special => special.to_f64() as f32,
+    }
+}
+
+fn numeric_to_int(to: DataType, d: Numeric) -> DbResult<i64> {
+    let d = match d {
+        Numeric::Finite(d) => d,
+        special => {
+            let what = if special.is_nan() { "NaN" } else { "infinity" };
+            return Err(DbError::unsupported(format!("cannot convert {what} to {}", to.name())));
+        }
+    };
     let r = d.round_dp_with_strategy(0, RoundingStrategy::MidpointAwayFromZero);
     let v = match to {
         DataType::Int16 => r.to_i16().map(i64::from),
@@ -440,7 +459,7 @@ fn numeric_cast(
                 Int64 => Ok(prim_column(to, v, nulls)),
                 Float32 => Ok(prim_column(to, map1(a, len, |x| x as f32), nulls)),
                 Float64 => Ok(prim_column(to, map1(a, len, |x| x as f64), nulls)),
-                _ => Ok(prim_column(to, map1(a, len, Decimal::from), nulls)),
+                _ => Ok(prim_column(to, map1(a, len, |x| crate::types::Numeric::Finite(Decimal::from(x))), nulls)),
             }
         }
         (Float32, _) => {
@@ -509,17 +528,13 @@ fn numeric_cast(
             }
         }
         (Numeric, _) => {
-            let a = prim::<Decimal>(op, len)?;
+            let a = prim::<crate::types::Numeric>(op, len)?;
             match to {
                 Int16 | Int32 | Int64 => {
                     let r = map1_try(a, len, &nulls, |d| numeric_to_int(to, d))?;
                     Ok(out_int(to, r, nulls))
                 }
-                Float32 => Ok(prim_column(
-                    to,
-                    map1(a, len, |d| d.to_string().parse::<f32>().unwrap_or(0.0)),
-                    nulls,
-                )),
+                Float32 => Ok(prim_column(to, map1(a, len, numeric_to_f32), nulls)),
                 _ => Ok(prim_column(to, map1(a, len, numeric_to_f64), nulls)),
             }
         }
@@ -554,11 +569,11 @@ fn jsonb_cast(
     } else {
         "numeric"
     };
-    let mut nums: Vec<Decimal> = Vec::with_capacity(len);
+    let mut nums: Vec<Numeric> = Vec::with_capacity(len);
     let mut bools: Vec<bool> = Vec::with_capacity(len);
     for i in 0..len {
         if !nulls.is_valid(i) {
-            nums.push(Decimal::ZERO);
+            nums.push(Numeric::ZERO);
             bools.push(false);
             continue;
         }
@@ -572,13 +587,13 @@ fn jsonb_cast(
         }
         if to == DataType::Bool {
             bools.push(t.starts_with('t'));
-            nums.push(Decimal::ZERO);
+            nums.push(Numeric::ZERO);
         } else {
             let d = t
                 .parse::<Decimal>()
                 .or_else(|_| Decimal::from_scientific(t))
                 .map_err(|_| DbError::invalid_text("numeric", t))?;
-            nums.push(d);
+            nums.push(Numeric::Finite(d));
             bools.push(false);
         }
     }
@@ -617,7 +632,7 @@ mod tests {
             cast1(Datum::Float32(3.5), Float32, Int16).unwrap(),
             Datum::Int16(4)
         );
-        let n = |s: &str| Datum::Numeric(Decimal::from_str(s).unwrap());
+        let n = |s: &str| Datum::Numeric(Decimal::from_str(s).unwrap().into());
         assert_eq!(cast1(n("-2.5"), Numeric, Int32).unwrap(), Datum::Int32(-3));
         assert_eq!(cast1(n("2.5"), Numeric, Int64).unwrap(), Datum::Int64(3));
         let e = cast1(Datum::Int32(40000), Int32, Int16).unwrap_err();
@@ -757,7 +772,7 @@ mod tests {
         use DataType::*;
         assert_eq!(
             cast1(Datum::text("1.50"), Jsonb, Numeric).unwrap(),
-            Datum::Numeric(Decimal::from_str("1.50").unwrap())
+            Datum::Numeric(Decimal::from_str("1.50").unwrap().into())
         );
         assert_eq!(
             cast1(Datum::text("2.5"), Jsonb, Int32).unwrap(),

@@ -5,12 +5,11 @@
 //! Must not: know any SQL operator or function semantics; every loop here is
 //! dispatched on types once per call by the caller.
 
-use rust_decimal::Decimal;
 
 use crate::error::{DbError, DbResult};
 use crate::exec::vector::{Bitmap, BytesColumn, Column, ColumnData};
 use crate::exec::{EvalContext, Operand};
-use crate::types::{DataType, Datum, Interval, PhysicalType};
+use crate::types::{DataType, Datum, Interval, Numeric, PhysicalType};
 
 /// Which rows of a result are NULL, combined from the inputs' validity.
 #[derive(Debug, Clone, PartialEq)]
@@ -115,7 +114,7 @@ pub(crate) fn default_data(p: PhysicalType, len: usize) -> ColumnData {
         PhysicalType::Int64 => ColumnData::Int64(vec![0; len]),
         PhysicalType::Float32 => ColumnData::Float32(vec![0.0; len]),
         PhysicalType::Float64 => ColumnData::Float64(vec![0.0; len]),
-        PhysicalType::Numeric => ColumnData::Numeric(vec![Decimal::ZERO; len]),
+        PhysicalType::Numeric => ColumnData::Numeric(vec![Numeric::ZERO; len]),
         PhysicalType::Interval => ColumnData::Interval(vec![Interval::default(); len]),
         PhysicalType::Bytes => ColumnData::Bytes(BytesColumn {
             offsets: vec![0; len + 1],
@@ -161,7 +160,7 @@ prim!(i32, Int32);
 prim!(i64, Int64);
 prim!(f32, Float32);
 prim!(f64, Float64);
-prim!(Decimal, Numeric);
+prim!(Numeric, Numeric);
 prim!(Interval, Interval);
 
 /// A fixed-width operand: a column slice of exactly `len` rows, or one value for every row.

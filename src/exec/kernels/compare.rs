@@ -1,17 +1,15 @@
 //! Comparison kernels (=, <>, <, <=, >, >=) for every type, both sides of
 //! one type (the resolver widens cross-type operators first): integers,
 //! date/timestamps, PostgreSQL float order (NaN equals NaN and sorts above
-//! everything, -0 = +0), numeric by value, intervals by 30-day-month totals,
+//! everything, -0 = +0), numeric by value (NaN above Infinity, equal to itself), intervals by 30-day-month totals,
 //! bytes in C-collation byte order, bpchar ignoring trailing blanks.
 //! Must not: cast or resolve types, or compare NULL slots meaningfully (the
 //! result's validity comes from the inputs').
 
-use rust_decimal::Decimal;
-
 use crate::error::{DbError, DbResult};
 use crate::exec::vector::Column;
 use crate::exec::Operand;
-use crate::types::{DataType, Interval};
+use crate::types::{DataType, Interval, Numeric};
 
 use super::common::{bytes, map2, prim, prim_column, Arg, BArg, Nulls, Prim};
 use super::BinaryOp;
@@ -32,7 +30,7 @@ macro_rules! natural_ord {
         }
     )*};
 }
-natural_ord!(bool, i16, i32, i64, Decimal);
+natural_ord!(bool, i16, i32, i64, Numeric);
 
 macro_rules! float_ord {
     ($($t:ty),*) => {$(
@@ -136,7 +134,7 @@ pub(crate) fn compare(
         Int64 | Timestamp | TimestampTz | Oid => go::<i64>(op, a, b, len)?,
         Float32 => go::<f32>(op, a, b, len)?,
         Float64 => go::<f64>(op, a, b, len)?,
-        Numeric => go::<Decimal>(op, a, b, len)?,
+        Numeric => go::<crate::types::Numeric>(op, a, b, len)?,
         Interval => go::<crate::types::Interval>(op, a, b, len)?,
         Bpchar(_) => cmp_bytes_with(op, bytes(a, len)?, bytes(b, len)?, len, rtrim_blanks),
         Text | Varchar(_) | Name | Char | Bytea | Jsonb | Array(_) | Record | Unknown => {

@@ -7,7 +7,6 @@
 //! Must not: do calendar arithmetic itself — every field computation goes
 //! through `crate::types::datetime`; this file only loops and dispatches.
 
-use rust_decimal::Decimal;
 
 use crate::error::{sqlstate, DbError, DbResult};
 use crate::exec::vector::Column;
@@ -421,7 +420,7 @@ pub(crate) fn extract(
 ) -> DbResult<Column> {
     let f = bytes(field, len)?;
     let zone = ctx.format.zone;
-    let mut out: Vec<Decimal> = Vec::with_capacity(len);
+    let mut out: Vec<crate::types::Numeric> = Vec::with_capacity(len);
     // date_part(text, date) is `date_part($1, $2::timestamp)` in PostgreSQL;
     // extract(field FROM date) has its own, stricter, unit list.
     let (ty, vcol) = if as_float && ty == DataType::Date {
@@ -432,10 +431,10 @@ pub(crate) fn extract(
     };
     for i in 0..len {
         if !nulls.is_valid(i) {
-            out.push(Decimal::ZERO);
+            out.push(crate::types::Numeric::ZERO);
             continue;
         }
-        out.push(dt::extract_field_in_zone(f.get_str(i), ty, &vcol.datum(i), zone)?);
+        out.push(dt::extract_field_in_zone(f.get_str(i), ty, &vcol.datum(i), zone)?.into());
     }
     if as_float {
         let fl: Vec<f64> = out

@@ -15,7 +15,7 @@ use rust_decimal::{Decimal, MathematicalOps, RoundingStrategy};
 use crate::error::{sqlstate, DbError, DbResult};
 use crate::exec::vector::Column;
 use crate::exec::Operand;
-use crate::types::DataType;
+use crate::types::{DataType, Numeric as Num};
 
 use super::arith::{with_scale, IntOps};
 use super::common::{
@@ -219,6 +219,78 @@ fn numeric_power(x: Decimal, y: Decimal) -> DbResult<Decimal> {
     Ok(final_scale(r, 16 - est as i32, &[x.scale(), y.scale()]))
 }
 
+/// ln / log10 of NaN or ±Infinity (numeric_ln: -Infinity is negative).
+fn ln_special(x: Num) -> DbResult<Num> {
+    if x.signum() < 0 {
+        Err(log_negative())
+    } else {
+        Ok(x)
+    }
+}
+
+/// log(base, x) when either is NaN or ±Infinity (PostgreSQL's numeric_log).
+fn numeric_log_special(base: Num, x: Num) -> DbResult<Num> {
+    if base.is_nan() || x.is_nan() {
+        return Ok(Num::NaN);
+    }
+    if base.signum() < 0 || x.signum() < 0 {
+        return Err(log_negative());
+    }
+    if base.signum() == 0 || x.signum() == 0 {
+        return Err(log_zero());
+    }
+    Ok(match (base, x) {
+        // log(Inf, Inf) is Inf / Inf.
+        (Num::Infinity, Num::Infinity) => Num::NaN,
+        (Num::Infinity, _) => Num::ZERO,
+        _ => Num::Infinity,
+    })
+}
+
+/// power(x, y) when either is NaN or ±Infinity (PostgreSQL's numeric_power,
+/// which follows POSIX pow()).
+fn numeric_power_special(x: Num, y: Num) -> DbResult<Num> {
+    let one = Num::Finite(Decimal::ONE);
+    if x.is_nan() {
+        return Ok(if y.signum() == 0 && !y.is_nan() { one } else { Num::NaN });
+    }
+    if y.is_nan() {
+        return Ok(if x == one { one } else { Num::NaN });
+    }
+    let (sx, sy) = (x.signum(), y.signum());
+    if sx == 0 && sy < 0 {
+        return Err(DbError::new(POWER_ERR, "zero raised to a negative power is undefined"));
+    }
+    let y_integral = y.finite().is_none_or(|d| d.fract().is_zero());
+    if sx < 0 && !y_integral {
+        return Err(DbError::new(
+            POWER_ERR,
+            "a negative number raised to a non-integer power yields a complex result",
+        ));
+    }
+    if let Num::Finite(base) = x {
+        // y is ±Infinity.
+        let abs = base.abs();
+        if abs == Decimal::ONE {
+            return Ok(one);
+        }
+        let grows = abs > Decimal::ONE;
+        return Ok(if grows == (y == Num::Infinity) { Num::Infinity } else { Num::ZERO });
+    }
+    if sy == 0 {
+        return Ok(one);
+    }
+    if sy < 0 {
+        return Ok(Num::ZERO);
+    }
+    if x == Num::Infinity {
+        return Ok(Num::Infinity);
+    }
+    // -Infinity to a positive power: negative for odd integers.
+    let odd = y.finite().is_some_and(|d| (d % Decimal::TWO).abs() == Decimal::ONE);
+    Ok(if odd { Num::NegInfinity } else { Num::Infinity })
+}
+
 /// round(numeric, s) / trunc(numeric, s), with negative s rounding left of the point.
 pub(crate) fn numeric_round(d: Decimal, s: i32, strategy: RoundingStrategy) -> DbResult<Decimal> {
     if s >= 0 {
@@ -282,9 +354,13 @@ pub(crate) fn eval_math(
             Ok(prim_column(Float64, v, nulls))
         }};
     }
+    // Numeric kernels: `$f` on finite values, `$special` when the value is NaN or ±Infinity.
     macro_rules! n1 {
-        ($f:expr) => {{
-            let v = map1_try(prim::<Decimal>(args[0], len)?, len, &nulls, $f)?;
+        ($special:expr, $f:expr) => {{
+            let v = map1_try(prim::<Num>(args[0], len)?, len, &nulls, |x: Num| match x {
+                Num::Finite(d) => ($f)(d).map(Num::Finite),
+                s => ($special)(s),
+            })?;
             Ok(prim_column(Numeric, v, nulls))
         }};
     }
@@ -301,17 +377,21 @@ pub(crate) fn eval_math(
         }};
     }
     macro_rules! n2 {
-        ($f:expr) => {{
+        ($special:expr, $f:expr) => {{
             let v = map2_try(
-                prim::<Decimal>(args[0], len)?,
-                prim::<Decimal>(args[1], len)?,
+                prim::<Num>(args[0], len)?,
+                prim::<Num>(args[1], len)?,
                 len,
                 &nulls,
-                $f,
+                |x: Num, y: Num| match (x, y) {
+                    (Num::Finite(a), Num::Finite(b)) => ($f)(a, b).map(Num::Finite),
+                    _ => ($special)(x, y),
+                },
             )?;
             Ok(prim_column(Numeric, v, nulls))
         }};
     }
+    let unchanged = |x: Num| Ok(x);
     fn abs_int<T: IntOps + PartialOrd>(
         ty: DataType,
         a: Operand,
@@ -380,11 +460,7 @@ pub(crate) fn eval_math(
             map1(prim::<f64>(args[0], len)?, len, f64::abs),
             nulls,
         )),
-        (F::Abs, Numeric) => Ok(prim_column(
-            ty,
-            map1(prim::<Decimal>(args[0], len)?, len, |d| d.abs()),
-            nulls,
-        )),
+        (F::Abs, Numeric) => n1!(|x: Num| Ok(if x.is_nan() { x } else { Num::Infinity }), |d: Decimal| Ok(d.abs())),
         (F::Sign, Float64) => f1!(|x: f64| Ok(if x > 0.0 {
             1.0
         } else if x < 0.0 {
@@ -392,13 +468,10 @@ pub(crate) fn eval_math(
         } else {
             0.0
         })),
-        (F::Sign, Numeric) => n1!(|d: Decimal| Ok(Decimal::from(if d.is_zero() {
-            0
-        } else if d.is_sign_negative() {
-            -1
-        } else {
-            1
-        }))),
+        (F::Sign, Numeric) => n1!(
+            |x: Num| Ok(if x.is_nan() { x } else { Num::Finite(Decimal::from(x.signum())) }),
+            |d: Decimal| Ok(Decimal::from(Num::Finite(d).signum()))
+        ),
         (F::Round, Float64) => Ok(prim_column(
             Float64,
             map1(prim::<f64>(args[0], len)?, len, f64::round_ties_even),
@@ -427,28 +500,31 @@ pub(crate) fn eval_math(
             };
             if args.len() == 2 {
                 let v = map2_try(
-                    prim::<Decimal>(args[0], len)?,
+                    prim::<Num>(args[0], len)?,
                     prim::<i32>(args[1], len)?,
                     len,
                     &nulls,
-                    |d, s| numeric_round(d, s, strategy),
+                    |x, s| match x {
+                        Num::Finite(d) => numeric_round(d, s, strategy).map(Num::Finite),
+                        special => Ok(special),
+                    },
                 )?;
                 Ok(prim_column(Numeric, v, nulls))
             } else {
-                n1!(|d: Decimal| numeric_round(d, 0, strategy))
+                n1!(unchanged, |d: Decimal| numeric_round(d, 0, strategy))
             }
         }
-        (F::Ceil, Numeric) => n1!(|d: Decimal| Ok(d.ceil())),
-        (F::Floor, Numeric) => n1!(|d: Decimal| Ok(d.floor())),
+        (F::Ceil, Numeric) => n1!(unchanged, |d: Decimal| Ok(d.ceil())),
+        (F::Floor, Numeric) => n1!(unchanged, |d: Decimal| Ok(d.floor())),
         (F::Sqrt, Float64) => f1!(|x: f64| if x < 0.0 {
             Err(sqrt_negative())
         } else {
             Ok(x.sqrt())
         }),
-        (F::Sqrt, Numeric) => n1!(numeric_sqrt),
+        (F::Sqrt, Numeric) => n1!(|x: Num| if x.signum() < 0 { Err(sqrt_negative()) } else { Ok(x) }, numeric_sqrt),
         (F::Cbrt, Float64) => f1!(|x: f64| Ok(x.cbrt())),
         (F::Power, Float64) => f2!(dpow),
-        (F::Power, Numeric) => n2!(numeric_power),
+        (F::Power, Numeric) => n2!(numeric_power_special, numeric_power),
         (F::Exp, Float64) => f1!(|x: f64| {
             let r = x.exp();
             if r.is_infinite() && !x.is_infinite() {
@@ -459,12 +535,12 @@ pub(crate) fn eval_math(
                 Ok(r)
             }
         }),
-        (F::Exp, Numeric) => n1!(numeric_exp),
+        (F::Exp, Numeric) => n1!(|x: Num| Ok(if x.signum() < 0 { Num::ZERO } else { x }), numeric_exp),
         (F::Ln, Float64) => f1!(|x: f64| dln(x, false)),
-        (F::Ln, Numeric) => n1!(numeric_ln),
+        (F::Ln, Numeric) => n1!(ln_special, numeric_ln),
         (F::Log10, Float64) => f1!(|x: f64| dln(x, true)),
-        (F::Log10, Numeric) => n1!(|d: Decimal| numeric_log(Decimal::TEN, d)),
-        (F::Log, Numeric) => n2!(numeric_log),
+        (F::Log10, Numeric) => n1!(ln_special, |d: Decimal| numeric_log(Decimal::TEN, d)),
+        (F::Log, Numeric) => n2!(numeric_log_special, numeric_log),
         (F::Mod, Int16 | Int32 | Int64 | Numeric) => {
             let sig = super::BinarySignature {
                 op: super::BinaryOp::Modulo,
@@ -481,13 +557,17 @@ pub(crate) fn eval_math(
                 &crate::exec::EvalContext::default(),
             )
         }
-        (F::Div, Numeric) => n2!(|x: Decimal, y: Decimal| {
-            if y.is_zero() {
-                return Err(DbError::division_by_zero());
-            }
-            let q = x.checked_div(y).ok_or_else(numeric_overflow)?;
-            Ok(q.trunc())
-        }),
+        (F::Div, Numeric) => {
+            let v = map2_try(prim::<Num>(args[0], len)?, prim::<Num>(args[1], len)?, len, &nulls, |x, y| {
+                super::arith::numeric_quotient(x, y, |a, b| {
+                    if b.is_zero() {
+                        return Err(DbError::division_by_zero());
+                    }
+                    Ok(a.checked_div(b).ok_or_else(numeric_overflow)?.trunc())
+                })
+            })?;
+            Ok(prim_column(Numeric, v, nulls))
+        }
         (F::Degrees, Float64) => f1!(|x: f64| checked_f(x.to_degrees(), x, true)),
         (F::Radians, Float64) => f1!(|x: f64| checked_f(x.to_radians(), x, true)),
         (F::Sin, Float64) => f1!(|x: f64| if x.is_infinite() {
@@ -529,11 +609,10 @@ mod tests {
     use super::super::tests::call;
     use super::*;
     use crate::types::Datum;
-    use std::str::FromStr;
 
     fn n(s: &str) -> (Datum, DataType) {
         (
-            Datum::Numeric(Decimal::from_str(s).unwrap()),
+            Datum::Numeric(crate::types::text::parse_numeric(s).unwrap()),
             DataType::Numeric,
         )
     }

@@ -296,11 +296,23 @@ pub fn check_string_length(col: &Column, to: DataType) -> DbResult<()> {
 
 /// `a / b` for numeric with PostgreSQL's result scale (select_div_scale,
 /// capped at rust_decimal's 28 digits); 22012 on a zero divisor. For avg().
-pub fn numeric_div(
-    a: rust_decimal::Decimal,
-    b: rust_decimal::Decimal,
-) -> DbResult<rust_decimal::Decimal> {
+pub fn numeric_div(a: crate::types::Numeric, b: crate::types::Numeric) -> DbResult<crate::types::Numeric> {
     arith::numeric_div(a, b)
+}
+
+/// `a - b` for numeric with PostgreSQL's rules for NaN and ±Infinity. For RANGE frames.
+pub fn numeric_sub(a: crate::types::Numeric, b: crate::types::Numeric) -> DbResult<crate::types::Numeric> {
+    arith::numeric_sub(a, b)
+}
+
+/// Unary minus on numeric (±Infinity trade places). For descending RANGE frames.
+pub fn numeric_neg(a: crate::types::Numeric) -> crate::types::Numeric {
+    arith::numeric_neg(a)
+}
+
+/// `a + b` for numeric with PostgreSQL's rules for NaN and ±Infinity. For sum().
+pub fn numeric_add(a: crate::types::Numeric, b: crate::types::Numeric) -> DbResult<crate::types::Numeric> {
+    arith::numeric_add(a, b)
 }
 
 /// Resolves a scalar function call by lower-case name (no schema) and argument types.

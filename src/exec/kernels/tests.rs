@@ -88,17 +88,12 @@ pub(crate) fn rand_datum(ty: DataType, rng: &mut Rng, small: bool) -> Datum {
         }
         Numeric => {
             if small || rng.below(3) > 0 {
-                Datum::Numeric(Decimal::new(
-                    rng.range(-100_000, 100_000),
-                    rng.below(4) as u32,
-                ))
+                Datum::Numeric(
+                    Decimal::new(rng.range(-100_000, 100_000), rng.below(4) as u32).into(),
+                )
             } else {
                 let big = Decimal::MAX / Decimal::from(rng.range(1, 3));
-                Datum::Numeric(if rng.below(2) == 0 {
-                    big
-                } else {
-                    Decimal::ZERO
-                })
+                Datum::Numeric(if rng.below(2) == 0 { big.into() } else { crate::types::Numeric::ZERO })
             }
         }
         Oid => Datum::Int64(rng.range(0, u32::MAX as i64)),
@@ -304,12 +299,11 @@ pub(crate) fn call(name: &str, args: &[(Datum, DataType)]) -> DbResult<Datum> {
 /// Datum shorthands.
 pub(crate) mod d {
     use super::*;
-    use std::str::FromStr;
     pub fn i32(v: i32) -> Datum {
         Datum::Int32(v)
     }
     pub fn num(s: &str) -> Datum {
-        Datum::Numeric(Decimal::from_str(s).unwrap())
+        Datum::Numeric(crate::types::text::parse_numeric(s).unwrap())
     }
 }
 

@@ -530,6 +530,16 @@ mod tests {
                     Datum::Bytes("héllo".as_bytes().to_vec()),
                 ],
             ),
+            (
+                DataType::Numeric,
+                vec![
+                    Datum::Numeric(rust_decimal::Decimal::new(-12_340, 3).into()),
+                    Datum::Numeric(crate::types::Numeric::NaN),
+                    Datum::Numeric(crate::types::Numeric::Infinity),
+                    Datum::Numeric(crate::types::Numeric::NegInfinity),
+                    Datum::Numeric(crate::types::Numeric::ZERO),
+                ],
+            ),
         ];
         for (t, vals) in samples {
             for with_nulls in [false, true] {
