@@ -208,6 +208,15 @@ impl Writer<'_> {
                 }
                 self.node(input, child, false);
             }
+            Plan::GapFill { input, gapfill, .. } => {
+                let col = self.head(plan, depth, top, "Custom Scan (GapFill)".into());
+                self.detail(col, format!("Bucket: {}", field_name(input.fields(), gapfill.bucket)));
+                if !gapfill.partitions.is_empty() {
+                    let names: Vec<String> = gapfill.partitions.iter().map(|&i| field_name(input.fields(), i)).collect();
+                    self.detail(col, format!("Partitions: {}", names.join(", ")));
+                }
+                self.node(input, child, false);
+            }
             Plan::Distinct { input, on } => {
                 let col = self.head(plan, depth, top, "HashDistinct".into());
                 if let Some(on) = on {

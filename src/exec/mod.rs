@@ -8,6 +8,7 @@ pub mod constant_subqueries;
 pub mod explain;
 pub mod expr;
 pub mod fragment;
+pub mod gapfill;
 pub mod kernels;
 pub mod lateral;
 pub mod operators;

@@ -430,6 +430,14 @@ fn build_node(plan: &Plan, ctx: &Rc<QueryContext>) -> DbResult<BoxedOperator> {
                 out: Some((rows.unwrap_or_else(|| Batch::empty(&types)), 0)),
             })
         }
+        Plan::GapFill { input, gapfill, fields } => Box::new(crate::exec::gapfill::GapFillOp {
+            input: build(input, ctx)?,
+            spec: gapfill.clone(),
+            input_types: input.types(),
+            fill_types: fields[input.fields().len()..].iter().map(|f| f.data_type).collect(),
+            ctx: ctx.clone(),
+            done: false,
+        }),
         Plan::Window { input, calls, .. } => Box::new(crate::exec::window::WindowOp {
             input: build(input, ctx)?,
             calls: calls.clone(),
@@ -511,7 +519,7 @@ fn remap_columns(expr: &Expr, projection: &[usize]) -> Expr {
     })
 }
 
-fn eval_const(e: &Expr, ctx: &QueryContext) -> DbResult<Datum> {
+pub(crate) fn eval_const(e: &Expr, ctx: &QueryContext) -> DbResult<Datum> {
     let empty = HashMap::new();
     let cx = ctx.inputs(&empty);
     let one = Batch::new(vec![], 1);

@@ -19,6 +19,7 @@ use crate::types::{DataType, Datum};
 mod arrays;
 mod catalog_functions;
 pub mod sql_function;
+mod gapfill;
 mod grouping_sets;
 mod object_identifiers;
 mod recursive;
@@ -948,9 +949,11 @@ impl<'a> Binder<'a> {
         let scope = Scope {
             fields: plan.fields().to_vec(),
         };
+        let mut where_pred = None;
         if let Some(w) = &select.selection {
             let pred = self.bind_in_clause("WHERE", |b| b.bind_expr(w, &scope, None))?;
             let pred = self.coerce(pred, DataType::Bool, "WHERE")?;
+            where_pred = Some(pred.clone());
             plan = crate::sql::optimize::filter(plan, pred);
         }
 
@@ -1104,6 +1107,7 @@ impl<'a> Binder<'a> {
                     keys: first.clone(),
                 };
             }
+            let group_exprs = agg.group_exprs.clone();
             plan = match &grouping_sets {
                 None => Plan::Aggregate {
                     input: Box::new(plan),
@@ -1119,6 +1123,19 @@ impl<'a> Binder<'a> {
                     predicate: h,
                 };
             }
+            let (call, fills) = self.take_gapfill();
+            if let Some(call) = call {
+                let base = plan.fields().len();
+                plan = gapfill::gapfill_plan(plan, call, fills, &group_exprs, where_pred.as_ref())?;
+                select_exprs = select_exprs.into_iter().map(|e| gapfill::place_fill_columns(e, base)).collect();
+                hidden = hidden.into_iter().map(|e| gapfill::place_fill_columns(e, base)).collect();
+            }
+        }
+        if select_exprs.iter().chain(&hidden).any(gapfill::has_fill_placeholder) {
+            return Err(DbError::new(
+                sqlstate::FEATURE_NOT_SUPPORTED,
+                "locf and interpolate need a time_bucket_gapfill in GROUP BY",
+            ));
         }
 
         // Window calls run over the (aggregated, filtered) rows; their
@@ -2512,14 +2529,14 @@ impl<'a> Binder<'a> {
                     name: n,
                     arg: ast::FunctionArgExpr::Expr(x),
                     ..
-                } if MAINTENANCE_FUNCTIONS.contains(&name.as_str()) => {
+                } if MAINTENANCE_FUNCTIONS.contains(&name.as_str()) || name == "time_bucket_gapfill" => {
                     named.push((ident_name(n), self.bind_expr(x, scope, agg.as_deref_mut())?))
                 }
                 ast::FunctionArg::ExprNamed {
                     name: ast::Expr::Identifier(n),
                     arg: ast::FunctionArgExpr::Expr(x),
                     ..
-                } if MAINTENANCE_FUNCTIONS.contains(&name.as_str()) => {
+                } if MAINTENANCE_FUNCTIONS.contains(&name.as_str()) || name == "time_bucket_gapfill" => {
                     named.push((ident_name(n), self.bind_expr(x, scope, agg.as_deref_mut())?))
                 }
                 other => {
@@ -2533,6 +2550,10 @@ impl<'a> Binder<'a> {
             return self.bind_effect(&name, args, named);
         }
         match name.as_str() {
+            "time_bucket_gapfill" => return self.bind_time_bucket_gapfill(args, named),
+            "locf" | "interpolate" if args.len() == 1 => {
+                return self.bind_gapfill_fill(&name, args.remove(0))
+            }
             "nextval" => {
                 let seq_name = match args.as_slice() {
                     [Expr::Literal(Datum::Bytes(b), _)] => String::from_utf8_lossy(b).into_owned(),

@@ -627,6 +627,44 @@ pub enum Plan {
         right: Box<Plan>,
         fields: Vec<Field>,
     },
+    /// time_bucket_gapfill over an aggregate's rows: per partition (the other
+    /// group columns), the missing buckets in [start, finish) are added with
+    /// NULL aggregates. Output: the input's columns, then one column per fill.
+    GapFill {
+        input: Box<Plan>,
+        gapfill: Arc<GapFill>,
+        fields: Vec<Field>,
+    },
+}
+
+/// What a GapFill node needs (bound by `sql/bind/gapfill.rs`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GapFill {
+    /// The input column holding the bucket.
+    pub bucket: usize,
+    /// The bucket function over one value, `Column(0)` (time_bucket(width, $0 [, zone])).
+    pub bucket_of: Expr,
+    /// The bucket width: an interval, or an integer for integer time columns.
+    pub width: Expr,
+    /// Constant expressions (no column references).
+    pub start: Expr,
+    pub finish: Expr,
+    /// `time <= finish` in WHERE: the finish bucket itself is included.
+    pub finish_inclusive: bool,
+    /// Buckets on a time zone's wall clock (their length varies with DST).
+    pub zoned: bool,
+    /// The other group columns.
+    pub partitions: Vec<usize>,
+    /// locf(e) / interpolate(e): `e` over the input's row.
+    pub fills: Vec<(Expr, GapFillKind)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GapFillKind {
+    /// The previous real row's value.
+    Locf,
+    /// Linear between the previous and the next real rows' values.
+    Interpolate,
 }
 
 impl Plan {
@@ -642,6 +680,7 @@ impl Plan {
             | Plan::RecursiveCte { fields, .. }
             | Plan::WorkTable { fields, .. }
             | Plan::Lateral { fields, .. }
+            | Plan::GapFill { fields, .. }
             | Plan::SetOp { fields, .. } => fields,
             Plan::Filter { input, .. }
             | Plan::Sort { input, .. }

@@ -22,6 +22,9 @@ const WINDOW_COLUMN_BASE: usize = 1 << 40;
 pub(super) struct WindowScope {
     calls: Vec<WindowCall>,
     pub(super) set_returning: Vec<TableFuncCall>,
+    /// time_bucket_gapfill and its locf/interpolate calls (`gapfill.rs`).
+    pub(super) gapfill: Option<super::gapfill::GapfillCall>,
+    pub(super) fills: Vec<(Expr, GapFillKind)>,
     named: Vec<(String, ast::WindowSpec)>,
     /// Whether a window call may stand where the binder is now.
     here: WindowsHere,
@@ -66,6 +69,8 @@ impl WindowScope {
         Ok(WindowScope {
             calls: Vec::new(),
             set_returning: Vec::new(),
+            gapfill: None,
+            fills: Vec::new(),
             named: out,
             here: WindowsHere::NotAllowed,
         })
