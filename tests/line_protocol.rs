@@ -436,6 +436,25 @@ async fn ilp_keeps_lines_before_an_error_and_a_last_line_without_newline() {
     ilp(&addr, b"mem used=1i 1\nmem used=2i 2\nmem used=oops 3\nmem used=4i 4\n");
     assert_eq!(joined(&rows(&client, "SELECT used FROM mem ORDER BY used").await), "1,2");
     assert!(server.stderr_tail(4000).contains("line 3"), "the bad line is logged");
+    // A conflict with a column that the connection's previous read created
+    // (parsed while that read was still being written): still placed at its line.
+    for pause_ms in [0, 2, 30] {
+        let table = format!("disk{pause_ms}");
+        let mut s = TcpStream::connect(&addr).unwrap();
+        for i in 0..5_000 {
+            write!(s, "{table} free={i}i {i}\n").unwrap();
+        }
+        s.flush().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(pause_ms));
+        write!(s, "{table} other=1i 9001\n{table} free=0.5 9002\n{table} free=-3i 9003\n").unwrap();
+        s.shutdown(std::net::Shutdown::Write).unwrap();
+        let _ = s.read_to_end(&mut Vec::new());
+        assert_eq!(
+            joined(&rows(&client, &format!("SELECT count(*), count(other), min(free) FROM {table}")).await),
+            "5001|1|0",
+            "pause {pause_ms} ms: the lines before the conflict are kept, none after"
+        );
+    }
 }
 
 /// Case 27 across writes: a point (measurement, tag set, time) written again

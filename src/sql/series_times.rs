@@ -5,7 +5,7 @@
 //! time; writing a point again merges its fields into the stored one (last
 //! write wins per field). Checking every incoming row against the stored rows
 //! would cost a lookup per row, so each table keeps per series (the values of
-//! its `series_tag` columns) a floor and the times above it that were
+//! its `series_tag` columns, known by their hash) a floor and the times above it that were
 //! written: every stored point of the series later than the floor is in that
 //! set, kept as runs of evenly spaced times (one run for a sensor or agent
 //! reporting every N seconds). A row above the floor and not in the set is
@@ -41,22 +41,36 @@ pub struct TableSeriesTimes {
     built: AtomicBool,
     series_count: AtomicUsize,
     hasher: hashbrown::DefaultHashBuilder,
-    stripes: Vec<Mutex<hashbrown::HashTable<(Box<[u8]>, SeriesWindow)>>>,
+    stripes: Vec<Mutex<hashbrown::HashTable<SeriesEntry>>>,
+}
+
+/// One series in a stripe, known by its hash alone (`series_hashes`): two
+/// series whose hashes collide share one window, which then holds both
+/// one's times and the higher floor — a superset for each, so a collision
+/// can only send a write down the merging path, never let a repeat pass as new.
+struct SeriesEntry {
+    hash: u64,
+    window: SeriesWindow,
 }
 
 const STRIPES: usize = 16;
 
+/// Bits the stripe tables' own probing (low bits, top 7) does not use.
+fn stripe_of(hash: u64) -> usize {
+    (hash >> 40) as usize % STRIPES
+}
+
 /// Rows whose keys one pass holds.
 const ADVANCE_PIECE_ROWS: usize = 16_384;
 
-/// A write's keys and hashes, kept per thread between writes: fresh
-/// megabyte buffers per batch would cost the kernel's page zeroing.
+/// A write's hashes, kept per thread between writes: fresh buffers per
+/// batch would cost the kernel's page zeroing.
 #[derive(Default)]
 struct AdvanceScratch {
-    keys: Vec<u8>,
-    ends: Vec<usize>,
     hashes: Vec<u64>,
     by_stripe: Vec<Vec<u32>>,
+    /// One non-text value's key bytes.
+    value: Vec<u8>,
 }
 
 thread_local! {
@@ -226,6 +240,35 @@ pub fn series_key(batch: &Batch, tags: &[usize], r: usize, out: &mut Vec<u8>) {
     }
 }
 
+/// The series hashes of `rows`, computed tag column by tag column (no key
+/// is built). Equal tag values hash equal; see `SeriesEntry` on collisions.
+fn series_hashes(hasher: &impl BuildHasher, batch: &Batch, tags: &[usize], rows: std::ops::Range<usize>, value: &mut Vec<u8>, out: &mut Vec<u64>) {
+    const NULL_HASH: u64 = 0x51_7cc1_b727_220a;
+    out.clear();
+    out.resize(rows.len(), 0);
+    for &c in tags {
+        let col = &batch.columns[c];
+        let mix = |h: &mut u64, v: u64| *h = (h.rotate_left(23) ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        match &col.data {
+            ColumnData::Bytes(b) => {
+                for (h, r) in out.iter_mut().zip(rows.clone()) {
+                    mix(h, if col.is_valid(r) { hasher.hash_one(b.get(r)) } else { NULL_HASH });
+                }
+            }
+            _ => {
+                for (h, r) in out.iter_mut().zip(rows.clone()) {
+                    value.clear();
+                    encode_key(col, r, value);
+                    mix(h, hasher.hash_one(value.as_slice()));
+                }
+            }
+        }
+    }
+    for h in out.iter_mut() {
+        *h ^= *h >> 29;
+    }
+}
+
 /// Row `r`'s time (None when NULL or not a time column).
 pub fn row_time(batch: &Batch, time: usize, r: usize) -> Option<i64> {
     let col = &batch.columns[time];
@@ -258,21 +301,14 @@ impl TableSeriesTimes {
 
     fn advance_rows(&self, scratch: &mut AdvanceScratch, batch: &Batch, rows: std::ops::Range<usize>, tags: &[usize], time: usize) -> bool {
         let mut all_new = true;
-        // Keys, hashes and stripes first, without a lock.
-        let AdvanceScratch { keys, ends, hashes, by_stripe } = scratch;
-        keys.clear();
-        ends.clear();
-        hashes.clear();
+        // Hashes and stripes first, without a lock.
+        let AdvanceScratch { hashes, by_stripe, value } = scratch;
         by_stripe.resize_with(STRIPES, Vec::new);
         by_stripe.iter_mut().for_each(Vec::clear);
         let first = rows.start;
-        for r in rows {
-            let start = keys.len();
-            series_key(batch, tags, r, keys);
-            ends.push(keys.len());
-            let hash = self.hasher.hash_one(&keys[start..]);
-            hashes.push(hash);
-            by_stripe[(hash >> 60) as usize % STRIPES].push((r - first) as u32);
+        series_hashes(&self.hasher, batch, tags, rows, value, hashes);
+        for (i, &hash) in hashes.iter().enumerate() {
+            by_stripe[stripe_of(hash)].push(i as u32);
         }
         let capacity = runs_per_series(self.series_count.load(Ordering::Relaxed));
         for (stripe, rows) in self.stripes.iter().zip(by_stripe.iter()) {
@@ -281,16 +317,15 @@ impl TableSeriesTimes {
             }
             let mut series = stripe.lock().unwrap_or_else(|e| e.into_inner());
             for &i in rows {
-                let (i, r) = (i as usize, first + i as usize);
+                let (hash, r) = (hashes[i as usize], first + i as usize);
                 let Some(t) = row_time(batch, time, r) else {
                     all_new = false;
                     continue;
                 };
-                let key = &keys[if i == 0 { 0 } else { ends[i - 1] }..ends[i]];
-                let new = match series.find_mut(hashes[i], |e| &*e.0 == key) {
-                    Some(entry) => entry.1.add(t, capacity),
+                let new = match series.find_mut(hash, |e| e.hash == hash) {
+                    Some(entry) => entry.window.add(t, capacity),
                     None => {
-                        series.insert_unique(hashes[i], (key.into(), SeriesWindow::new(t)), |e| self.hasher.hash_one(&*e.0));
+                        series.insert_unique(hash, SeriesEntry { hash, window: SeriesWindow::new(t) }, |e| e.hash);
                         self.series_count.fetch_add(1, Ordering::Relaxed);
                         true
                     }
@@ -304,22 +339,20 @@ impl TableSeriesTimes {
     /// Takes in the latest stored time of each series (rows of tag columns…,
     /// max time) as its floor.
     pub fn absorb(&self, batches: &[Batch]) {
-        let mut key = Vec::with_capacity(64);
+        let (mut hashes, mut value) = (Vec::new(), Vec::new());
         for b in batches {
             let Some(time) = b.columns.len().checked_sub(1) else { continue };
             let tags: Vec<usize> = (0..time).collect();
-            for r in 0..b.len {
+            series_hashes(&self.hasher, b, &tags, 0..b.len, &mut value, &mut hashes);
+            for (r, &hash) in hashes.iter().enumerate() {
                 let Some(t) = row_time(b, time, r) else { continue };
-                key.clear();
-                series_key(b, &tags, r, &mut key);
-                let hash = self.hasher.hash_one(key.as_slice());
-                let mut series = self.stripes[(hash >> 60) as usize % STRIPES].lock().unwrap_or_else(|e| e.into_inner());
-                let window = match series.find_mut(hash, |e| *e.0 == *key) {
-                    Some(entry) => &mut entry.1,
+                let mut series = self.stripes[stripe_of(hash)].lock().unwrap_or_else(|e| e.into_inner());
+                let window = match series.find_mut(hash, |e| e.hash == hash) {
+                    Some(entry) => &mut entry.window,
                     None => {
                         self.series_count.fetch_add(1, Ordering::Relaxed);
                         let empty = SeriesWindow { floor: i64::MIN, runs: Vec::new() };
-                        &mut series.insert_unique(hash, (key.as_slice().into(), empty), |e| self.hasher.hash_one(&*e.0)).into_mut().1
+                        &mut series.insert_unique(hash, SeriesEntry { hash, window: empty }, |e| e.hash).into_mut().window
                     }
                 };
                 if t > window.floor {

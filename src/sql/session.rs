@@ -2771,7 +2771,6 @@ async fn log_rows(
     let wal = ctx.wal()?;
     ctx.begin_in_flight(txn, &wal);
     let mut receivers = Vec::with_capacity(batches.len());
-    let mut payload = Vec::new();
     for (i, b) in batches.iter().enumerate() {
         // Only the last record commits: a crash between records applies none of them.
         let flags = if self_committed && i + 1 == batches.len() {
@@ -2779,11 +2778,14 @@ async fn log_rows(
         } else {
             0
         };
-        payload.clear();
-        payload.extend_from_slice(&txn.to_le_bytes());
-        payload.extend_from_slice(&table.to_le_bytes());
-        crate::wal::codec::encode_batch(b, &mut payload);
-        receivers.push(wal.append(RecordType::Rows, flags, &payload).await);
+        let rx = wal
+            .append_with(RecordType::Rows, flags, |payload| {
+                payload.extend_from_slice(&txn.to_le_bytes());
+                payload.extend_from_slice(&table.to_le_bytes());
+                crate::wal::codec::encode_batch(b, payload);
+            })
+            .await;
+        receivers.push(rx);
     }
     // Published rows must be durable first; prepared ones are awaited by the commit.
     if synchronous && self_committed {

@@ -28,13 +28,16 @@ use tokio::sync::{oneshot, Notify};
 use crate::error::{DbError, DbResult};
 use crate::runtime::uring::Uring;
 use record::{
-    encode_record, encode_segment_header, RecordType, SegmentHeader, SEGMENT_HEADER_BYTES,
+    encode_record, encode_record_with, encode_segment_header, RecordType, SegmentHeader,
+    SEGMENT_HEADER_BYTES,
 };
 
 /// A segment is closed and a new one started once it holds this much.
 pub const SEGMENT_TARGET_BYTES: u64 = 16 << 20;
 /// Queued-but-unwritten bytes beyond which appenders wait.
 pub const QUEUE_LIMIT_BYTES: usize = 64 << 20;
+/// A written group's buffer is kept for the next one up to this capacity.
+const SPARE_LIMIT_BYTES: usize = QUEUE_LIMIT_BYTES * 2;
 
 /// How a group is made durable. `Fdatasync` (the default): a write, then
 /// fdatasync, linked in one io_uring submission. `ODsync`: segments opened
@@ -85,6 +88,9 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
 #[derive(Default)]
 struct Queue {
     bytes: Vec<u8>,
+    /// The buffer the writer last wrote, emptied, for the next group: a
+    /// fresh one would grow (and fault in pages) anew for every group.
+    spare: Vec<u8>,
     waiters: Vec<oneshot::Sender<DbResult<()>>>,
 }
 
@@ -240,11 +246,21 @@ impl Wal {
         flags: u8,
         payload: &[u8],
     ) -> oneshot::Receiver<DbResult<()>> {
+        self.append_with(record_type, flags, |out| out.extend_from_slice(payload)).await
+    }
+
+    /// As `append`, with the payload written in place by `write_payload`.
+    pub async fn append_with(
+        &self,
+        record_type: RecordType,
+        flags: u8,
+        write_payload: impl FnOnce(&mut Vec<u8>),
+    ) -> oneshot::Receiver<DbResult<()>> {
         while self.queue.borrow().bytes.len() > QUEUE_LIMIT_BYTES && self.broken.borrow().is_none()
         {
             self.drained.notified().await;
         }
-        self.append_now(record_type, flags, payload)
+        self.append_now_with(record_type, flags, write_payload)
     }
 
     /// Queues one record without waiting for queue space (shard jobs, which cannot await).
@@ -254,6 +270,15 @@ impl Wal {
         flags: u8,
         payload: &[u8],
     ) -> oneshot::Receiver<DbResult<()>> {
+        self.append_now_with(record_type, flags, |out| out.extend_from_slice(payload))
+    }
+
+    fn append_now_with(
+        &self,
+        record_type: RecordType,
+        flags: u8,
+        write_payload: impl FnOnce(&mut Vec<u8>),
+    ) -> oneshot::Receiver<DbResult<()>> {
         let (tx, rx) = oneshot::channel();
         if let Some(e) = self.broken.borrow().clone() {
             let _ = tx.send(Err(e));
@@ -262,7 +287,7 @@ impl Wal {
         let lsn = self.next_lsn.get();
         self.next_lsn.set(lsn + 1);
         let mut q = self.queue.borrow_mut();
-        encode_record(record_type, flags, lsn, payload, &mut q.bytes);
+        encode_record_with(record_type, flags, lsn, &mut q.bytes, write_payload);
         q.waiters.push(tx);
         drop(q);
         self.wake.notify_one();
@@ -274,7 +299,12 @@ async fn writer_task(wal: Rc<Wal>, mut segment: Segment, mut io: Io) {
     loop {
         let (mut bytes, waiters) = {
             let mut q = wal.queue.borrow_mut();
-            (std::mem::take(&mut q.bytes), std::mem::take(&mut q.waiters))
+            if q.waiters.is_empty() {
+                (Vec::new(), Vec::new())
+            } else {
+                let spare = std::mem::take(&mut q.spare);
+                (std::mem::replace(&mut q.bytes, spare), std::mem::take(&mut q.waiters))
+            }
         };
         if waiters.is_empty() {
             wal.drained.notify_waiters();
@@ -304,6 +334,10 @@ async fn writer_task(wal: Rc<Wal>, mut segment: Segment, mut io: Io) {
         }
         for w in waiters {
             let _ = w.send(result.clone());
+        }
+        if bytes.capacity() <= SPARE_LIMIT_BYTES {
+            bytes.clear();
+            wal.queue.borrow_mut().spare = bytes;
         }
         wal.drained.notify_waiters();
     }

@@ -111,17 +111,34 @@ pub fn encode_record(
     payload: &[u8],
     out: &mut Vec<u8>,
 ) {
+    encode_record_with(record_type, flags, lsn, out, |o| o.extend_from_slice(payload));
+}
+
+/// Appends one framed record to `out` whose payload `write_payload` appends
+/// in place (a batch is encoded straight into the log's queue, not copied).
+pub fn encode_record_with(
+    record_type: RecordType,
+    flags: u8,
+    lsn: u64,
+    out: &mut Vec<u8>,
+    write_payload: impl FnOnce(&mut Vec<u8>),
+) {
     let start = out.len();
-    out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    out.extend_from_slice(&0u32.to_le_bytes());
     out.push(record_type as u8);
     out.push(flags);
     out.extend_from_slice(&0u16.to_le_bytes());
     out.extend_from_slice(&lsn.to_le_bytes());
+    out.extend_from_slice(&0u32.to_le_bytes());
+    let payload_start = out.len();
+    write_payload(out);
+    let len = (out.len() - payload_start) as u32;
+    out[start..start + 4].copy_from_slice(&len.to_le_bytes());
     let mut h = crc32fast::Hasher::new();
     h.update(&out[start..start + 16]);
-    h.update(payload);
-    out.extend_from_slice(&h.finalize().to_le_bytes());
-    out.extend_from_slice(payload);
+    h.update(&out[payload_start..]);
+    let crc = h.finalize();
+    out[start + 16..start + 20].copy_from_slice(&crc.to_le_bytes());
 }
 
 /// Why reading stopped before the end of the bytes.
