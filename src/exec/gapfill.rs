@@ -256,14 +256,20 @@ impl Step {
 
     fn advance(&self, t: &Datum, times: i64) -> Datum {
         match (self, t) {
-            (Step::Int(w), Datum::Int16(v)) => Datum::Int16(v.saturating_add((w * times) as i16)),
-            (Step::Int(w), Datum::Int32(v)) => Datum::Int32(v.saturating_add((w * times) as i32)),
+            // In i64, saturating, then clamped to the column's width: a cast
+            // of the step first would wrap.
+            (Step::Int(w), Datum::Int16(v)) => Datum::Int16(clamp_add(*v as i64, w.saturating_mul(times), i16::MIN as i64, i16::MAX as i64) as i16),
+            (Step::Int(w), Datum::Int32(v)) => Datum::Int32(clamp_add(*v as i64, w.saturating_mul(times), i32::MIN as i64, i32::MAX as i64) as i32),
             (Step::Int(w), Datum::Int64(v)) => Datum::Int64(v.saturating_add(w.saturating_mul(times))),
             (Step::Nanos(ns), Datum::Int64(v)) => Datum::Int64(v.saturating_add(ns.saturating_mul(times))),
-            (Step::Days(d), Datum::Int32(v)) => Datum::Int32(v.saturating_add((d * times) as i32)),
+            (Step::Days(d), Datum::Int32(v)) => Datum::Int32(clamp_add(*v as i64, d.saturating_mul(times), i32::MIN as i64, i32::MAX as i64) as i32),
             _ => Datum::Null,
         }
     }
+}
+
+fn clamp_add(v: i64, step: i64, min: i64, max: i64) -> i64 {
+    v.saturating_add(step).clamp(min, max)
 }
 
 /// A locf / interpolate column: real rows keep their value, gap rows get
@@ -343,5 +349,20 @@ fn interpolate(p0: (&Datum, &Datum), p1: (&Datum, &Datum), t: &Datum, ty: DataTy
         DataType::Int64 => Datum::Int64(y.round() as i64),
         DataType::Numeric => Decimal::from_f64(y).map_or(Datum::Null, |d| Datum::Numeric(Numeric::Finite(d))),
         _ => Datum::Null,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_saturate_at_the_column_width_instead_of_wrapping() {
+        assert_eq!(Step::Int(100_000).advance(&Datum::Int16(30_000), 1), Datum::Int16(i16::MAX));
+        assert_eq!(Step::Int(-100_000).advance(&Datum::Int16(0), 1), Datum::Int16(i16::MIN));
+        assert_eq!(Step::Int(1 << 40).advance(&Datum::Int32(5), 3), Datum::Int32(i32::MAX));
+        assert_eq!(Step::Days(1 << 33).advance(&Datum::Int32(0), 1), Datum::Int32(i32::MAX));
+        assert_eq!(Step::Int(7).advance(&Datum::Int16(10), 3), Datum::Int16(31));
+        assert_eq!(Step::Nanos(i64::MAX).advance(&Datum::Int64(1), 2), Datum::Int64(i64::MAX));
     }
 }
