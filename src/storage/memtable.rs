@@ -143,6 +143,9 @@ fn zones_of(batch: &Batch) -> Zones {
         .collect()
 }
 
+/// A block is sealed once its values reach this many bytes, however few its rows.
+const BLOCK_MAX_BYTES: usize = 8 << 20;
+
 /// The rows of one table on one shard.
 #[derive(Debug)]
 pub struct Memtable {
@@ -187,15 +190,23 @@ impl Memtable {
     pub fn append(&mut self, batch: &Batch) {
         debug_assert_eq!(batch.columns.len(), self.types.len());
         self.track_distinct(batch);
+        // Rows of this batch that make a block: BATCH_ROWS, fewer when rows
+        // are large (camera frames, scans), so that a block stays near
+        // BLOCK_MAX_BYTES instead of growing to gigabytes by doubling.
+        let row_bytes = (batch.byte_size() / batch.len.max(1)).max(1);
+        let block_rows = (BLOCK_MAX_BYTES / row_bytes).clamp(1, BATCH_ROWS);
         let mut offset = 0;
         while offset < batch.len {
-            let room = BATCH_ROWS - self.open_rows;
-            let take = room.min(batch.len - offset);
-            if offset == 0 && take == batch.len && self.open_rows == 0 && take == BATCH_ROWS {
-                // A full block arriving whole is sealed as-is, without a copy.
-                self.seal(batch.clone());
-                return;
+            let remaining = batch.len - offset;
+            if self.open_rows == 0 && remaining >= block_rows {
+                // A block's worth arriving at an empty open block is sealed as
+                // it comes (shared when it is the whole batch), not copied in.
+                let piece = if block_rows == batch.len { batch.clone() } else { batch.slice(offset, block_rows) };
+                self.seal(piece);
+                offset += block_rows;
+                continue;
             }
+            let take = (BATCH_ROWS - self.open_rows).min(remaining).min(block_rows);
             for (open, src) in self.open.iter_mut().zip(&batch.columns) {
                 if offset == 0 && take == src.len() {
                     open.extend(src);
@@ -205,7 +216,7 @@ impl Memtable {
             }
             self.open_rows += take;
             offset += take;
-            if self.open_rows == BATCH_ROWS {
+            if self.open_rows == BATCH_ROWS || self.open.iter().map(Column::value_bytes).sum::<usize>() >= BLOCK_MAX_BYTES {
                 self.seal_open();
             }
         }
@@ -325,6 +336,26 @@ mod tests {
             has_nulls: false,
         };
         assert_eq!(sealed[0].index.zones, vec![Some(zone)]);
+    }
+
+    #[test]
+    fn large_rows_make_smaller_blocks_in_order() {
+        let frame = |i: usize| Datum::Bytes(vec![i as u8; 1 << 20]);
+        let mut m = Memtable::new(vec![DataType::Int64, DataType::Bytea]);
+        for (start, n) in [(0usize, 3usize), (3, 40), (43, 1)] {
+            let ids: Vec<Datum> = (start..start + n).map(|i| Datum::Int64(i as i64)).collect();
+            let frames: Vec<Datum> = (start..start + n).map(frame).collect();
+            m.append(&Batch::from_columns(vec![
+                Column::from_datums(DataType::Int64, &ids),
+                Column::from_datums(DataType::Bytea, &frames),
+            ]));
+        }
+        let snap = m.snapshot();
+        assert!(snap.iter().all(|b| b.byte_size() <= 2 * BLOCK_MAX_BYTES), "blocks stay near the byte limit");
+        let ids: Vec<Datum> = snap.iter().flat_map(|b| (0..b.len).map(move |i| b.columns[0].datum(i))).collect();
+        assert_eq!(ids, (0..44).map(Datum::Int64).collect::<Vec<_>>());
+        assert_eq!(snap.iter().flat_map(|b| (0..b.len).map(move |i| b.columns[1].datum(i))).nth(17), Some(frame(17)));
+        assert_eq!(m.row_count(), 44);
     }
 
     #[test]
