@@ -195,9 +195,17 @@ fn numeric_abbreviation(offset_secs: i32) -> String {
 /// The largest offset PostgreSQL accepts: 15:59:59.
 const MAX_OFFSET_SECS: i32 = 15 * 3600 + 59 * 60 + 59;
 
+/// UTC's names, spelled as SHOW TimeZone prints them.
+const UTC_NAMES: [&str; 6] = ["UTC", "GMT", "Zulu", "Universal", "Etc/UTC", "Etc/GMT"];
+
+/// How SHOW spells `t` when it is one of UTC's names (any case).
+pub fn utc_name(t: &str) -> Option<&'static str> {
+    UTC_NAMES.iter().find(|n| n.eq_ignore_ascii_case(t)).copied()
+}
+
+/// UTC's names, and ISO 8601's `Z`.
 fn is_utc_name(t: &str) -> bool {
-    ["utc", "gmt", "z", "etc/utc", "etc/gmt", "zulu", "universal"]
-        .contains(&t.to_ascii_lowercase().as_str())
+    t.eq_ignore_ascii_case("z") || utc_name(t).is_some()
 }
 
 fn named_offset_at(tz: Tz, utc_secs: i64) -> i32 {

@@ -247,8 +247,7 @@ pub(crate) fn at_time_zone(
     let to_local = types[1] == DataType::TimestampTz;
     let vals: Arg<i64> = prim(v, len)?;
     let mut out = Vec::with_capacity(len);
-    // The zone is nearly always one constant: resolve each distinct text once.
-    let mut last: Option<(String, Zone)> = None;
+    let mut zones = ZonesByName::default();
     let (texts, intervals) = match types[0] {
         DataType::Interval => (None, Some(prim::<Interval>(zone, len)?)),
         _ => (Some(bytes(zone, len)?), None),
@@ -260,17 +259,7 @@ pub(crate) fn at_time_zone(
             continue;
         }
         let z = match (&texts, &intervals) {
-            (Some(texts), _) => {
-                let name = texts.get_str(i);
-                match &last {
-                    Some((n, z)) if n == name => *z,
-                    _ => {
-                        let z = zone_named(name)?;
-                        last = Some((name.to_string(), z));
-                        z
-                    }
-                }
-            }
+            (Some(texts), _) => zones.get(texts.get_str(i))?,
             (_, Some(ivs)) => interval_zone(ivs.get(i))?,
             _ => unreachable!("a zone is text or an interval"),
         };
@@ -547,7 +536,7 @@ pub(crate) fn time_bucket_in_zone(
         Some(n) => Some((prim(args[4], len)?, n)),
         None => None,
     };
-    let mut last: Option<(String, Zone)> = None;
+    let mut zones = ZonesByName::default();
     let mut out = Vec::with_capacity(len);
     for i in 0..len {
         let v = t.get(i);
@@ -555,15 +544,7 @@ pub(crate) fn time_bucket_in_zone(
             out.push(v);
             continue;
         }
-        let name = names.get_str(i);
-        let zone = match &last {
-            Some((n, z)) if n == name => *z,
-            _ => {
-                let z = zone_named(name)?;
-                last = Some((name.to_string(), z));
-                z
-            }
-        };
+        let zone = zones.get(names.get_str(i))?;
         let mut local = tz_to_local(v, zone)?;
         let origin_local = match &origin {
             Some((o, valid)) if valid.is_valid(i) => Some(tz_to_local(o.get(i), zone)?),
@@ -586,6 +567,26 @@ pub(crate) fn time_bucket_in_zone(
 }
 
 /// The zone a text argument names (`AT TIME ZONE`'s reading), or 22023.
+/// Zones by their text, for a column of them: nearly always one constant,
+/// so the last name's zone is kept and each run of one name is resolved once.
+#[derive(Default)]
+struct ZonesByName {
+    last: Option<(String, Zone)>,
+}
+
+impl ZonesByName {
+    fn get(&mut self, name: &str) -> DbResult<Zone> {
+        match &self.last {
+            Some((n, z)) if n == name => Ok(*z),
+            _ => {
+                let z = zone_named(name)?;
+                self.last = Some((name.to_string(), z));
+                Ok(z)
+            }
+        }
+    }
+}
+
 fn zone_named(name: &str) -> DbResult<Zone> {
     Zone::from_at_time_zone(name).ok_or_else(|| {
         DbError::new(

@@ -448,10 +448,7 @@ fn canonical_time_zone(value: &str) -> Option<String> {
         Zone::Named(tz) => return Some(tz.name().to_string()),
     };
     let t = value.trim();
-    if let Some(name) = ["UTC", "GMT", "Zulu", "Universal", "Etc/UTC", "Etc/GMT"]
-        .iter()
-        .find(|n| n.eq_ignore_ascii_case(t))
-    {
+    if let Some(name) = crate::types::zone::utc_name(t) {
         return Some(name.to_string());
     }
     if t.parse::<f64>().is_ok() {
