@@ -263,16 +263,7 @@ impl Wal {
         self.append_now_with(record_type, flags, write_payload)
     }
 
-    /// Queues one record without waiting for queue space (shard jobs, which cannot await).
-    pub fn append_now(
-        &self,
-        record_type: RecordType,
-        flags: u8,
-        payload: &[u8],
-    ) -> oneshot::Receiver<DbResult<()>> {
-        self.append_now_with(record_type, flags, |out| out.extend_from_slice(payload))
-    }
-
+    /// Queues one record; the caller has waited for queue space.
     fn append_now_with(
         &self,
         record_type: RecordType,
@@ -297,20 +288,16 @@ impl Wal {
 
 async fn writer_task(wal: Rc<Wal>, mut segment: Segment, mut io: Io) {
     loop {
-        let (mut bytes, waiters) = {
-            let mut q = wal.queue.borrow_mut();
-            if q.waiters.is_empty() {
-                (Vec::new(), Vec::new())
-            } else {
-                let spare = std::mem::take(&mut q.spare);
-                (std::mem::replace(&mut q.bytes, spare), std::mem::take(&mut q.waiters))
-            }
-        };
-        if waiters.is_empty() {
+        if wal.queue.borrow().waiters.is_empty() {
             wal.drained.notify_waiters();
             wal.wake.notified().await;
             continue;
         }
+        let (mut bytes, waiters) = {
+            let mut q = wal.queue.borrow_mut();
+            let spare = std::mem::take(&mut q.spare);
+            (std::mem::replace(&mut q.bytes, spare), std::mem::take(&mut q.waiters))
+        };
         let lsn = wal.next_lsn.get();
         wal.next_lsn.set(lsn + 1);
         encode_record(RecordType::GroupEnd, 0, lsn, &[0u8; 8], &mut bytes);
