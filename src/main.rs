@@ -78,8 +78,9 @@ fn run(cfg: Config) -> Result<(), String> {
             tokio::task::spawn_local(brewric::wire::serve(stream, server.clone(), ctx.id));
         }
     });
-    let shards =
-        start_shards(cfg.shards, spawner).map_err(|e| format!("cannot start shards: {e}"))?;
+    let last_rows = Arc::new(brewric::storage::last_rows::LastRowRegistry::default());
+    let shards = start_shards(cfg.shards, spawner, last_rows.clone())
+        .map_err(|e| format!("cannot start shards: {e}"))?;
     if let Some(password) = &cfg.password {
         set_bootstrap_password(&catalog, password)?;
     }
@@ -99,6 +100,7 @@ fn run(cfg: Config) -> Result<(), String> {
             shards.clone(),
             cfg.query_memory_mb << 20,
             recovered.next_txn,
+            last_rows,
         )
         .with_access(access),
     );

@@ -53,6 +53,8 @@ pub struct Server {
     pub connections: connections::Connections,
     /// Failed logins per client address: the growing delay before each answer.
     pub failed_logins: crate::auth::FailedLogins,
+    /// The latest row per series, fed by every shard (`storage/last_rows.rs`).
+    pub last_rows: Arc<crate::storage::last_rows::LastRowRegistry>,
 }
 
 /// How clients connect: the wire layer's policy, set from the configuration.
@@ -78,11 +80,13 @@ impl Default for Access {
 }
 
 impl Server {
+    /// `last_rows` is the registry the shards were started with (`start_shards`).
     pub fn new(
         catalog: CatalogStore,
         shards: Vec<ShardHandle>,
         query_memory_limit_bytes: usize,
         next_txn: u64,
+        last_rows: Arc<crate::storage::last_rows::LastRowRegistry>,
     ) -> Server {
         Server {
             catalog,
@@ -101,6 +105,7 @@ impl Server {
             access: Access::default(),
             connections: Default::default(),
             failed_logins: Default::default(),
+            last_rows,
         }
     }
 

@@ -59,7 +59,7 @@ This is a benchmark DRIVER, not a test. In one run on the same machine it
      name to (time, tags_id, usage_*) / (hostname, time, tags_id, usage_*)) and
      compared with PostgreSQL's; mismatches are listed with the SQL;
   5. write-to-queryable (Brewric only; --no-latency skips it): while a
-     background connection COPYs about --bg-rate rows/s into cpu, another inserts
+     second client process COPYs about --bg-rate rows/s into cpu, a connection inserts
      a marker row every --marker-interval-ms (single-row INSERT, tags_id
      1000000+n) and polls SELECT 1 FROM cpu WHERE tags_id = <marker> until it
      returns the row; latency = from just before the INSERT until the SELECT first
@@ -916,61 +916,83 @@ def marker_stats(lat, ins_ms, sel_ms, polls, timeouts):
     return r
 
 
+def background_copy(dsn, hosts, end, rate, counters, stop):
+    """The write-to-queryable background load, run in its own process (a second client, as in
+    production; in a thread it would hold the marker thread behind Python's GIL while it builds
+    its batches): COPY batches of rate/10 rows, paced to `rate` rows/s. counters: shared
+    [rows, t0, t1, failed]."""
+    try:
+        suffix = [f",{h + 1}," + ",".join(str((h * 7 + k * 13) % 101) for k in range(len(FIELDS))) + "\n"
+                  for h in range(hosts)]
+        batch = max(1, rate // 10)
+        with spine.connect(dsn) as conn:
+            r = 0
+            counters[1] = t0 = time.perf_counter()
+            next_t = t0
+            while not stop.is_set():
+                parts, stamp_epoch, stamp = [], -1, ""
+                for i in range(r, r + batch):
+                    e, h = divmod(i, hosts)
+                    if e != stamp_epoch:  # one timestamp per epoch of `hosts` rows
+                        stamp_epoch = e
+                        stamp = (end + datetime.timedelta(seconds=e * INTERVAL_S)).strftime("%Y-%m-%d %H:%M:%S+00")
+                    parts.append(stamp + suffix[h])
+                with conn.cursor() as cur:
+                    with cur.copy(COPY_SQL) as cp:
+                        cp.write("".join(parts).encode())
+                r += batch
+                counters[0] = r
+                next_t += batch / rate
+                delay = next_t - time.perf_counter()
+                if delay > 0:
+                    stop.wait(delay)
+            counters[2] = time.perf_counter()
+    except Exception as e:
+        print(f"[brewric] background COPY failed: {short_error(e)}", file=sys.stderr, flush=True)
+        counters[3] = 1
+        counters[2] = time.perf_counter()
+
+
 def write_to_queryable(args, ctx, dsn):
+    import multiprocessing
     hosts, end = ctx["hosts"], START + datetime.timedelta(hours=ctx["hours"])
-    suffix = [f",{h + 1}," + ",".join(str((h * 7 + k * 13) % 101) for k in range(len(FIELDS))) + "\n"
-              for h in range(hosts)]
     rate = max(1, args.bg_rate)
-    batch = max(1, rate // 10)
     interval = args.marker_interval_ms / 1000
-    stop = threading.Event()
-    state = {"rows": 0, "error": None, "t0": None, "t1": None}
     idle_n = min(50, args.markers)
 
     # baseline: a few markers with no background load
     with spine.connect(dsn) as mc:
         idle = marker_stats(*measure_markers(mc, 0, idle_n, interval, end))
 
-    def background():
-        try:
-            with spine.connect(dsn) as conn:
-                r = 0
-                state["t0"] = t0 = time.perf_counter()
-                next_t = t0
-                while not stop.is_set():
-                    parts = []
-                    for i in range(r, r + batch):
-                        e, h = divmod(i, hosts)
-                        parts.append((end + datetime.timedelta(seconds=e * INTERVAL_S))
-                                     .strftime("%Y-%m-%d %H:%M:%S+00") + suffix[h])
-                    with conn.cursor() as cur:
-                        with cur.copy(COPY_SQL) as cp:
-                            cp.write("".join(parts).encode())
-                    r += batch
-                    state["rows"] = r
-                    next_t += batch / rate
-                    delay = next_t - time.perf_counter()
-                    if delay > 0:
-                        stop.wait(delay)
-                state["t1"] = time.perf_counter()
-        except Exception as e:
-            state["error"] = short_error(e)
-            state["t1"] = time.perf_counter()
-
     out(f"[brewric] write-to-queryable: {args.markers} markers every {args.marker_interval_ms:g} ms, "
-        f"background COPY at ~{rate:,} rows/s ({idle_n} markers first without it) ...")
-    bg = threading.Thread(target=background, daemon=True)
+        f"background COPY at ~{rate:,} rows/s from a second process ({idle_n} markers first without it) ...")
+    mp = multiprocessing.get_context("fork")
+    counters = mp.Array("d", 4)  # rows, t0, t1, failed
+    stop = mp.Event()
+    bg = mp.Process(target=background_copy, args=(dsn, hosts, end, rate, counters, stop), daemon=True)
     bg.start()
     time.sleep(1.0)  # let the background load settle
+    state = {"rows": 0, "error": None}
+
+    class Live(dict):  # measure_markers reads the background's progress and failure as it goes
+        def __getitem__(self, k):
+            if k == "rows":
+                return int(counters[0])
+            if k == "error":
+                return "background COPY failed" if counters[3] else None
+            return dict.__getitem__(self, k)
+    state = Live(state)
     try:
         with spine.connect(dsn) as mc:
             r = marker_stats(*measure_markers(mc, idle_n, args.markers, interval, end, state, "markers"))
     finally:
         stop.set()
         bg.join(timeout=60)
-    el = (state["t1"] or time.perf_counter()) - (state["t0"] or time.perf_counter())
-    r.update({"bg_rows": state["rows"], "bg_rate": state["rows"] / el if el > 0 else 0, "bg_error": state["error"],
-              "idle": idle})
+    t0, t1 = counters[1], counters[2] or time.perf_counter()
+    el = t1 - t0 if t0 else 0
+    rows = int(counters[0])
+    r.update({"bg_rows": rows, "bg_rate": rows / el if el > 0 else 0,
+              "bg_error": "background COPY failed (see stderr)" if counters[3] else None, "idle": idle})
     return r
 
 

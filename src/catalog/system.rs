@@ -2490,6 +2490,7 @@ mod tests {
             Vec::new(),
             0,
             0,
+            Default::default(),
         ));
         let ctx = SystemContext {
             catalog: &catalog,

@@ -10,6 +10,7 @@ pub mod expr;
 pub mod fragment;
 pub mod gapfill;
 pub mod kernels;
+pub mod last_row;
 pub mod lateral;
 pub mod operators;
 pub mod recursive;

@@ -240,14 +240,8 @@ fn build_node(plan: &Plan, ctx: &Rc<QueryContext>) -> DbResult<BoxedOperator> {
             ..
         } => {
             let filter = filter.as_ref().map(|f| ctx.resolve(f));
-            Box::new(ScanOp::new(
-                ctx,
-                table.oid,
-                projection.clone(),
-                filter,
-                None,
-                scan_stats(ctx, plan),
-            ))
+            let scan = Box::new(ScanOp::new(ctx, table.oid, projection.clone(), filter.clone(), None, scan_stats(ctx, plan)));
+            last_row_lookup(ctx, table, projection, filter.as_ref(), scan)
         }
         Plan::Filter { input, predicate } => {
             let predicate = ctx.resolve(predicate);
@@ -262,14 +256,15 @@ fn build_node(plan: &Plan, ctx: &Rc<QueryContext>) -> DbResult<BoxedOperator> {
                     // The filter runs on the shards, over the table's columns; the
                     // scan returns just the projection (and reads only what both need).
                     let pred = remap_columns(&predicate, projection);
-                    return Ok(Box::new(ScanOp::new(
+                    let scan = Box::new(ScanOp::new(
                         ctx,
                         table.oid,
                         projection.clone(),
-                        Some(pred),
+                        Some(pred.clone()),
                         None,
                         scan_stats(ctx, plan),
-                    )));
+                    ));
+                    return Ok(last_row_lookup(ctx, table, projection, Some(&pred), scan));
                 }
             }
             Box::new(FilterOp {
@@ -511,6 +506,61 @@ fn scan_order_hint(sorted: &Plan, keys: &[SortKey], rows: usize, ctx: &QueryCont
     }
 }
 
+/// `scan` (of `projection` of `table`, rows matching `filter`, over the
+/// table's columns), or — when the sort above is `ORDER BY time DESC LIMIT 1`
+/// (`order_hint`) and the filter is `series = constant` on the table's
+/// declared series key — a lookup in the last-row index that falls back to
+/// `scan` when the index cannot answer (`exec/last_row.rs`).
+fn last_row_lookup(
+    ctx: &Rc<QueryContext>,
+    table: &Arc<crate::catalog::TableDef>,
+    projection: &[usize],
+    filter: Option<&Expr>,
+    scan: BoxedOperator,
+) -> BoxedOperator {
+    use crate::storage::last_rows::{LastRowSpec, SeriesValue};
+    let found = || -> Option<(LastRowSpec, SeriesValue)> {
+        let hint = ctx.order_hint.get()?;
+        let time = crate::storage::flush::time_column(table)?;
+        if hint.table != table.oid || hint.rows != 1 || !hint.descending || !hint.nulls_first || hint.column != time {
+            return None;
+        }
+        let Some(Expr::Binary { sig, left, right }) = filter else { return None };
+        let (column, value) = match (left.as_ref(), right.as_ref()) {
+            (Expr::Column(c, _), Expr::Literal(d, _)) | (Expr::Literal(d, _), Expr::Column(c, _)) => (*c, d),
+            _ => return None,
+        };
+        if sig.op != crate::exec::kernels::BinaryOp::Eq {
+            return None;
+        }
+        let catalog = ctx.server.catalog.snapshot();
+        let series = crate::storage::flush::declared_series_key(table, &catalog.indexes_on(table))?;
+        let spec = LastRowSpec { series, time };
+        if column != series || !spec.supports(&table.column_types()) {
+            return None;
+        }
+        // The value compares as stored only if it is of the column's kind.
+        let integer = matches!(table.columns[series].data_type, DataType::Int16 | DataType::Int32 | DataType::Int64);
+        match value {
+            Datum::Int16(_) | Datum::Int32(_) | Datum::Int64(_) if integer => {}
+            Datum::Bytes(_) if !integer => {}
+            _ => return None,
+        }
+        Some((spec, SeriesValue::of(value)?))
+    };
+    let Some((spec, key)) = found() else { return scan };
+    let (full_ctx, oid, width) = (ctx.clone(), table.oid, table.columns.len());
+    Box::new(crate::exec::last_row::LastRowOp::new(
+        ctx,
+        table.clone(),
+        spec,
+        key,
+        projection.to_vec(),
+        scan,
+        Box::new(move || Box::new(ScanOp::unordered(&full_ctx, oid, (0..width).collect()))),
+    ))
+}
+
 /// `expr` over a table's full row, given that it was bound over `projection` of it.
 fn remap_columns(expr: &Expr, projection: &[usize]) -> Expr {
     expr.clone().transform(&mut |e| match e {
@@ -570,6 +620,13 @@ impl ScanOp {
             fragment,
             rx: None,
         }
+    }
+
+    /// All rows of `projection` of `table`, in no particular order (whatever sort is being built above).
+    fn unordered(ctx: &Rc<QueryContext>, table: TableId, projection: Vec<usize>) -> ScanOp {
+        let mut scan = ScanOp::new(ctx, table, projection, None, None, None);
+        scan.fragment.order_hint = None;
+        scan
     }
 
     async fn start(&mut self) -> DbResult<()> {

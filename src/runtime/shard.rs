@@ -4,6 +4,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::future::Future;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use tokio::sync::{mpsc, oneshot};
 
@@ -12,6 +13,7 @@ use crate::error::{DbError, DbResult};
 use crate::exec::vector::Batch;
 use crate::runtime::storage_io::StorageIo;
 use crate::runtime::uring::Uring;
+use crate::storage::last_rows::LastRowRegistry;
 use crate::storage::ShardStorage;
 use crate::types::DataType;
 use crate::wal::Wal;
@@ -166,21 +168,24 @@ impl ShardHandle {
     }
 }
 
-/// Starts `count` shard threads; each runs until its mailbox closes.
+/// Starts `count` shard threads; each runs until its mailbox closes. Every
+/// shard's storage feeds `last_rows` (the server's, which queries read).
 pub fn start_shards(
     count: usize,
     spawn_session: SessionSpawner,
+    last_rows: Arc<LastRowRegistry>,
 ) -> std::io::Result<Vec<ShardHandle>> {
     let cores = available_cores();
     let mut handles = Vec::with_capacity(count);
     for id in 0..count {
         let (tx, rx) = mpsc::channel(MAILBOX_DEPTH);
         let spawner = spawn_session.clone();
+        let last_rows = last_rows.clone();
         let core = cores.get(id % cores.len().max(1)).copied();
         std::thread::Builder::new()
             .name(format!("shard-{id}"))
             .stack_size(SHARD_STACK_BYTES)
-            .spawn(move || run_shard(id, core, rx, spawner))?;
+            .spawn(move || run_shard(id, core, rx, spawner, last_rows))?;
         handles.push(ShardHandle { id, tx });
     }
     Ok(handles)
@@ -191,6 +196,7 @@ fn run_shard(
     core: Option<usize>,
     mut rx: mpsc::Receiver<ShardMessage>,
     spawner: SessionSpawner,
+    last_rows: Arc<LastRowRegistry>,
 ) {
     if let Some(core) = core {
         pin_current_thread(core);
@@ -216,7 +222,7 @@ fn run_shard(
     let io = runtime.block_on(async { StorageIo::new(256) });
     let ctx = Rc::new(ShardContext {
         id,
-        storage: RefCell::new(ShardStorage::default()),
+        storage: RefCell::new(ShardStorage::feeding(last_rows)),
         ring: RefCell::new(ring),
         wal: RefCell::new(None),
         prepared: RefCell::new(HashMap::new()),

@@ -4,8 +4,11 @@
 //! `files`: handles and the checkpoint manifest), and are read back by
 //! scans (`scan`) through a bounded block cache (`cache`). `table` holds a
 //! shard's per-table state; `checkpoint` runs the checkpoint protocol
-//! across shards. `codec` holds the per-block value codecs.
-//! Must not: be shared between shards or locked; only its shard thread touches it.
+//! across shards. `codec` holds the per-block value codecs. `last_rows`
+//! keeps the latest row of each series for lastpoint queries.
+//! Must not: be shared between shards or locked; only its shard thread
+//! touches it — except `last_rows`, the one index all shards feed and
+//! queries read directly (behind its own locks).
 
 pub mod cache;
 pub mod checkpoint;
@@ -13,6 +16,7 @@ pub mod codec;
 pub mod compaction;
 pub mod files;
 pub mod flush;
+pub mod last_rows;
 pub mod memtable;
 pub mod retention;
 pub mod routing;

@@ -14,6 +14,7 @@ use std::time::Instant;
 
 use super::cache::BlockCache;
 use super::files::SegmentFile;
+use super::last_rows::LastRowRegistry;
 use super::memtable::Memtable;
 use crate::catalog::TableId;
 use crate::exec::vector::Batch;
@@ -117,6 +118,9 @@ pub struct ShardStorage {
     retired: Vec<Rc<SegmentFile>>,
     /// The data directory (None: in-memory only, as in unit tests).
     pub data_dir: Option<PathBuf>,
+    /// The latest row per series, shared by all shards (`last_rows.rs`):
+    /// told of every row this shard makes visible or removes.
+    pub last_rows: Arc<LastRowRegistry>,
     /// This shard's segment directory number and next segment id.
     pub dir: u32,
     pub next_segment: u64,
@@ -130,6 +134,7 @@ impl Default for ShardStorage {
             cache: BlockCache::new(DEFAULT_CACHE_BYTES),
             retired: Vec::new(),
             data_dir: None,
+            last_rows: Arc::default(),
             dir: 0,
             next_segment: 0,
             next_flush: 0,
@@ -138,6 +143,11 @@ impl Default for ShardStorage {
 }
 
 impl ShardStorage {
+    /// Empty storage that tells `last_rows` of its rows (the server's registry).
+    pub fn feeding(last_rows: Arc<LastRowRegistry>) -> ShardStorage {
+        ShardStorage { last_rows, ..ShardStorage::default() }
+    }
+
     fn table_mut(&mut self, table: TableId, types: &[DataType]) -> &mut TableStore {
         self.tables
             .entry(table)
@@ -145,6 +155,7 @@ impl ShardStorage {
     }
 
     pub fn append(&mut self, table: TableId, types: &[DataType], batch: &Batch) {
+        self.last_rows.absorb(table, batch);
         let t = self.table_mut(table, types);
         t.memtable.append(batch);
         t.memtable_bytes += batch.byte_size();
@@ -185,12 +196,14 @@ impl ShardStorage {
     }
 
     pub fn drop_table(&mut self, table: TableId) {
+        self.last_rows.drop_table(table);
         if let Some(t) = self.tables.remove(&table) {
             self.retire(t.segments);
         }
     }
 
     pub fn truncate(&mut self, table: TableId) {
+        self.last_rows.forget_rows(table);
         if let Some(t) = self.tables.get_mut(&table) {
             t.memtable.truncate();
             t.memtable_bytes = 0;
@@ -349,6 +362,7 @@ impl ShardStorage {
     /// Returns the segments and rows dropped. Not during a flush (callers hold
     /// the checkpoint lock, so nothing is frozen).
     pub fn drop_before(&mut self, table: TableId, time: usize, cutoff: i64) -> (usize, u64) {
+        self.last_rows.drop_before(table, cutoff);
         let Some(t) = self.tables.get_mut(&table) else {
             return (0, 0);
         };
