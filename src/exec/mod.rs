@@ -12,6 +12,7 @@ pub mod gapfill;
 pub mod kernels;
 pub mod last_row;
 pub mod lateral;
+pub mod newest_groups;
 pub mod operators;
 pub mod recursive;
 pub mod table_function;

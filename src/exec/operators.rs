@@ -85,6 +85,8 @@ pub struct QueryContext {
     pub(crate) subqueries_inlined: std::cell::Cell<bool>,
     /// Set while building the input of `ORDER BY column LIMIT n` over one scan.
     order_hint: std::cell::Cell<Option<fragment::OrderHint>>,
+    /// Set while building the plans `newest_groups` runs (not probed again).
+    probing: std::cell::Cell<bool>,
 }
 
 impl QueryContext {
@@ -112,6 +114,7 @@ impl QueryContext {
             memory_limit_bytes,
             subqueries_inlined: Default::default(),
             order_hint: Default::default(),
+            probing: Default::default(),
         })
     }
 
@@ -150,6 +153,7 @@ impl QueryContext {
             memory_limit_bytes: self.memory_limit_bytes,
             subqueries_inlined: Default::default(),
             order_hint: Default::default(),
+            probing: Default::default(),
         })
     }
 
@@ -332,6 +336,12 @@ fn build_node(plan: &Plan, ctx: &Rc<QueryContext>) -> DbResult<BoxedOperator> {
             };
             let limit = eval_count(limit)?;
             let offset = eval_count(offset)?.unwrap_or(0);
+            if let (Some(rows), false) = (limit, ctx.probing.get()) {
+                let rows = usize::try_from(rows).unwrap_or(usize::MAX);
+                if let Some(g) = crate::exec::newest_groups::NewestGroups::recognize(plan, rows, ctx) {
+                    return Ok(Box::new(crate::exec::newest_groups::NewestGroupsOp::new(ctx, g)));
+                }
+            }
             let input_op: BoxedOperator = match (input.as_ref(), limit) {
                 // ORDER BY … LIMIT: the sort keeps only the rows the limit can return.
                 (
@@ -574,6 +584,15 @@ pub(crate) fn eval_const(e: &Expr, ctx: &QueryContext) -> DbResult<Datum> {
     let cx = ctx.inputs(&empty);
     let one = Batch::new(vec![], 1);
     Ok(eval(e, &one, &cx)?.datum(0))
+}
+
+/// `plan`'s operators, built without `newest_groups`' probe at the top (the
+/// probe's own plans).
+pub(crate) fn build_without_probe(plan: &Plan, ctx: &Rc<QueryContext>) -> DbResult<BoxedOperator> {
+    ctx.probing.set(true);
+    let op = build(plan, ctx);
+    ctx.probing.set(false);
+    op
 }
 
 /// Runs `plan` to completion and returns all its rows.
