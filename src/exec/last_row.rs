@@ -16,7 +16,7 @@ use crate::catalog::TableDef;
 use crate::error::DbResult;
 use crate::exec::operators::{BatchFuture, BoxedOperator, Operator, QueryContext};
 use crate::exec::vector::{Batch, Column};
-use crate::storage::last_rows::{LastRowSpec, Lookup, SeriesLatest, SeriesValue};
+use crate::storage::last_rows::{LastRowSpec, Lookup, SeriesLatest, SeriesValue, MAX_SERIES};
 
 enum State {
     Start,
@@ -64,6 +64,9 @@ impl LastRowOp {
         while let Some(batch) = scan.next().await? {
             self.ctx.check_cancel()?;
             latest.absorb(&batch);
+            if latest.len() > MAX_SERIES {
+                break; // `install` marks the table as not indexed
+            }
         }
         self.ctx.server.last_rows.install(self.table.oid, generation, latest);
         Ok(())
@@ -95,13 +98,14 @@ impl LastRowOp {
                         None => None,
                     });
                 }
-                Lookup::Incomplete(_) if built => {
-                    self.state = State::Scan;
-                    return self.scan.next().await;
-                }
-                Lookup::Incomplete(generation) => {
+                Lookup::Incomplete(generation) if !built => {
                     self.build_index(generation).await?;
                     built = true;
+                }
+                // too many series, or rows removed while the index was built
+                Lookup::Unavailable | Lookup::Incomplete(_) => {
+                    self.state = State::Scan;
+                    return self.scan.next().await;
                 }
             }
         }

@@ -16,8 +16,11 @@
 //! Must not: answer from an entry that is not complete, or see rows before
 //! they are committed (shards call it where rows become visible).
 
-use std::collections::HashMap;
+use std::hash::Hash;
 use std::sync::{Arc, Mutex, MutexGuard};
+
+use hashbrown::hash_map::Entry;
+use hashbrown::HashMap;
 
 use crate::catalog::TableId;
 use crate::exec::vector::{Batch, ColumnData};
@@ -66,6 +69,10 @@ impl SeriesValue {
     }
 }
 
+/// Series an entry holds at most: each holds a whole row, so past this a
+/// table's lookups scan instead (a high-cardinality table is not indexed).
+pub const MAX_SERIES: usize = 100_000;
+
 /// Sort position under `ORDER BY time DESC` (higher first): NULL times
 /// first, then later times.
 type Rank = (bool, i64);
@@ -74,6 +81,29 @@ type Rank = (bool, i64);
 struct Latest {
     rank: Rank,
     row: Vec<Datum>,
+}
+
+/// Each series' first row of a batch under `ORDER BY time DESC` (rank and
+/// row number), so that a row is copied out once per series and batch, not
+/// once per newer row.
+fn best_rows<K: Hash + Eq>(
+    len: usize,
+    valid: impl Fn(usize) -> bool,
+    key: impl Fn(usize) -> K,
+    rank: impl Fn(usize) -> Rank,
+) -> HashMap<K, (Rank, usize)> {
+    let mut best: HashMap<K, (Rank, usize)> = HashMap::new();
+    for r in (0..len).filter(|&r| valid(r)) {
+        let rank = rank(r);
+        match best.entry(key(r)) {
+            Entry::Occupied(held) if held.get().0 > rank => {}
+            Entry::Occupied(mut held) => *held.get_mut() = (rank, r),
+            Entry::Vacant(slot) => {
+                slot.insert((rank, r));
+            }
+        }
+    }
+    best
 }
 
 /// The latest row per series of one table (complete or not).
@@ -94,54 +124,43 @@ impl SeriesLatest {
         let (Some(series), Some(time)) = (batch.columns.get(self.spec.series), batch.columns.get(self.spec.time)) else {
             return;
         };
-        let rank_of = |r: usize| -> Option<Rank> {
-            if !time.is_valid(r) {
-                return Some((true, 0));
-            }
-            Some((
-                false,
-                match &time.data {
-                    ColumnData::Int64(v) => v[r],
-                    ColumnData::Int32(v) => v[r] as i64,
-                    ColumnData::Int16(v) => v[r] as i64,
-                    _ => return None,
-                },
-            ))
+        let times: &dyn Fn(usize) -> i64 = match &time.data {
+            ColumnData::Int64(v) => &|r| v[r],
+            ColumnData::Int32(v) => &|r| v[r] as i64,
+            ColumnData::Int16(v) => &|r| v[r] as i64,
+            _ => return,
         };
-        // The batch's best row per series first, so a row is copied out once
-        // per series and batch, not once per newer row.
-        let mut best: HashMap<SeriesValue, (Rank, usize)> = HashMap::new();
-        for r in 0..batch.len {
-            if !series.is_valid(r) {
-                continue; // `series = v` never matches NULL
+        let rank_of = |r: usize| -> Rank { if time.is_valid(r) { (false, times(r)) } else { (true, 0) } };
+        let valid = |r: usize| series.is_valid(r); // `series = v` never matches NULL
+        match &series.data {
+            ColumnData::Int64(v) => self.take_best(batch, best_rows(batch.len, valid, |r| v[r], rank_of), SeriesValue::Int),
+            ColumnData::Int32(v) => {
+                self.take_best(batch, best_rows(batch.len, valid, |r| v[r] as i64, rank_of), SeriesValue::Int)
             }
-            let key = match &series.data {
-                ColumnData::Int64(v) => SeriesValue::Int(v[r]),
-                ColumnData::Int32(v) => SeriesValue::Int(v[r] as i64),
-                ColumnData::Int16(v) => SeriesValue::Int(v[r] as i64),
-                ColumnData::Bytes(b) => SeriesValue::Text(b.get(r).into()),
-                _ => return,
-            };
-            let Some(rank) = rank_of(r) else { return };
-            match best.get_mut(&key) {
-                Some(held) if held.0 > rank => {}
-                Some(held) => *held = (rank, r),
-                None => {
-                    best.insert(key, (rank, r));
-                }
+            ColumnData::Int16(v) => {
+                self.take_best(batch, best_rows(batch.len, valid, |r| v[r] as i64, rank_of), SeriesValue::Int)
             }
+            ColumnData::Bytes(b) => {
+                self.take_best(batch, best_rows(batch.len, valid, |r| b.get(r), rank_of), |k| SeriesValue::Text(k.into()))
+            }
+            _ => {}
         }
+    }
+
+    /// Merges the batch's best row per series (`best_rows`), copying out a
+    /// row only where it replaces the one held.
+    fn take_best<K>(&mut self, batch: &Batch, best: HashMap<K, (Rank, usize)>, value: impl Fn(K) -> SeriesValue) {
         for (key, (rank, r)) in best {
-            match self.rows.get_mut(&key) {
-                Some(held) if held.rank > rank => {}
-                Some(held) => {
+            match self.rows.entry(value(key)) {
+                Entry::Occupied(held) if held.get().rank > rank => {}
+                Entry::Occupied(mut held) => {
+                    let held = held.get_mut();
                     held.rank = rank;
                     held.row.clear();
                     held.row.extend(batch.columns.iter().map(|c| c.datum(r)));
                 }
-                None => {
-                    let row = batch.columns.iter().map(|c| c.datum(r)).collect();
-                    self.rows.insert(key, Latest { rank, row });
+                Entry::Vacant(slot) => {
+                    slot.insert(Latest { rank, row: batch.columns.iter().map(|c| c.datum(r)).collect() });
                 }
             }
         }
@@ -150,14 +169,19 @@ impl SeriesLatest {
     /// Merges `other` (same spec) in, keeping each series' first row.
     fn merge(&mut self, other: SeriesLatest) {
         for (key, latest) in other.rows {
-            match self.rows.get_mut(&key) {
-                Some(held) if held.rank > latest.rank => {}
-                Some(held) => *held = latest,
-                None => {
-                    self.rows.insert(key, latest);
+            match self.rows.entry(key) {
+                Entry::Occupied(held) if held.get().rank > latest.rank => {}
+                Entry::Occupied(mut held) => *held.get_mut() = latest,
+                Entry::Vacant(slot) => {
+                    slot.insert(latest);
                 }
             }
         }
+    }
+
+    /// Series held.
+    pub fn len(&self) -> usize {
+        self.rows.len()
     }
 }
 
@@ -166,6 +190,18 @@ struct TableEntry {
     latest: SeriesLatest,
     complete: bool,
     generation: u64,
+    /// More than `MAX_SERIES` series: nothing held, lookups scan.
+    overflowed: bool,
+}
+
+impl TableEntry {
+    fn check_size(&mut self) {
+        if self.latest.rows.len() > MAX_SERIES {
+            self.latest.rows = HashMap::new();
+            self.complete = false;
+            self.overflowed = true;
+        }
+    }
 }
 
 /// What a lookup found.
@@ -175,6 +211,8 @@ pub enum Lookup {
     Row(Option<Vec<Datum>>),
     /// The entry is not complete: scan the table, then `install` under this generation.
     Incomplete(u64),
+    /// The table has too many series to index: scan it.
+    Unavailable,
 }
 
 /// The last-row index of every table that has been asked.
@@ -197,7 +235,11 @@ impl LastRowRegistry {
     /// A committed batch of `table` (all its columns) became visible.
     pub fn absorb(&self, table: TableId, batch: &Batch) {
         if let Some(e) = self.entry(table) {
-            lock(&e).latest.absorb(batch);
+            let mut e = lock(&e);
+            if !e.overflowed {
+                e.latest.absorb(batch);
+                e.check_size();
+            }
         }
     }
 
@@ -208,6 +250,7 @@ impl LastRowRegistry {
             let mut e = lock(&e);
             e.latest.rows.clear();
             e.complete = false;
+            e.overflowed = false;
             e.generation += 1;
         }
     }
@@ -239,6 +282,9 @@ impl LastRowRegistry {
             e.clone()
         };
         let e = lock(&e);
+        if e.overflowed {
+            return Lookup::Unavailable;
+        }
         if !e.complete {
             return Lookup::Incomplete(e.generation);
         }
@@ -251,12 +297,13 @@ impl LastRowRegistry {
     pub fn install(&self, table: TableId, generation: u64, scanned: SeriesLatest) -> bool {
         let Some(e) = self.entry(table) else { return false };
         let mut e = lock(&e);
-        if e.generation != generation || e.latest.spec != scanned.spec {
+        if e.generation != generation || e.latest.spec != scanned.spec || e.overflowed {
             return false;
         }
         e.latest.merge(scanned);
         e.complete = true;
-        true
+        e.check_size();
+        e.complete
     }
 }
 
@@ -265,6 +312,7 @@ fn new_entry(spec: LastRowSpec) -> Arc<Mutex<TableEntry>> {
         latest: SeriesLatest::new(spec),
         complete: false,
         generation: 0,
+        overflowed: false,
     }))
 }
 
@@ -289,7 +337,7 @@ mod tests {
     fn value_of(reg: &LastRowRegistry, id: i64) -> Option<Datum> {
         match reg.lookup(7, SPEC, &SeriesValue::Int(id)) {
             Lookup::Row(row) => row.map(|r| r[2].clone()),
-            Lookup::Incomplete(_) => panic!("incomplete"),
+            other => panic!("{other:?}"),
         }
     }
 
@@ -310,6 +358,20 @@ mod tests {
         assert_eq!(value_of(&reg, 1), Some(Datum::Float64(6.0)));
         reg.absorb(7, &batch(&[(None, 2, 9.0), (Some(99), 2, 8.0)]));
         assert_eq!(value_of(&reg, 2), Some(Datum::Float64(9.0)));
+    }
+
+    #[test]
+    fn a_table_with_too_many_series_is_not_indexed_until_its_rows_are_removed() {
+        let reg = LastRowRegistry::default();
+        let Lookup::Incomplete(g) = reg.lookup(7, SPEC, &SeriesValue::Int(1)) else { panic!() };
+        assert!(reg.install(7, g, SeriesLatest::new(SPEC)));
+        let many: Vec<(Option<i64>, i32, f64)> = (0..=MAX_SERIES as i32).map(|i| (Some(1), i, 0.0)).collect();
+        reg.absorb(7, &batch(&many));
+        assert_eq!(reg.lookup(7, SPEC, &SeriesValue::Int(1)), Lookup::Unavailable);
+        reg.absorb(7, &batch(&[(Some(2), 1, 1.0)]));
+        assert_eq!(reg.lookup(7, SPEC, &SeriesValue::Int(1)), Lookup::Unavailable);
+        reg.forget_rows(7);
+        assert!(matches!(reg.lookup(7, SPEC, &SeriesValue::Int(1)), Lookup::Incomplete(_)));
     }
 
     #[test]
