@@ -157,19 +157,30 @@ impl GroupTable {
         let col = key_cols[0];
         let keys = &mut self.keys;
         match (&mut self.index, &col.data) {
+            // Rows often arrive in runs of one group (segments sort by series
+            // and time): the previous row's group is checked before the map.
             (KeyIndex::Int(map), data) => {
+                let mut last: Option<(i64, u32)> = None;
                 for i in 0..rows {
                     let id = if !col.is_valid(i) {
                         keys.null_id(key_cols, i)
                     } else {
-                        *map.entry(int_key(data, i))
-                            .or_insert_with(|| keys.add(key_cols, i))
+                        let key = int_key(data, i);
+                        match last {
+                            Some((k, id)) if k == key => id,
+                            _ => {
+                                let id = *map.entry(key).or_insert_with(|| keys.add(key_cols, i));
+                                last = Some((key, id));
+                                id
+                            }
+                        }
                     };
                     ids.push(id);
                 }
             }
             (KeyIndex::IntPair(map), first) if key_cols.len() == 2 => {
                 let other = key_cols[1];
+                let mut last: Option<((i64, i64, u8), u32)> = None;
                 for i in 0..rows {
                     let (a_null, b_null) = (!col.is_valid(i), !other.is_valid(i));
                     let key = (
@@ -177,7 +188,15 @@ impl GroupTable {
                         if b_null { 0 } else { int_key(&other.data, i) },
                         a_null as u8 | (b_null as u8) << 1,
                     );
-                    ids.push(*map.entry(key).or_insert_with(|| keys.add(key_cols, i)));
+                    let id = match last {
+                        Some((k, id)) if k == key => id,
+                        _ => {
+                            let id = *map.entry(key).or_insert_with(|| keys.add(key_cols, i));
+                            last = Some((key, id));
+                            id
+                        }
+                    };
+                    ids.push(id);
                 }
             }
             (KeyIndex::Bytes(map), ColumnData::Bytes(b)) => {
@@ -229,6 +248,7 @@ impl GroupTable {
     }
 }
 
+#[inline]
 fn int_key(data: &ColumnData, i: usize) -> i64 {
     match data {
         ColumnData::Int16(v) => v[i] as i64,

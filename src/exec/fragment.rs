@@ -152,7 +152,8 @@ impl Fragment {
                                 (Some(partial), Some(state)) => state.merge(&partial, 0)?,
                                 _ => {
                                     let b = decode_group(seg, g, group, &narrow.columns, &snap.types)?;
-                                    if !self.consume(&narrow, &b, &mut agg, tx, &mut n).await? {
+                                    let whole = pruning.group_all_match(seg, g);
+                                    if !self.consume(&narrow, &b, whole, &mut agg, tx, &mut n).await? {
                                         return Ok(());
                                     }
                                 }
@@ -162,8 +163,9 @@ impl Fragment {
                     }
                     let batches =
                         read_groups(ctx, seg, &window, &narrow.columns, &snap.types).await?;
-                    for b in batches {
-                        if !self.consume(&narrow, &b, &mut agg, tx, &mut n).await? {
+                    for (&g, b) in window.iter().zip(&batches) {
+                        let whole = pruning.group_all_match(seg, g);
+                        if !self.consume(&narrow, b, whole, &mut agg, tx, &mut n).await? {
                             return Ok(());
                         }
                     }
@@ -177,12 +179,13 @@ impl Fragment {
             if skip_memtable && in_memtable {
                 continue;
             }
-            let mut rows = None;
+            let (mut rows, mut whole) = (None, false);
             if let Some(index) = index {
                 if !pruning.zones_may_match(&index.zones) {
                     continue;
                 }
                 rows = pruning.posting_rows(index);
+                whole = pruning.zones_all_match(&index.zones);
             }
             let b = narrow_block(batch, &narrow.columns, rows.as_deref());
             if b.len == 0 {
@@ -191,7 +194,7 @@ impl Fragment {
             if let Some(stats) = &self.stats {
                 crate::exec::explain::ScanStats::add(&stats.rows_in_memory, b.len as u64);
             }
-            if !self.consume(&narrow, &b, &mut agg, tx, &mut n).await? {
+            if !self.consume(&narrow, &b, whole, &mut agg, tx, &mut n).await? {
                 return Ok(());
             }
         }
@@ -331,17 +334,20 @@ impl Fragment {
         self.cancel.check()
     }
 
-    /// Filters, projects and aggregates or sends one narrow batch; false when
-    /// the coordinator stopped reading (LIMIT, error).
+    /// Filters (unless every row is known to match: `whole`), projects and
+    /// aggregates or sends one narrow batch; false when the coordinator
+    /// stopped reading (LIMIT, error).
+    #[allow(clippy::too_many_arguments)]
     async fn consume(
         &self,
         narrow: &Narrowed,
         batch: &Batch,
+        whole: bool,
         agg: &mut Option<HashAggregation>,
         tx: &FragmentSender,
         n: &mut usize,
     ) -> DbResult<bool> {
-        let out = narrow.process(&self.eval, batch)?;
+        let out = if whole { narrow.project(batch) } else { narrow.process(&self.eval, batch)? };
         match (agg, &narrow.aggregate) {
             (Some(state), Some(spec)) => update_aggregation(state, spec, &out, &self.eval)?,
             _ => {
@@ -578,12 +584,13 @@ impl Narrowed {
             Some(f) => filter_batch(f, batch, &cx)?,
             None => batch.clone(),
         };
-        let cols = self
-            .projection
-            .iter()
-            .map(|&i| filtered.columns[i].clone())
-            .collect();
-        Ok(Batch::new(cols, filtered.len))
+        Ok(self.project(&filtered))
+    }
+
+    /// Project one batch whose rows all pass the filter.
+    fn project(&self, batch: &Batch) -> Batch {
+        let cols = self.projection.iter().map(|&i| batch.columns[i].clone()).collect();
+        Batch::new(cols, batch.len)
     }
 }
 

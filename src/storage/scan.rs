@@ -45,6 +45,11 @@ pub struct Pruning {
     texts: Vec<(usize, Vec<Vec<u8>>)>,
     /// `integer_column = v` / `IN (v, …)`: the same for integer columns.
     ints: Vec<(usize, Vec<i64>)>,
+    /// Conjuncts that are exactly `column in [lo, hi]` on an integer-like
+    /// column, and whether they are the whole filter: then a block whose
+    /// zone lies inside every range (and has no NULLs there) matches whole.
+    exact: Vec<(usize, i64, i64)>,
+    only_exact: bool,
 }
 
 /// A range bound as a datum of column `c`'s type (timestamps, dates and integers).
@@ -74,6 +79,7 @@ impl Pruning {
     pub fn from_filter(filter: Option<&Expr>) -> Pruning {
         let mut p = Pruning::default();
         if let Some(f) = filter {
+            p.only_exact = true;
             p.collect(f);
         }
         p
@@ -91,10 +97,17 @@ impl Pruning {
                     (Expr::Literal(d, lt), Expr::Column(c, t)) => {
                         ((*c, *t), (d, *lt), flip(sig.op))
                     }
-                    _ => return,
+                    _ => {
+                        self.only_exact = false;
+                        return;
+                    }
                 };
                 if let Some(r) = range_of(col.1, lit.0, lit.1, op) {
                     self.ranges.push((col.0, r));
+                }
+                match range_of(col.1, lit.0, lit.1, op) {
+                    Some(Range::Int(lo, hi)) => self.exact.push((col.0, lo, hi)),
+                    _ => self.only_exact = false,
                 }
                 if let (BinaryOp::Eq, Some(v)) = (op, text_of(col.1, lit.0)) {
                     self.texts.push((col.0, vec![v]));
@@ -109,6 +122,7 @@ impl Pruning {
                 negated: false,
                 ..
             } => {
+                self.only_exact = false;
                 let Expr::Column(c, t) = expr.as_ref() else {
                     return;
                 };
@@ -160,7 +174,7 @@ impl Pruning {
                     self.ranges.push((*c, r));
                 }
             }
-            _ => {}
+            _ => self.only_exact = false,
         }
     }
 
@@ -267,6 +281,28 @@ impl Pruning {
             (Some(z), Range::Int(lo, hi)) => !(z.max < *lo || z.min > *hi),
             _ => true,
         })
+    }
+
+    /// Whether every row of an in-memory block with these zones matches the filter.
+    pub fn zones_all_match(&self, zones: &[Option<super::memtable::ColumnZone>]) -> bool {
+        self.only_exact
+            && self.exact.iter().all(|&(c, lo, hi)| {
+                matches!(zones.get(c).copied().flatten(), Some(z) if !z.has_nulls && lo <= z.min && z.max <= hi)
+            })
+    }
+
+    /// Whether every row of block group `g` of `seg` matches the filter.
+    pub fn group_all_match(&self, seg: &SegmentFile, g: usize) -> bool {
+        let blocks = &seg.footer.groups[g].1;
+        self.only_exact
+            && self.exact.iter().all(|&(c, lo, hi)| {
+                blocks.get(c).is_some_and(|b| {
+                    let h = &b.header;
+                    let float = h.encoding == super::segment::column::ENC_FLOAT64
+                        || h.encoding == super::segment::column::ENC_FLOAT32;
+                    h.nulls == 0 && h.has_zone_map() && !float && lo <= h.min && h.max <= hi
+                })
+            })
     }
 
     /// Whether block group `g` of `seg` may hold a matching row.
@@ -566,5 +602,25 @@ mod tests {
         assert_eq!(groups(late), vec![1, 2, 3]);
         let never = cmp(BinaryOp::Lt, 0, DataType::TimestampTz, Datum::Int64(-1));
         assert_eq!(groups(never), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn a_group_matches_whole_only_when_the_filter_is_ranges_its_zones_lie_within() {
+        let seg = segment();
+        let whole = |filter: Expr| -> Vec<bool> {
+            let p = Pruning::from_filter(Some(&filter));
+            (0..seg.footer.groups.len()).map(|g| p.group_all_match(&seg, g)).collect()
+        };
+        let ts = |s: i64| Datum::Int64(s * 1_000_000_000);
+        // group 3 holds host_2's times 4,576..9,999 s; the others span 0..9,999 s
+        let from = cmp(BinaryOp::GtEq, 0, DataType::TimestampTz, ts(4_576));
+        assert_eq!(whole(from.clone()), vec![false, false, false, true]);
+        assert_eq!(whole(cmp(BinaryOp::Gt, 0, DataType::TimestampTz, ts(4_576))), vec![false; 4]);
+        let below = cmp(BinaryOp::Lt, 0, DataType::TimestampTz, ts(10_000));
+        assert_eq!(whole(Expr::and(from.clone(), below.clone())), vec![false, false, false, true]);
+        assert_eq!(whole(below.clone()), vec![true; 4]);
+        // a conjunct that is not an exact range keeps the filter on every group
+        let host = cmp(BinaryOp::Eq, 1, DataType::Text, Datum::Bytes(b"host_2".to_vec()));
+        assert_eq!(whole(Expr::and(below, host)), vec![false; 4]);
     }
 }
