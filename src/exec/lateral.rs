@@ -3,6 +3,11 @@
 //! (filtered by ON), and for LEFT keeps an unmatched row with NULLs. The
 //! right side streams (one batch at a time), so `SELECT generate_series(1,
 //! 1e10) LIMIT 5` reads five rows, not ten billion.
+//! When the right side is one series' latest row (`WHERE series = outer.col
+//! ORDER BY time DESC LIMIT 1`, TSBS's lastpoint), a whole left batch is
+//! answered from the last-row index at once (`LatestPerRow`), not a plan
+//! per row; while the index cannot answer, rows go the per-row way (whose
+//! `LastRowOp` builds the index).
 //! Must not: reorder left rows (output follows the left input).
 
 use std::collections::HashMap;
@@ -11,9 +16,87 @@ use std::sync::Arc;
 
 use crate::exec::expr::filter_batch;
 use crate::exec::operators::{build, BatchFuture, BoxedOperator, Operator, QueryContext};
+use crate::catalog::TableDef;
 use crate::exec::vector::{Batch, Column};
 use crate::sql::plan::{Expr, JoinKind, Plan};
+use crate::storage::last_rows::{LastRowSpec, Lookup, SeriesValue};
 use crate::types::{DataType, Datum};
+
+/// A right side that is the latest row of the series named by a left column.
+pub struct LatestPerRow {
+    table: Arc<TableDef>,
+    spec: LastRowSpec,
+    /// The left column holding the series value.
+    key: usize,
+    /// The right side's columns, as table columns.
+    projection: Vec<usize>,
+}
+
+impl LatestPerRow {
+    /// `right` as `[Project] → Limit 1 → Sort [time DESC] → [Project] →
+    /// Filter (series = outer column) → Scan` (projects of plain columns)
+    /// over a table whose declared series key is `series`, or None.
+    pub fn recognize(right: &Plan, ctx: &QueryContext) -> Option<LatestPerRow> {
+        let (right, outer_columns) = peel_columns(right)?;
+        let Plan::Limit { input, limit: Some(limit), offset: None } = right else { return None };
+        if crate::exec::operators::eval_const(&ctx.resolve(limit), ctx).ok()?.as_i64() != Some(1) {
+            return None;
+        }
+        let Plan::Sort { input, keys } = input.as_ref() else { return None };
+        let (input, inner_columns) = peel_columns(input)?;
+        let ([key], Plan::Filter { input, predicate }) = (keys.as_slice(), input) else { return None };
+        let Plan::Scan { table, projection, filter: None, .. } = input.as_ref() else { return None };
+        // a column of the sort's input, as a table column
+        let table_column = |j: usize| -> Option<usize> {
+            let scan_position = match &inner_columns {
+                Some(cols) => *cols.get(j)?,
+                None => j,
+            };
+            projection.get(scan_position).copied()
+        };
+        let Expr::Column(sorted, _) = key.expr else { return None };
+        let time = crate::storage::flush::time_column(table)?;
+        if !key.descending || !key.nulls_first || table_column(sorted) != Some(time) {
+            return None;
+        }
+        let Expr::Binary { sig, left, right } = predicate else { return None };
+        let (column, outer) = match (left.as_ref(), right.as_ref()) {
+            (Expr::Column(c, ct), Expr::Outer { level: 1, index, data_type })
+            | (Expr::Outer { level: 1, index, data_type }, Expr::Column(c, ct)) => {
+                (*projection.get(*c)?, (*index, *ct == *data_type))
+            }
+            _ => return None,
+        };
+        if sig.op != crate::exec::kernels::BinaryOp::Eq || !outer.1 {
+            return None;
+        }
+        let catalog = ctx.server.catalog.snapshot();
+        let series = crate::storage::flush::declared_series_key(table, &catalog.indexes_on(table))?;
+        let spec = LastRowSpec { series, time };
+        let width = inner_columns.as_ref().map_or(projection.len(), |c| c.len());
+        let outputs: Vec<usize> = outer_columns.unwrap_or_else(|| (0..width).collect());
+        let projection = outputs.into_iter().map(table_column).collect::<Option<Vec<usize>>>()?;
+        (column == series && spec.supports(&table.column_types())).then(|| LatestPerRow {
+            table: table.clone(),
+            spec,
+            key: outer.0,
+            projection,
+        })
+    }
+}
+
+/// A plan under a projection of plain columns, and those columns (None: no
+/// projection); None when a projection computes anything.
+fn peel_columns(plan: &Plan) -> Option<(&Plan, Option<Vec<usize>>)> {
+    match plan {
+        Plan::Project { input, exprs, .. } => {
+            let columns: Option<Vec<usize>> =
+                exprs.iter().map(|e| if let Expr::Column(c, _) = e { Some(*c) } else { None }).collect();
+            Some((input.as_ref(), Some(columns?)))
+        }
+        other => Some((other, None)),
+    }
+}
 
 pub struct LateralOp {
     left: BoxedOperator,
@@ -30,6 +113,8 @@ pub struct LateralOp {
     right_rows: Option<BoxedOperator>,
     /// Whether the current left row has been paired with any right row yet.
     matched: bool,
+    /// The right side answered per left batch from the last-row index.
+    latest: Option<LatestPerRow>,
 }
 
 impl LateralOp {
@@ -53,12 +138,64 @@ impl LateralOp {
             current: None,
             right_rows: None,
             matched: false,
+            latest: None,
         }
+    }
+
+    /// Answers the right side from the last-row index (`LatestPerRow::recognize`).
+    pub fn with_latest(mut self, latest: Option<LatestPerRow>) -> LateralOp {
+        self.latest = latest;
+        self
+    }
+
+    /// The left batch joined with each row's latest row, or None when the
+    /// index cannot answer for every row (then the rows go one by one).
+    fn join_latest(&self, left: &Batch) -> Option<Batch> {
+        let lp = self.latest.as_ref()?;
+        let oid = lp.table.oid;
+        if self.ctx.replaced.borrow().contains(&oid) || self.ctx.pending.borrow().get(&oid).is_some_and(|b| !b.is_empty()) {
+            return None;
+        }
+        let keys = left.columns.get(lp.key)?;
+        let width = lp.table.columns.len();
+        let nulls = vec![Datum::Null; width];
+        let (mut indices, mut rows) = (Vec::with_capacity(left.len), Vec::with_capacity(left.len));
+        for i in 0..left.len {
+            let found = match keys.datum(i) {
+                Datum::Null => None,
+                d => match self.ctx.server.last_rows.lookup(oid, lp.spec, &SeriesValue::of(&d)?) {
+                    Lookup::Row(Some(row)) if row.len() == width => Some(row),
+                    Lookup::Row(None) => None,
+                    _ => return None,
+                },
+            };
+            match found {
+                Some(row) => rows.push(row),
+                None if self.kind == JoinKind::Left => rows.push(nulls.clone()),
+                None => continue,
+            }
+            indices.push(i as u32);
+        }
+        let right = Batch::new(
+            lp.projection
+                .iter()
+                .map(|&c| {
+                    let values: Vec<Datum> = rows.iter().map(|r| r[c].clone()).collect();
+                    Arc::new(Column::from_datums(lp.table.columns[c].data_type, &values))
+                })
+                .collect(),
+            indices.len(),
+        );
+        Some(self.pair_rows(left, &indices, &right))
     }
 
     /// Left row `i` repeated beside every row of `right`.
     fn pair(&self, left: &Batch, i: usize, right: &Batch) -> Batch {
-        let indices = vec![i as u32; right.len];
+        self.pair_rows(left, &vec![i as u32; right.len], right)
+    }
+
+    /// Left rows `indices` beside the rows of `right`, one for one.
+    fn pair_rows(&self, left: &Batch, indices: &[u32], right: &Batch) -> Batch {
         let mut columns: Vec<Arc<Column>> = left
             .columns
             .iter()
@@ -67,7 +204,7 @@ impl LateralOp {
                 Arc::new(if self.unread_left.contains(&c) {
                     Column::from_datum(column.data_type, &Datum::Null, right.len)
                 } else {
-                    column.take(&indices)
+                    column.take(indices)
                 })
             })
             .collect();
@@ -96,7 +233,18 @@ impl Operator for LateralOp {
                     match self.left.next().await? {
                         None => return Ok(None),
                         Some(b) if b.len == 0 => continue,
-                        Some(b) => self.current = Some((b, 0)),
+                        Some(b) => {
+                            if let Some(mut joined) = self.join_latest(&b) {
+                                if let Some(on) = &self.on {
+                                    joined = filter_batch(on, &joined, &self.ctx.inputs(&HashMap::new()))?;
+                                }
+                                if joined.len > 0 {
+                                    return Ok(Some(joined));
+                                }
+                                continue;
+                            }
+                            self.current = Some((b, 0));
+                        }
                     }
                 }
                 let Some((lb, i)) = self.current.clone() else { continue };

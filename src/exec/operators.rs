@@ -414,7 +414,8 @@ fn build_node(plan: &Plan, ctx: &Rc<QueryContext>) -> DbResult<BoxedOperator> {
             right.types(),
             unread_left.clone(),
             ctx.clone(),
-        )),
+        )
+        .with_latest(crate::exec::lateral::LatestPerRow::recognize(right, ctx))),
         Plan::RecursiveCte {
             id,
             anchor,
