@@ -165,15 +165,7 @@ impl GroupTable {
                     let id = if !col.is_valid(i) {
                         keys.null_id(key_cols, i)
                     } else {
-                        let key = int_key(data, i);
-                        match last {
-                            Some((k, id)) if k == key => id,
-                            _ => {
-                                let id = *map.entry(key).or_insert_with(|| keys.add(key_cols, i));
-                                last = Some((key, id));
-                                id
-                            }
-                        }
+                        run_id(map, &mut last, int_key(data, i), || keys.add(key_cols, i))
                     };
                     ids.push(id);
                 }
@@ -188,15 +180,7 @@ impl GroupTable {
                         if b_null { 0 } else { int_key(&other.data, i) },
                         a_null as u8 | (b_null as u8) << 1,
                     );
-                    let id = match last {
-                        Some((k, id)) if k == key => id,
-                        _ => {
-                            let id = *map.entry(key).or_insert_with(|| keys.add(key_cols, i));
-                            last = Some((key, id));
-                            id
-                        }
-                    };
-                    ids.push(id);
+                    ids.push(run_id(map, &mut last, key, || keys.add(key_cols, i)));
                 }
             }
             (KeyIndex::Bytes(map), ColumnData::Bytes(b)) => {
@@ -245,6 +229,25 @@ impl GroupTable {
 
     pub fn key_columns(&self) -> Vec<Column> {
         self.keys.columns.clone()
+    }
+}
+
+/// The group id of `key`: the previous row's when the key repeats, else the
+/// map's (`add` makes a new group).
+#[inline]
+fn run_id<K: Copy + Eq + std::hash::Hash>(
+    map: &mut HashMap<K, u32>,
+    last: &mut Option<(K, u32)>,
+    key: K,
+    add: impl FnOnce() -> u32,
+) -> u32 {
+    match *last {
+        Some((k, id)) if k == key => id,
+        _ => {
+            let id = *map.entry(key).or_insert_with(add);
+            *last = Some((key, id));
+            id
+        }
     }
 }
 

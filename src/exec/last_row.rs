@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use crate::catalog::TableDef;
 use crate::error::DbResult;
-use crate::exec::operators::{BatchFuture, BoxedOperator, Operator, QueryContext};
+use crate::exec::operators::{full_scan, BatchFuture, BoxedOperator, Operator, QueryContext};
 use crate::exec::vector::{Batch, Column};
 use crate::storage::last_rows::{LastRowSpec, Lookup, SeriesLatest, SeriesValue, MAX_SERIES};
 
@@ -33,8 +33,6 @@ pub struct LastRowOp {
     projection: Vec<usize>,
     /// The scan this lookup replaces.
     scan: BoxedOperator,
-    /// A scan of every column of the table, without filter or order: builds the index.
-    full_scan: Box<dyn Fn() -> BoxedOperator>,
     state: State,
 }
 
@@ -46,20 +44,13 @@ impl LastRowOp {
         key: SeriesValue,
         projection: Vec<usize>,
         scan: BoxedOperator,
-        full_scan: Box<dyn Fn() -> BoxedOperator>,
     ) -> LastRowOp {
-        LastRowOp { ctx: ctx.clone(), table, spec, key, projection, scan, full_scan, state: State::Start }
-    }
-
-    /// Whether the statement's transaction holds rows of the table the shards do not.
-    fn transaction_has_own_rows(&self) -> bool {
-        let oid = self.table.oid;
-        self.ctx.replaced.borrow().contains(&oid) || self.ctx.pending.borrow().get(&oid).is_some_and(|b| !b.is_empty())
+        LastRowOp { ctx: ctx.clone(), table, spec, key, projection, scan, state: State::Start }
     }
 
     /// Scans the whole table and installs the result under `generation`.
     async fn build_index(&self, generation: u64) -> DbResult<()> {
-        let mut scan = (self.full_scan)();
+        let mut scan = full_scan(&self.ctx, &self.table);
         let mut latest = SeriesLatest::new(self.spec);
         while let Some(batch) = scan.next().await? {
             self.ctx.check_cancel()?;
@@ -73,7 +64,7 @@ impl LastRowOp {
     }
 
     async fn lookup(&mut self) -> DbResult<Option<Batch>> {
-        if self.transaction_has_own_rows() {
+        if self.ctx.has_own_rows(self.table.oid) {
             self.state = State::Scan;
             return self.scan.next().await;
         }

@@ -55,8 +55,8 @@ impl LatestPerRow {
             projection.get(scan_position).copied()
         };
         let Expr::Column(sorted, _) = key.expr else { return None };
-        let time = crate::storage::flush::time_column(table)?;
-        if !key.descending || !key.nulls_first || table_column(sorted) != Some(time) {
+        let spec = LastRowSpec::declared(table, &ctx.server.catalog.snapshot().indexes_on(table))?;
+        if !key.descending || !key.nulls_first || table_column(sorted) != Some(spec.time) {
             return None;
         }
         let Expr::Binary { sig, left, right } = predicate else { return None };
@@ -70,13 +70,10 @@ impl LatestPerRow {
         if sig.op != crate::exec::kernels::BinaryOp::Eq || !outer.1 {
             return None;
         }
-        let catalog = ctx.server.catalog.snapshot();
-        let series = crate::storage::flush::declared_series_key(table, &catalog.indexes_on(table))?;
-        let spec = LastRowSpec { series, time };
         let width = inner_columns.as_ref().map_or(projection.len(), |c| c.len());
         let outputs: Vec<usize> = outer_columns.unwrap_or_else(|| (0..width).collect());
         let projection = outputs.into_iter().map(table_column).collect::<Option<Vec<usize>>>()?;
-        (column == series && spec.supports(&table.column_types())).then(|| LatestPerRow {
+        (column == spec.series).then(|| LatestPerRow {
             table: table.clone(),
             spec,
             key: outer.0,
@@ -153,7 +150,7 @@ impl LateralOp {
     fn join_latest(&self, left: &Batch) -> Option<Batch> {
         let lp = self.latest.as_ref()?;
         let oid = lp.table.oid;
-        if self.ctx.replaced.borrow().contains(&oid) || self.ctx.pending.borrow().get(&oid).is_some_and(|b| !b.is_empty()) {
+        if self.ctx.has_own_rows(oid) {
             return None;
         }
         let keys = left.columns.get(lp.key)?;

@@ -157,6 +157,12 @@ impl QueryContext {
         })
     }
 
+    /// Whether the statement's transaction holds rows of `table` the shards
+    /// do not (its own writes, or a rewrite of the table).
+    pub fn has_own_rows(&self, table: TableId) -> bool {
+        self.replaced.borrow().contains(&table) || self.pending.borrow().get(&table).is_some_and(|b| !b.is_empty())
+    }
+
     pub fn check_cancel(&self) -> DbResult<()> {
         self.cancel.check()
     }
@@ -532,8 +538,7 @@ fn last_row_lookup(
     use crate::storage::last_rows::{LastRowSpec, SeriesValue};
     let found = || -> Option<(LastRowSpec, SeriesValue)> {
         let hint = ctx.order_hint.get()?;
-        let time = crate::storage::flush::time_column(table)?;
-        if hint.table != table.oid || hint.rows != 1 || !hint.descending || !hint.nulls_first || hint.column != time {
+        if hint.table != table.oid || hint.rows != 1 || !hint.descending || !hint.nulls_first {
             return None;
         }
         let Some(Expr::Binary { sig, left, right }) = filter else { return None };
@@ -544,14 +549,12 @@ fn last_row_lookup(
         if sig.op != crate::exec::kernels::BinaryOp::Eq {
             return None;
         }
-        let catalog = ctx.server.catalog.snapshot();
-        let series = crate::storage::flush::declared_series_key(table, &catalog.indexes_on(table))?;
-        let spec = LastRowSpec { series, time };
-        if column != series || !spec.supports(&table.column_types()) {
+        let spec = LastRowSpec::declared(table, &ctx.server.catalog.snapshot().indexes_on(table))?;
+        if column != spec.series || hint.column != spec.time {
             return None;
         }
         // The value compares as stored only if it is of the column's kind.
-        let integer = matches!(table.columns[series].data_type, DataType::Int16 | DataType::Int32 | DataType::Int64);
+        let integer = matches!(table.columns[spec.series].data_type, DataType::Int16 | DataType::Int32 | DataType::Int64);
         match value {
             Datum::Int16(_) | Datum::Int32(_) | Datum::Int64(_) if integer => {}
             Datum::Bytes(_) if !integer => {}
@@ -560,16 +563,15 @@ fn last_row_lookup(
         Some((spec, SeriesValue::of(value)?))
     };
     let Some((spec, key)) = found() else { return scan };
-    let (full_ctx, oid, width) = (ctx.clone(), table.oid, table.columns.len());
-    Box::new(crate::exec::last_row::LastRowOp::new(
-        ctx,
-        table.clone(),
-        spec,
-        key,
-        projection.to_vec(),
-        scan,
-        Box::new(move || Box::new(ScanOp::unordered(&full_ctx, oid, (0..width).collect()))),
-    ))
+    Box::new(crate::exec::last_row::LastRowOp::new(ctx, table.clone(), spec, key, projection.to_vec(), scan))
+}
+
+/// Every row of every column of `table`, in no particular order (whatever
+/// sort is being built above): what builds the last-row index.
+pub(crate) fn full_scan(ctx: &Rc<QueryContext>, table: &crate::catalog::TableDef) -> BoxedOperator {
+    let mut scan = ScanOp::new(ctx, table.oid, (0..table.columns.len()).collect(), None, None, None);
+    scan.fragment.order_hint = None;
+    Box::new(scan)
 }
 
 /// `expr` over a table's full row, given that it was bound over `projection` of it.
@@ -640,13 +642,6 @@ impl ScanOp {
             fragment,
             rx: None,
         }
-    }
-
-    /// All rows of `projection` of `table`, in no particular order (whatever sort is being built above).
-    fn unordered(ctx: &Rc<QueryContext>, table: TableId, projection: Vec<usize>) -> ScanOp {
-        let mut scan = ScanOp::new(ctx, table, projection, None, None, None);
-        scan.fragment.order_hint = None;
-        scan
     }
 
     async fn start(&mut self) -> DbResult<()> {

@@ -17,12 +17,12 @@
 //! they are committed (shards call it where rows become visible).
 
 use std::hash::Hash;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use hashbrown::hash_map::Entry;
 use hashbrown::HashMap;
 
-use crate::catalog::TableId;
+use crate::catalog::{IndexDef, TableDef, TableId};
 use crate::exec::vector::{Batch, ColumnData};
 use crate::types::{DataType, Datum};
 
@@ -34,9 +34,20 @@ pub struct LastRowSpec {
 }
 
 impl LastRowSpec {
+    /// The spec of `table`'s declared series key (the leading column of an
+    /// index on `(column, time [DESC])`, `flush::declared_series_key`) and time
+    /// column, when their types can be indexed.
+    pub fn declared(table: &TableDef, indexes: &[Arc<IndexDef>]) -> Option<LastRowSpec> {
+        let spec = LastRowSpec {
+            series: super::flush::declared_series_key(table, indexes)?,
+            time: super::flush::time_column(table)?,
+        };
+        spec.supports(&table.column_types()).then_some(spec)
+    }
+
     /// Whether rows of a table with these column types can be indexed: an
     /// integer or text series column and an integer-backed time column.
-    pub fn supports(&self, types: &[DataType]) -> bool {
+    fn supports(&self, types: &[DataType]) -> bool {
         let series = types.get(self.series).copied();
         let time = types.get(self.time).copied();
         matches!(
@@ -215,10 +226,12 @@ pub enum Lookup {
     Unavailable,
 }
 
-/// The last-row index of every table that has been asked.
+/// The last-row index of every table that has been asked. The table map is
+/// read by every append (on every shard) and written only when a table is
+/// first asked for or dropped.
 #[derive(Debug, Default)]
 pub struct LastRowRegistry {
-    tables: Mutex<HashMap<TableId, Arc<Mutex<TableEntry>>>>,
+    tables: RwLock<HashMap<TableId, Arc<Mutex<TableEntry>>>>,
 }
 
 /// The index stays usable if a thread panicked while holding a lock: every
@@ -229,7 +242,11 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl LastRowRegistry {
     fn entry(&self, table: TableId) -> Option<Arc<Mutex<TableEntry>>> {
-        lock(&self.tables).get(&table).cloned()
+        self.tables.read().unwrap_or_else(|poisoned| poisoned.into_inner()).get(&table).cloned()
+    }
+
+    fn tables_mut(&self) -> std::sync::RwLockWriteGuard<'_, HashMap<TableId, Arc<Mutex<TableEntry>>>> {
+        self.tables.write().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// A committed batch of `table` (all its columns) became visible.
@@ -267,19 +284,24 @@ impl LastRowRegistry {
     }
 
     pub fn drop_table(&self, table: TableId) {
-        lock(&self.tables).remove(&table);
+        if self.entry(table).is_some() {
+            self.tables_mut().remove(&table);
+        }
     }
 
     /// The latest row of series `key` of `table` under `spec`. The first
     /// lookup of a table (or of another spec) creates its entry, incomplete.
     pub fn lookup(&self, table: TableId, spec: LastRowSpec, key: &SeriesValue) -> Lookup {
-        let e = {
-            let mut tables = lock(&self.tables);
-            let e = tables.entry(table).or_insert_with(|| new_entry(spec));
-            if lock(e).latest.spec != spec {
-                *e = new_entry(spec);
+        let e = match self.entry(table) {
+            Some(e) if lock(&e).latest.spec == spec => e,
+            _ => {
+                let mut tables = self.tables_mut();
+                let e = tables.entry(table).or_insert_with(|| new_entry(spec));
+                if lock(e).latest.spec != spec {
+                    *e = new_entry(spec);
+                }
+                e.clone()
             }
-            e.clone()
         };
         let e = lock(&e);
         if e.overflowed {

@@ -102,17 +102,18 @@ impl Pruning {
                         return;
                     }
                 };
-                if let Some(r) = range_of(col.1, lit.0, lit.1, op) {
+                let range = range_of(col.1, lit.0, lit.1, op);
+                if let Some(r) = range {
                     self.ranges.push((col.0, r));
                 }
-                match range_of(col.1, lit.0, lit.1, op) {
+                match range {
                     Some(Range::Int(lo, hi)) => self.exact.push((col.0, lo, hi)),
                     _ => self.only_exact = false,
                 }
                 if let (BinaryOp::Eq, Some(v)) = (op, text_of(col.1, lit.0)) {
                     self.texts.push((col.0, vec![v]));
                 }
-                if let (BinaryOp::Eq, Some(Range::Int(v, _))) = (op, range_of(col.1, lit.0, lit.1, op)) {
+                if let (BinaryOp::Eq, Some(Range::Int(v, _))) = (op, range) {
                     self.ints.push((col.0, vec![v]));
                 }
             }

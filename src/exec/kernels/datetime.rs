@@ -582,7 +582,6 @@ pub(crate) fn time_bucket_in_zone(
     Ok(prim_column(DataType::TimestampTz, out, nulls))
 }
 
-/// The zone a text argument names (`AT TIME ZONE`'s reading), or 22023.
 /// Zones by their text, for a column of them: nearly always one constant,
 /// so the last name's zone is kept and each run of one name is resolved once.
 #[derive(Default)]
@@ -603,6 +602,7 @@ impl ZonesByName {
     }
 }
 
+/// The zone a text argument names (`AT TIME ZONE`'s reading), or 22023.
 fn zone_named(name: &str) -> DbResult<Zone> {
     Zone::from_at_time_zone(name).ok_or_else(|| {
         DbError::new(
