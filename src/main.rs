@@ -69,7 +69,8 @@ fn run(cfg: Config) -> Result<(), String> {
     let catalog = CatalogStore::open(cfg.data_dir.clone())?;
     let manifest = Manifest::load(&cfg.data_dir)?;
     let logs = recovery::read_logs(&cfg.data_dir)?;
-    let recovered = recovery::plan_replay(logs, &catalog.snapshot(), &manifest)?;
+    let recovered = recovery::plan_replay(logs, &catalog.snapshot(), &manifest, &cfg.data_dir)?;
+    brewric::storage::recordings::remove_unreferenced(&cfg.data_dir, &recovered.kept_recordings);
 
     let server_cell: Arc<OnceLock<Arc<Server>>> = Arc::new(OnceLock::new());
     let cell = server_cell.clone();

@@ -1316,7 +1316,7 @@ fn decode_stream(
         let n = piece().clamp(1, file.len() - pos);
         stream.feed(&file[pos..pos + n]);
         pos += n;
-        out.collect(decoder.take_batches_over(40));
+        out.collect(decoder.take_batches_over(40, usize::MAX));
     }
     out.collect(decoder.take_batches());
     // Memory stays near one record plus one piece, not the file.
@@ -2540,7 +2540,7 @@ fn decode_speed() {
                 for rec in indexed.chunk_records(chunk, &mut buffer).unwrap() {
                     decoder.record(&rec.unwrap()).unwrap();
                 }
-                for b in decoder.take_batches_over(2048) {
+                for b in decoder.take_batches_over(2048, usize::MAX) {
                     rows += b.messages;
                 }
             }
@@ -2573,7 +2573,7 @@ fn decode_speed() {
                                 for rec in indexed.chunk_records(chunk, &mut buffer).unwrap() {
                                     decoder.record(&rec.unwrap()).unwrap();
                                 }
-                                for b in decoder.take_batches_over(2048) {
+                                for b in decoder.take_batches_over(2048, usize::MAX) {
                                     rows += b.messages;
                                 }
                             }
@@ -2605,7 +2605,7 @@ fn decode_speed() {
                 while let Some(rec) = stream.next_record().unwrap() {
                     decoder.record(&rec).unwrap();
                 }
-                for b in decoder.take_batches_over(2048) {
+                for b in decoder.take_batches_over(2048, usize::MAX) {
                     rows += b.messages;
                 }
             }

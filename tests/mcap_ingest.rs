@@ -498,3 +498,54 @@ async fn a_running_ingest_shows_in_pg_stat_progress_copy_and_pg_stat_activity() 
     assert_eq!(left, 0, "the finished COPY left pg_stat_progress_copy");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// A server file's rows are logged as references into a kept copy of the
+/// file (`storage::recordings`), not row by row: after a SIGKILL the rows
+/// come back by decoding the kept copy again — also when the user has
+/// deleted their file — and a COPY that fails keeps nothing.
+#[tokio::test]
+async fn a_recording_logged_by_reference_survives_kill_9_without_its_source_file() {
+    let dir = temp_dir("kill9");
+    let truth = generate_fleet(&dir, 2, 12, "zstd");
+    let files = truth["files"].as_array().unwrap().clone();
+    let server = common::start_with_shards(2);
+    if server.is_external() {
+        return;
+    }
+    let data_dir = server.data_dir().unwrap().to_path_buf();
+    let kept = || std::fs::read_dir(data_dir.join("recordings")).map_or(0, |d| d.count());
+    let client = server.connect("postgres").await;
+    for file in &files {
+        let path = dir.join(file["file"].as_str().unwrap());
+        client.execute(&format!("COPY fleet FROM '{}' WITH (FORMAT mcap)", path.display()), &[]).await.unwrap();
+    }
+    assert_eq!(kept(), 2, "one kept copy per recording");
+    // A COPY that fails after its file was kept leaves no copy behind.
+    let good = std::fs::read(dir.join("robot01.mcap")).unwrap();
+    let first_chunk = top_level_records(&good).into_iter().find(|r| r.1 == CHUNK).unwrap().0;
+    let mut damaged = good.clone();
+    damaged[first_chunk + 200] ^= 0x5a;
+    let bad = dir.join("damaged.mcap");
+    std::fs::write(&bad, &damaged).unwrap();
+    client.execute(&format!("COPY fleet FROM '{}' WITH (FORMAT mcap)", bad.display()), &[]).await.expect_err("damaged chunk");
+    assert_eq!(kept(), 2, "the failed COPY's copy is removed");
+    drop(client);
+    // The user deletes their files; the server dies without a checkpoint.
+    let _ = std::fs::remove_dir_all(&dir);
+    let data_dir = server.kill9();
+    let server = common::start_in(data_dir.clone(), 2);
+    let client = server.connect("postgres").await;
+    for file in &files {
+        check_recording(&client, "fleet", file).await;
+    }
+    // After a checkpoint the rows live in segment files; a restart reads
+    // them from there and drops the copies no WAL record needs any more.
+    client.execute("CHECKPOINT", &[]).await.unwrap();
+    drop(client);
+    let data_dir = server.kill9();
+    let server = common::start_in(data_dir, 2);
+    let client = server.connect("postgres").await;
+    for file in &files {
+        check_recording(&client, "fleet", file).await;
+    }
+}

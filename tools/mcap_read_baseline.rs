@@ -4,8 +4,13 @@
 //! (files shared out among the threads, each file read into memory before
 //! the clock starts, as the page cache serves Brewric's reads).
 //!
+//! With `--brewric-decode`, the same files go through Brewric's own reader
+//! and decoder instead (chunks walked without copying messages, every message
+//! decoded into column batches that are then dropped): the ingest's cost
+//! before storage, to tell decoding from writing.
+//!
 //! ```text
-//! cargo run --release --example mcap_read_baseline -- [--threads N] [--runs 3] FILE...
+//! cargo run --release --example mcap_read_baseline -- [--threads N] [--runs 3] [--brewric-decode] FILE...
 //! ```
 //! Prints one JSON line: threads, bytes (file bytes), messages, seconds
 //! (median of the runs), mb_per_s, messages_per_s.
@@ -17,11 +22,13 @@ fn main() {
     let mut threads = 1usize;
     let mut runs = 3usize;
     let mut paths = Vec::new();
+    let mut brewric_decode = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--threads" => threads = args.next().and_then(|v| v.parse().ok()).expect("--threads N"),
             "--runs" => runs = args.next().and_then(|v| v.parse().ok()).expect("--runs N"),
+            "--brewric-decode" => brewric_decode = true,
             _ => paths.push(a),
         }
     }
@@ -39,11 +46,15 @@ fn main() {
                 s.spawn(|| loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(file) = files.get(i) else { break };
-                    let n = mcap::MessageStream::new(file)
-                        .expect("mcap stream")
-                        .map(|m| m.expect("message").data.len())
-                        .filter(|&len| len > 0)
-                        .count();
+                    let n = if brewric_decode {
+                        decode_with_brewric(file)
+                    } else {
+                        mcap::MessageStream::new(file)
+                            .expect("mcap stream")
+                            .map(|m| m.expect("message").data.len())
+                            .filter(|&len| len > 0)
+                            .count()
+                    };
                     count.fetch_add(n, Ordering::Relaxed);
                 });
             }
@@ -58,4 +69,30 @@ fn main() {
         bytes as f64 / secs / 1e6,
         messages as f64 / secs
     );
+}
+
+/// Every message of `file` decoded by Brewric's chunk reader and decoder;
+/// returns the number of messages.
+fn decode_with_brewric(file: &[u8]) -> usize {
+    use brewric::ingest::mcap::{Channels, ChunkBuffer, DecodeOptions, Decoder, IndexedFile, ReaderOptions};
+    let reader = ReaderOptions::default();
+    let indexed = IndexedFile::open(file, &reader).expect("open").expect("a summary");
+    let options = DecodeOptions { recording: "bench".into(), blob_threshold: Some(64 << 10) };
+    let channels = Channels::from_indexed(&indexed, options).expect("channels");
+    let mut buffer = ChunkBuffer::new();
+    let mut decoder = Decoder::new(channels);
+    decoder.cut_batches_at(8192, 8 << 20);
+    let mut messages = 0;
+    for chunk in &indexed.chunks {
+        for record in indexed.chunk_records(chunk, &mut buffer).expect("chunk") {
+            decoder.record(&record.expect("record")).expect("decode");
+        }
+        for batch in decoder.take_batches_over(8192, 8 << 20) {
+            messages += batch.messages;
+        }
+    }
+    for batch in decoder.take_batches() {
+        messages += batch.messages;
+    }
+    messages
 }

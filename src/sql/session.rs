@@ -2657,6 +2657,52 @@ impl Session {
         failure.map_or(Ok(()), Err)
     }
 
+    /// Holds rows prepared on `shard` without logging them: the caller logs
+    /// what they stand for (`log_prepared_reference`) before the commit.
+    pub async fn hold_rows(&self, write: &mut ShardWrite, shard: usize, table: TableId, types: &[DataType], batch: Batch) -> DbResult<()> {
+        if !write.participants.contains(&shard) {
+            write.participants.push(shard);
+        }
+        let (txn, types) = (write.txn, types.to_vec());
+        self.server.shards[shard]
+            .run(move |ctx| {
+                ctx.prepared.borrow_mut().entry(txn).or_default().push(PreparedOp::Rows(table, types, batch));
+            })
+            .await
+    }
+
+    /// Logs, on `shard`, one prepared record of `record_type` whose payload
+    /// (after the txn id) `encode` writes; its durability is awaited by the commit.
+    pub async fn log_prepared_reference(
+        &self,
+        write: &mut ShardWrite,
+        shard: usize,
+        record_type: RecordType,
+        payload: Vec<u8>,
+    ) -> DbResult<()> {
+        if !write.participants.contains(&shard) {
+            write.participants.push(shard);
+        }
+        let txn = write.txn;
+        let rx = self.server.shards[shard]
+            .run_local(move |ctx| async move {
+                let wal = ctx.wal()?;
+                ctx.begin_in_flight(txn, &wal);
+                let rx = wal
+                    .append_with(record_type, 0, |out| {
+                        out.extend_from_slice(&txn.to_le_bytes());
+                        out.extend_from_slice(&payload);
+                    })
+                    .await;
+                Ok::<_, DbError>(rx)
+            })
+            .await??;
+        if write.synchronous {
+            write.durable.push(rx);
+        }
+        Ok(())
+    }
+
     /// Logs the write's Commit record on this session's shard, then publishes
     /// the prepared rows on every participant.
     pub async fn commit_write(&self, mut write: ShardWrite) -> DbResult<()> {

@@ -116,7 +116,10 @@ pub fn encode_rows(
         }
     };
     for (perm, series) in parts {
-        let rows = if time.is_none() {
+        // Rows that arrived in order (an MCAP recording's, a sorted COPY's)
+        // are written as they are.
+        let in_order = perm.len() == all.len && perm.iter().enumerate().all(|(i, &p)| p as usize == i);
+        let rows = if time.is_none() || in_order {
             all.clone()
         } else {
             all.take(&perm)

@@ -193,8 +193,17 @@ impl Memtable {
         // Rows of this batch that make a block: BATCH_ROWS, fewer when rows
         // are large (camera frames, scans), so that a block stays near
         // BLOCK_MAX_BYTES instead of growing to gigabytes by doubling.
-        let row_bytes = (batch.byte_size() / batch.len.max(1)).max(1);
+        let bytes = batch.byte_size();
+        let row_bytes = (bytes / batch.len.max(1)).max(1);
         let block_rows = (BLOCK_MAX_BYTES / row_bytes).clamp(1, BATCH_ROWS);
+        // A batch of about a block's size (a COPY's or an MCAP topic's batch)
+        // arriving at an empty open block becomes a block as it is, shared:
+        // cutting it to the exact block size would copy every value.
+        let near_a_block = batch.len >= BATCH_ROWS / 2 || bytes >= BLOCK_MAX_BYTES / 2;
+        if self.open_rows == 0 && near_a_block && batch.len <= BATCH_ROWS && bytes <= 2 * BLOCK_MAX_BYTES {
+            self.seal(batch.clone());
+            return;
+        }
         let mut offset = 0;
         while offset < batch.len {
             let remaining = batch.len - offset;
@@ -356,6 +365,24 @@ mod tests {
         assert_eq!(ids, (0..44).map(Datum::Int64).collect::<Vec<_>>());
         assert_eq!(snap.iter().flat_map(|b| (0..b.len).map(move |i| b.columns[1].datum(i))).nth(17), Some(frame(17)));
         assert_eq!(m.row_count(), 44);
+    }
+
+    #[test]
+    fn a_batch_of_about_a_block_is_kept_as_one_without_a_copy() {
+        let mut m = Memtable::new(vec![DataType::Int64]);
+        let batch = ints(BATCH_ROWS * 3 / 4, 0);
+        m.append(&batch);
+        let (sealed, open) = m.scan_parts();
+        assert_eq!((sealed.len(), open.map(|b| b.len)), (1, None));
+        assert!(Arc::ptr_eq(&sealed[0].batch.columns[0], &batch.columns[0]), "shared, not copied");
+        // A small batch still goes to the open block, and the next
+        // block-sized one then joins it there (rows stay in order).
+        let n = BATCH_ROWS * 3 / 4;
+        m.append(&ints(10, n as i64));
+        m.append(&ints(n, n as i64 + 10));
+        let all: Vec<Datum> = m.snapshot().iter().flat_map(|b| (0..b.len).map(move |i| b.columns[0].datum(i))).collect();
+        assert_eq!(all.len(), 2 * n + 10);
+        assert!(all.iter().enumerate().all(|(i, d)| *d == Datum::Int64(i as i64)), "rows in order");
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //! scans (`scan`) through a bounded block cache (`cache`). `table` holds a
 //! shard's per-table state; `checkpoint` runs the checkpoint protocol
 //! across shards. `codec` holds the per-block value codecs. `last_rows`
-//! keeps the latest row of each series for lastpoint queries.
+//! keeps the latest row of each series for lastpoint queries. `recordings`
+//! keeps MCAP recordings whose rows the WAL logs by reference.
 //! Must not: be shared between shards or locked; only its shard thread
 //! touches it — except `last_rows`, the one index all shards feed and
 //! queries read directly (behind its own locks).
@@ -18,6 +19,7 @@ pub mod files;
 pub mod flush;
 pub mod last_rows;
 pub mod memtable;
+pub mod recordings;
 pub mod retention;
 pub mod routing;
 pub mod scan;

@@ -35,6 +35,10 @@ pub enum RecordType {
     /// Retention (`drop_chunks`): txn id (u64), table OID (u32), cutoff
     /// (i64 ns): the table's rows with a time before the cutoff are removed.
     DropBefore = 5,
+    /// Rows of a kept MCAP recording: txn id (u64), then a
+    /// `storage::recordings::RecordingRef` (the kept file, the chunks this
+    /// shard decoded, the tables they fill). Recovery decodes them again.
+    RecordingRows = 6,
 }
 
 impl RecordType {
@@ -45,6 +49,7 @@ impl RecordType {
             3 => Some(RecordType::Truncate),
             4 => Some(RecordType::GroupEnd),
             5 => Some(RecordType::DropBefore),
+            6 => Some(RecordType::RecordingRows),
             _ => None,
         }
     }

@@ -32,6 +32,7 @@ use super::record::{
 use crate::catalog::{Catalog, TableId};
 use crate::exec::vector::Batch;
 use crate::storage::files::Manifest;
+use crate::storage::recordings::{self, RecordingRef};
 
 /// A record read back, owning its payload.
 #[derive(Debug, Clone)]
@@ -68,6 +69,8 @@ pub struct Recovered {
     pub ops: HashMap<u32, Vec<ReplayOp>>,
     pub next_txn: u64,
     pub rows: usize,
+    /// Kept recordings (`storage::recordings`) that live records reference.
+    pub kept_recordings: HashSet<String>,
 }
 
 /// Reads the WAL of every shard under `data_dir/wal`. Errors are messages for the operator.
@@ -188,6 +191,7 @@ pub fn plan_replay(
     logs: Vec<ShardLog>,
     catalog: &Catalog,
     manifest: &Manifest,
+    data_dir: &Path,
 ) -> Result<Recovered, String> {
     let types = catalog.table_types();
     let mut committed = HashSet::new();
@@ -205,6 +209,7 @@ pub fn plan_replay(
     }
     let mut ops: HashMap<u32, Vec<ReplayOp>> = HashMap::new();
     let mut rows = 0;
+    let mut kept_recordings = HashSet::new();
     for log in &logs {
         let out = ops.entry(log.shard).or_default();
         let checkpoint = manifest.shards.get(&log.shard).cloned().unwrap_or_default();
@@ -219,6 +224,21 @@ pub fn plan_replay(
             match r.record_type {
                 RecordType::Commit | RecordType::GroupEnd => {}
                 RecordType::Rows | RecordType::Truncate | RecordType::DropBefore if !applies => {}
+                RecordType::RecordingRows => {
+                    let reference = RecordingRef::decode(&mut rd).map_err(fail)?;
+                    if committed.contains(&txn) {
+                        kept_recordings.insert(reference.file.clone());
+                    }
+                    if !applies {
+                        continue;
+                    }
+                    let batches = recordings::expand(data_dir, &reference, &types)
+                        .map_err(|e| format!("shard {} LSN {}: {e}", log.shard, r.lsn))?;
+                    for (table, batch) in batches {
+                        rows += batch.len;
+                        out.push(ReplayOp::Append { table, batch });
+                    }
+                }
                 RecordType::Rows => {
                     let table = rd.u32().map_err(fail)?;
                     let Some(t) = types.get(&table) else { continue };
@@ -243,5 +263,6 @@ pub fn plan_replay(
         ops,
         next_txn,
         rows,
+        kept_recordings,
     })
 }

@@ -801,6 +801,10 @@ pub struct Decoder {
     /// the small ids writers hand out, hashed above [`DIRECT_CHANNEL_IDS`].
     by_channel: Vec<u32>,
     by_large_channel: HashMap<u16, u32>,
+    /// See [`Decoder::cut_batches_at`].
+    batch_limit: Option<(usize, usize)>,
+    /// Batches cut at the limit, in the order they were cut.
+    ready: Vec<TopicBatch>,
 }
 
 /// Channel ids below this are looked up in a vector.
@@ -817,7 +821,17 @@ impl Decoder {
             topics: Vec::new(),
             by_channel: Vec::new(),
             by_large_channel: HashMap::new(),
+            batch_limit: None,
+            ready: Vec::new(),
         }
+    }
+
+    /// Cuts a topic's batch as soon as one of its tables holds `rows` rows
+    /// or the topic `bytes` bytes (checked every 64 rows), instead of
+    /// letting it grow until the next take: batches the size of a memtable
+    /// block are stored without being copied into blocks.
+    pub fn cut_batches_at(&mut self, rows: usize, bytes: usize) {
+        self.batch_limit = Some((rows.max(1), bytes.max(1)));
     }
 
     pub fn channels(&self) -> &Channels {
@@ -867,37 +881,55 @@ impl Decoder {
             }
         }
         let topic = &mut self.topics[slot as usize - 1];
-        topic.decode(msg, at, &self.recording, self.blob_threshold)
+        topic.decode(msg, at, &self.recording, self.blob_threshold)?;
+        if let Some((rows, bytes)) = self.batch_limit {
+            let full = topic.tables.iter().any(|t| t.rows >= rows)
+                || (topic.tables[0].rows % 64 == 0 && topic.tables.iter().map(|t| t.byte_size()).sum::<usize>() >= bytes);
+            if full {
+                self.ready.push(topic.take());
+            }
+        }
+        Ok(())
     }
 
     /// Rows buffered across all topics and tables.
     pub fn buffered_rows(&self) -> usize {
-        self.topics.iter().map(|t| t.rows()).sum()
+        let ready: usize = self.ready.iter().flat_map(|b| &b.tables).map(|t| t.rows).sum();
+        ready + self.topics.iter().map(|t| t.rows()).sum::<usize>()
     }
 
     /// Bytes buffered across all topics (flush before a bytes column nears
     /// 4 GiB: offsets are 32-bit).
     pub fn buffered_bytes(&self) -> usize {
-        self.topics
+        let ready: usize = self.ready.iter().flat_map(|b| &b.tables).flat_map(|t| &t.columns).map(|c| c.byte_size()).sum();
+        ready + self
+            .topics
             .iter()
             .flat_map(|t| &t.tables)
             .map(|t| t.byte_size())
-            .sum()
+            .sum::<usize>()
     }
 
     /// Takes the batches of every topic that has decoded messages since
     /// the last take.
     pub fn take_batches(&mut self) -> Vec<TopicBatch> {
-        self.take_batches_over(1)
+        self.take_batches_over(1, 1)
     }
 
-    /// Takes the batches of topics holding at least `min_rows` rows (all
-    /// tables counted).
-    pub fn take_batches_over(&mut self, min_rows: usize) -> Vec<TopicBatch> {
-        self.topics
+    /// Takes the batches of topics holding at least `min_rows` rows or
+    /// `min_bytes` bytes (all tables counted). Sized like a memtable block,
+    /// a batch is stored as one without being copied.
+    pub fn take_batches_over(&mut self, min_rows: usize, min_bytes: usize) -> Vec<TopicBatch> {
+        let mut out = std::mem::take(&mut self.ready);
+        let rest = self
+            .topics
             .iter_mut()
-            .filter(|t| t.messages > 0 && t.rows() >= min_rows.max(1))
-            .map(|t| t.take())
-            .collect()
+            .filter(|t| {
+                t.messages > 0
+                    && (t.rows() >= min_rows.max(1) || t.tables.iter().map(|t| t.byte_size()).sum::<usize>() >= min_bytes)
+            })
+            .map(|t| t.take());
+        out.extend(rest);
+        out
     }
 }

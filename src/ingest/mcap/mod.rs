@@ -65,7 +65,7 @@
 //!         for record in indexed.chunk_records(chunk, &mut buffer)? {
 //!             decoder.record(&record?)?;
 //!         }
-//!         decoder.take_batches_over(8192).into_iter().for_each(store);
+//!         decoder.take_batches_over(8192, 8 << 20).into_iter().for_each(store);
 //!     }
 //!     decoder.take_batches().into_iter().for_each(store);
 //! } else {

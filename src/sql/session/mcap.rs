@@ -20,17 +20,19 @@ use serde_json::{Map, Value};
 
 use super::ingest_tables::plain_column;
 use super::*;
-use crate::exec::vector::{Bitmap, ColumnData};
+use crate::exec::vector::ColumnData;
+use crate::storage::recordings::{RecordingRef, RecordingTarget};
 use crate::server::copy_progress::{CopyCommand, CopyIoType, CopyProgressCounter, CopyProgressGuard};
 use crate::ingest::mcap::{
     ChannelPlan, Channels, ChunkBuffer, ColumnRole, DecodeOptions, Decoder, IndexedFile, McapError, McapStream,
     MetadataRecord, ReaderOptions, Record, TableLayout, TopicBatch,
 };
 
-/// A topic's rows are handed to the shards once it holds this many.
-const BATCH_ROWS: usize = 8192;
-/// Or once the decoder holds this many bytes (camera frames).
-const BATCH_BYTES: usize = 64 << 20;
+/// A topic's rows are handed to the shards once it holds this many rows,
+/// or this many bytes (scans, camera frames): a memtable block's size, so
+/// that the memtable keeps the batch as a block instead of copying it.
+const BATCH_ROWS: usize = crate::exec::vector::BATCH_ROWS;
+const BATCH_BYTES: usize = 8 << 20;
 /// Decoded batches in flight between the chunk workers and the session.
 const BATCHES_IN_FLIGHT_PER_WORKER: usize = 4;
 /// The relations every MCAP schema has; no topic table may take their names.
@@ -167,6 +169,23 @@ struct RecordingIngest {
     /// The COPY's pg_stat_progress_copy row (bytes read, messages decoded);
     /// None for the HTTP endpoint.
     progress: Option<CopyProgressGuard>,
+    /// Set when the rows are logged as references into a kept copy of the
+    /// file (a server file with a summary) rather than row by row.
+    by_reference: Option<ReferenceIngest>,
+}
+
+/// A recording whose rows the WAL logs by reference (`storage::recordings`):
+/// chunk worker `w`'s rows are held on shard `w`, which logs the chunks it
+/// decoded before the commit.
+struct ReferenceIngest {
+    data_dir: std::path::PathBuf,
+    /// The kept file's name in the data directory's `recordings/`.
+    file: String,
+    file_bytes: u64,
+    /// Per worker (= shard), the file offsets of the chunks it decodes, in order.
+    chunks: Vec<Vec<u64>>,
+    /// The shards that hold rows of this recording.
+    shards: Vec<usize>,
 }
 
 impl RecordingIngest {
@@ -202,13 +221,15 @@ impl Session {
     pub async fn begin_mcap_stream(&mut self, schema: &str, recording: &str, source: &str) -> DbResult<McapCopy> {
         let ingest = self.start_recording(schema, recording, source).await?;
         let recording = recording.to_string();
+        let mut decoder = Decoder::new(Channels::new(DecodeOptions {
+            recording,
+            blob_threshold: None,
+        }));
+        decoder.cut_batches_at(BATCH_ROWS, BATCH_BYTES);
         Ok(McapCopy {
             ingest,
             stream: McapStream::new(ReaderOptions::default()),
-            decoder: Decoder::new(Channels::new(DecodeOptions {
-                recording,
-                blob_threshold: None,
-            })),
+            decoder,
         })
     }
 
@@ -225,13 +246,9 @@ impl Session {
             }
             copy.decoder.record(&record)?;
         }
-        let batches = if copy.decoder.buffered_bytes() > BATCH_BYTES {
-            copy.decoder.take_batches()
-        } else {
-            copy.decoder.take_batches_over(BATCH_ROWS)
-        };
+        let batches = copy.decoder.take_batches_over(BATCH_ROWS, BATCH_BYTES);
         for b in batches {
-            self.absorb_topic_batch(&mut copy.ingest, b).await?;
+            self.absorb_topic_batch(&mut copy.ingest, b, None).await?;
         }
         Ok(())
     }
@@ -241,7 +258,7 @@ impl Session {
     pub async fn mcap_copy_done(&mut self, copy: &mut McapCopy) -> DbResult<RecordingSummary> {
         copy.stream.finish().into_result()?;
         for b in copy.decoder.take_batches() {
-            self.absorb_topic_batch(&mut copy.ingest, b).await?;
+            self.absorb_topic_batch(&mut copy.ingest, b, None).await?;
         }
         self.finish_recording(&mut copy.ingest).await
     }
@@ -269,16 +286,21 @@ impl Session {
         let mut ingest = self.start_recording(&copy.schema, &recording, path).await?;
         ingest.bytes = map.len() as u64;
         ingest.progress = Some(self.begin_copy_progress(0, CopyCommand::From, CopyIoType::File, map.len() as u64));
-        let result = self.ingest_mapped_file(&mut ingest, map, &recording).await;
-        match result {
-            Ok(()) => Ok(self.finish_recording(&mut ingest).await?.messages),
+        let result = match self.ingest_mapped_file(&mut ingest, map, &recording, path).await {
+            Ok(()) => self.finish_recording(&mut ingest).await.map(|s| s.messages),
             Err(e) => {
                 if let Some(write) = ingest.write.take() {
                     self.abort_write(write).await;
                 }
                 Err(e)
             }
+        };
+        if result.is_err() {
+            if let Some(r) = &ingest.by_reference {
+                crate::storage::recordings::forget_file(&r.data_dir, &r.file);
+            }
         }
+        result
     }
 
     async fn ingest_mapped_file(
@@ -286,6 +308,7 @@ impl Session {
         ingest: &mut RecordingIngest,
         map: Arc<memmap2::Mmap>,
         recording: &str,
+        path: &str,
     ) -> DbResult<()> {
         let reader = ReaderOptions::default();
         let options = DecodeOptions {
@@ -308,8 +331,23 @@ impl Session {
             }
         }
         let chunks = indexed.chunks.len();
-        drop(indexed);
         let workers = self.server.shards.len().clamp(1, chunks.max(1));
+        // A server with a data directory keeps the file and logs references
+        // into it; the rows of worker `w` then stay on shard `w`.
+        if let Some(data_dir) = self.server.checkpoints.data_dir.get() {
+            let file = crate::storage::recordings::keep_file(data_dir, std::path::Path::new(path))
+                .map_err(|e| DbError::new("58030", format!("could not keep a copy of \"{path}\" in the data directory: {e}")))?;
+            ingest.by_reference = Some(ReferenceIngest {
+                data_dir: data_dir.clone(),
+                file,
+                file_bytes: map.len() as u64,
+                chunks: (0..workers)
+                    .map(|w| indexed.chunks.iter().skip(w).step_by(workers).map(|c| c.offset).collect())
+                    .collect(),
+                shards: Vec::new(),
+            });
+        }
+        drop(indexed);
         let (tx, mut rx) = tokio::sync::mpsc::channel::<WorkerMessage>(workers * BATCHES_IN_FLIGHT_PER_WORKER);
         let progress = ingest.progress.as_ref().map(|p| p.counter());
         for worker in 0..workers {
@@ -324,7 +362,10 @@ impl Session {
         let mut done = 0;
         while let Some(message) = rx.recv().await {
             match message {
-                WorkerMessage::Batch(b) => self.absorb_topic_batch(ingest, b).await?,
+                WorkerMessage::Batch(worker, b) => {
+                    let shard = ingest.by_reference.is_some().then_some(worker);
+                    self.absorb_topic_batch(ingest, b, shard).await?
+                }
                 WorkerMessage::Done => done += 1,
                 WorkerMessage::Failed(e) => return Err(e),
             }
@@ -339,6 +380,7 @@ impl Session {
     async fn stream_mapped_file(&mut self, ingest: &mut RecordingIngest, map: &[u8], options: DecodeOptions) -> DbResult<()> {
         let mut stream = McapStream::new(ReaderOptions::default());
         let mut decoder = Decoder::new(Channels::new(options));
+        decoder.cut_batches_at(BATCH_ROWS, BATCH_BYTES);
         for piece in map.chunks(1 << 20) {
             stream.feed(piece);
             if let Some(p) = &ingest.progress {
@@ -350,18 +392,14 @@ impl Session {
                 }
                 decoder.record(&record)?;
             }
-            let batches = if decoder.buffered_bytes() > BATCH_BYTES {
-                decoder.take_batches()
-            } else {
-                decoder.take_batches_over(BATCH_ROWS)
-            };
+            let batches = decoder.take_batches_over(BATCH_ROWS, BATCH_BYTES);
             for b in batches {
-                self.absorb_topic_batch(ingest, b).await?;
+                self.absorb_topic_batch(ingest, b, None).await?;
             }
         }
         stream.finish().into_result()?;
         for b in decoder.take_batches() {
-            self.absorb_topic_batch(ingest, b).await?;
+            self.absorb_topic_batch(ingest, b, None).await?;
         }
         Ok(())
     }
@@ -454,6 +492,7 @@ impl Session {
             repaired_strings: 0,
             warned: Vec::new(),
             progress: None,
+            by_reference: None,
         })
     }
 
@@ -535,8 +574,10 @@ impl Session {
     }
 
     /// Prepares one decoded batch's rows on the shards (opening the
-    /// recording's write at its first rows).
-    async fn absorb_topic_batch(&mut self, ingest: &mut RecordingIngest, batch: TopicBatch) -> DbResult<()> {
+    /// recording's write at its first rows): logged and routed as any
+    /// write's, or, for a recording logged by reference, held unlogged on
+    /// `shard`.
+    async fn absorb_topic_batch(&mut self, ingest: &mut RecordingIngest, batch: TopicBatch, shard: Option<usize>) -> DbResult<()> {
         let plan = batch.plan.clone();
         for t in 0..plan.layout.tables.len() {
             self.ensure_target(ingest, &plan, t).await?;
@@ -577,23 +618,23 @@ impl Session {
                 .targets
                 .get(&(plan.channel_id, table_batch.table))
                 .ok_or_else(|| DbError::internal("MCAP table target missing"))?;
-            let rows = table_batch.rows;
-            let mut layout_columns: Vec<Option<Column>> = table_batch.columns.into_iter().map(Some).collect();
-            let columns: Vec<Column> = target
-                .sources
-                .iter()
-                .zip(&target.types)
-                .map(|(source, &t)| {
-                    source
-                        .and_then(|s| layout_columns.get_mut(s).and_then(Option::take))
-                        .unwrap_or_else(|| null_column(t, rows))
-                })
-                .collect();
-            let mut rows_batch = Batch::from_columns(columns);
-            rows_batch.len = rows;
+            let rows_batch = crate::storage::recordings::table_batch(
+                &target.types,
+                &target.sources,
+                table_batch.columns,
+                table_batch.rows,
+            );
             let (oid, types) = (target.table.oid, target.types.clone());
             let write = ingest.write.as_mut().ok_or_else(|| DbError::internal("MCAP write missing"))?;
-            self.prepare_rows(write, oid, &types, vec![rows_batch]).await?;
+            match (shard, ingest.by_reference.as_mut()) {
+                (Some(shard), Some(reference)) => {
+                    if !reference.shards.contains(&shard) {
+                        reference.shards.push(shard);
+                    }
+                    self.hold_rows(write, shard, oid, &types, rows_batch).await?
+                }
+                _ => self.prepare_rows(write, oid, &types, vec![rows_batch]).await?,
+            }
         }
         Ok(())
     }
@@ -655,6 +696,9 @@ impl Session {
                 .await
                 .map_err(|e| if e.code == sqlstate::UNIQUE_VIOLATION { duplicate_recording(&ingest.schema, &ingest.recording) } else { e })?;
             added.extend(keys);
+            if let Some(reference) = &ingest.by_reference {
+                self.log_recording_references(&mut write, ingest, reference).await?;
+            }
             self.prepare_rows(&mut write, recordings.oid, &recordings.column_types(), vec![recording_batch])
                 .await?;
             if topics_batch.len > 0 {
@@ -696,6 +740,42 @@ impl Session {
     }
 }
 
+impl Session {
+    /// Logs, on each shard that holds rows of a recording ingested by
+    /// reference, the chunks it decoded and the tables they fill.
+    async fn log_recording_references(
+        &self,
+        write: &mut ShardWrite,
+        ingest: &RecordingIngest,
+        reference: &ReferenceIngest,
+    ) -> DbResult<()> {
+        let mut targets: Vec<RecordingTarget> = ingest
+            .targets
+            .iter()
+            .map(|(&(channel, layout_table), t)| RecordingTarget {
+                channel,
+                layout_table: layout_table as u16,
+                table: t.table.oid,
+                sources: t.sources.clone(),
+            })
+            .collect();
+        targets.sort_by_key(|t| (t.channel, t.layout_table));
+        for &shard in &reference.shards {
+            let r = RecordingRef {
+                file: reference.file.clone(),
+                file_bytes: reference.file_bytes,
+                recording: ingest.recording.clone(),
+                chunks: reference.chunks.get(shard).cloned().unwrap_or_default(),
+                targets: targets.clone(),
+            };
+            let mut payload = Vec::new();
+            r.encode(&mut payload);
+            self.log_prepared_reference(write, shard, RecordType::RecordingRows, payload).await?;
+        }
+        Ok(())
+    }
+}
+
 /// Each of `table`'s columns' layout column (by name), checking that the
 /// types agree.
 fn table_sources(table: &TableDef, layout: &TableLayout, topic: &str) -> DbResult<Vec<Option<usize>>> {
@@ -719,14 +799,6 @@ fn table_sources(table: &TableDef, layout: &TableLayout, topic: &str) -> DbResul
             )),
         })
         .collect()
-}
-
-fn null_column(data_type: DataType, rows: usize) -> Column {
-    let mut c = Column::from_datum(data_type, &Datum::Null, rows);
-    if c.validity.is_none() {
-        c.validity = Some(Bitmap::new_unset(rows));
-    }
-    c
 }
 
 /// Rows of datums as one batch of `table`'s columns.
@@ -756,7 +828,8 @@ fn duplicate_recording(schema: &str, recording: &str) -> DbError {
 
 /// What a chunk worker sends: decoded rows, its end, or why it stopped.
 enum WorkerMessage {
-    Batch(TopicBatch),
+    /// Rows decoded by worker `.0`.
+    Batch(usize, TopicBatch),
     Done,
     Failed(DbError),
 }
@@ -772,7 +845,7 @@ fn decode_chunks(
     progress: Option<CopyProgressCounter>,
     tx: &tokio::sync::mpsc::Sender<WorkerMessage>,
 ) {
-    let send = |b: TopicBatch| tx.blocking_send(WorkerMessage::Batch(b)).is_ok();
+    let send = |b: TopicBatch| tx.blocking_send(WorkerMessage::Batch(worker, b)).is_ok();
     let run = || -> Result<bool, McapError> {
         let Some(indexed) = IndexedFile::open(map, reader)? else {
             return Err(McapError::Conflict {
@@ -781,6 +854,7 @@ fn decode_chunks(
             });
         };
         let mut decoder = Decoder::new(channels);
+        decoder.cut_batches_at(BATCH_ROWS, BATCH_BYTES);
         let mut buffer = ChunkBuffer::new();
         for chunk in indexed.chunks.iter().skip(worker).step_by(workers) {
             for record in indexed.chunk_records(chunk, &mut buffer)? {
@@ -789,11 +863,7 @@ fn decode_chunks(
             if let Some(p) = &progress {
                 p.add_bytes(chunk.length);
             }
-            let batches = if decoder.buffered_bytes() > BATCH_BYTES {
-                decoder.take_batches()
-            } else {
-                decoder.take_batches_over(BATCH_ROWS)
-            };
+            let batches = decoder.take_batches_over(BATCH_ROWS, BATCH_BYTES);
             if !batches.into_iter().all(send) {
                 return Ok(false);
             }
