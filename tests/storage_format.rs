@@ -132,6 +132,10 @@ fn render(bytes: &[u8]) -> String {
             }
             RecordType::Truncate => out += &format!(" table={}\n", rd.u32().unwrap()),
             RecordType::DropBefore => out += &format!(" table={} cutoff={}\n", rd.u32().unwrap(), rd.u64().unwrap() as i64),
+            RecordType::RecordingRows => {
+                let r = brewric::storage::recordings::RecordingRef::decode(&mut rd).unwrap();
+                out += &format!(" file={} chunks={} targets={}\n", r.file, r.chunks.len(), r.targets.len());
+            }
             RecordType::Commit | RecordType::GroupEnd => out += "\n",
         }
     }

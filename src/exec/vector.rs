@@ -493,6 +493,48 @@ impl Column {
         }
     }
 
+    /// [`slice`](Self::slice) into `dst`, reusing its buffers: a loop that
+    /// cuts many ranges (a segment's blocks) then allocates once instead of
+    /// once per range (fresh memory the kernel must zero).
+    pub fn slice_into(&self, offset: usize, len: usize, dst: &mut Column) {
+        fn fill<T: Clone>(dst: &mut ColumnData, src: &[T], wrap: fn(Vec<T>) -> ColumnData, get: fn(&mut ColumnData) -> Option<&mut Vec<T>>) {
+            match get(dst) {
+                Some(v) => {
+                    v.clear();
+                    v.extend_from_slice(src);
+                }
+                None => *dst = wrap(src.to_vec()),
+            }
+        }
+        let range = offset..offset + len;
+        let dst_data = &mut dst.data;
+        match &self.data {
+            ColumnData::Bool(v) => fill(dst_data, &v[range], ColumnData::Bool, |d| match d { ColumnData::Bool(v) => Some(v), _ => None }),
+            ColumnData::Int16(v) => fill(dst_data, &v[range], ColumnData::Int16, |d| match d { ColumnData::Int16(v) => Some(v), _ => None }),
+            ColumnData::Int32(v) => fill(dst_data, &v[range], ColumnData::Int32, |d| match d { ColumnData::Int32(v) => Some(v), _ => None }),
+            ColumnData::Int64(v) => fill(dst_data, &v[range], ColumnData::Int64, |d| match d { ColumnData::Int64(v) => Some(v), _ => None }),
+            ColumnData::Float32(v) => fill(dst_data, &v[range], ColumnData::Float32, |d| match d { ColumnData::Float32(v) => Some(v), _ => None }),
+            ColumnData::Float64(v) => fill(dst_data, &v[range], ColumnData::Float64, |d| match d { ColumnData::Float64(v) => Some(v), _ => None }),
+            ColumnData::Numeric(v) => fill(dst_data, &v[range], ColumnData::Numeric, |d| match d { ColumnData::Numeric(v) => Some(v), _ => None }),
+            ColumnData::Interval(v) => fill(dst_data, &v[range], ColumnData::Interval, |d| match d { ColumnData::Interval(v) => Some(v), _ => None }),
+            ColumnData::Bytes(v) => {
+                if !matches!(dst_data, ColumnData::Bytes(_)) {
+                    *dst_data = ColumnData::Bytes(BytesColumn::default());
+                }
+                if let ColumnData::Bytes(d) = dst_data {
+                    let offsets = &v.offsets[offset..=offset + len];
+                    let base = offsets[0];
+                    d.offsets.clear();
+                    d.offsets.extend(offsets.iter().map(|o| o - base));
+                    d.data.clear();
+                    d.data.extend_from_slice(&v.data[base as usize..offsets[len] as usize]);
+                }
+            }
+        }
+        dst.data_type = self.data_type;
+        dst.validity = self.validity.as_ref().map(|v| v.slice(offset, len)).filter(|v| !v.all_set());
+    }
+
     /// Approximate bytes held (values, offsets, validity), for memory accounting.
     pub fn byte_size(&self) -> usize {
         self.value_bytes() + self.validity.as_ref().map_or(0, |v| v.len() / 8)
@@ -627,6 +669,12 @@ mod tests {
                         }
                         let idx: Vec<u32> = (offset as u32..(offset + len) as u32).collect();
                         assert_eq!(col.slice(offset, len), col.take(&idx), "{t:?} n={n} offset={offset} len={len}");
+                        // slice_into, into a buffer that held another type and other rows, agrees too.
+                        let mut reused = Column::from_datums(DataType::Int32, &[Datum::Int32(7), Datum::Null]);
+                        col.slice_into(offset, len, &mut reused);
+                        assert_eq!(reused, col.slice(offset, len), "slice_into {t:?} n={n} offset={offset} len={len}");
+                        col.slice_into(offset, len, &mut reused);
+                        assert_eq!(reused, col.slice(offset, len), "slice_into again {t:?}");
                     }
                 }
             }

@@ -10,12 +10,13 @@
 //! Must not: touch the WAL or the manifest (the checkpoint does, after every
 //! shard's flush is durable).
 
+use std::borrow::Cow;
 use std::fs::OpenOptions;
 use std::rc::Rc;
 use std::sync::Arc;
 
 use super::files::{segment_file_name, segments_dir, SegmentFile};
-use super::segment::writer::{write_segment, SegmentSpec};
+use super::segment::writer::{write_segment, SegmentRows, SegmentSpec};
 use super::segment::SegmentColumn;
 use super::table::FrozenTable;
 use crate::catalog::TableDef;
@@ -68,18 +69,11 @@ pub fn encode_frozen(
     shard_dir: u32,
     next_id: &mut u64,
 ) -> Vec<EncodedSegment> {
-    encode_rows(
-        def,
-        declared_series,
-        frozen.table,
-        Batch::concat(&frozen.types, &frozen.rows),
-        shard_dir,
-        next_id,
-    )
+    encode_blocks(def, declared_series, frozen.table, &frozen.types, &frozen.rows, shard_dir, next_id)
 }
 
-/// Sorts, partitions and encodes a table's rows (a flush's, or the merged
-/// rows of a compaction); `declared_series` leads the series key (see `declared_series_key`).
+/// Sorts, partitions and encodes a table's rows (the merged rows of a
+/// compaction); `declared_series` leads the series key (see `declared_series_key`).
 pub fn encode_rows(
     def: &TableDef,
     declared_series: Option<usize>,
@@ -88,7 +82,25 @@ pub fn encode_rows(
     shard_dir: u32,
     next_id: &mut u64,
 ) -> Vec<EncodedSegment> {
-    if all.len == 0 {
+    let types: Vec<DataType> = all.columns.iter().map(|c| c.data_type).collect();
+    encode_blocks(def, declared_series, table, &types, std::slice::from_ref(&all), shard_dir, next_id)
+}
+
+/// [`encode_rows`] over rows held in blocks (a frozen memtable's). Only the
+/// time and series-key columns are gathered whole, to order the rows; every
+/// other column is gathered (and permuted) one at a time as it is encoded,
+/// so a flush needs memory for one column, not a second copy of the table.
+fn encode_blocks(
+    def: &TableDef,
+    declared_series: Option<usize>,
+    table: u32,
+    types: &[DataType],
+    blocks: &[Batch],
+    shard_dir: u32,
+    next_id: &mut u64,
+) -> Vec<EncodedSegment> {
+    let len: usize = blocks.iter().map(|b| b.len).sum();
+    if len == 0 {
         return Vec::new();
     }
     let columns: Vec<SegmentColumn> = def
@@ -99,31 +111,30 @@ pub fn encode_rows(
             type_oid: c.data_type.oid(),
         })
         .collect();
-    let time = time_column(def).filter(|&t| t < all.columns.len());
+    let time = time_column(def).filter(|&t| t < types.len());
     let mut out = Vec::new();
-    let parts: Vec<(Vec<u32>, Vec<usize>)> = match time {
-        None => vec![((0..all.len as u32).collect(), Vec::new())],
+    let parts: Vec<(Option<Vec<u32>>, Vec<usize>)> = match time {
+        None => vec![(None, Vec::new())],
         Some(t) => {
-            let mut series = series_columns(&all, t);
-            if let Some(k) = declared_series.filter(|&k| k < all.columns.len() && k != t) {
+            let mut series = series_columns(blocks, types, t);
+            if let Some(k) = declared_series.filter(|&k| k < types.len() && k != t) {
                 series.retain(|&c| c != k);
                 series.insert(0, k);
             }
-            partition_and_sort(&all, t, &series)
+            let time_values = gather_column(blocks, types[t], t);
+            let keys: Vec<Column> = series.iter().map(|&c| gather_column(blocks, types[c], c)).collect();
+            partition_and_sort(&time_values, &keys.iter().collect::<Vec<_>>())
                 .into_iter()
-                .map(|p| (p, series.clone()))
+                .map(|p| {
+                    // Rows that arrived in order (an MCAP recording's, a
+                    // sorted COPY's) are written as they are.
+                    let in_order = p.len() == len && p.iter().enumerate().all(|(i, &r)| r as usize == i);
+                    ((!in_order).then_some(p), series.clone())
+                })
                 .collect()
         }
     };
     for (perm, series) in parts {
-        // Rows that arrived in order (an MCAP recording's, a sorted COPY's)
-        // are written as they are.
-        let in_order = perm.len() == all.len && perm.iter().enumerate().all(|(i, &p)| p as usize == i);
-        let rows = if time.is_none() || in_order {
-            all.clone()
-        } else {
-            all.take(&perm)
-        };
         let id = *next_id;
         *next_id += 1;
         let spec = SegmentSpec {
@@ -134,10 +145,52 @@ pub fn encode_rows(
             series_columns: series,
             time_column: time,
         };
+        let rows = BlockRows { blocks, types, perm: perm.as_deref(), len: perm.as_ref().map_or(len, Vec::len) };
         let (bytes, footer) = write_segment(&spec, &rows);
         out.push(EncodedSegment { id, bytes, footer });
     }
     out
+}
+
+/// One column's values across `blocks`, in block order.
+fn gather_column(blocks: &[Batch], data_type: DataType, c: usize) -> Column {
+    let total: usize = blocks.iter().map(|b| b.len).sum();
+    let mut col = Column::with_capacity(data_type, total);
+    for b in blocks {
+        col.extend(&b.columns[c]);
+    }
+    col
+}
+
+/// A segment's rows: `blocks` in order, or the rows `perm` lists (indexes
+/// into the blocks' concatenation).
+struct BlockRows<'a> {
+    blocks: &'a [Batch],
+    types: &'a [DataType],
+    perm: Option<&'a [u32]>,
+    len: usize,
+}
+
+impl SegmentRows for BlockRows<'_> {
+    fn row_count(&self) -> usize {
+        self.len
+    }
+    fn column_count(&self) -> usize {
+        self.types.len()
+    }
+    fn column(&self, c: usize) -> Cow<'_, Column> {
+        match (self.blocks, self.perm) {
+            ([one], None) => Cow::Borrowed(&one.columns[c]),
+            (blocks, None) => Cow::Owned(gather_column(blocks, self.types[c], c)),
+            ([one], Some(perm)) => Cow::Owned(one.columns[c].take(perm)),
+            (blocks, Some(perm)) => Cow::Owned(gather_column(blocks, self.types[c], c).take(perm)),
+        }
+    }
+    fn byte_size(&self) -> usize {
+        let total: usize = self.blocks.iter().map(|b| b.len).sum();
+        let bytes: usize = self.blocks.iter().map(Batch::byte_size).sum();
+        bytes / total.max(1) * self.len
+    }
 }
 
 /// Writes encoded segments durably (each file written and fsynced through
@@ -162,20 +215,24 @@ pub async fn write_segments(
                 .open(&path)?,
         );
         let len = seg.bytes.len() as u64;
-        // Large segments go out in 8 MiB writes, submitted together.
-        let mut requests = Vec::new();
+        // Large segments go out in 8 MiB writes, eight submitted together: the
+        // copies handed to the ring are then reused wave after wave instead
+        // of a second copy of the whole segment existing at once.
         let mut off = 0usize;
         while off < seg.bytes.len() {
-            let end = (off + (8 << 20)).min(seg.bytes.len());
-            requests.push(crate::runtime::storage_io::IoRequest::Write {
-                file: file.clone(),
-                offset: off as u64,
-                data: seg.bytes[off..end].to_vec(),
-            });
-            off = end;
-        }
-        for r in io.submit(requests).await {
-            r?;
+            let mut requests = Vec::new();
+            while off < seg.bytes.len() && requests.len() < 8 {
+                let end = (off + (8 << 20)).min(seg.bytes.len());
+                requests.push(crate::runtime::storage_io::IoRequest::Write {
+                    file: file.clone(),
+                    offset: off as u64,
+                    data: seg.bytes[off..end].to_vec(),
+                });
+                off = end;
+            }
+            for r in io.submit(requests).await {
+                r?;
+            }
         }
         crate::failpoint::hit("flush-after-segment-write");
         io.fsync(file.clone()).await?;
@@ -189,24 +246,26 @@ pub async fn write_segments(
 }
 
 /// Low-cardinality key columns, fewest distinct values first.
-fn series_columns(all: &Batch, time: usize) -> Vec<usize> {
-    let limit = (all.len / SERIES_ROWS_PER_VALUE).max(1);
+fn series_columns(blocks: &[Batch], types: &[DataType], time: usize) -> Vec<usize> {
+    let len: usize = blocks.iter().map(|b| b.len).sum();
+    let limit = (len / SERIES_ROWS_PER_VALUE).max(1);
     let mut found: Vec<(usize, usize)> = Vec::new();
-    for (i, col) in all.columns.iter().enumerate() {
+    for (i, data_type) in types.iter().enumerate() {
         if i == time
             || matches!(
-                col.data_type,
+                data_type,
                 DataType::Timestamp | DataType::TimestampTz | DataType::Bytea | DataType::Jsonb
             )
         {
             continue;
         }
-        let distinct = match &col.data {
+        let Some(first) = blocks.first() else { continue };
+        let distinct = match &first.columns[i].data {
             ColumnData::Int16(_)
             | ColumnData::Int32(_)
             | ColumnData::Int64(_)
             | ColumnData::Bool(_)
-            | ColumnData::Bytes(_) => count_distinct(col, limit),
+            | ColumnData::Bytes(_) => count_distinct(blocks.iter().map(|b| &*b.columns[i]), limit),
             _ => None,
         };
         if let Some(d) = distinct {
@@ -219,24 +278,27 @@ fn series_columns(all: &Batch, time: usize) -> Vec<usize> {
     found.into_iter().map(|(_, i)| i).collect()
 }
 
-/// Distinct values (NULL counted once), or None once above `limit`.
-fn count_distinct(col: &Column, limit: usize) -> Option<usize> {
+/// Distinct values over the pieces of a column (NULL counted once), or
+/// None once above `limit`.
+fn count_distinct<'a>(pieces: impl Iterator<Item = &'a Column>, limit: usize) -> Option<usize> {
     let mut seen: hashbrown::HashSet<Option<&[u8]>> = hashbrown::HashSet::new();
     let mut ints: hashbrown::HashSet<Option<i64>> = hashbrown::HashSet::new();
-    for r in 0..col.len() {
-        let valid = col.is_valid(r);
-        let n = match &col.data {
-            ColumnData::Bytes(b) => {
-                seen.insert(valid.then(|| b.get(r)));
-                seen.len()
+    for col in pieces {
+        for r in 0..col.len() {
+            let valid = col.is_valid(r);
+            let n = match &col.data {
+                ColumnData::Bytes(b) => {
+                    seen.insert(valid.then(|| b.get(r)));
+                    seen.len()
+                }
+                _ => {
+                    ints.insert(valid.then(|| int_key(col, r)));
+                    ints.len()
+                }
+            };
+            if n > limit {
+                return None;
             }
-            _ => {
-                ints.insert(valid.then(|| int_key(col, r)));
-                ints.len()
-            }
-        };
-        if n > limit {
-            return None;
         }
     }
     Some(seen.len().max(ints.len()))
@@ -253,16 +315,12 @@ fn int_key(col: &Column, r: usize) -> i64 {
 }
 
 /// Per time partition (ascending), the row order sorted by (series, time).
-fn partition_and_sort(all: &Batch, time: usize, series: &[usize]) -> Vec<Vec<u32>> {
-    let ColumnData::Int64(ts) = &all.columns[time].data else {
-        return vec![(0..all.len as u32).collect()];
+fn partition_and_sort(tcol: &Column, series: &[&Column]) -> Vec<Vec<u32>> {
+    let ColumnData::Int64(ts) = &tcol.data else {
+        return vec![(0..tcol.len() as u32).collect()];
     };
-    let tcol = &all.columns[time];
     // Sort keys: each series column as an order-preserving u64 rank (NULLs last).
-    let ranks: Vec<Vec<u64>> = series
-        .iter()
-        .map(|&c| rank_column(&all.columns[c]))
-        .collect();
+    let ranks: Vec<Vec<u64>> = series.iter().map(|c| rank_column(c)).collect();
     let part_of = |r: usize| {
         if tcol.is_valid(r) {
             ts[r].div_euclid(PARTITION_NS)
@@ -270,7 +328,7 @@ fn partition_and_sort(all: &Batch, time: usize, series: &[usize]) -> Vec<Vec<u32
             i64::MIN
         }
     };
-    let mut idx: Vec<u32> = (0..all.len as u32).collect();
+    let mut idx: Vec<u32> = (0..tcol.len() as u32).collect();
     idx.sort_by(|&a, &b| {
         let (a, b) = (a as usize, b as usize);
         part_of(a)
@@ -304,20 +362,38 @@ fn partition_and_sort(all: &Batch, time: usize, series: &[usize]) -> Vec<Vec<u32
 fn rank_column(col: &Column) -> Vec<u64> {
     match &col.data {
         ColumnData::Bytes(b) => {
-            let mut dict: Vec<&[u8]> = (0..b.len())
-                .filter(|&r| col.is_valid(r))
-                .map(|r| b.get(r))
-                .collect();
-            dict.sort_unstable();
-            dict.dedup();
-            (0..b.len())
-                .map(|r| {
-                    if col.is_valid(r) {
-                        dict.binary_search(&b.get(r)).map_or(u64::MAX, |p| p as u64)
-                    } else {
-                        u64::MAX
+            // Series columns hold few values: number them in one hashing
+            // pass (consecutive equal values skip the map), then rank the
+            // distinct values, instead of sorting every row's value.
+            let mut ids: hashbrown::HashMap<&[u8], u32> = hashbrown::HashMap::new();
+            let mut row_ids: Vec<u32> = Vec::with_capacity(b.len());
+            let mut last: Option<(&[u8], u32)> = None;
+            for r in 0..b.len() {
+                if !col.is_valid(r) {
+                    row_ids.push(u32::MAX);
+                    continue;
+                }
+                let v = b.get(r);
+                let id = match last {
+                    Some((prev, id)) if prev == v => id,
+                    _ => {
+                        let next = ids.len() as u32;
+                        let id = *ids.entry(v).or_insert(next);
+                        last = Some((v, id));
+                        id
                     }
-                })
+                };
+                row_ids.push(id);
+            }
+            let mut distinct: Vec<(&[u8], u32)> = ids.into_iter().collect();
+            distinct.sort_unstable();
+            let mut rank = vec![0u64; distinct.len()];
+            for (position, (_, id)) in distinct.iter().enumerate() {
+                rank[*id as usize] = position as u64;
+            }
+            row_ids
+                .into_iter()
+                .map(|id| if id == u32::MAX { u64::MAX } else { rank[id as usize] })
                 .collect()
         }
         _ => (0..col.len())
@@ -367,6 +443,16 @@ mod tests {
             rows: Arc::new(vec![batch]),
         };
         (def, frozen)
+    }
+
+    #[test]
+    fn text_ranks_follow_byte_order_with_nulls_last() {
+        let values = ["robot02", "robot01", "robot01", "", "robot10"];
+        let mut datums: Vec<Datum> = values.iter().map(|v| Datum::text(*v)).collect();
+        datums.insert(2, Datum::Null);
+        let col = Column::from_datums(DataType::Text, &datums);
+        // "" < robot01 < robot02 < robot10; the NULL after every value.
+        assert_eq!(rank_column(&col), vec![2, 1, u64::MAX, 1, 0, 3]);
     }
 
     #[test]

@@ -10,7 +10,36 @@ use super::{
     BlockMeta, Footer, SegmentColumn, SeriesEntry, BLOCK_ROWS, END_MAGIC, HEADER_BYTES, MAGIC,
     VERSION,
 };
+use std::borrow::Cow;
+
 use crate::exec::vector::{Batch, Column, ColumnData};
+
+/// A segment's rows, in stored order, handed over one column at a time: a
+/// flush materializes each column only while it is encoded, instead of all
+/// of a memtable's rows at once.
+pub trait SegmentRows {
+    fn row_count(&self) -> usize;
+    fn column_count(&self) -> usize;
+    /// Column `c`'s values, in stored order.
+    fn column(&self, c: usize) -> Cow<'_, Column>;
+    /// About the bytes the values take (sizes the output buffer).
+    fn byte_size(&self) -> usize;
+}
+
+impl SegmentRows for Batch {
+    fn row_count(&self) -> usize {
+        self.len
+    }
+    fn column_count(&self) -> usize {
+        self.columns.len()
+    }
+    fn column(&self, c: usize) -> Cow<'_, Column> {
+        Cow::Borrowed(&self.columns[c])
+    }
+    fn byte_size(&self) -> usize {
+        Batch::byte_size(self)
+    }
+}
 
 /// What a segment is about to hold.
 #[derive(Debug, Clone)]
@@ -24,8 +53,9 @@ pub struct SegmentSpec {
     pub time_column: Option<usize>,
 }
 
-/// Encodes `rows` (one batch of any length) as a segment.
-pub fn write_segment(spec: &SegmentSpec, rows: &Batch) -> (Vec<u8>, Footer) {
+/// Encodes `rows` (any number) as a segment.
+pub fn write_segment(spec: &SegmentSpec, rows: &impl SegmentRows) -> (Vec<u8>, Footer) {
+    let len = rows.row_count();
     let mut out = Vec::with_capacity(rows.byte_size() / 4 + 4096);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&VERSION.to_le_bytes());
@@ -37,21 +67,25 @@ pub fn write_segment(spec: &SegmentSpec, rows: &Batch) -> (Vec<u8>, Footer) {
 
     // Column-major: each column's blocks lie together (a column chunk), so a
     // scan that needs a few columns reads a few contiguous ranges.
-    let group_rows: Vec<usize> = (0..rows.len.div_ceil(BLOCK_ROWS))
-        .map(|g| BLOCK_ROWS.min(rows.len - g * BLOCK_ROWS))
+    let group_rows: Vec<usize> = (0..len.div_ceil(BLOCK_ROWS))
+        .map(|g| BLOCK_ROWS.min(len - g * BLOCK_ROWS))
         .collect();
     let mut blocks: Vec<Vec<BlockMeta>> =
-        vec![Vec::with_capacity(rows.columns.len()); group_rows.len()];
-    for col in &rows.columns {
+        vec![Vec::with_capacity(rows.column_count()); group_rows.len()];
+    // One block's values at a time, in a buffer reused across blocks.
+    let mut part = Column::new(crate::types::DataType::Int64, ColumnData::Int64(Vec::new()), None);
+    for c in 0..rows.column_count() {
+        let col = rows.column(c);
         for (g, &n) in group_rows.iter().enumerate() {
             let start = g * BLOCK_ROWS;
-            let part = if start == 0 && n == rows.len {
-                (**col).clone()
+            let block: &Column = if start == 0 && n == len {
+                &col
             } else {
-                col.slice(start, n)
+                col.slice_into(start, n, &mut part);
+                &part
             };
             let offset = out.len() as u64;
-            let header = encode_block(&part, &mut out);
+            let header = encode_block(block, &mut out);
             blocks[g].push(BlockMeta {
                 offset,
                 len: (out.len() as u64 - offset) as u32,
@@ -63,18 +97,19 @@ pub fn write_segment(spec: &SegmentSpec, rows: &Batch) -> (Vec<u8>, Footer) {
         group_rows.iter().map(|&n| n as u32).zip(blocks).collect();
 
     let (time_min, time_max) = match spec.time_column {
-        Some(t) => time_range(&rows.columns[t]),
+        Some(t) => time_range(&rows.column(t)),
         None => (0, 0),
     };
+    let key_columns: Vec<Cow<'_, Column>> = spec.series_columns.iter().map(|&c| rows.column(c)).collect();
     let footer = Footer {
         columns: spec.columns.clone(),
         groups,
         series_columns: spec.series_columns.iter().map(|&c| c as u16).collect(),
-        series: series_index(rows, &spec.series_columns),
+        series: series_index(len, &key_columns),
         time_column: spec.time_column.map(|t| t as u16),
         time_min,
         time_max,
-        rows: rows.len as u64,
+        rows: len as u64,
     };
     let footer_offset = out.len() as u64;
     encode_footer(&footer, &mut out);
@@ -105,6 +140,23 @@ fn time_range(col: &Column) -> (i64, i64) {
     }
 }
 
+/// Whether row `row` of `col` holds the key value `key` (as [`key_bytes`]
+/// writes it), without building the row's key.
+fn same_key(col: &Column, row: usize, key: Option<&[u8]>) -> bool {
+    let Some(key) = key else { return !col.is_valid(row) };
+    if !col.is_valid(row) {
+        return false;
+    }
+    match &col.data {
+        ColumnData::Bool(v) => key == [v[row] as u8],
+        ColumnData::Int16(v) => key == (v[row] as i64).to_le_bytes(),
+        ColumnData::Int32(v) => key == (v[row] as i64).to_le_bytes(),
+        ColumnData::Int64(v) => key == v[row].to_le_bytes(),
+        ColumnData::Bytes(b) => key == b.get(row),
+        _ => key_bytes(col, row).as_deref() == Some(key),
+    }
+}
+
 /// The bytes of a series key value, as the footer stores them.
 pub fn key_bytes(col: &Column, row: usize) -> Option<Vec<u8>> {
     if !col.is_valid(row) {
@@ -121,24 +173,16 @@ pub fn key_bytes(col: &Column, row: usize) -> Option<Vec<u8>> {
 }
 
 /// Runs of equal series keys (rows are sorted by them).
-fn series_index(rows: &Batch, key_columns: &[usize]) -> Vec<SeriesEntry> {
-    if key_columns.is_empty() || rows.len == 0 {
+fn series_index(len: usize, key_columns: &[Cow<'_, Column>]) -> Vec<SeriesEntry> {
+    if key_columns.is_empty() || len == 0 {
         return Vec::new();
     }
-    let key_of = |r: usize| -> Vec<Option<Vec<u8>>> {
-        key_columns
-            .iter()
-            .map(|&c| key_bytes(&rows.columns[c], r))
-            .collect()
-    };
+    let key_of = |r: usize| -> Vec<Option<Vec<u8>>> { key_columns.iter().map(|c| key_bytes(c, r)).collect() };
     let mut out = Vec::new();
     let mut current = key_of(0);
     let mut first = 0usize;
-    for r in 1..rows.len {
-        let same = key_columns
-            .iter()
-            .zip(&current)
-            .all(|(&c, k)| key_bytes(&rows.columns[c], r).as_deref() == k.as_deref());
+    for r in 1..len {
+        let same = key_columns.iter().zip(&current).all(|(c, k)| same_key(c, r, k.as_deref()));
         if !same {
             out.push(SeriesEntry {
                 first_row: first as u32,
@@ -150,7 +194,7 @@ fn series_index(rows: &Batch, key_columns: &[usize]) -> Vec<SeriesEntry> {
     }
     out.push(SeriesEntry {
         first_row: first as u32,
-        rows: (rows.len - first) as u32,
+        rows: (len - first) as u32,
         key: current,
     });
     out
