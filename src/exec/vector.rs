@@ -417,6 +417,25 @@ impl Column {
         }
     }
 
+    /// Empties the column, keeping its buffers (and their capacity) for reuse.
+    pub fn clear(&mut self) {
+        match &mut self.data {
+            ColumnData::Bool(v) => v.clear(),
+            ColumnData::Int16(v) => v.clear(),
+            ColumnData::Int32(v) => v.clear(),
+            ColumnData::Int64(v) => v.clear(),
+            ColumnData::Float32(v) => v.clear(),
+            ColumnData::Float64(v) => v.clear(),
+            ColumnData::Numeric(v) => v.clear(),
+            ColumnData::Interval(v) => v.clear(),
+            ColumnData::Bytes(b) => {
+                b.offsets.truncate(1);
+                b.data.clear();
+            }
+        }
+        self.validity = None;
+    }
+
     /// The rows at `indices`, in that order (the gather behind filters, joins and sorts).
     pub fn take(&self, indices: &[u32]) -> Column {
         fn gather<T: Copy>(v: &[T], idx: &[u32]) -> Vec<T> {

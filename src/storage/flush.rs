@@ -145,7 +145,13 @@ fn encode_blocks(
             series_columns: series,
             time_column: time,
         };
-        let rows = BlockRows { blocks, types, perm: perm.as_deref(), len: perm.as_ref().map_or(len, Vec::len) };
+        let rows = BlockRows {
+            blocks,
+            types,
+            perm: perm.as_deref(),
+            len: perm.as_ref().map_or(len, Vec::len),
+            scratch: Default::default(),
+        };
         let (bytes, footer) = write_segment(&spec, &rows);
         out.push(EncodedSegment { id, bytes, footer });
     }
@@ -169,6 +175,9 @@ struct BlockRows<'a> {
     types: &'a [DataType],
     perm: Option<&'a [u32]>,
     len: usize,
+    /// Per column type, the buffer a column is gathered into, reused for
+    /// the next column of that type.
+    scratch: std::cell::RefCell<std::collections::HashMap<DataType, Column>>,
 }
 
 impl SegmentRows for BlockRows<'_> {
@@ -184,6 +193,25 @@ impl SegmentRows for BlockRows<'_> {
             (blocks, None) => Cow::Owned(gather_column(blocks, self.types[c], c)),
             ([one], Some(perm)) => Cow::Owned(one.columns[c].take(perm)),
             (blocks, Some(perm)) => Cow::Owned(gather_column(blocks, self.types[c], c).take(perm)),
+        }
+    }
+    fn with_column(&self, c: usize, f: &mut dyn FnMut(&Column)) {
+        if let [one] = self.blocks {
+            return match self.perm {
+                None => f(&one.columns[c]),
+                Some(perm) => f(&one.columns[c].take(perm)),
+            };
+        }
+        let data_type = self.types[c];
+        let mut scratch = self.scratch.borrow_mut();
+        let buffer = scratch.entry(data_type).or_insert_with(|| Column::with_capacity(data_type, self.len));
+        buffer.clear();
+        for b in self.blocks {
+            buffer.extend(&b.columns[c]);
+        }
+        match self.perm {
+            None => f(buffer),
+            Some(perm) => f(&buffer.take(perm)),
         }
     }
     fn byte_size(&self) -> usize {

@@ -22,6 +22,11 @@ pub trait SegmentRows {
     fn column_count(&self) -> usize;
     /// Column `c`'s values, in stored order.
     fn column(&self, c: usize) -> Cow<'_, Column>;
+    /// Calls `f` with column `c`'s values, in stored order; a source that
+    /// must gather them may do so into a buffer it reuses from column to column.
+    fn with_column(&self, c: usize, f: &mut dyn FnMut(&Column)) {
+        f(&self.column(c))
+    }
     /// About the bytes the values take (sizes the output buffer).
     fn byte_size(&self) -> usize;
 }
@@ -56,7 +61,10 @@ pub struct SegmentSpec {
 /// Encodes `rows` (any number) as a segment.
 pub fn write_segment(spec: &SegmentSpec, rows: &impl SegmentRows) -> (Vec<u8>, Footer) {
     let len = rows.row_count();
-    let mut out = Vec::with_capacity(rows.byte_size() / 4 + 4096);
+    // Room for the values uncompressed: growing the buffer by doubling would
+    // copy the segment written so far into fresh memory each time (capacity
+    // never written is never touched).
+    let mut out = Vec::with_capacity(rows.byte_size() + 4096);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&VERSION.to_le_bytes());
     out.extend_from_slice(&0u32.to_le_bytes()); // flags
@@ -75,8 +83,7 @@ pub fn write_segment(spec: &SegmentSpec, rows: &impl SegmentRows) -> (Vec<u8>, F
     // One block's values at a time, in a buffer reused across blocks.
     let mut part = Column::new(crate::types::DataType::Int64, ColumnData::Int64(Vec::new()), None);
     for c in 0..rows.column_count() {
-        let col = rows.column(c);
-        for (g, &n) in group_rows.iter().enumerate() {
+        rows.with_column(c, &mut |col: &Column| for (g, &n) in group_rows.iter().enumerate() {
             let start = g * BLOCK_ROWS;
             let block: &Column = if start == 0 && n == len {
                 &col
@@ -91,7 +98,7 @@ pub fn write_segment(spec: &SegmentSpec, rows: &impl SegmentRows) -> (Vec<u8>, F
                 len: (out.len() as u64 - offset) as u32,
                 header,
             });
-        }
+        });
     }
     let groups: Vec<(u32, Vec<BlockMeta>)> =
         group_rows.iter().map(|&n| n as u32).zip(blocks).collect();
