@@ -144,7 +144,7 @@ fn zones_of(batch: &Batch) -> Zones {
 }
 
 /// A block is sealed once its values reach this many bytes, however few its rows.
-const BLOCK_MAX_BYTES: usize = 8 << 20;
+pub const BLOCK_MAX_BYTES: usize = 8 << 20;
 
 /// The rows of one table on one shard.
 #[derive(Debug)]

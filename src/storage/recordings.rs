@@ -242,7 +242,7 @@ pub fn expand(
         .collect();
     let mut decoder = Decoder::new(channels);
     // Cut as the ingest cut them, so the memtable keeps them as blocks.
-    decoder.cut_batches_at(8192, 8 << 20);
+    decoder.cut_batches_at(crate::exec::vector::BATCH_ROWS, crate::storage::memtable::BLOCK_MAX_BYTES);
     let mut buffer = ChunkBuffer::new();
     for offset in &reference.chunks {
         let chunk = by_offset

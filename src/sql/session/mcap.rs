@@ -32,7 +32,7 @@ use crate::ingest::mcap::{
 /// or this many bytes (scans, camera frames): a memtable block's size, so
 /// that the memtable keeps the batch as a block instead of copying it.
 const BATCH_ROWS: usize = crate::exec::vector::BATCH_ROWS;
-const BATCH_BYTES: usize = 8 << 20;
+const BATCH_BYTES: usize = crate::storage::memtable::BLOCK_MAX_BYTES;
 /// Decoded batches in flight between the chunk workers and the session.
 const BATCHES_IN_FLIGHT_PER_WORKER: usize = 4;
 /// The relations every MCAP schema has; no topic table may take their names.
