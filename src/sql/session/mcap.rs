@@ -342,7 +342,7 @@ impl Session {
                 file,
                 file_bytes: map.len() as u64,
                 chunks: (0..workers)
-                    .map(|w| indexed.chunks.iter().skip(w).step_by(workers).map(|c| c.offset).collect())
+                    .map(|w| chunks_of_worker(&indexed.chunks, w, workers).map(|c| c.offset).collect())
                     .collect(),
                 shards: Vec::new(),
             });
@@ -826,6 +826,17 @@ fn duplicate_recording(schema: &str, recording: &str) -> DbError {
     .with_hint("Name this copy with RECORDING '<name>', or delete the stored one first.")
 }
 
+/// The chunks worker `worker` of `workers` decodes, in file order: the one
+/// assignment both the workers and the WAL references (which list each
+/// shard's chunks for recovery) follow.
+fn chunks_of_worker(
+    chunks: &[crate::ingest::mcap::ChunkRef],
+    worker: usize,
+    workers: usize,
+) -> impl Iterator<Item = &crate::ingest::mcap::ChunkRef> {
+    chunks.iter().skip(worker).step_by(workers.max(1))
+}
+
 /// What a chunk worker sends: decoded rows, its end, or why it stopped.
 enum WorkerMessage {
     /// Rows decoded by worker `.0`.
@@ -856,7 +867,7 @@ fn decode_chunks(
         let mut decoder = Decoder::new(channels);
         decoder.cut_batches_at(BATCH_ROWS, BATCH_BYTES);
         let mut buffer = ChunkBuffer::new();
-        for chunk in indexed.chunks.iter().skip(worker).step_by(workers) {
+        for chunk in chunks_of_worker(&indexed.chunks, worker, workers) {
             for record in indexed.chunk_records(chunk, &mut buffer)? {
                 decoder.record(&record?)?;
             }
