@@ -70,7 +70,10 @@ fn run(cfg: Config) -> Result<(), String> {
     let manifest = Manifest::load(&cfg.data_dir)?;
     let logs = recovery::read_logs(&cfg.data_dir)?;
     let recovered = recovery::plan_replay(logs, &catalog.snapshot(), &manifest, &cfg.data_dir)?;
-    brewric::storage::recordings::remove_unreferenced(&cfg.data_dir, &recovered.kept_recordings);
+    // Kept recordings are needed while a WAL record or a table's frame references name them.
+    let mut kept = recovered.kept_recordings.clone();
+    kept.extend(catalog.snapshot().frame_files());
+    brewric::storage::recordings::remove_unreferenced(&cfg.data_dir, &kept);
 
     let server_cell: Arc<OnceLock<Arc<Server>>> = Arc::new(OnceLock::new());
     let cell = server_cell.clone();

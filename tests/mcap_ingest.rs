@@ -62,6 +62,11 @@ async fn copy_stdin(client: &Client, sql: &str, bytes: &[u8], piece: usize) -> R
     sink.finish().await.map_err(|e| common::describe_error(&e))
 }
 
+/// How many recordings the server keeps in its data directory.
+fn kept_recordings(data_dir: &Path) -> usize {
+    std::fs::read_dir(data_dir.join("recordings")).map_or(0, |d| d.count())
+}
+
 async fn one_i64(client: &Client, sql: &str, recording: &str) -> i64 {
     let row = client.query_one(sql, &[&recording]).await.unwrap_or_else(|e| panic!("{sql}: {}", common::describe_error(&e)));
     row.get::<_, Option<i64>>(0).unwrap_or(0)
@@ -193,6 +198,12 @@ async fn check_recording(client: &Client, schema: &str, file: &Value) {
                 assert_eq!(shape.get::<_, i64>(0), truth_i64(t, "width"));
                 assert_eq!(shape.get::<_, i64>(1), truth_i64(t, "height"));
                 assert_eq!(shape.get::<_, String>(2), t["encoding"].as_str().unwrap());
+            }
+            "/camera/image/compressed" => {
+                let bytes = one_i64(client, &format!("SELECT sum(length(data))::bigint {from}"), r).await;
+                assert_eq!(bytes, truth_i64(t, "data_bytes"));
+                let format = client.query_one(&format!("SELECT min(format) {from}"), &[&r]).await.unwrap();
+                assert_eq!(format.get::<_, String>(0), t["format"].as_str().unwrap());
             }
             "/diagnostics" => {
                 let child = |suffix: &str| format!("SELECT count(*) FROM {schema}.diagnostics_{suffix} WHERE recording = $1");
@@ -513,7 +524,7 @@ async fn a_recording_logged_by_reference_survives_kill_9_without_its_source_file
         return;
     }
     let data_dir = server.data_dir().unwrap().to_path_buf();
-    let kept = || std::fs::read_dir(data_dir.join("recordings")).map_or(0, |d| d.count());
+    let kept = || kept_recordings(&data_dir);
     let client = server.connect("postgres").await;
     for file in &files {
         let path = dir.join(file["file"].as_str().unwrap());
@@ -548,4 +559,173 @@ async fn a_recording_logged_by_reference_survives_kill_9_without_its_source_file
     for file in &files {
         check_recording(&client, "fleet", file).await;
     }
+}
+
+/// The camera tables' frames of schema `a` equal those of schema `b` (the
+/// same recordings ingested another way), row for row; returns the rows.
+async fn same_frames(client: &Client, a: &str, b: &str) -> i64 {
+    let mut rows = 0;
+    for table in ["camera_image_raw", "camera_image_compressed"] {
+        let row = client
+            .query_one(
+                &format!(
+                    "SELECT count(*), count(*) FILTER (WHERE x.data = y.data), sum(length(x.data))::bigint \
+                     FROM {a}.{table} x JOIN {b}.{table} y ON x.recording = y.recording AND x.sequence = y.sequence"
+                ),
+                &[],
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{table}: {}", common::describe_error(&e)));
+        let (n, equal) = (row.get::<_, i64>(0), row.get::<_, i64>(1));
+        assert!(n > 0, "{a}.{table} has frames");
+        assert_eq!(equal, n, "{a}.{table}: every frame equals {b}'s");
+        rows += n;
+    }
+    rows
+}
+
+#[tokio::test]
+async fn camera_frames_are_references_into_the_kept_recording_read_back_on_demand() {
+    let dir = temp_dir("frames");
+    let truth = generate_fleet(&dir, 2, 12, "zstd");
+    let plain_dir = temp_dir("frames-plain");
+    let plain_truth = generate_fleet(&plain_dir, 1, 6, "none");
+    let server = common::start_with_shards(2);
+    if server.is_external() {
+        return;
+    }
+    let data_dir = server.data_dir().unwrap().to_path_buf();
+    let kept = || kept_recordings(&data_dir);
+    let client = server.connect("postgres").await;
+    // The same recordings by reference (server files) and inline (STDIN).
+    let mut files: Vec<(PathBuf, Value)> = Vec::new();
+    for file in truth["files"].as_array().unwrap() {
+        files.push((dir.join(file["file"].as_str().unwrap()), file.clone()));
+    }
+    files.push((plain_dir.join("robot01.mcap"), plain_truth["files"][0].clone()));
+    for (i, (path, _)) in files.iter().enumerate() {
+        let name = format!("rec{i}");
+        client
+            .execute(&format!("COPY fleet FROM '{}' WITH (FORMAT mcap, RECORDING '{name}')", path.display()), &[])
+            .await
+            .unwrap();
+        let bytes = std::fs::read(path).unwrap();
+        copy_stdin(&client, &format!("COPY inline FROM STDIN WITH (FORMAT mcap, RECORDING '{name}')"), &bytes, 1 << 16)
+            .await
+            .unwrap();
+    }
+    let frames = same_frames(&client, "fleet", "inline").await;
+    // Every frame above the threshold is a reference, listed in the frame
+    // index with its size, image fields and place in the kept file; the
+    // inline copy has none.
+    let index = client
+        .query_one(
+            "SELECT count(*), count(*) FILTER (WHERE offset_in_chunk IS NULL), sum(bytes)::bigint, \
+             count(*) FILTER (WHERE topic = '/camera/image_raw' AND width > 0 AND height > 0 AND encoding IS NOT NULL) \
+             FROM fleet.frame_index",
+            &[],
+        )
+        .await
+        .unwrap();
+    let large: i64 = client
+        .query_one(
+            "SELECT (SELECT count(*) FROM fleet.camera_image_raw WHERE length(data) > 4096) \
+             + (SELECT count(*) FROM fleet.camera_image_compressed WHERE length(data) > 4096)",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert!(large > 0 && large < frames, "the generated JPEG-like frames are small, the raw images large");
+    assert_eq!(index.get::<_, i64>(0), large, "one index row per frame above the threshold");
+    let verbatim: i64 = client
+        .query_one("SELECT count(*) FROM fleet.frame_index WHERE recording = 'rec2'", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(index.get::<_, i64>(1), verbatim, "frames of an uncompressed file are read where they lie");
+    let sizes: i64 = client
+        .query_one(
+            "SELECT (SELECT sum(length(data)) FROM fleet.camera_image_raw WHERE length(data) > 4096) \
+             + (SELECT coalesce(sum(length(data)), 0) FROM fleet.camera_image_compressed WHERE length(data) > 4096)",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get::<_, Option<i64>>(0)
+        .unwrap_or(0);
+    assert_eq!(index.get::<_, i64>(2), sizes);
+    assert!(index.get::<_, i64>(3) > 0);
+    let inline_index: i64 = client.query_one("SELECT count(*) FROM inline.frame_index", &[]).await.unwrap().get(0);
+    assert_eq!(inline_index, 0);
+    // A filter over the frames, and one over other columns with the frames
+    // projected, read the same bytes.
+    let filtered = client
+        .query_one(
+            "SELECT count(*), sum(length(data))::bigint FROM fleet.camera_image_raw WHERE length(data) > 100",
+            &[],
+        )
+        .await
+        .unwrap();
+    let latest = client
+        .query(
+            "SELECT recording, sequence, data FROM fleet.camera_image_raw WHERE sequence > 3 ORDER BY log_time DESC LIMIT 5",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(latest.len(), 5);
+    for row in &latest {
+        let (recording, sequence): (String, i64) = (row.get(0), row.get(1));
+        let inline: Vec<u8> = client
+            .query_one("SELECT data FROM inline.camera_image_raw WHERE recording = $1 AND sequence = $2", &[&recording, &sequence])
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(row.get::<_, Vec<u8>>(2), inline, "{recording} #{sequence}");
+    }
+    // SQL writes into a frame column store their bytes as written.
+    client
+        .execute(
+            "INSERT INTO fleet.camera_image_raw (recording, log_time, sequence, data) VALUES ('manual', now(), 1, '\\x0001ff'), ('manual', now(), 2, NULL)",
+            &[],
+        )
+        .await
+        .unwrap();
+    let manual = client
+        .query("SELECT data FROM fleet.camera_image_raw WHERE recording = 'manual' ORDER BY sequence", &[])
+        .await
+        .unwrap();
+    assert_eq!(manual[0].get::<_, Option<Vec<u8>>>(0), Some(vec![0, 1, 0xff]));
+    assert_eq!(manual[1].get::<_, Option<Vec<u8>>>(0), None);
+    // The user deletes their files; the server dies; then the rows go to
+    // segment files; each time every frame reads back the same.
+    for (path, _) in &files {
+        std::fs::remove_file(path).unwrap();
+    }
+    drop(client);
+    let server = common::start_in(server.kill9(), 2);
+    let client = server.connect("postgres").await;
+    assert_eq!(same_frames(&client, "fleet", "inline").await, frames);
+    client.execute("CHECKPOINT", &[]).await.unwrap();
+    drop(client);
+    let server = common::start_in(server.kill9(), 2);
+    let client = server.connect("postgres").await;
+    assert_eq!(same_frames(&client, "fleet", "inline").await, frames);
+    assert_eq!(kept(), 3, "the kept recordings stay while tables reference them");
+    let again: i64 = client
+        .query_one(
+            "SELECT count(*) FROM fleet.camera_image_raw WHERE length(data) > 100",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(again, filtered.get::<_, i64>(0));
+    // A DELETE rewrites the table: the frames left read back the same.
+    client.execute("DELETE FROM fleet.camera_image_raw WHERE recording = 'rec0' OR recording = 'manual'", &[]).await.unwrap();
+    let left = same_frames(&client, "fleet", "inline").await;
+    assert!(left < frames && left > 0);
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&plain_dir);
 }

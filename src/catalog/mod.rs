@@ -33,6 +33,10 @@ pub struct ColumnDef {
     /// point (InfluxDB's series key + time), and line-protocol writes of a
     /// point already stored merge into it (`sql/series_times.rs`).
     pub series_tag: bool,
+    /// A bytea column an MCAP ingest made: its values are stored in the frame
+    /// form (`storage/frames.rs`: tagged, large ones as references into a
+    /// kept recording), written and read back through that module.
+    pub frame_refs: bool,
 }
 
 #[derive(Debug)]
@@ -76,6 +80,9 @@ pub struct TableDef {
     pub columns: Vec<ColumnDef>,
     /// For time-series tables (create_hypertable): the designated time column.
     pub time_column: Option<usize>,
+    /// Kept recordings (`storage/recordings.rs`) this table's frame
+    /// references may point into: kept while the table exists.
+    pub frame_files: Vec<String>,
 }
 
 impl TableDef {
@@ -84,6 +91,13 @@ impl TableDef {
     }
     pub fn column_types(&self) -> Vec<DataType> {
         self.columns.iter().map(|c| c.data_type).collect()
+    }
+    /// Whether each column holds its values in the frame form.
+    pub fn frame_columns(&self) -> Vec<bool> {
+        self.columns.iter().map(|c| c.frame_refs && c.data_type == DataType::Bytea).collect()
+    }
+    pub fn has_frame_columns(&self) -> bool {
+        self.columns.iter().any(|c| c.frame_refs && c.data_type == DataType::Bytea)
     }
 }
 
@@ -372,6 +386,16 @@ impl Catalog {
     /// Every table's column types by OID, over all databases.
     pub fn table_types(&self) -> std::collections::HashMap<TableId, Vec<DataType>> {
         self.tables().map(|t| (t.oid, t.column_types())).collect()
+    }
+
+    /// Per table with frame columns, which columns they are.
+    pub fn table_frame_columns(&self) -> std::collections::HashMap<TableId, Vec<bool>> {
+        self.tables().filter(|t| t.has_frame_columns()).map(|t| (t.oid, t.frame_columns())).collect()
+    }
+
+    /// Every kept recording some table's frame references may point into.
+    pub fn frame_files(&self) -> std::collections::HashSet<String> {
+        self.tables().flat_map(|t| t.frame_files.iter().cloned()).collect()
     }
 
     pub fn database(&self, name: &str) -> DbResult<&Arc<Database>> {

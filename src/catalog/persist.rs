@@ -98,7 +98,9 @@ fn table_json(t: &TableDef) -> Value {
             "default": c.default.as_ref().map(|d| d.to_string()),
             "numeric_typmod": c.numeric_typmod.map(|(p, s)| vec![p, s]),
             "series_tag": c.series_tag,
+            "frame_refs": c.frame_refs,
         })).collect::<Vec<_>>(),
+        "frame_files": t.frame_files,
     })
 }
 
@@ -353,6 +355,7 @@ fn table_from(v: &Value, schema: &str) -> Result<TableDef, String> {
                 .and_then(|m| m.as_array())
                 .and_then(|m| Some((m.first()?.as_u64()? as u32, m.get(1)?.as_u64()? as u32))),
             series_tag: c.get("series_tag").and_then(|t| t.as_bool()).unwrap_or(false),
+            frame_refs: c.get("frame_refs").and_then(|t| t.as_bool()).unwrap_or(false),
         });
     }
     Ok(TableDef {
@@ -364,6 +367,11 @@ fn table_from(v: &Value, schema: &str) -> Result<TableDef, String> {
             .get("time_column")
             .and_then(|t| t.as_u64())
             .map(|t| t as usize),
+        frame_files: v
+            .get("frame_files")
+            .and_then(|f| f.as_array())
+            .map(|f| f.iter().filter_map(|n| n.as_str().map(str::to_string)).collect())
+            .unwrap_or_default(),
     })
 }
 
@@ -492,6 +500,7 @@ mod tests {
                     default: d.map(|d| parse_default(d).unwrap()),
                     numeric_typmod: None,
                     series_tag: false,
+                    frame_refs: false,
                 };
                 s.tables.insert(
                     "t".into(),
@@ -504,6 +513,7 @@ mod tests {
                             col("v", DataType::Varchar(Some(8)), None),
                         ],
                         time_column: Some(0),
+                        frame_files: Vec::new(),
                     }),
                 );
                 s.sequences.insert(

@@ -48,6 +48,9 @@ pub struct Fragment {
     /// to hold the first rows first and stop once no unread block can (see
     /// `run_in_order`). Only without an aggregate.
     pub order_hint: Option<OrderHint>,
+    /// Table columns holding the frame form (`storage/frames.rs`): a shard
+    /// gives their values back as bytes before evaluating anything over them.
+    pub frames: Vec<usize>,
 }
 
 /// The order the rows above a scan are sorted in, and how many are kept.
@@ -153,7 +156,7 @@ impl Fragment {
                                 _ => {
                                     let b = decode_group(seg, g, group, &narrow.columns, &snap.types)?;
                                     let whole = pruning.group_all_match(seg, g);
-                                    if !self.consume(&narrow, &b, whole, &mut agg, tx, &mut n).await? {
+                                    if !self.consume(Some(ctx), &narrow, &b, whole, &mut agg, tx, &mut n).await? {
                                         return Ok(());
                                     }
                                 }
@@ -165,7 +168,7 @@ impl Fragment {
                         read_groups(ctx, seg, &window, &narrow.columns, &snap.types).await?;
                     for (&g, b) in window.iter().zip(&batches) {
                         let whole = pruning.group_all_match(seg, g);
-                        if !self.consume(&narrow, b, whole, &mut agg, tx, &mut n).await? {
+                        if !self.consume(Some(ctx), &narrow, b, whole, &mut agg, tx, &mut n).await? {
                             return Ok(());
                         }
                     }
@@ -194,7 +197,7 @@ impl Fragment {
             if let Some(stats) = &self.stats {
                 crate::exec::explain::ScanStats::add(&stats.rows_in_memory, b.len as u64);
             }
-            if !self.consume(&narrow, &b, whole, &mut agg, tx, &mut n).await? {
+            if !self.consume(ctx, &narrow, &b, whole, &mut agg, tx, &mut n).await? {
                 return Ok(());
             }
         }
@@ -295,7 +298,7 @@ impl Fragment {
                 },
             };
             for b in batches {
-                let out = narrow.process(&self.eval, &b)?;
+                let out = self.narrow_rows(ctx, narrow, &b, false).await?;
                 let col = &out.columns[position];
                 for r in 0..out.len {
                     let v = if col.is_valid(r) {
@@ -334,12 +337,35 @@ impl Fragment {
         self.cancel.check()
     }
 
+    /// One narrow batch filtered (unless every row is known to match:
+    /// `whole`) and projected; frame columns read back as bytes on a shard
+    /// (after the filter when it does not read them, so only matching rows'
+    /// frames are read).
+    async fn narrow_rows(&self, ctx: Option<&Rc<ShardContext>>, narrow: &Narrowed, batch: &Batch, whole: bool) -> DbResult<Batch> {
+        let ctx = match ctx {
+            Some(ctx) if !narrow.frames.is_empty() => ctx,
+            _ => return if whole { Ok(narrow.project(batch)) } else { narrow.process(&self.eval, batch) },
+        };
+        let filter_first = !whole && !narrow.filter_reads_frames;
+        let mut rows = if filter_first { narrow.filter(&self.eval, batch)? } else { batch.clone() };
+        let data_dir = ctx.storage.borrow().data_dir.clone();
+        for &c in &narrow.frames {
+            let values = ctx.frames.resolve(&ctx.io, data_dir.as_deref(), &rows.columns[c]).await?;
+            rows.columns[c] = Arc::new(values);
+        }
+        if !whole && !filter_first {
+            rows = narrow.filter(&self.eval, &rows)?;
+        }
+        Ok(narrow.project(&rows))
+    }
+
     /// Filters (unless every row is known to match: `whole`), projects and
     /// aggregates or sends one narrow batch; false when the coordinator
     /// stopped reading (LIMIT, error).
     #[allow(clippy::too_many_arguments)]
     async fn consume(
         &self,
+        ctx: Option<&Rc<ShardContext>>,
         narrow: &Narrowed,
         batch: &Batch,
         whole: bool,
@@ -347,7 +373,7 @@ impl Fragment {
         tx: &FragmentSender,
         n: &mut usize,
     ) -> DbResult<bool> {
-        let out = if whole { narrow.project(batch) } else { narrow.process(&self.eval, batch)? };
+        let out = self.narrow_rows(ctx, narrow, batch, whole).await?;
         match (agg, &narrow.aggregate) {
             (Some(state), Some(spec)) => update_aggregation(state, spec, &out, &self.eval)?,
             _ => {
@@ -500,6 +526,9 @@ struct Narrowed {
     filter: Option<Expr>,
     projection: Vec<usize>,
     aggregate: Option<FragmentAggregate>,
+    /// Positions (in the narrow batch) of columns in the frame form.
+    frames: Vec<usize>,
+    filter_reads_frames: bool,
 }
 
 impl Narrowed {
@@ -563,16 +592,35 @@ impl Narrowed {
                 None,
             ),
         };
+        let frames: Vec<usize> =
+            used.iter().enumerate().filter(|(_, c)| f.frames.contains(c)).map(|(i, _)| i).collect();
+        let filter_reads_frames = f.filter.as_ref().is_some_and(|e| {
+            let mut reads = false;
+            e.clone().transform(&mut |x| {
+                if let Expr::Column(i, _) = &x {
+                    reads |= f.frames.contains(i);
+                }
+                x
+            });
+            reads
+        });
         Narrowed {
             columns: used,
             filter,
             projection,
             aggregate,
+            frames,
+            filter_reads_frames,
         }
     }
 
     /// Filter then project one batch.
     fn process(&self, eval: &EvalContext, batch: &Batch) -> DbResult<Batch> {
+        Ok(self.project(&self.filter(eval, batch)?))
+    }
+
+    /// The rows of one batch that pass the filter.
+    fn filter(&self, eval: &EvalContext, batch: &Batch) -> DbResult<Batch> {
         let empty = Default::default();
         let cx = EvalInputs {
             eval,
@@ -580,11 +628,10 @@ impl Narrowed {
             outer: &[],
             subqueries: &empty,
         };
-        let filtered = match &self.filter {
-            Some(f) => filter_batch(f, batch, &cx)?,
-            None => batch.clone(),
-        };
-        Ok(self.project(&filtered))
+        match &self.filter {
+            Some(f) => filter_batch(f, batch, &cx),
+            None => Ok(batch.clone()),
+        }
     }
 
     /// Project one batch whose rows all pass the filter.

@@ -250,7 +250,7 @@ fn build_node(plan: &Plan, ctx: &Rc<QueryContext>) -> DbResult<BoxedOperator> {
             ..
         } => {
             let filter = filter.as_ref().map(|f| ctx.resolve(f));
-            let scan = Box::new(ScanOp::new(ctx, table.oid, projection.clone(), filter.clone(), None, scan_stats(ctx, plan)));
+            let scan = Box::new(ScanOp::new(ctx, table, projection.clone(), filter.clone(), None, scan_stats(ctx, plan)));
             last_row_lookup(ctx, table, projection, filter.as_ref(), scan)
         }
         Plan::Filter { input, predicate } => {
@@ -268,7 +268,7 @@ fn build_node(plan: &Plan, ctx: &Rc<QueryContext>) -> DbResult<BoxedOperator> {
                     let pred = remap_columns(&predicate, projection);
                     let scan = Box::new(ScanOp::new(
                         ctx,
-                        table.oid,
+                        table,
                         projection.clone(),
                         Some(pred.clone()),
                         None,
@@ -569,7 +569,7 @@ fn last_row_lookup(
 /// Every row of every column of `table`, in no particular order (whatever
 /// sort is being built above): what builds the last-row index.
 pub(crate) fn full_scan(ctx: &Rc<QueryContext>, table: &crate::catalog::TableDef) -> BoxedOperator {
-    let mut scan = ScanOp::new(ctx, table.oid, (0..table.columns.len()).collect(), None, None, None);
+    let mut scan = ScanOp::new(ctx, table, (0..table.columns.len()).collect(), None, None, None);
     scan.fragment.order_hint = None;
     Box::new(scan)
 }
@@ -619,12 +619,14 @@ struct ScanOp {
 impl ScanOp {
     fn new(
         ctx: &Rc<QueryContext>,
-        table: TableId,
+        table: &crate::catalog::TableDef,
         projection: Vec<usize>,
         filter: Option<Expr>,
         aggregate: Option<FragmentAggregate>,
         stats: Option<Arc<crate::exec::explain::ScanStats>>,
     ) -> ScanOp {
+        let frames = table.frame_columns().iter().enumerate().filter(|(_, &f)| f).map(|(c, _)| c).collect();
+        let table = table.oid;
         // The order a sort above asked for (see `scan_order_hint`), for this table's scan only.
         let order_hint = ctx.order_hint.get().filter(|h| h.table == table && aggregate.is_none());
         let fragment = Fragment {
@@ -636,6 +638,7 @@ impl ScanOp {
             eval: ctx.eval.clone(),
             cancel: ctx.cancel.clone(),
             order_hint,
+            frames,
         };
         ScanOp {
             ctx: ctx.clone(),
@@ -772,7 +775,7 @@ fn build_aggregate(
                     .collect(),
             };
             let filter = filter.map(|f| remap(&f));
-            let scan = ScanOp::new(ctx, table.oid, all, filter, Some(shard_spec), scan_stats(ctx, input));
+            let scan = ScanOp::new(ctx, table, all, filter, Some(shard_spec), scan_stats(ctx, input));
             return Ok(Box::new(AggregateOp {
                 input: Box::new(scan),
                 spec,

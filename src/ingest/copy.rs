@@ -711,6 +711,7 @@ mod tests {
             default: None,
             numeric_typmod: None,
             series_tag: false,
+            frame_refs: false,
         };
         TableDef {
             oid: 1,
@@ -722,6 +723,7 @@ mod tests {
                 col("battery", DataType::Float64),
             ],
             time_column: None,
+            frame_files: Vec::new(),
         }
     }
 

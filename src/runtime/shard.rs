@@ -58,6 +58,8 @@ pub struct ShardContext {
     pub in_flight: RefCell<HashMap<u64, u64>>,
     /// The ring for segment files (reads and writes from many tasks at once).
     pub io: StorageIo,
+    /// Referenced camera frames read back from kept recordings.
+    pub frames: crate::storage::frames::FrameReader,
 }
 
 impl ShardContext {
@@ -228,6 +230,7 @@ fn run_shard(
         prepared: RefCell::new(HashMap::new()),
         in_flight: RefCell::new(HashMap::new()),
         io,
+        frames: Default::default(),
     });
     let local = tokio::task::LocalSet::new();
     local.block_on(&runtime, async move {

@@ -379,6 +379,7 @@ mod tests {
             default: None,
             numeric_typmod: None,
             series_tag: false,
+            frame_refs: false,
         };
         TableDef {
             oid: 1,
@@ -391,6 +392,7 @@ mod tests {
                 col("ok", DataType::Bool),
             ],
             time_column: None,
+            frame_files: Vec::new(),
         }
     }
 

@@ -1146,6 +1146,7 @@ impl Session {
                 schema: schema.clone(),
                 columns,
                 time_column: None,
+                frame_files: Vec::new(),
             });
             s.tables.insert(name.clone(), def.clone());
             // The constraints' unique indexes, named as PostgreSQL names them.
@@ -2456,6 +2457,7 @@ impl Session {
             }
         };
         let types = def.column_types();
+        let batches = crate::storage::frames::store_inline(&def.frame_columns(), batches);
         let route = crate::storage::routing::series_route_column(&def);
         let shards = &self.server.shards;
         let participants =
@@ -2614,6 +2616,22 @@ impl Session {
         types: &[DataType],
         batches: Vec<Batch>,
     ) -> DbResult<()> {
+        let def = self.server.catalog.snapshot().database(&self.database).ok().and_then(|d| d.table_by_oid(table).cloned());
+        let batches = match &def {
+            Some(def) => crate::storage::frames::store_inline(&def.frame_columns(), batches),
+            None => batches,
+        };
+        self.prepare_stored_rows(write, table, types, batches).await
+    }
+
+    /// `prepare_rows` for rows already in the stored form (`storage/frames.rs`).
+    pub async fn prepare_stored_rows(
+        &self,
+        write: &mut ShardWrite,
+        table: TableId,
+        types: &[DataType],
+        batches: Vec<Batch>,
+    ) -> DbResult<()> {
         let catalog = self.server.catalog.snapshot();
         let route = catalog
             .database(&self.database)
@@ -2659,6 +2677,7 @@ impl Session {
 
     /// Holds rows prepared on `shard` without logging them: the caller logs
     /// what they stand for (`log_prepared_reference`) before the commit.
+    /// The rows are in the stored form (`storage/frames.rs`).
     pub async fn hold_rows(&self, write: &mut ShardWrite, shard: usize, table: TableId, types: &[DataType], batch: Batch) -> DbResult<()> {
         if !write.participants.contains(&shard) {
             write.participants.push(shard);
@@ -2998,6 +3017,7 @@ fn column_def(c: &ast::ColumnDef) -> DbResult<(ColumnDef, Vec<(Option<String>, b
         default: None,
         numeric_typmod,
         series_tag: false,
+        frame_refs: false,
     };
     let mut keys = Vec::new();
     for opt in &c.options {

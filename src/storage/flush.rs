@@ -459,9 +459,11 @@ mod tests {
                     default: None,
                     numeric_typmod: None,
                     series_tag: false,
+                    frame_refs: false,
                 })
                 .collect(),
             time_column,
+            frame_files: Vec::new(),
         };
         let frozen = FrozenTable {
             table: 1,

@@ -42,6 +42,10 @@ impl LastRowSpec {
             series: super::flush::declared_series_key(table, indexes)?,
             time: super::flush::time_column(table)?,
         };
+        // Its rows hold stored frames (`frames.rs`), which only a scan reads back.
+        if table.has_frame_columns() {
+            return None;
+        }
         spec.supports(&table.column_types()).then_some(spec)
     }
 

@@ -6,7 +6,8 @@
 //! shard's per-table state; `checkpoint` runs the checkpoint protocol
 //! across shards. `codec` holds the per-block value codecs. `last_rows`
 //! keeps the latest row of each series for lastpoint queries. `recordings`
-//! keeps MCAP recordings whose rows the WAL logs by reference.
+//! keeps MCAP recordings whose rows the WAL logs by reference; `frames`
+//! stores their camera frames as references into them.
 //! Must not: be shared between shards or locked; only its shard thread
 //! touches it — except `last_rows`, the one index all shards feed and
 //! queries read directly (behind its own locks).
@@ -17,6 +18,7 @@ pub mod codec;
 pub mod compaction;
 pub mod files;
 pub mod flush;
+pub mod frames;
 pub mod last_rows;
 pub mod memtable;
 pub mod recordings;

@@ -11,7 +11,9 @@
 //! an ingest's cost.
 //!
 //! A kept file is needed until the rows its references stand for are in
-//! segment files; at start, files no live WAL record references are deleted
+//! segment files, and for as long as a table's camera frames are references
+//! into it (`frames.rs`; the table's `frame_files` in the catalog); at
+//! start, files neither a live WAL record nor a table names are deleted
 //! ([`remove_unreferenced`]).
 //!
 //! Must not: decide which chunks go to which shard or write WAL records
@@ -72,9 +74,9 @@ pub fn forget_file(data_dir: &Path, name: &str) {
     let _ = std::fs::remove_file(kept_path(data_dir, name));
 }
 
-/// Deletes the kept files that no live WAL record references (their rows
-/// are in segment files, or their ingest never committed). Run at start,
-/// before any ingest.
+/// Deletes the kept files not in `referenced` (those live WAL records or
+/// tables' frame references name): their rows are in segment files, or their
+/// ingest never committed. Run at start, before any ingest.
 pub fn remove_unreferenced(data_dir: &Path, referenced: &HashSet<String>) {
     let Ok(entries) = std::fs::read_dir(data_dir.join(DIR)) else { return };
     for entry in entries.flatten() {
@@ -109,6 +111,9 @@ pub struct RecordingRef {
     /// decoded them.
     pub chunks: Vec<u64>,
     pub targets: Vec<RecordingTarget>,
+    /// Byte sequences longer than this were stored as frame references
+    /// (`frames.rs`) into the kept file; `None`: every value inline.
+    pub frame_threshold: Option<u32>,
 }
 
 const NO_SOURCE: u16 = u16::MAX;
@@ -117,7 +122,9 @@ impl RecordingRef {
     /// file (u16 length + UTF-8), file_bytes (u64), recording (u16 length +
     /// UTF-8), chunk count (u32) and offsets (u64 each), target count (u32),
     /// then per target channel (u16), layout table (u16), table oid (u32),
-    /// source count (u16) and sources (u16 each, 0xFFFF = NULL).
+    /// source count (u16) and sources (u16 each, 0xFFFF = NULL); then the
+    /// frame threshold (u32, 0 = none; absent in records written before it
+    /// existed, which read as none).
     pub fn encode(&self, out: &mut Vec<u8>) {
         let text = |out: &mut Vec<u8>, s: &str| {
             out.extend_from_slice(&(s.len() as u16).to_le_bytes());
@@ -141,6 +148,7 @@ impl RecordingRef {
                 out.extend_from_slice(&s.to_le_bytes());
             }
         }
+        out.extend_from_slice(&self.frame_threshold.unwrap_or(0).to_le_bytes());
     }
 
     pub fn decode(r: &mut Reader) -> Result<RecordingRef, CodecError> {
@@ -175,7 +183,11 @@ impl RecordingRef {
                 .collect::<Result<_, _>>()?;
             targets.push(RecordingTarget { channel, layout_table, table, sources });
         }
-        Ok(RecordingRef { file, file_bytes, recording, chunks, targets })
+        let frame_threshold = match r.remaining() {
+            0 => None,
+            _ => Some(r.u32()?).filter(|&t| t > 0),
+        };
+        Ok(RecordingRef { file, file_bytes, recording, chunks, targets, frame_threshold })
     }
 }
 
@@ -206,12 +218,14 @@ fn null_column(data_type: DataType, rows: usize) -> Column {
 }
 
 /// The rows `reference` stands for: its chunks of the kept file decoded
-/// again, each layout table's rows as a batch of its target table. Targets
-/// whose table `types` lacks (dropped since) are skipped.
+/// again, each layout table's rows as a batch of its target table, in the
+/// stored form (`frames` names each table's frame columns). Targets whose
+/// table `types` lacks (dropped since) are skipped.
 pub fn expand(
     data_dir: &Path,
     reference: &RecordingRef,
     types: &HashMap<TableId, Vec<DataType>>,
+    frames: &HashMap<TableId, Vec<bool>>,
 ) -> Result<Vec<(TableId, Batch)>, String> {
     let path = kept_path(data_dir, &reference.file);
     let fail = |what: String| format!("kept recording {}: {what}", path.display());
@@ -232,7 +246,10 @@ pub fn expand(
     let indexed = IndexedFile::open(&map, &reader)
         .map_err(|e| fail(e.to_string()))?
         .ok_or_else(|| fail("its summary is gone".to_string()))?;
-    let options = DecodeOptions { recording: reference.recording.clone(), blob_threshold: None };
+    let options = DecodeOptions {
+        recording: reference.recording.clone(),
+        blob_threshold: reference.frame_threshold.map(|t| t as usize),
+    };
     let channels = Channels::from_indexed(&indexed, options).map_err(|e| fail(e.to_string()))?;
     let by_offset: HashMap<u64, usize> = indexed.chunks.iter().enumerate().map(|(i, c)| (c.offset, i)).collect();
     let targets: HashMap<(u16, usize), &RecordingTarget> = reference
@@ -258,6 +275,7 @@ pub fn expand(
     for topic in decoder.take_batches() {
         let channel = topic.plan.channel_id;
         for table_batch_rows in topic.tables {
+            let blobs: Vec<_> = topic.blobs.iter().filter(|b| b.table == table_batch_rows.table).copied().collect();
             if table_batch_rows.rows == 0 {
                 continue;
             }
@@ -275,6 +293,9 @@ pub fn expand(
                 }
             }
             let batch = table_batch(table_types, &target.sources, table_batch_rows.columns, table_batch_rows.rows);
+            let table_frames = frames.get(&target.table).map_or(&[][..], |f| f.as_slice());
+            let batch = super::frames::store_decoded(batch, table_frames, &target.sources, &blobs, Some(&reference.file))
+                .map_err(|e| fail(format!("table {}: {e}", target.table)))?;
             out.push((target.table, batch));
         }
     }
@@ -296,20 +317,32 @@ mod tests {
                 RecordingTarget { channel: 1, layout_table: 0, table: 16400, sources: vec![Some(0), None, Some(2)] },
                 RecordingTarget { channel: 7, layout_table: 1, table: 16401, sources: vec![] },
             ],
+            frame_threshold: Some(4096),
         };
         let mut bytes = Vec::new();
         r.encode(&mut bytes);
         assert_eq!(RecordingRef::decode(&mut Reader::new(&bytes)).unwrap(), r);
-        // Every cut short is an error, never a panic.
-        for len in 0..bytes.len() {
+        // Every cut short is an error, never a panic — but a record of the
+        // first format, without the threshold, reads as one without frames.
+        let first_format = bytes.len() - 4;
+        for len in (0..bytes.len()).filter(|&l| l != first_format) {
             assert!(RecordingRef::decode(&mut Reader::new(&bytes[..len])).is_err(), "cut at {len}");
         }
+        let old = RecordingRef::decode(&mut Reader::new(&bytes[..first_format])).unwrap();
+        assert_eq!(old, RecordingRef { frame_threshold: None, ..r });
     }
 
     #[test]
     fn a_reference_naming_a_path_is_refused() {
         for name in ["../catalog.json", "a/b.mcap", ".hidden", ""] {
-            let r = RecordingRef { file: name.into(), file_bytes: 0, recording: "r".into(), chunks: vec![], targets: vec![] };
+            let r = RecordingRef {
+                file: name.into(),
+                file_bytes: 0,
+                recording: "r".into(),
+                chunks: vec![],
+                targets: vec![],
+                frame_threshold: None,
+            };
             let mut bytes = Vec::new();
             r.encode(&mut bytes);
             assert!(RecordingRef::decode(&mut Reader::new(&bytes)).is_err(), "{name}");

@@ -194,6 +194,7 @@ pub fn plan_replay(
     data_dir: &Path,
 ) -> Result<Recovered, String> {
     let types = catalog.table_types();
+    let frames = catalog.table_frame_columns();
     let mut committed = HashSet::new();
     let mut next_txn = manifest.next_txn.max(1);
     for log in &logs {
@@ -232,7 +233,7 @@ pub fn plan_replay(
                     if !applies {
                         continue;
                     }
-                    let batches = recordings::expand(data_dir, &reference, &types)
+                    let batches = recordings::expand(data_dir, &reference, &types, &frames)
                         .map_err(|e| format!("shard {} LSN {}: {e}", log.shard, r.lsn))?;
                     for (table, batch) in batches {
                         rows += batch.len;

@@ -157,6 +157,7 @@ mod tests {
             default: None,
             numeric_typmod: None,
             series_tag: false,
+            frame_refs: false,
         };
         let table = crate::catalog::TableDef {
             oid: 1,
@@ -164,6 +165,7 @@ mod tests {
             schema: "public".into(),
             columns: vec![col("a", DataType::Int32), col("b", DataType::Text)],
             time_column: None,
+            frame_files: Vec::new(),
         };
         for format in [CopyFormat::Text, CopyFormat::Csv, CopyFormat::Binary] {
             let o = CopyOptions::new(format);

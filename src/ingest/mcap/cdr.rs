@@ -606,6 +606,7 @@ impl Program {
                             offset: payload_at,
                             len: bytes.len(),
                             file_offset: ctx.payload_file_offset.map(|o| o + payload_at as u64),
+                            in_chunk: ctx.payload_in_chunk.map(|(c, o)| (c, o + payload_at as u64)),
                         });
                     }
                     _ => col.push(bytes),
@@ -1063,6 +1064,7 @@ mod tests {
             publish_time: 2,
             sequence: 3,
             payload_file_offset: None,
+            payload_in_chunk: None,
         };
         let mut blobs = Vec::new();
         let mut out = DecodeOut {

@@ -23,7 +23,7 @@ use crate::types::{DataType, PhysicalType};
 use super::cdr::{DecodeOut, Fail, FailKind, Program};
 use super::json::JsonProgram;
 use super::layout::{ros2_layout, table_name_for_topic, TableLayout, TopicLayout};
-use super::reader::{ChannelRecord, IndexedFile, MessageRecord, Record, RecordAt, SchemaRecord};
+use super::reader::{MESSAGE_PAYLOAD_OFFSET, ChannelRecord, IndexedFile, MessageRecord, Record, RecordAt, SchemaRecord};
 use super::ros2msg::parse_ros2msg;
 use super::{Location, McapError, McapResult};
 
@@ -118,6 +118,14 @@ pub struct Channels {
 }
 
 impl Channels {
+    /// Decoders made from these channels leave byte sequences longer than
+    /// `threshold` in the recording (see [`DecodeOptions::blob_threshold`]).
+    pub fn set_blob_threshold(&mut self, threshold: Option<usize>) {
+        let mut options = (*self.options).clone();
+        options.blob_threshold = threshold;
+        self.options = Arc::new(options);
+    }
+
     pub fn new(options: DecodeOptions) -> Self {
         Channels {
             options: Arc::new(options),
@@ -525,6 +533,9 @@ pub(crate) struct MessageCtx<'a> {
     pub sequence: i64,
     /// File offset of payload byte 0, when the payload lies in the file.
     pub payload_file_offset: Option<u64>,
+    /// Inside a chunk: the chunk record's file offset and payload byte 0's
+    /// offset in the chunk's uncompressed records.
+    pub payload_in_chunk: Option<(u64, u64)>,
 }
 
 /// The leading columns of a topic table (always its first four columns:
@@ -552,6 +563,9 @@ pub struct BlobRef {
     /// Where the bytes are in the file, when the payload lies there
     /// verbatim (not inside a compressed chunk).
     pub file_offset: Option<u64>,
+    /// Inside a chunk: the chunk record's file offset and the bytes' offset
+    /// in the chunk's uncompressed records.
+    pub in_chunk: Option<(u64, u64)>,
 }
 
 /// One table's rows of a batch.
@@ -640,6 +654,10 @@ impl TopicColumns {
                 .map_err(|e| e.in_channel(at, plan.channel_id, &plan.topic))?,
             sequence: msg.sequence as i64,
             payload_file_offset: msg.data_file_offset,
+            payload_in_chunk: match at {
+                Location::InChunk { chunk, offset } => Some((chunk, offset + MESSAGE_PAYLOAD_OFFSET)),
+                Location::File(_) => None,
+            },
         };
         self.rows_before.clear();
         self.rows_before.extend(self.tables.iter().map(|t| t.rows));
@@ -674,6 +692,7 @@ impl TopicColumns {
                             offset: 0,
                             len: msg.data.len(),
                             file_offset: msg.data_file_offset,
+                            in_chunk: ctx.payload_in_chunk,
                         });
                     }
                     _ => t.bytes[1].push(msg.data),

@@ -308,6 +308,7 @@ mod tests {
             publish_time: 6,
             sequence: 7,
             payload_file_offset: None,
+            payload_in_chunk: None,
         };
         let mut repaired = 0;
         program

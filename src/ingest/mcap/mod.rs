@@ -101,7 +101,7 @@ pub use decode::{
 };
 pub use layout::{table_name_for_topic, ColumnLayout, ColumnRole, TableLayout, TopicLayout};
 pub use reader::{
-    AttachmentIndex, AttachmentRecord, ChannelRecord, ChunkBuffer, ChunkIndex, ChunkRecord,
+    chunk_record_at, AttachmentIndex, AttachmentRecord, ChannelRecord, ChunkBuffer, ChunkIndex, ChunkRecord,
     ChunkRecords, ChunkRef, DataEnd, Ending, Footer, Header, IndexedFile, LinearReader, McapStream,
     MessageIndexRecord, MessageRecord, MetadataIndex, MetadataRecord, ReaderOptions, Record,
     RecordAt, SchemaRecord, Section, Statistics, SummaryOffset, MAGIC,

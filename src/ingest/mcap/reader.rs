@@ -58,6 +58,20 @@ pub(crate) mod op {
 
 /// opcode + length.
 const RECORD_HEADER: u64 = 9;
+
+/// Where a Message record's payload starts, from the record's first byte:
+/// opcode and length, then channel id, sequence, log and publish times.
+pub const MESSAGE_PAYLOAD_OFFSET: u64 = RECORD_HEADER + MESSAGE_HEADER as u64;
+
+/// The Chunk record at `offset` from its bytes after the opcode and length
+/// (`body`): what reading one chunk back out of a kept file needs.
+pub fn chunk_record_at(body: &[u8], offset: u64) -> McapResult<ChunkRecord<'_>> {
+    let at = Location::File(offset);
+    match parse_record(op::CHUNK, body, at, Some(offset + RECORD_HEADER))? {
+        Record::Chunk(c) => Ok(c),
+        _ => Err(McapError::Malformed { at, record: "Chunk", detail: "not a chunk".to_string() }),
+    }
+}
 /// A Footer record: opcode, length, then 8 + 8 + 4 bytes of body.
 const FOOTER_RECORD: u64 = RECORD_HEADER + 20;
 /// channel_id u16, sequence u32, log_time u64, publish_time u64.

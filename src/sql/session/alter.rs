@@ -270,6 +270,8 @@ impl Session {
             schema: table.schema.clone(),
             columns,
             time_column: table.time_column.filter(|&t| t < table.columns.len()),
+            // The rows are read back as their bytes and stored inline.
+            frame_files: Vec::new(),
         });
         // The time column keeps its place unless it was dropped.
         let new_def = Arc::new(TableDef {

@@ -15,6 +15,7 @@ pub(super) fn plain_column(name: &str, data_type: DataType) -> ColumnDef {
         default: None,
         numeric_typmod: None,
         series_tag: false,
+        frame_refs: false,
     }
 }
 

@@ -290,6 +290,7 @@ impl Session {
                     schema: schema.to_string(),
                     columns,
                     time_column: Some(0),
+                    frame_files: Vec::new(),
                 })?
             }
         };

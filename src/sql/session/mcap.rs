@@ -24,7 +24,7 @@ use crate::exec::vector::ColumnData;
 use crate::storage::recordings::{RecordingRef, RecordingTarget};
 use crate::server::copy_progress::{CopyCommand, CopyIoType, CopyProgressCounter, CopyProgressGuard};
 use crate::ingest::mcap::{
-    ChannelPlan, Channels, ChunkBuffer, ColumnRole, DecodeOptions, Decoder, IndexedFile, McapError, McapStream,
+    BlobRef, TableBatch, ChannelPlan, Channels, ChunkBuffer, ColumnRole, DecodeOptions, Decoder, IndexedFile, McapError, McapStream,
     MetadataRecord, ReaderOptions, Record, TableLayout, TopicBatch,
 };
 
@@ -36,7 +36,7 @@ const BATCH_BYTES: usize = crate::storage::memtable::BLOCK_MAX_BYTES;
 /// Decoded batches in flight between the chunk workers and the session.
 const BATCHES_IN_FLIGHT_PER_WORKER: usize = 4;
 /// The relations every MCAP schema has; no topic table may take their names.
-const CATALOG_TABLES: [&str; 3] = ["recordings", "recording_topics", "topics"];
+const CATALOG_TABLES: [&str; 4] = ["recordings", "recording_topics", "topics", "frame_index"];
 
 /// `COPY … WITH (FORMAT mcap …)`'s options.
 pub struct McapCopyOptions {
@@ -142,6 +142,8 @@ struct Target {
     table: Arc<TableDef>,
     types: Vec<DataType>,
     sources: Vec<Option<usize>>,
+    /// Which columns hold the frame form (`storage/frames.rs`).
+    frames: Vec<bool>,
 }
 
 /// One channel's share of the recording.
@@ -172,6 +174,8 @@ struct RecordingIngest {
     /// Set when the rows are logged as references into a kept copy of the
     /// file (a server file with a summary) rather than row by row.
     by_reference: Option<ReferenceIngest>,
+    /// `<schema>.frame_index` rows: one per value stored as a reference.
+    frame_rows: Vec<Vec<Datum>>,
 }
 
 /// A recording whose rows the WAL logs by reference (`storage::recordings`):
@@ -184,6 +188,9 @@ struct ReferenceIngest {
     file_bytes: u64,
     /// Per worker (= shard), the file offsets of the chunks it decodes, in order.
     chunks: Vec<Vec<u64>>,
+    /// Byte sequences longer than this are stored as references into the
+    /// kept file (None: every value inline).
+    frame_threshold: Option<usize>,
     /// The shards that hold rows of this recording.
     shards: Vec<usize>,
 }
@@ -319,7 +326,7 @@ impl Session {
         let Some(indexed) = indexed else {
             return self.stream_mapped_file(ingest, &map, options).await;
         };
-        let channels = Channels::from_indexed(&indexed, options)?;
+        let mut channels = Channels::from_indexed(&indexed, options)?;
         for m in &indexed.metadata {
             ingest.metadata(m);
         }
@@ -344,8 +351,10 @@ impl Session {
                 chunks: (0..workers)
                     .map(|w| chunks_of_worker(&indexed.chunks, w, workers).map(|c| c.offset).collect())
                     .collect(),
+                frame_threshold: None,
                 shards: Vec::new(),
             });
+            self.keep_frames_in(ingest, &mut channels)?;
         }
         drop(indexed);
         let (tx, mut rx) = tokio::sync::mpsc::channel::<WorkerMessage>(workers * BATCHES_IN_FLIGHT_PER_WORKER);
@@ -425,6 +434,11 @@ impl Session {
                 "CREATE TABLE IF NOT EXISTS {s}.recording_topics (recording text, topic text, table_name text, \
                  message_type text, message_encoding text, schema_encoding text, message_count bigint)"
             ),
+            format!(
+                "CREATE TABLE IF NOT EXISTS {s}.frame_index (recording text, topic text, table_name text, \
+                 column_name text, log_time timestamptz, sequence bigint, bytes bigint, encoding text, \
+                 width bigint, height bigint, file_offset bigint, offset_in_chunk bigint)"
+            ),
         ];
         let (server, database) = (self.server.clone(), self.database.clone());
         let existing = move |name: &str| -> DbResult<bool> {
@@ -439,7 +453,7 @@ impl Session {
         // Each DDL saves the whole catalog: run only what is missing.
         let missing: Vec<String> = ddl
             .into_iter()
-            .zip(["recordings", "recording_topics"])
+            .zip(["recordings", "recording_topics", "frame_index"])
             .filter_map(|(sql, name)| match existing(name) {
                 Ok(true) => None,
                 Ok(false) => Some(Ok(sql)),
@@ -493,6 +507,7 @@ impl Session {
             warned: Vec::new(),
             progress: None,
             by_reference: None,
+            frame_rows: Vec::new(),
         })
     }
 
@@ -546,8 +561,16 @@ impl Session {
                     oid: self.server.catalog.allocate_oid(),
                     name: layout.name.clone(),
                     schema: ingest.schema.clone(),
-                    columns: layout.columns.iter().map(|c| plain_column(&c.name, c.data_type)).collect(),
+                    columns: layout
+                        .columns
+                        .iter()
+                        .map(|c| ColumnDef {
+                            frame_refs: c.data_type == DataType::Bytea,
+                            ..plain_column(&c.name, c.data_type)
+                        })
+                        .collect(),
                     time_column: time,
+                    frame_files: Vec::new(),
                 })?
             }
         };
@@ -569,7 +592,8 @@ impl Session {
         }
         let sources = table_sources(&table, layout, &plan.topic)?;
         let types = table.column_types();
-        ingest.targets.insert(key, Target { table, types, sources });
+        let frames = table.frame_columns();
+        ingest.targets.insert(key, Target { table, types, sources, frames });
         Ok(())
     }
 
@@ -610,6 +634,7 @@ impl Session {
             write.rewrites = Some(self.server.rewrites.clone().read_owned().await);
             ingest.write = Some(write);
         }
+        let kept_file = ingest.by_reference.as_ref().map(|r| r.file.clone());
         for table_batch in batch.tables {
             if table_batch.rows == 0 {
                 continue;
@@ -618,12 +643,25 @@ impl Session {
                 .targets
                 .get(&(plan.channel_id, table_batch.table))
                 .ok_or_else(|| DbError::internal("MCAP table target missing"))?;
+            let blobs: Vec<BlobRef> = batch.blobs.iter().filter(|b| b.table == table_batch.table).copied().collect();
+            let layout = &plan.layout.tables[table_batch.table];
+            for blob in &blobs {
+                ingest.frame_rows.push(frame_index_row(&ingest.recording, &plan.topic, layout, &table_batch, blob));
+            }
             let rows_batch = crate::storage::recordings::table_batch(
                 &target.types,
                 &target.sources,
                 table_batch.columns,
                 table_batch.rows,
             );
+            let rows_batch = crate::storage::frames::store_decoded(
+                rows_batch,
+                &target.frames,
+                &target.sources,
+                &blobs,
+                kept_file.as_deref(),
+            )
+            .map_err(|e| DbError::internal(format!("topic {}: {e}", plan.topic)))?;
             let (oid, types) = (target.table.oid, target.types.clone());
             let write = ingest.write.as_mut().ok_or_else(|| DbError::internal("MCAP write missing"))?;
             match (shard, ingest.by_reference.as_mut()) {
@@ -633,7 +671,7 @@ impl Session {
                     }
                     self.hold_rows(write, shard, oid, &types, rows_batch).await?
                 }
-                _ => self.prepare_rows(write, oid, &types, vec![rows_batch]).await?,
+                _ => self.prepare_stored_rows(write, oid, &types, vec![rows_batch]).await?,
             }
         }
         Ok(())
@@ -649,6 +687,7 @@ impl Session {
                 .ok_or_else(|| DbError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{}.{name}\" does not exist", ingest.schema)))
         };
         let (recordings, recording_topics) = (relation("recordings")?, relation("recording_topics")?);
+        let frame_index = relation("frame_index")?;
         let (start, end) = match ingest.time_range {
             Some((lo, hi)) => (Datum::Int64(lo), Datum::Int64(hi)),
             None => (Datum::Null, Datum::Null),
@@ -705,6 +744,11 @@ impl Session {
                 self.prepare_rows(&mut write, recording_topics.oid, &recording_topics.column_types(), vec![topics_batch])
                     .await?;
             }
+            let frame_batches: Vec<Batch> =
+                ingest.frame_rows.chunks(crate::exec::vector::BATCH_ROWS).map(|rows| rows_batch(&frame_index, rows)).collect();
+            if !frame_batches.is_empty() {
+                self.prepare_rows(&mut write, frame_index.oid, &frame_index.column_types(), frame_batches).await?;
+            }
             Ok(())
         }
         .await;
@@ -741,6 +785,36 @@ impl Session {
 }
 
 impl Session {
+    /// A kept recording's large byte sequences (camera frames) become
+    /// references into it when every bytea column its topics fill holds the
+    /// frame form (tables made before that form existed store bytes inline):
+    /// each such table names the kept file in the catalog, which keeps the
+    /// file as long as the table exists.
+    fn keep_frames_in(&self, ingest: &mut RecordingIngest, channels: &mut Channels) -> DbResult<()> {
+        let Some(reference) = ingest.by_reference.as_mut() else { return Ok(()) };
+        let all_frame_form = ingest.targets.values().all(|t| {
+            t.table.columns.iter().all(|c| c.data_type != DataType::Bytea || c.frame_refs)
+        });
+        let tables: Vec<TableId> =
+            ingest.targets.values().filter(|t| t.table.has_frame_columns()).map(|t| t.table.oid).collect();
+        if !all_frame_form || tables.is_empty() {
+            return Ok(());
+        }
+        let (schema, file) = (ingest.schema.clone(), reference.file.clone());
+        self.server.catalog.update_database(&self.database, |db| {
+            let s = db.schemas.get_mut(&schema).ok_or_else(|| DbError::internal("schema vanished"))?;
+            for t in s.tables.values_mut() {
+                if tables.contains(&t.oid) && !t.frame_files.contains(&file) {
+                    Arc::make_mut(t).frame_files.push(file.clone());
+                }
+            }
+            Ok(())
+        })?;
+        reference.frame_threshold = Some(crate::storage::frames::FRAME_THRESHOLD);
+        channels.set_blob_threshold(reference.frame_threshold);
+        Ok(())
+    }
+
     /// Logs, on each shard that holds rows of a recording ingested by
     /// reference, the chunks it decoded and the tables they fill.
     async fn log_recording_references(
@@ -767,6 +841,7 @@ impl Session {
                 recording: ingest.recording.clone(),
                 chunks: reference.chunks.get(shard).cloned().unwrap_or_default(),
                 targets: targets.clone(),
+                frame_threshold: reference.frame_threshold.map(|t| t as u32),
             };
             let mut payload = Vec::new();
             r.encode(&mut payload);
@@ -799,6 +874,49 @@ fn table_sources(table: &TableDef, layout: &TableLayout, topic: &str) -> DbResul
             )),
         })
         .collect()
+}
+
+/// One `<schema>.frame_index` row: where a value stored as a reference is
+/// in the kept file, with its message's time and the image fields beside it
+/// (`encoding` or `format`, `width`, `height`) when its table has them.
+fn frame_index_row(recording: &str, topic: &str, layout: &TableLayout, rows: &TableBatch, blob: &BlobRef) -> Vec<Datum> {
+    let value = |names: &[&str]| -> Datum {
+        names
+            .iter()
+            .find_map(|n| layout.column_index(n))
+            .and_then(|c| rows.columns.get(c))
+            .filter(|c| blob.row < c.len())
+            .map_or(Datum::Null, |c| c.datum(blob.row))
+    };
+    let role = |role: ColumnRole| {
+        layout.columns.iter().position(|c| c.role == role).and_then(|c| rows.columns.get(c)).map_or(Datum::Null, |c| c.datum(blob.row))
+    };
+    let integer = |d: Datum| match d {
+        Datum::Int16(v) => Datum::Int64(v as i64),
+        Datum::Int32(v) => Datum::Int64(v as i64),
+        d @ Datum::Int64(_) => d,
+        _ => Datum::Null,
+    };
+    let text = |d: Datum| if matches!(d, Datum::Bytes(_)) { d } else { Datum::Null };
+    let (file_offset, offset_in_chunk) = match (blob.file_offset, blob.in_chunk) {
+        (Some(offset), _) => (Datum::Int64(offset as i64), Datum::Null),
+        (None, Some((chunk, offset))) => (Datum::Int64(chunk as i64), Datum::Int64(offset as i64)),
+        (None, None) => (Datum::Null, Datum::Null),
+    };
+    vec![
+        Datum::text(recording),
+        Datum::text(topic),
+        Datum::text(&layout.name),
+        layout.columns.get(blob.column).map_or(Datum::Null, |c| Datum::text(&c.name)),
+        role(ColumnRole::LogTime),
+        role(ColumnRole::Sequence),
+        Datum::Int64(blob.len as i64),
+        text(value(&["encoding", "format"])),
+        integer(value(&["width"])),
+        integer(value(&["height"])),
+        file_offset,
+        offset_in_chunk,
+    ]
 }
 
 /// Rows of datums as one batch of `table`'s columns.
