@@ -436,6 +436,75 @@ impl Column {
         self.validity = None;
     }
 
+    /// Makes room for `rows` more rows and, in a bytes column, `bytes` more
+    /// bytes of values, at once (instead of growing step by step, each step
+    /// a copy into fresh memory).
+    pub fn reserve(&mut self, rows: usize, bytes: usize) {
+        match &mut self.data {
+            ColumnData::Bool(v) => v.reserve_exact(rows),
+            ColumnData::Int16(v) => v.reserve_exact(rows),
+            ColumnData::Int32(v) => v.reserve_exact(rows),
+            ColumnData::Int64(v) => v.reserve_exact(rows),
+            ColumnData::Float32(v) => v.reserve_exact(rows),
+            ColumnData::Float64(v) => v.reserve_exact(rows),
+            ColumnData::Numeric(v) => v.reserve_exact(rows),
+            ColumnData::Interval(v) => v.reserve_exact(rows),
+            ColumnData::Bytes(b) => {
+                b.offsets.reserve_exact(rows);
+                b.data.reserve_exact(bytes);
+            }
+        }
+    }
+
+    /// Bytes of values held by a bytes column, offsets not counted (0 for others).
+    pub fn variable_bytes(&self) -> usize {
+        match &self.data {
+            ColumnData::Bytes(b) => b.data.len(),
+            _ => 0,
+        }
+    }
+
+    /// Appends row `row` of `other` (a column of the same type).
+    pub fn push_row(&mut self, other: &Column, row: usize) {
+        let before = self.len();
+        match (&mut self.data, &other.data) {
+            (ColumnData::Bool(a), ColumnData::Bool(b)) => a.push(b[row]),
+            (ColumnData::Int16(a), ColumnData::Int16(b)) => a.push(b[row]),
+            (ColumnData::Int32(a), ColumnData::Int32(b)) => a.push(b[row]),
+            (ColumnData::Int64(a), ColumnData::Int64(b)) => a.push(b[row]),
+            (ColumnData::Float32(a), ColumnData::Float32(b)) => a.push(b[row]),
+            (ColumnData::Float64(a), ColumnData::Float64(b)) => a.push(b[row]),
+            (ColumnData::Numeric(a), ColumnData::Numeric(b)) => a.push(b[row].clone()),
+            (ColumnData::Interval(a), ColumnData::Interval(b)) => a.push(b[row]),
+            (ColumnData::Bytes(a), ColumnData::Bytes(b)) => a.push(b.get(row)),
+            _ => return self.push_datum(&other.datum(row)),
+        }
+        match (&mut self.validity, other.is_valid(row)) {
+            (Some(v), valid) => v.push(valid),
+            (None, true) => {}
+            (None, false) => {
+                let mut v = Bitmap::new_set(before);
+                v.push(false);
+                self.validity = Some(v);
+            }
+        }
+    }
+
+    fn take_validity(&self, indices: &[u32]) -> Option<Bitmap> {
+        self.validity.as_ref().and_then(|v| {
+            let mut out = Bitmap::new_unset(indices.len());
+            let mut any_null = false;
+            for (j, &i) in indices.iter().enumerate() {
+                if v.get(i as usize) {
+                    out.set(j);
+                } else {
+                    any_null = true;
+                }
+            }
+            any_null.then_some(out)
+        })
+    }
+
     /// The rows at `indices`, in that order (the gather behind filters, joins and sorts).
     pub fn take(&self, indices: &[u32]) -> Column {
         fn gather<T: Copy>(v: &[T], idx: &[u32]) -> Vec<T> {
@@ -459,22 +528,10 @@ impl Column {
                 ColumnData::Bytes(out)
             }
         };
-        let validity = self.validity.as_ref().and_then(|v| {
-            let mut out = Bitmap::new_unset(indices.len());
-            let mut any_null = false;
-            for (j, &i) in indices.iter().enumerate() {
-                if v.get(i as usize) {
-                    out.set(j);
-                } else {
-                    any_null = true;
-                }
-            }
-            any_null.then_some(out)
-        });
         Column {
             data_type: self.data_type,
             data,
-            validity,
+            validity: self.take_validity(indices),
         }
     }
 
@@ -696,6 +753,12 @@ mod tests {
                         assert_eq!(reused, col.slice(offset, len), "slice_into again {t:?}");
                     }
                 }
+                // push_row, row by row, agrees with take too.
+                let mut pushed = Column::with_capacity(t, 0);
+                for &i in &(0..n as u32).rev().collect::<Vec<_>>() {
+                    pushed.push_row(&col, i as usize);
+                }
+                assert_eq!(pushed, col.take(&(0..n as u32).rev().collect::<Vec<_>>()), "push_row {t:?} n={n}");
             }
         }
     }

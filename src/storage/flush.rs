@@ -150,7 +150,14 @@ fn encode_blocks(
             types,
             perm: perm.as_deref(),
             len: perm.as_ref().map_or(len, Vec::len),
-            scratch: Default::default(),
+            starts: blocks
+                .iter()
+                .scan(0, |next, b| {
+                    let start = *next;
+                    *next += b.len;
+                    Some(start)
+                })
+                .collect(),
         };
         let (bytes, footer) = write_segment(&spec, &rows);
         out.push(EncodedSegment { id, bytes, footer });
@@ -160,12 +167,20 @@ fn encode_blocks(
 
 /// One column's values across `blocks`, in block order.
 fn gather_column(blocks: &[Batch], data_type: DataType, c: usize) -> Column {
-    let total: usize = blocks.iter().map(|b| b.len).sum();
-    let mut col = Column::with_capacity(data_type, total);
-    for b in blocks {
-        col.extend(&b.columns[c]);
-    }
+    let mut col = Column::with_capacity(data_type, 0);
+    gather_into(&mut col, blocks, c);
     col
+}
+
+/// Appends column `c` of every block to `out`, its buffers grown once to
+/// the size they need.
+fn gather_into(out: &mut Column, blocks: &[Batch], c: usize) {
+    let rows = blocks.iter().map(|b| b.len).sum();
+    let bytes = blocks.iter().map(|b| b.columns[c].variable_bytes()).sum();
+    out.reserve(rows, bytes);
+    for b in blocks {
+        out.extend(&b.columns[c]);
+    }
 }
 
 /// A segment's rows: `blocks` in order, or the rows `perm` lists (indexes
@@ -175,9 +190,8 @@ struct BlockRows<'a> {
     types: &'a [DataType],
     perm: Option<&'a [u32]>,
     len: usize,
-    /// Per column type, the buffer a column is gathered into, reused for
-    /// the next column of that type.
-    scratch: std::cell::RefCell<std::collections::HashMap<DataType, Column>>,
+    /// Where each block starts in the blocks' concatenation.
+    starts: Vec<usize>,
 }
 
 impl SegmentRows for BlockRows<'_> {
@@ -195,23 +209,34 @@ impl SegmentRows for BlockRows<'_> {
             (blocks, Some(perm)) => Cow::Owned(gather_column(blocks, self.types[c], c).take(perm)),
         }
     }
-    fn with_column(&self, c: usize, f: &mut dyn FnMut(&Column)) {
-        if let [one] = self.blocks {
-            return match self.perm {
-                None => f(&one.columns[c]),
-                Some(perm) => f(&one.columns[c].take(perm)),
-            };
-        }
+    fn rows_into(&self, c: usize, start: usize, len: usize, out: &mut Column) {
         let data_type = self.types[c];
-        let mut scratch = self.scratch.borrow_mut();
-        let buffer = scratch.entry(data_type).or_insert_with(|| Column::with_capacity(data_type, self.len));
-        buffer.clear();
-        for b in self.blocks {
-            buffer.extend(&b.columns[c]);
+        if out.data_type != data_type {
+            *out = Column::with_capacity(data_type, len);
         }
+        out.clear();
+        // The block holding row `i` of the blocks' concatenation.
+        let block_of = |i: usize| self.starts.partition_point(|&s| s <= i) - 1;
         match self.perm {
-            None => f(buffer),
-            Some(perm) => f(&buffer.take(perm)),
+            None => {
+                let (mut at, end) = (start, start + len);
+                let mut b = block_of(start);
+                while at < end {
+                    let block = &self.blocks[b];
+                    let from = at - self.starts[b];
+                    let n = (block.len - from).min(end - at);
+                    out.extend(&block.columns[c].slice(from, n));
+                    at += n;
+                    b += 1;
+                }
+            }
+            Some(perm) => {
+                out.reserve(len, 0);
+                for &i in &perm[start..start + len] {
+                    let b = block_of(i as usize);
+                    out.push_row(&self.blocks[b].columns[c], i as usize - self.starts[b]);
+                }
+            }
         }
     }
     fn byte_size(&self) -> usize {
@@ -441,6 +466,34 @@ mod tests {
     use super::*;
     use crate::catalog::ColumnDef;
     use crate::types::Datum;
+
+    #[test]
+    fn a_block_of_rows_is_gathered_across_blocks_in_order_and_permuted() {
+        let text = |from: usize, n: usize| {
+            let values: Vec<Datum> =
+                (from..from + n).map(|i| if i % 5 == 4 { Datum::Null } else { Datum::text(format!("v{i}")) }).collect();
+            Batch::from_columns(vec![Column::from_datums(DataType::Text, &values)])
+        };
+        let blocks = vec![text(0, 3), text(3, 0), text(3, 7), text(10, 1), text(11, 5)];
+        let whole = gather_column(&blocks, DataType::Text, 0);
+        let types = [DataType::Text];
+        let perm: Vec<u32> = (0..16).rev().chain([4, 0, 15]).collect();
+        for perm in [None, Some(&perm[..])] {
+            let rows = BlockRows {
+                blocks: &blocks,
+                types: &types,
+                perm,
+                len: perm.map_or(16, <[u32]>::len),
+                starts: vec![0, 3, 3, 10, 11],
+            };
+            let expected = perm.map_or_else(|| whole.clone(), |p| whole.take(p));
+            let mut out = Column::from_datums(DataType::Int64, &[Datum::Int64(1)]);
+            for (start, len) in [(0, 0), (0, 3), (2, 9), (3, 7), (0, rows.len), (rows.len - 1, 1)] {
+                rows.rows_into(0, start, len, &mut out);
+                assert_eq!(out, expected.slice(start, len), "perm {} rows {start}+{len}", perm.is_some());
+            }
+        }
+    }
 
     /// A `cpu(time timestamptz, tags_id int)` table holding `batch`, frozen for a flush.
     fn cpu_table(time_column: Option<usize>, batch: Batch) -> (TableDef, FrozenTable) {

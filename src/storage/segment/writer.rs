@@ -22,10 +22,11 @@ pub trait SegmentRows {
     fn column_count(&self) -> usize;
     /// Column `c`'s values, in stored order.
     fn column(&self, c: usize) -> Cow<'_, Column>;
-    /// Calls `f` with column `c`'s values, in stored order; a source that
-    /// must gather them may do so into a buffer it reuses from column to column.
-    fn with_column(&self, c: usize, f: &mut dyn FnMut(&Column)) {
-        f(&self.column(c))
+    /// Column `c`'s values of rows `start..start + len` (one block's), in
+    /// stored order, into `out` (a buffer reused from block to block; a
+    /// source that must gather its rows gathers only these).
+    fn rows_into(&self, c: usize, start: usize, len: usize, out: &mut Column) {
+        self.column(c).slice_into(start, len, out)
     }
     /// About the bytes the values take (sizes the output buffer).
     fn byte_size(&self) -> usize;
@@ -40,6 +41,9 @@ impl SegmentRows for Batch {
     }
     fn column(&self, c: usize) -> Cow<'_, Column> {
         Cow::Borrowed(&self.columns[c])
+    }
+    fn rows_into(&self, c: usize, start: usize, len: usize, out: &mut Column) {
+        self.columns[c].slice_into(start, len, out)
     }
     fn byte_size(&self) -> usize {
         Batch::byte_size(self)
@@ -83,22 +87,16 @@ pub fn write_segment(spec: &SegmentSpec, rows: &impl SegmentRows) -> (Vec<u8>, F
     // One block's values at a time, in a buffer reused across blocks.
     let mut part = Column::new(crate::types::DataType::Int64, ColumnData::Int64(Vec::new()), None);
     for c in 0..rows.column_count() {
-        rows.with_column(c, &mut |col: &Column| for (g, &n) in group_rows.iter().enumerate() {
-            let start = g * BLOCK_ROWS;
-            let block: &Column = if start == 0 && n == len {
-                &col
-            } else {
-                col.slice_into(start, n, &mut part);
-                &part
-            };
+        for (g, &n) in group_rows.iter().enumerate() {
+            rows.rows_into(c, g * BLOCK_ROWS, n, &mut part);
             let offset = out.len() as u64;
-            let header = encode_block(block, &mut out);
+            let header = encode_block(&part, &mut out);
             blocks[g].push(BlockMeta {
                 offset,
                 len: (out.len() as u64 - offset) as u32,
                 header,
             });
-        });
+        }
     }
     let groups: Vec<(u32, Vec<BlockMeta>)> =
         group_rows.iter().map(|&n| n as u32).zip(blocks).collect();
