@@ -297,7 +297,7 @@ impl Fragment {
                     None => Vec::new(),
                 },
             };
-            for b in batches {
+            for b in batches.iter().flat_map(|b| frame_pieces(ctx, narrow, b)) {
                 let out = self.narrow_rows(ctx, narrow, &b, false).await?;
                 let col = &out.columns[position];
                 for r in 0..out.len {
@@ -373,12 +373,14 @@ impl Fragment {
         tx: &FragmentSender,
         n: &mut usize,
     ) -> DbResult<bool> {
-        let out = self.narrow_rows(ctx, narrow, batch, whole).await?;
-        match (agg, &narrow.aggregate) {
-            (Some(state), Some(spec)) => update_aggregation(state, spec, &out, &self.eval)?,
-            _ => {
-                if out.len > 0 && tx.send(Ok(out)).await.is_err() {
-                    return Ok(false);
+        for piece in frame_pieces(ctx, narrow, batch) {
+            let out = self.narrow_rows(ctx, narrow, &piece, whole).await?;
+            match (&mut *agg, &narrow.aggregate) {
+                (Some(state), Some(spec)) => update_aggregation(state, spec, &out, &self.eval)?,
+                _ => {
+                    if out.len > 0 && tx.send(Ok(out)).await.is_err() {
+                        return Ok(false);
+                    }
                 }
             }
         }
@@ -388,6 +390,23 @@ impl Fragment {
         }
         Ok(true)
     }
+}
+
+/// `batch` whole, or — when a shard reads frame columns back — in pieces of
+/// `frames::ROWS_PER_READ` rows, so that no more frames are read (and held)
+/// at once than those pieces' rows.
+fn frame_pieces(ctx: Option<&Rc<ShardContext>>, narrow: &Narrowed, batch: &Batch) -> Vec<Batch> {
+    use crate::storage::frames::ROWS_PER_READ;
+    if ctx.is_none() || narrow.frames.is_empty() || batch.len <= ROWS_PER_READ {
+        return vec![batch.clone()];
+    }
+    (0..batch.len)
+        .step_by(ROWS_PER_READ)
+        .map(|start| {
+            let n = ROWS_PER_READ.min(batch.len - start);
+            Batch::new(batch.columns.iter().map(|c| Arc::new(c.slice(start, n))).collect(), n)
+        })
+        .collect()
 }
 
 /// A memtable block's `columns` (table column indexes), only `rows` of it when given.

@@ -116,11 +116,8 @@ fn encode_blocks(
     let parts: Vec<(Option<Vec<u32>>, Vec<usize>)> = match time {
         None => vec![(None, Vec::new())],
         Some(t) => {
-            let mut series = series_columns(blocks, types, t);
-            if let Some(k) = declared_series.filter(|&k| k < types.len() && k != t) {
-                series.retain(|&c| c != k);
-                series.insert(0, k);
-            }
+            let declared = declared_series.filter(|&k| k < types.len() && k != t);
+            let series = series_columns(blocks, types, t, declared);
             let time_values = gather_column(blocks, types[t], t);
             let keys: Vec<Column> = series.iter().map(|&c| gather_column(blocks, types[c], c)).collect();
             partition_and_sort(&time_values, &keys.iter().collect::<Vec<_>>())
@@ -298,10 +295,62 @@ pub async fn write_segments(
     Ok(out)
 }
 
-/// Low-cardinality key columns, fewest distinct values first.
-fn series_columns(blocks: &[Batch], types: &[DataType], time: usize) -> Vec<usize> {
+/// The series key: the declared key column first, then low-cardinality
+/// columns, fewest distinct values first, each only while the key's
+/// distinct combinations still leave runs of [`SERIES_ROWS_PER_VALUE`] rows
+/// on average (a message counter repeating across recordings has few values
+/// per recording but makes every row its own series).
+fn series_columns(blocks: &[Batch], types: &[DataType], time: usize, declared: Option<usize>) -> Vec<usize> {
     let len: usize = blocks.iter().map(|b| b.len).sum();
     let limit = (len / SERIES_ROWS_PER_VALUE).max(1);
+    let mut candidates = low_cardinality_columns(blocks, types, time, limit);
+    candidates.retain(|&c| Some(c) != declared);
+    let mut chosen: Vec<usize> = declared.into_iter().collect();
+    if candidates.is_empty() {
+        return chosen;
+    }
+    // Per row, a hash of its key so far.
+    let mut row_keys: Vec<u64> = vec![0; len];
+    if let Some(k) = declared {
+        hash_into(&mut row_keys, blocks, k);
+    }
+    let mut next = row_keys.clone();
+    for c in candidates {
+        next.copy_from_slice(&row_keys);
+        hash_into(&mut next, blocks, c);
+        let mut seen = hashbrown::HashSet::new();
+        let few = next.iter().all(|&h| {
+            seen.insert(h);
+            seen.len() <= limit
+        });
+        if few {
+            std::mem::swap(&mut row_keys, &mut next);
+            chosen.push(c);
+        }
+    }
+    chosen
+}
+
+/// Mixes column `c`'s value of each row (over the blocks' concatenation) into `keys`.
+fn hash_into(keys: &mut [u64], blocks: &[Batch], c: usize) {
+    let hasher = hashbrown::DefaultHashBuilder::default();
+    let mut r = 0;
+    for b in blocks {
+        let col = &b.columns[c];
+        for i in 0..b.len {
+            let value = match (&col.data, col.is_valid(i)) {
+                (_, false) => u64::MAX,
+                (ColumnData::Bytes(v), true) => std::hash::BuildHasher::hash_one(&hasher, v.get(i)),
+                (_, true) => int_key(col, i) as u64,
+            };
+            keys[r] = (keys[r].rotate_left(5) ^ value).wrapping_mul(0x517c_c1b7_2722_0a95);
+            r += 1;
+        }
+    }
+}
+
+/// Columns with between 2 and `limit` distinct values, fewest first.
+fn low_cardinality_columns(blocks: &[Batch], types: &[DataType], time: usize, limit: usize) -> Vec<usize> {
     let mut found: Vec<(usize, usize)> = Vec::new();
     for (i, data_type) in types.iter().enumerate() {
         if i == time
@@ -466,6 +515,24 @@ mod tests {
     use super::*;
     use crate::catalog::ColumnDef;
     use crate::types::Datum;
+
+    #[test]
+    fn a_counter_repeating_across_recordings_does_not_join_the_series_key() {
+        // 24 recordings × 32 messages: each column alone has few values, the
+        // pair one per row.
+        let (recordings, counters): (Vec<Datum>, Vec<Datum>) =
+            (0..24 * 32).map(|i| (Datum::text(format!("robot{:02}", i / 32)), Datum::Int64((i % 32) as i64))).unzip();
+        let time: Vec<Datum> = (0..24 * 32).map(|i| Datum::Int64(i as i64)).collect();
+        let block = Batch::from_columns(vec![
+            Column::from_datums(DataType::TimestampTz, &time),
+            Column::from_datums(DataType::Text, &recordings),
+            Column::from_datums(DataType::Int64, &counters),
+        ]);
+        let types = [DataType::TimestampTz, DataType::Text, DataType::Int64];
+        assert_eq!(series_columns(&[block.clone()], &types, 0, None), vec![1]);
+        // A declared key leads, and the rest must still leave runs.
+        assert_eq!(series_columns(&[block], &types, 0, Some(2)), vec![2]);
+    }
 
     #[test]
     fn a_block_of_rows_is_gathered_across_blocks_in_order_and_permuted() {

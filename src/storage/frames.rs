@@ -196,6 +196,11 @@ pub fn store_decoded(
     Ok(Batch::new(columns, len))
 }
 
+/// Rows whose frames a scan reads back at a time: the batch a shard sends
+/// stays small however large the frames are, and a LIMIT above stops the
+/// reading after the piece it needed.
+pub const ROWS_PER_READ: usize = 64;
+
 /// Decompressed chunks kept per shard: frames of one query usually come from
 /// a few neighbouring chunks.
 const CACHED_CHUNKS: usize = 8;
@@ -291,7 +296,8 @@ impl FrameReader {
         if length > options.max_chunk_bytes {
             return Err(format!("the chunk at offset {offset} claims {length} bytes"));
         }
-        let body = io.read(file, offset + 9, length as usize).await.map_err(|e| e.to_string())?;
+        let body_at = offset.checked_add(9).ok_or_else(|| format!("no chunk record at offset {offset}"))?;
+        let body = io.read(file, body_at, length as usize).await.map_err(|e| e.to_string())?;
         if body.len() as u64 != length {
             return Err(format!("the chunk at offset {offset} runs past the end of the file"));
         }

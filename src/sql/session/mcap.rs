@@ -589,6 +589,13 @@ impl Session {
                 .with_hint("Add the columns with ALTER TABLE first, or copy the recording from a file with a summary."));
             }
             table = self.add_ingest_columns(&ingest.schema, &layout.name, &missing).await?;
+            // Columns just added hold only NULLs: new bytea ones can take the
+            // frame form, as the table's other MCAP columns have it.
+            let added: Vec<String> =
+                missing.iter().filter(|(_, t)| *t == DataType::Bytea).map(|(n, _)| n.to_string()).collect();
+            if !added.is_empty() {
+                table = self.mark_frame_columns(&ingest.schema, &table, &added)?;
+            }
         }
         let sources = table_sources(&table, layout, &plan.topic)?;
         let types = table.column_types();
@@ -813,6 +820,24 @@ impl Session {
         reference.frame_threshold = Some(crate::storage::frames::FRAME_THRESHOLD);
         channels.set_blob_threshold(reference.frame_threshold);
         Ok(())
+    }
+
+    /// Marks `columns` of `table` (bytea, all NULL) as holding the frame form.
+    fn mark_frame_columns(&self, schema: &str, table: &Arc<TableDef>, columns: &[String]) -> DbResult<Arc<TableDef>> {
+        self.server.catalog.update_database(&self.database, |db| {
+            let s = db.schemas.get_mut(schema).ok_or_else(|| DbError::internal("schema vanished"))?;
+            let t = s
+                .tables
+                .get_mut(&table.name)
+                .filter(|t| t.oid == table.oid)
+                .ok_or_else(|| DbError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{}\" does not exist", table.name)))?;
+            for c in &mut Arc::make_mut(t).columns {
+                if columns.contains(&c.name) && c.data_type == DataType::Bytea {
+                    c.frame_refs = true;
+                }
+            }
+            Ok(t.clone())
+        })
     }
 
     /// Logs, on each shard that holds rows of a recording ingested by
