@@ -62,6 +62,17 @@ async fn copy_stdin(client: &Client, sql: &str, bytes: &[u8], piece: usize) -> R
     sink.finish().await.map_err(|e| common::describe_error(&e))
 }
 
+/// A 2-shard server this test starts (so it can kill it and look into its
+/// data directory), and that directory; None against an external server.
+fn own_server_with_two_shards() -> Option<(common::Server, PathBuf)> {
+    let server = common::start_with_shards(2);
+    if server.is_external() {
+        return None;
+    }
+    let data_dir = server.data_dir()?.to_path_buf();
+    Some((server, data_dir))
+}
+
 /// How many recordings the server keeps in its data directory.
 fn kept_recordings(data_dir: &Path) -> usize {
     std::fs::read_dir(data_dir.join("recordings")).map_or(0, |d| d.count())
@@ -519,11 +530,7 @@ async fn a_recording_logged_by_reference_survives_kill_9_without_its_source_file
     let dir = temp_dir("kill9");
     let truth = generate_fleet(&dir, 2, 12, "zstd");
     let files = truth["files"].as_array().unwrap().clone();
-    let server = common::start_with_shards(2);
-    if server.is_external() {
-        return;
-    }
-    let data_dir = server.data_dir().unwrap().to_path_buf();
+    let Some((server, data_dir)) = own_server_with_two_shards() else { return };
     let kept = || kept_recordings(&data_dir);
     let client = server.connect("postgres").await;
     for file in &files {
@@ -590,11 +597,7 @@ async fn camera_frames_are_references_into_the_kept_recording_read_back_on_deman
     let truth = generate_fleet(&dir, 2, 12, "zstd");
     let plain_dir = temp_dir("frames-plain");
     let plain_truth = generate_fleet(&plain_dir, 1, 6, "none");
-    let server = common::start_with_shards(2);
-    if server.is_external() {
-        return;
-    }
-    let data_dir = server.data_dir().unwrap().to_path_buf();
+    let Some((server, data_dir)) = own_server_with_two_shards() else { return };
     let kept = || kept_recordings(&data_dir);
     let client = server.connect("postgres").await;
     // The same recordings by reference (server files) and inline (STDIN).

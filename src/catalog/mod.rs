@@ -39,6 +39,13 @@ pub struct ColumnDef {
     pub frame_refs: bool,
 }
 
+impl ColumnDef {
+    /// Whether the column's values are stored in the frame form.
+    pub fn holds_frames(&self) -> bool {
+        self.frame_refs && self.data_type == DataType::Bytea
+    }
+}
+
 #[derive(Debug)]
 pub struct Sequence {
     pub oid: u32,
@@ -94,10 +101,10 @@ impl TableDef {
     }
     /// Whether each column holds its values in the frame form.
     pub fn frame_columns(&self) -> Vec<bool> {
-        self.columns.iter().map(|c| c.frame_refs && c.data_type == DataType::Bytea).collect()
+        self.columns.iter().map(ColumnDef::holds_frames).collect()
     }
     pub fn has_frame_columns(&self) -> bool {
-        self.columns.iter().any(|c| c.frame_refs && c.data_type == DataType::Bytea)
+        self.columns.iter().any(ColumnDef::holds_frames)
     }
 }
 

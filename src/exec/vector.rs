@@ -383,37 +383,51 @@ impl Column {
 
     /// Appends all rows of `other` (same physical type).
     pub fn extend(&mut self, other: &Column) {
+        self.extend_range(other, 0, other.len());
+    }
+
+    /// Appends rows `offset..offset + len` of `other` (same physical type).
+    pub fn extend_range(&mut self, other: &Column, offset: usize, len: usize) {
         let before = self.len();
+        let range = offset..offset + len;
         match (&mut self.data, &other.data) {
-            (ColumnData::Bool(a), ColumnData::Bool(b)) => a.extend_from_slice(b),
-            (ColumnData::Int16(a), ColumnData::Int16(b)) => a.extend_from_slice(b),
-            (ColumnData::Int32(a), ColumnData::Int32(b)) => a.extend_from_slice(b),
-            (ColumnData::Int64(a), ColumnData::Int64(b)) => a.extend_from_slice(b),
-            (ColumnData::Float32(a), ColumnData::Float32(b)) => a.extend_from_slice(b),
-            (ColumnData::Float64(a), ColumnData::Float64(b)) => a.extend_from_slice(b),
-            (ColumnData::Numeric(a), ColumnData::Numeric(b)) => a.extend_from_slice(b),
-            (ColumnData::Interval(a), ColumnData::Interval(b)) => a.extend_from_slice(b),
+            (ColumnData::Bool(a), ColumnData::Bool(b)) => a.extend_from_slice(&b[range]),
+            (ColumnData::Int16(a), ColumnData::Int16(b)) => a.extend_from_slice(&b[range]),
+            (ColumnData::Int32(a), ColumnData::Int32(b)) => a.extend_from_slice(&b[range]),
+            (ColumnData::Int64(a), ColumnData::Int64(b)) => a.extend_from_slice(&b[range]),
+            (ColumnData::Float32(a), ColumnData::Float32(b)) => a.extend_from_slice(&b[range]),
+            (ColumnData::Float64(a), ColumnData::Float64(b)) => a.extend_from_slice(&b[range]),
+            (ColumnData::Numeric(a), ColumnData::Numeric(b)) => a.extend_from_slice(&b[range]),
+            (ColumnData::Interval(a), ColumnData::Interval(b)) => a.extend_from_slice(&b[range]),
             (ColumnData::Bytes(a), ColumnData::Bytes(b)) => {
                 let base = a.data.len() as u32;
-                a.data.extend_from_slice(&b.data);
-                a.offsets.extend(b.offsets[1..].iter().map(|o| o + base));
+                let (from, to) = (b.offsets[offset], b.offsets[offset + len]);
+                a.data.extend_from_slice(&b.data[from as usize..to as usize]);
+                a.offsets.extend(b.offsets[offset + 1..=offset + len].iter().map(|o| o - from + base));
             }
             _ => {
-                for i in 0..other.len() {
+                for i in range {
                     self.push_datum(&other.datum(i));
                 }
                 return;
             }
         }
-        match (&mut self.validity, &other.validity) {
+        let part = match &other.validity {
+            Some(b) if offset == 0 && len == other.len() => Some(std::borrow::Cow::Borrowed(b)),
+            Some(b) => Some(std::borrow::Cow::Owned(b.slice(offset, len))),
+            None => None,
+        };
+        match (&mut self.validity, part) {
             (None, None) => {}
-            (Some(a), None) => a.extend_from(&Bitmap::new_set(other.len())),
+            (Some(a), None) => a.extend_from(&Bitmap::new_set(len)),
+            // All valid rows appended to all valid rows: still no bitmap.
+            (None, Some(b)) if b.all_set() => {}
             (None, Some(b)) => {
                 let mut v = Bitmap::new_set(before);
-                v.extend_from(b);
+                v.extend_from(&b);
                 self.validity = Some(v);
             }
-            (Some(a), Some(b)) => a.extend_from(b),
+            (Some(a), Some(b)) => a.extend_from(&b),
         }
     }
 
@@ -751,6 +765,12 @@ mod tests {
                         assert_eq!(reused, col.slice(offset, len), "slice_into {t:?} n={n} offset={offset} len={len}");
                         col.slice_into(offset, len, &mut reused);
                         assert_eq!(reused, col.slice(offset, len), "slice_into again {t:?}");
+                        // extend_range appends the same rows.
+                        let mut appended = col.slice(0, offset.min(2));
+                        appended.extend_range(&col, offset, len);
+                        let mut expected = col.slice(0, offset.min(2));
+                        expected.extend(&col.slice(offset, len));
+                        assert_eq!(appended, expected, "extend_range {t:?} n={n} offset={offset} len={len}");
                     }
                 }
                 // push_row, row by row, agrees with take too.

@@ -2616,12 +2616,12 @@ impl Session {
         types: &[DataType],
         batches: Vec<Batch>,
     ) -> DbResult<()> {
-        let def = self.server.catalog.snapshot().database(&self.database).ok().and_then(|d| d.table_by_oid(table).cloned());
+        let def = self.table_def_by_oid(table);
         let batches = match &def {
             Some(def) => crate::storage::frames::store_inline(&def.frame_columns(), batches),
             None => batches,
         };
-        self.prepare_stored_rows(write, table, types, batches).await
+        self.prepare_routed(write, table, types, def.as_deref(), batches).await
     }
 
     /// `prepare_rows` for rows already in the stored form (`storage/frames.rs`).
@@ -2632,12 +2632,24 @@ impl Session {
         types: &[DataType],
         batches: Vec<Batch>,
     ) -> DbResult<()> {
-        let catalog = self.server.catalog.snapshot();
-        let route = catalog
-            .database(&self.database)
-            .ok()
-            .and_then(|d| d.table_by_oid(table).cloned())
-            .and_then(|def| crate::storage::routing::series_route_column(&def));
+        let def = self.table_def_by_oid(table);
+        self.prepare_routed(write, table, types, def.as_deref(), batches).await
+    }
+
+    fn table_def_by_oid(&self, table: TableId) -> Option<Arc<TableDef>> {
+        self.server.catalog.snapshot().database(&self.database).ok().and_then(|d| d.table_by_oid(table).cloned())
+    }
+
+    /// Routes stored rows of `def` (series key) to shards and prepares them there.
+    async fn prepare_routed(
+        &self,
+        write: &mut ShardWrite,
+        table: TableId,
+        types: &[DataType],
+        def: Option<&TableDef>,
+        batches: Vec<Batch>,
+    ) -> DbResult<()> {
+        let route = def.and_then(crate::storage::routing::series_route_column);
         let participants = crate::storage::routing::route_batches(route, batches, self.server.shards.len(), || {
             self.server.next_shard()
         });

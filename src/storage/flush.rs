@@ -222,7 +222,7 @@ impl SegmentRows for BlockRows<'_> {
                     let block = &self.blocks[b];
                     let from = at - self.starts[b];
                     let n = (block.len - from).min(end - at);
-                    out.extend(&block.columns[c].slice(from, n));
+                    out.extend_range(&block.columns[c], from, n);
                     at += n;
                     b += 1;
                 }

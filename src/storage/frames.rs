@@ -270,7 +270,7 @@ impl FrameReader {
         if let Some(f) = self.files.borrow().get(name) {
             return Ok(f.clone());
         }
-        if name.is_empty() || name.contains(['/', '\\']) || name.starts_with('.') {
+        if !crate::storage::recordings::is_plain_name(name) {
             return Err(corrupted(format!("a frame reference names the file {name:?}")));
         }
         let path = kept_path(dir, name);

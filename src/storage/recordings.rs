@@ -69,6 +69,12 @@ pub fn keep_file(data_dir: &Path, source: &Path) -> io::Result<String> {
     Ok(name)
 }
 
+/// Whether `name` is a plain file name (what a kept file is called): not
+/// empty, no separator, not hidden — never a path out of `recordings/`.
+pub fn is_plain_name(name: &str) -> bool {
+    !name.is_empty() && !name.contains(['/', '\\']) && !name.starts_with('.')
+}
+
 /// Removes a kept file whose recording did not commit.
 pub fn forget_file(data_dir: &Path, name: &str) {
     let _ = std::fs::remove_file(kept_path(data_dir, name));
@@ -158,7 +164,7 @@ impl RecordingRef {
             String::from_utf8(bytes.to_vec()).map_err(|_| r.fail("a name that is not UTF-8"))
         }
         let file = text(r)?;
-        if file.is_empty() || file.contains(['/', '\\']) || file.starts_with('.') {
+        if !is_plain_name(&file) {
             return Err(r.fail(format!("kept recording name {file:?} is not a plain file name")));
         }
         let file_bytes = r.u64()?;
@@ -275,10 +281,10 @@ pub fn expand(
     for topic in decoder.take_batches() {
         let channel = topic.plan.channel_id;
         for table_batch_rows in topic.tables {
-            let blobs: Vec<_> = topic.blobs.iter().filter(|b| b.table == table_batch_rows.table).copied().collect();
             if table_batch_rows.rows == 0 {
                 continue;
             }
+            let blobs: Vec<_> = topic.blobs.iter().filter(|b| b.table == table_batch_rows.table).copied().collect();
             let target = targets
                 .get(&(channel, table_batch_rows.table))
                 .ok_or_else(|| fail(format!("channel {channel} has rows but no table to go to")))?;

@@ -142,8 +142,6 @@ struct Target {
     table: Arc<TableDef>,
     types: Vec<DataType>,
     sources: Vec<Option<usize>>,
-    /// Which columns hold the frame form (`storage/frames.rs`).
-    frames: Vec<bool>,
 }
 
 /// One channel's share of the recording.
@@ -599,8 +597,7 @@ impl Session {
         }
         let sources = table_sources(&table, layout, &plan.topic)?;
         let types = table.column_types();
-        let frames = table.frame_columns();
-        ingest.targets.insert(key, Target { table, types, sources, frames });
+        ingest.targets.insert(key, Target { table, types, sources });
         Ok(())
     }
 
@@ -663,7 +660,7 @@ impl Session {
             );
             let rows_batch = crate::storage::frames::store_decoded(
                 rows_batch,
-                &target.frames,
+                &target.table.frame_columns(),
                 &target.sources,
                 &blobs,
                 kept_file.as_deref(),

@@ -25,9 +25,7 @@ pub trait SegmentRows {
     /// Column `c`'s values of rows `start..start + len` (one block's), in
     /// stored order, into `out` (a buffer reused from block to block; a
     /// source that must gather its rows gathers only these).
-    fn rows_into(&self, c: usize, start: usize, len: usize, out: &mut Column) {
-        self.column(c).slice_into(start, len, out)
-    }
+    fn rows_into(&self, c: usize, start: usize, len: usize, out: &mut Column);
     /// About the bytes the values take (sizes the output buffer).
     fn byte_size(&self) -> usize;
 }
