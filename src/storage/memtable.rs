@@ -199,8 +199,14 @@ impl Memtable {
         // A batch of about a block's size (a COPY's or an MCAP topic's batch)
         // arriving at an empty open block becomes a block as it is, shared:
         // cutting it to the exact block size would copy every value.
+        // Rows already open are sealed first, as a smaller block: copying
+        // them and the batch into a fresh block instead would leave the open
+        // block partly filled again, so every later batch would be copied too.
         let near_a_block = batch.len >= BATCH_ROWS / 2 || bytes >= BLOCK_MAX_BYTES / 2;
-        if self.open_rows == 0 && near_a_block && batch.len <= BATCH_ROWS && bytes <= 2 * BLOCK_MAX_BYTES {
+        if near_a_block && batch.len <= BATCH_ROWS && bytes <= 2 * BLOCK_MAX_BYTES {
+            if self.open_rows > 0 {
+                self.seal_open();
+            }
             self.seal(batch.clone());
             return;
         }
@@ -375,11 +381,17 @@ mod tests {
         let (sealed, open) = m.scan_parts();
         assert_eq!((sealed.len(), open.map(|b| b.len)), (1, None));
         assert!(Arc::ptr_eq(&sealed[0].batch.columns[0], &batch.columns[0]), "shared, not copied");
-        // A small batch still goes to the open block, and the next
-        // block-sized one then joins it there (rows stay in order).
+        // A small batch still goes to the open block; the next block-sized
+        // one seals it as a small block and is kept as it is too, so that
+        // one misaligned batch does not make every later one a copy.
         let n = BATCH_ROWS * 3 / 4;
         m.append(&ints(10, n as i64));
-        m.append(&ints(n, n as i64 + 10));
+        let next = ints(n, n as i64 + 10);
+        m.append(&next);
+        let (sealed, open) = m.scan_parts();
+        assert_eq!((sealed.len(), open.map(|b| b.len)), (3, None));
+        assert_eq!(sealed[1].batch.len, 10);
+        assert!(Arc::ptr_eq(&sealed[2].batch.columns[0], &next.columns[0]), "shared, not copied");
         let all: Vec<Datum> = m.snapshot().iter().flat_map(|b| (0..b.len).map(move |i| b.columns[0].datum(i))).collect();
         assert_eq!(all.len(), 2 * n + 10);
         assert!(all.iter().enumerate().all(|(i, d)| *d == Datum::Int64(i as i64)), "rows in order");

@@ -279,7 +279,7 @@ fn delta_zstd(values: &[i64], count: u32, limit: usize) -> Option<Vec<u8>> {
             }
         }
     }
-    let z = zstd::bulk::compress(&steps, ZSTD_LEVEL).ok()?;
+    let z = super::zstd_compress(&steps, ZSTD_LEVEL)?;
     let size = DELTA_HEADER - 1 + 4 + z.len();
     if size >= limit {
         return None;

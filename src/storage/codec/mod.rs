@@ -44,6 +44,29 @@ pub(crate) fn simd() -> bool {
     }
 }
 
+thread_local! {
+    /// One zstd compression context per level per thread: a fresh context is
+    /// megabytes of tables allocated (and faulted in) for every block.
+    static ZSTD_COMPRESSORS: std::cell::RefCell<Vec<(i32, zstd::bulk::Compressor<'static>)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// `bytes` compressed as one zstd frame at `level`, through this thread's
+/// reusable context for that level; `None` when zstd fails.
+pub(crate) fn zstd_compress(bytes: &[u8], level: i32) -> Option<Vec<u8>> {
+    ZSTD_COMPRESSORS.with(|contexts| {
+        let mut contexts = contexts.borrow_mut();
+        let at = match contexts.iter().position(|(l, _)| *l == level) {
+            Some(at) => at,
+            None => {
+                contexts.push((level, zstd::bulk::Compressor::new(level).ok()?));
+                contexts.len() - 1
+            }
+        };
+        contexts[at].1.compress(bytes).ok()
+    })
+}
+
 /// A decode failure: which codec, where in its input, and what was wrong.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("malformed {codec} encoding at byte {offset}: {what}")]

@@ -202,7 +202,7 @@ pub fn encode_block(col: &Column, out: &mut Vec<u8>) -> BlockHeader {
     header.raw_len = raw.len() as u32;
     let mut payload = raw;
     if payload.len() >= ZSTD_MIN_BYTES {
-        if let Ok(z) = zstd::bulk::compress(&payload, ZSTD_LEVEL) {
+        if let Some(z) = crate::storage::codec::zstd_compress(&payload, ZSTD_LEVEL) {
             if (z.len() as f64) <= payload.len() as f64 * ZSTD_KEEP_RATIO {
                 header.flags |= FLAG_ZSTD;
                 payload = z;
