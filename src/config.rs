@@ -14,6 +14,10 @@ pub struct Config {
     pub query_memory_mb: usize,
     /// A shard's memtables above this many MiB trigger a checkpoint (flush to segments).
     pub flush_mb: usize,
+    /// All shards' memtables above this many MiB make writes wait for the
+    /// flush; `None`: a quarter of the machine's memory, at least 4 × the
+    /// flush threshold per shard (`Config::memtable_limit_bytes`).
+    pub memtable_limit_mb: Option<usize>,
     /// Rows older than this many seconds in a memtable trigger a checkpoint.
     pub flush_age_s: usize,
     /// Block cache bound per shard, MiB.
@@ -95,6 +99,8 @@ pub const USAGE: &str = "usage: brewricd [--listen HOST:PORT] [--data-dir DIR] [
   --query-memory-mb N memory one statement may hold in sorts, joins, DISTINCT and aggregates
                       (env BREWRIC_QUERY_MEMORY_MB, default 4096); beyond it the statement fails with 53200
   --flush-mb N        a shard's memtables above N MiB are flushed to segment files (env BREWRIC_FLUSH_MB, default 256)
+  --memtable-limit-mb N  writes wait for the flush while all memtables hold more than N MiB
+                      (env BREWRIC_MEMTABLE_LIMIT_MB, default a quarter of RAM, at least 4 x flush-mb per shard)
   --flush-age-s N     rows older than N seconds in memory are flushed (env BREWRIC_FLUSH_AGE_S, default 300)
   --cache-mb N        block cache per shard, MiB (env BREWRIC_CACHE_MB, default 256)
   --http HOST:PORT    InfluxDB-compatible HTTP write API, or `off` (env BREWRIC_HTTP, default 127.0.0.1:8086)
@@ -117,6 +123,17 @@ pub const USAGE: &str = "usage: brewricd [--listen HOST:PORT] [--data-dir DIR] [
                       one (env BREWRIC_TLS, default on when a certificate is given)";
 
 impl Config {
+    /// The memtable limit in bytes: the flag's, else a quarter of physical
+    /// memory but at least 4 × the flush threshold on every shard (so the
+    /// flush always has room to run before writes wait).
+    pub fn memtable_limit_bytes(&self) -> usize {
+        let floor = 4 * self.flush_mb.saturating_mul(self.shards) << 20;
+        match self.memtable_limit_mb {
+            Some(mb) => mb << 20,
+            None => (physical_memory_bytes() / 4).max(floor),
+        }
+    }
+
     /// Flags win over environment variables, which win over defaults.
     pub fn from_args(
         args: &[String],
@@ -139,6 +156,9 @@ impl Config {
                 .map(|s| parse_count("--flush-mb", &s))
                 .transpose()?
                 .unwrap_or(256),
+            memtable_limit_mb: env("BREWRIC_MEMTABLE_LIMIT_MB")
+                .map(|s| parse_count("--memtable-limit-mb", &s))
+                .transpose()?,
             flush_age_s: env("BREWRIC_FLUSH_AGE_S")
                 .map(|s| parse_count("--flush-age-s", &s))
                 .transpose()?
@@ -195,6 +215,7 @@ impl Config {
                 "--shards" => cfg.shards = parse_shards(&value()?)?,
                 "--query-memory-mb" => cfg.query_memory_mb = parse_megabytes(&value()?)?,
                 "--flush-mb" => cfg.flush_mb = parse_count(flag, &value()?)?,
+                "--memtable-limit-mb" => cfg.memtable_limit_mb = Some(parse_count(flag, &value()?)?),
                 "--flush-age-s" => cfg.flush_age_s = parse_count(flag, &value()?)?,
                 "--cache-mb" => cfg.cache_mb = parse_count(flag, &value()?)?,
                 "--http" => cfg.http = off_or(value()?),
@@ -276,6 +297,16 @@ fn parse_shards(s: &str) -> Result<usize, String> {
     }
 }
 
+/// Physical memory in bytes (0 when the system does not say).
+fn physical_memory_bytes() -> usize {
+    // SAFETY: sysconf takes an integer name and returns an integer.
+    let (pages, page) = unsafe { (libc::sysconf(libc::_SC_PHYS_PAGES), libc::sysconf(libc::_SC_PAGESIZE)) };
+    if pages <= 0 || page <= 0 {
+        return 0;
+    }
+    (pages as usize).saturating_mul(page as usize)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -313,3 +344,4 @@ mod tests {
         assert!(Config::from_args(&["--tls=require".into()], |_| None).is_err());
     }
 }
+

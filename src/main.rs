@@ -31,7 +31,8 @@ const ALLOCATOR_PURGE_DELAY_MS: std::ffi::c_long = 1000;
 /// zero 2 MiB at once; on the virtual machines measured that zeroing ran at
 /// ~0.5 GB/s and was 55% of an MCAP load's time (a 24-recording load: 9.5 s
 /// with huge pages, 5 s without). Ingest touches fresh memory continuously, so
-/// small pages it is.
+/// small pages it is: mimalloc is told so for the arenas it maps from now
+/// on, and the process is, for the arena it mapped before `main`.
 const ALLOCATOR_ALLOW_THP: std::ffi::c_long = 0;
 
 fn configure_allocator() {
@@ -46,13 +47,19 @@ fn configure_allocator() {
         ("MIMALLOC_PURGE_DELAY", MI_OPTION_PURGE_DELAY, ALLOCATOR_PURGE_DELAY_MS),
         ("MIMALLOC_ALLOW_THP", MI_OPTION_ALLOW_THP, ALLOCATOR_ALLOW_THP),
     ] {
-        if std::env::var_os(env).is_none() {
-            // SAFETY: the symbol is mimalloc's own (linked with the global
-            // allocator) and takes plain integers; it runs first thing in
-            // main, before any other thread exists, as mimalloc's option
-            // setters are not thread safe.
-            unsafe { mi_option_set(option, value) }
+        if std::env::var_os(env).is_some() {
+            continue;
         }
+        if option == MI_OPTION_ALLOW_THP && value == 0 {
+            // SAFETY: prctl with integer arguments only; PR_SET_THP_DISABLE
+            // changes nothing but the kernel's page size choice for this process.
+            unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0) };
+        }
+        // SAFETY: the symbol is mimalloc's own (linked with the global
+        // allocator) and takes plain integers; it runs first thing in main,
+        // before any other thread exists, as mimalloc's option setters are
+        // not thread safe.
+        unsafe { mi_option_set(option, value) }
     }
 }
 
@@ -126,6 +133,7 @@ fn run(cfg: Config) -> Result<(), String> {
     let _ = server_cell.set(server.clone());
     replay(&server, &cfg, &manifest, recovered, started)?;
 
+    server.checkpoints.memtable_limit.set(cfg.memtable_limit_bytes());
     let policy = checkpoint::FlushPolicy {
         memtable_bytes: cfg.flush_mb << 20,
         max_age: std::time::Duration::from_secs(cfg.flush_age_s as u64),

@@ -439,3 +439,41 @@ async fn a_crash_inside_alter_table_leaves_the_old_table_or_the_new_one() {
         assert_eq!(summary(&client).await, expected(5000), "{fp}: after one more restart");
     }
 }
+
+#[tokio::test]
+async fn writes_wait_for_the_flush_when_memtables_pass_their_limit_and_lose_nothing() {
+    let server = common::start();
+    if !server.is_brewric() {
+        eprintln!("skipped: needs a brewricd started by the test");
+        return;
+    }
+    // A 1 MiB flush threshold and a 2 MiB limit: ~24 MiB of rows written in
+    // 1,000-row statements pass the limit again and again.
+    let dir = server.kill9();
+    let mut server = common::start_configured(dir, 2, &["--flush-mb", "1", "--memtable-limit-mb", "2"], &[]);
+    let client = server.connect(common::DEFAULT_DB).await;
+    client.batch_execute("CREATE TABLE m (time timestamptz, host integer, v double precision, s text)").await.unwrap();
+    let (statements, rows) = (120, 1000);
+    for k in 0..statements {
+        let first = k * rows;
+        let pad = "x".repeat(150);
+        let values: Vec<String> = (first..first + rows)
+            .map(|i| format!("('2016-01-01 00:00:00+00'::timestamptz + interval '10 seconds' * {i}, {}, {}.5, 'row {i} {pad}')", i % 7, i % 100))
+            .collect();
+        client.batch_execute(&format!("INSERT INTO m VALUES {}", values.join(","))).await.unwrap();
+    }
+    let n = statements * rows;
+    let count: i64 = client.query_one("SELECT count(*) FROM m", &[]).await.unwrap().get(0);
+    assert_eq!(count, n);
+    let distinct: i64 = client.query_one("SELECT count(DISTINCT s) FROM m", &[]).await.unwrap().get(0);
+    assert_eq!(distinct, n);
+    server.assert_alive();
+    let log = server.stderr_tail(20_000);
+    assert!(log.contains("writes wait for the flush"), "no write waited for the flush:\n{log}");
+    // Every row was flushed by the checkpoints the waits asked for, or is still in memory: a restart has them all.
+    let dir = server.kill9();
+    let server = common::start_configured(dir, 2, &[], &[]);
+    let client = server.connect(common::DEFAULT_DB).await;
+    let count: i64 = client.query_one("SELECT count(*) FROM m", &[]).await.unwrap().get(0);
+    assert_eq!(count, n);
+}

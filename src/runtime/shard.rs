@@ -101,6 +101,10 @@ enum ShardMessage {
 pub struct ShardHandle {
     pub id: usize,
     tx: mpsc::Sender<ShardMessage>,
+    /// Bytes of rows the shard holds in memtables, frozen ones included
+    /// (published by its storage after each change): what the memtable
+    /// limit of writes reads without a round trip to the shard.
+    pub memtable_bytes: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 /// Starts a session task for an accepted socket, on the shard that owns it.
@@ -184,11 +188,13 @@ pub fn start_shards(
         let spawner = spawn_session.clone();
         let last_rows = last_rows.clone();
         let core = cores.get(id % cores.len().max(1)).copied();
+        let memtable_bytes = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let gauge = memtable_bytes.clone();
         std::thread::Builder::new()
             .name(format!("shard-{id}"))
             .stack_size(SHARD_STACK_BYTES)
-            .spawn(move || run_shard(id, core, rx, spawner, last_rows))?;
-        handles.push(ShardHandle { id, tx });
+            .spawn(move || run_shard(id, core, rx, spawner, last_rows, gauge))?;
+        handles.push(ShardHandle { id, tx, memtable_bytes });
     }
     Ok(handles)
 }
@@ -199,6 +205,7 @@ fn run_shard(
     mut rx: mpsc::Receiver<ShardMessage>,
     spawner: SessionSpawner,
     last_rows: Arc<LastRowRegistry>,
+    memtable_bytes: Arc<std::sync::atomic::AtomicUsize>,
 ) {
     if let Some(core) = core {
         pin_current_thread(core);
@@ -224,7 +231,7 @@ fn run_shard(
     let io = runtime.block_on(async { StorageIo::new(256) });
     let ctx = Rc::new(ShardContext {
         id,
-        storage: RefCell::new(ShardStorage::feeding(last_rows)),
+        storage: RefCell::new(ShardStorage::feeding(last_rows).publishing_memory(memtable_bytes)),
         ring: RefCell::new(ring),
         wal: RefCell::new(None),
         prepared: RefCell::new(HashMap::new()),

@@ -2446,6 +2446,7 @@ impl Session {
 
     /// `append_to_shards` for a caller that already holds `Server::rewrites`.
     async fn append_to_shards_holding_rewrites(&self, table: TableId, batches: Vec<Batch>) -> DbResult<()> {
+        crate::storage::checkpoint::wait_for_memtable_room(&self.server).await?;
         let catalog = self.server.catalog.snapshot();
         let def = match catalog.database(&self.database)?.table_by_oid(table) {
             Some(t) => t.clone(),
@@ -2663,6 +2664,7 @@ impl Session {
         types: &[DataType],
         parts: Vec<(usize, Vec<Batch>)>,
     ) -> DbResult<()> {
+        crate::storage::checkpoint::wait_for_memtable_room(&self.server).await?;
         let mut waits = Vec::new();
         for (shard, part) in parts {
             if !write.participants.contains(&shard) {
@@ -2691,6 +2693,7 @@ impl Session {
     /// what they stand for (`log_prepared_reference`) before the commit.
     /// The rows are in the stored form (`storage/frames.rs`).
     pub async fn hold_rows(&self, write: &mut ShardWrite, shard: usize, table: TableId, types: &[DataType], batch: Batch) -> DbResult<()> {
+        crate::storage::checkpoint::wait_for_memtable_room(&self.server).await?;
         if !write.participants.contains(&shard) {
             write.participants.push(shard);
         }

@@ -45,6 +45,95 @@ pub struct Checkpoints {
     serial: tokio::sync::Mutex<()>,
     pub data_dir: OnceLock<PathBuf>,
     state: Mutex<CheckpointState>,
+    /// The memtable limit of writes (see [`wait_for_memtable_room`]).
+    pub memtable_limit: MemtableLimit,
+}
+
+/// The most bytes all shards' memtables (frozen ones included) may hold
+/// before writes wait for the flush: flushing runs at lower priority than
+/// ingest (`storage::background`), so without a bound a machine ingesting
+/// flat out would grow its memtables until memory ran out.
+#[derive(Default)]
+pub struct MemtableLimit {
+    /// Bytes; 0: no limit (set once at start).
+    bytes: std::sync::atomic::AtomicUsize,
+    /// Wakes the background flusher at once when a write waits.
+    flush_wanted: tokio::sync::Notify,
+    /// Writes that had to wait, for the log and tests.
+    stalls: std::sync::atomic::AtomicU64,
+    last_logged: Mutex<Option<Instant>>,
+}
+
+impl MemtableLimit {
+    pub fn set(&self, bytes: usize) {
+        self.bytes.store(bytes, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.bytes.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// How many writes waited for the flush since the server started.
+    pub fn stalls(&self) -> u64 {
+        self.stalls.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// How long a write waits for the flush to bring memtables under their
+/// limit before it fails: a flush that cannot write (a full disk) must not
+/// hang writers forever.
+const MEMTABLE_WAIT: Duration = Duration::from_secs(120);
+
+/// Returns once all shards' memtables hold at most the limit's bytes,
+/// waking the flusher and waiting for it when they hold more (a write calls
+/// this before it adds rows). A server without a data directory has nothing
+/// to flush to and no limit.
+pub async fn wait_for_memtable_room(server: &Server) -> DbResult<()> {
+    let limit = &server.checkpoints.memtable_limit;
+    let bytes = limit.bytes();
+    if bytes == 0 || server.checkpoints.data_dir.get().is_none() {
+        return Ok(());
+    }
+    let held = || {
+        server
+            .shards
+            .iter()
+            .map(|s| s.memtable_bytes.load(std::sync::atomic::Ordering::Relaxed))
+            .sum::<usize>()
+    };
+    if held() <= bytes {
+        return Ok(());
+    }
+    limit.stalls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    {
+        let mut last = limit.last_logged.lock().unwrap_or_else(|p| p.into_inner());
+        if last.is_none_or(|t| t.elapsed() > Duration::from_secs(10)) {
+            *last = Some(Instant::now());
+            eprintln!(
+                "brewricd: memtables hold {} MiB, above the {} MiB limit (--memtable-limit-mb): writes wait for the flush",
+                held() >> 20,
+                bytes >> 20
+            );
+        }
+    }
+    let start = Instant::now();
+    while held() > bytes {
+        limit.flush_wanted.notify_one();
+        if start.elapsed() > MEMTABLE_WAIT {
+            return Err(DbError::new(
+                crate::error::sqlstate::OUT_OF_MEMORY,
+                format!(
+                    "memtables hold {} MiB, above the {} MiB limit, and the flush has not made room for {} s",
+                    held() >> 20,
+                    bytes >> 20,
+                    MEMTABLE_WAIT.as_secs()
+                ),
+            )
+            .with_hint("Check the server log for failing checkpoints (a full disk?), or raise --memtable-limit-mb."));
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    Ok(())
 }
 
 #[derive(Default)]
@@ -147,10 +236,12 @@ pub async fn checkpoint(server: &Server) -> DbResult<CheckpointStats> {
                             (s.dir, s.next_segment)
                         };
                         // Sorting and encoding is CPU work: off the shard thread,
-                        // so queries and writes on this shard go on meanwhile.
+                        // so queries and writes on this shard go on meanwhile,
+                        // and at lower priority, as the rows are durable and
+                        // queryable already.
                         let job = t.clone();
                         let declared = declared_series_key(&def, &catalog.indexes_on(&def));
-                        let encoded = tokio::task::spawn_blocking(move || {
+                        let encoded = super::background::run(move || {
                             let encoded = encode_frozen(&def, declared, &job, dir, &mut next);
                             (encoded, next)
                         })
@@ -373,8 +464,13 @@ pub struct FlushPolicy {
 /// server stops (spawn it on a shard's LocalSet).
 pub async fn run_flusher(server: std::sync::Arc<Server>, policy: FlushPolicy) {
     loop {
-        tokio::time::sleep(Duration::from_millis(500)).await;
-        let mut due = false;
+        let limit = &server.checkpoints.memtable_limit;
+        let waited = tokio::select! {
+            _ = tokio::time::sleep(Duration::from_millis(500)) => false,
+            _ = limit.flush_wanted.notified() => true,
+        };
+        // A write waiting on the memtable limit wants a checkpoint now.
+        let mut due = waited;
         for shard in &server.shards {
             if let Ok((bytes, oldest)) = shard
                 .run(|ctx| ctx.storage.borrow().memtable_pressure())

@@ -89,7 +89,7 @@ pub async fn compact(server: &Server) -> DbResult<CompactionStats> {
                     };
                     let job_def = def.clone();
                     let declared = declared_series_key(&def, &catalog.indexes_on(&def));
-                    let encoded = tokio::task::spawn_blocking(move || {
+                    let encoded = super::background::run(move || {
                         let mut batches = Vec::new();
                         for (name, bytes) in &files {
                             for group in decode_all(name, bytes, &types)? {

@@ -7,11 +7,13 @@
 //! across shards. `codec` holds the per-block value codecs. `last_rows`
 //! keeps the latest row of each series for lastpoint queries. `recordings`
 //! keeps MCAP recordings whose rows the WAL logs by reference; `frames`
-//! stores their camera frames as references into them.
+//! stores their camera frames as references into them. `background` runs
+//! flush and compaction encoding on lower-priority threads.
 //! Must not: be shared between shards or locked; only its shard thread
 //! touches it — except `last_rows`, the one index all shards feed and
 //! queries read directly (behind its own locks).
 
+pub mod background;
 pub mod cache;
 pub mod checkpoint;
 pub mod codec;

@@ -95,6 +95,8 @@ impl ScanSnapshot {
 #[derive(Debug)]
 struct Frozen {
     id: u64,
+    /// The memtable's byte count when it was frozen.
+    bytes: usize,
     rows: Arc<Vec<Batch>>,
     sealed: super::memtable::SealedBlocks,
     open: Option<Batch>,
@@ -121,6 +123,9 @@ pub struct ShardStorage {
     /// The latest row per series, shared by all shards (`last_rows.rs`):
     /// told of every row this shard makes visible or removes.
     pub last_rows: Arc<LastRowRegistry>,
+    /// Where this shard's memtable bytes (frozen included) are published
+    /// after every change, for the memtable limit of writes.
+    memory_gauge: Arc<std::sync::atomic::AtomicUsize>,
     /// This shard's segment directory number and next segment id.
     pub dir: u32,
     pub next_segment: u64,
@@ -135,6 +140,7 @@ impl Default for ShardStorage {
             retired: Vec::new(),
             data_dir: None,
             last_rows: Arc::default(),
+            memory_gauge: Arc::default(),
             dir: 0,
             next_segment: 0,
             next_flush: 0,
@@ -148,6 +154,24 @@ impl ShardStorage {
         ShardStorage { last_rows, ..ShardStorage::default() }
     }
 
+    /// The same storage, publishing its memtable bytes to `gauge`.
+    pub fn publishing_memory(self, gauge: Arc<std::sync::atomic::AtomicUsize>) -> ShardStorage {
+        ShardStorage { memory_gauge: gauge, ..self }
+    }
+
+    /// Bytes of rows held in memory: memtables and frozen memtables not yet
+    /// replaced by their segments.
+    pub fn memory_bytes(&self) -> usize {
+        self.tables
+            .values()
+            .map(|t| t.memtable_bytes + t.frozen.iter().map(|f| f.bytes).sum::<usize>())
+            .sum()
+    }
+
+    fn publish_memory(&self) {
+        self.memory_gauge.store(self.memory_bytes(), std::sync::atomic::Ordering::Relaxed);
+    }
+
     fn table_mut(&mut self, table: TableId, types: &[DataType]) -> &mut TableStore {
         self.tables
             .entry(table)
@@ -158,8 +182,10 @@ impl ShardStorage {
         self.last_rows.absorb(table, batch);
         let t = self.table_mut(table, types);
         t.memtable.append(batch);
-        t.memtable_bytes += batch.byte_size();
+        let bytes = batch.byte_size();
+        t.memtable_bytes += bytes;
         t.memtable_since.get_or_insert_with(Instant::now);
+        self.memory_gauge.fetch_add(bytes, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Adds a segment found at start (recovery) or written by a flush.
@@ -200,6 +226,7 @@ impl ShardStorage {
         if let Some(t) = self.tables.remove(&table) {
             self.retire(t.segments);
         }
+        self.publish_memory();
     }
 
     pub fn truncate(&mut self, table: TableId) {
@@ -213,6 +240,7 @@ impl ShardStorage {
             let old = std::mem::take(&mut t.segments);
             self.retire(old);
         }
+        self.publish_memory();
     }
 
     fn retire(&mut self, segments: Vec<Rc<SegmentFile>>) {
@@ -245,10 +273,11 @@ impl ShardStorage {
             }
             let (sealed, open) = t.memtable.scan_parts();
             let rows = Arc::new(t.memtable.take_all());
-            t.memtable_bytes = 0;
+            let bytes = std::mem::take(&mut t.memtable_bytes);
             t.memtable_since = None;
             t.frozen.push(Frozen {
                 id: flush_id,
+                bytes,
                 rows: rows.clone(),
                 sealed,
                 open,
@@ -273,6 +302,7 @@ impl ShardStorage {
             Some(t) if t.generation == frozen.generation => {
                 t.frozen.retain(|f| f.id != frozen.flush_id);
                 t.segments.extend(segments);
+                self.publish_memory();
                 true
             }
             _ => {
@@ -297,6 +327,7 @@ impl ShardStorage {
                 }
             }
         }
+        self.publish_memory();
     }
 
     /// Sets of segments worth merging: per table and time partition, the
@@ -401,6 +432,7 @@ impl ShardStorage {
         rows += (before - t.memtable.row_count()) as u64;
         let n = gone.len();
         self.retire(gone);
+        self.publish_memory();
         (n, rows)
     }
 
