@@ -112,6 +112,7 @@ impl Fragment {
         snap: ScanSnapshot,
         tx: &FragmentSender,
     ) -> DbResult<()> {
+        let _report = PanicReport(tx.clone());
         let narrow = Narrowed::new(self);
         if let (Some(hint), None) = (self.order_hint, &self.aggregate) {
             if hint.table == self.table {
@@ -176,6 +177,11 @@ impl Fragment {
             }
         }
         let skip_memtable = !memtable_may_match(&snap, &pruning);
+        // A series' rows picked out of many blocks by their postings come a
+        // few per block: gathered into one batch before the filter, not
+        // filtered and sent a few rows at a time.
+        let mut gathered: Vec<Batch> = Vec::new();
+        let mut gathered_rows = 0usize;
         for i in 0..snap.memory_blocks() {
             self.check_cancel()?;
             let (batch, index, in_memtable) = snap.memory_block(i);
@@ -197,7 +203,32 @@ impl Fragment {
             if let Some(stats) = &self.stats {
                 crate::exec::explain::ScanStats::add(&stats.rows_in_memory, b.len as u64);
             }
+            if rows.is_some() && b.len < GATHER_ROWS {
+                gathered_rows += b.len;
+                gathered.push(b);
+                if gathered_rows >= GATHER_ROWS {
+                    let all = concat_pieces(&std::mem::take(&mut gathered));
+                    gathered_rows = 0;
+                    if !self.consume(ctx, &narrow, &all, false, &mut agg, tx, &mut n).await? {
+                        return Ok(());
+                    }
+                }
+                continue;
+            }
+            if !gathered.is_empty() {
+                let all = concat_pieces(&std::mem::take(&mut gathered));
+                gathered_rows = 0;
+                if !self.consume(ctx, &narrow, &all, false, &mut agg, tx, &mut n).await? {
+                    return Ok(());
+                }
+            }
             if !self.consume(ctx, &narrow, &b, whole, &mut agg, tx, &mut n).await? {
+                return Ok(());
+            }
+        }
+        if !gathered.is_empty() {
+            let all = concat_pieces(&gathered);
+            if !self.consume(ctx, &narrow, &all, false, &mut agg, tx, &mut n).await? {
                 return Ok(());
             }
         }
@@ -410,6 +441,37 @@ fn frame_pieces(ctx: Option<&Rc<ShardContext>>, narrow: &Narrowed, batch: &Batch
 }
 
 /// A memtable block's `columns` (table column indexes), only `rows` of it when given.
+/// Turns a panic in a fragment into an error its coordinator receives: the
+/// coordinator reads until every sender is gone, so a fragment that died
+/// silently would look like one that found no more rows.
+struct PanicReport(FragmentSender);
+
+impl Drop for PanicReport {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let tx = self.0.clone();
+            // Fragments run as local tasks (on a shard, or the session's
+            // LocalSet for a transaction's own rows): so does the report.
+            tokio::task::spawn_local(async move {
+                let _ = tx
+                    .send(Err(DbError::internal("a scan fragment failed unexpectedly (see the server log)")))
+                    .await;
+            });
+        }
+    }
+}
+
+/// Pieces of narrowed blocks as one batch (the column types are the
+/// pieces' own: a transaction's own rows come without the snapshot's types).
+fn concat_pieces(pieces: &[Batch]) -> Batch {
+    let types: Vec<DataType> = pieces.first().map_or(Vec::new(), |b| b.columns.iter().map(|c| c.data_type).collect());
+    Batch::concat(&types, pieces)
+}
+
+/// Memory-block pieces picked by postings are gathered up to this many rows
+/// before they are filtered and sent on.
+const GATHER_ROWS: usize = 1024;
+
 fn narrow_block(batch: &Batch, columns: &[usize], rows: Option<&[u32]>) -> Batch {
     let narrow = Batch::new(columns.iter().map(|&c| batch.columns[c].clone()).collect(), batch.len);
     match rows {
