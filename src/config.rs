@@ -312,6 +312,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_memtable_limit_is_the_flag_else_a_quarter_of_memory_above_the_flush_thresholds() {
+        let cfg = Config::from_args(&["--memtable-limit-mb=64".into()], |_| None).unwrap();
+        assert_eq!(cfg.memtable_limit_bytes(), 64 << 20);
+        let cfg = Config::from_args(&["--shards=4".into(), "--flush-mb=1000000".into()], |_| None).unwrap();
+        assert_eq!(cfg.memtable_limit_bytes(), 4 * 4 * 1_000_000 << 20, "at least 4 x flush-mb per shard");
+        let cfg = Config::from_args(&["--shards=1".into(), "--flush-mb=1".into()], |_| None).unwrap();
+        assert_eq!(cfg.memtable_limit_bytes(), (physical_memory_bytes() / 4).max(4 << 20));
+        let env = |k: &str| (k == "BREWRIC_MEMTABLE_LIMIT_MB").then(|| "8".to_string());
+        assert_eq!(Config::from_args(&[], env).unwrap().memtable_limit_bytes(), 8 << 20);
+    }
+
+    #[test]
     fn flags_override_environment() {
         let env = |k: &str| match k {
             "BREWRIC_LISTEN" => Some("0.0.0.0:6000".to_string()),
