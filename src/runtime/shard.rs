@@ -182,6 +182,7 @@ pub fn start_shards(
     last_rows: Arc<LastRowRegistry>,
 ) -> std::io::Result<Vec<ShardHandle>> {
     let cores = available_cores();
+    let _ = PROCESS_CORES.set(cores.clone());
     let mut handles = Vec::with_capacity(count);
     for id in 0..count {
         let (tx, rx) = mpsc::channel(MAILBOX_DEPTH);
@@ -270,6 +271,29 @@ fn available_cores() -> Vec<usize> {
     }
 }
 
+/// The cores the process may run on, noted before shard threads pin
+/// themselves: a thread a shard starts inherits the shard's one core.
+static PROCESS_CORES: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
+
+/// Lets the calling thread run on every core the process may use again.
+/// For threads started from a shard thread that must not share the shard's
+/// core alone: MCAP decoding workers and the storage background threads.
+/// Returns how many cores that is (1 when unknown).
+pub fn unpin_current_thread() -> usize {
+    let Some(cores) = PROCESS_CORES.get().filter(|c| !c.is_empty()) else {
+        return std::thread::available_parallelism().map_or(1, |n| n.get());
+    };
+    // SAFETY: cpu_set_t is plain data; the set only widens where this thread runs.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &c in cores {
+            libc::CPU_SET(c, &mut set);
+        }
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+    cores.len()
+}
+
 fn pin_current_thread(core: usize) {
     // SAFETY: as above; pinning only restricts where this thread runs.
     unsafe {
@@ -277,6 +301,12 @@ fn pin_current_thread(core: usize) {
         libc::CPU_SET(core, &mut set);
         libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
     }
+}
+
+/// Cores the process may run on as noted when the shards started (the
+/// calling thread's own when they have not).
+pub fn process_core_count() -> usize {
+    PROCESS_CORES.get().map_or_else(core_count, |c| c.len().max(1))
 }
 
 /// Number of cores this process may run on (the default shard count).

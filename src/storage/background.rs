@@ -46,13 +46,16 @@ fn pool() -> Result<&'static Pool, BackgroundError> {
     }
     let (tx, rx) = mpsc::channel::<Job>();
     let rx = Arc::new(Mutex::new(rx));
-    // As many threads as cores: checkpoints flush every shard at once.
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    // As many threads as the process has cores (checkpoints flush every
+    // shard at once), free to run on any of them: the first caller is a
+    // shard thread, pinned to its core, whose pinning a thread inherits.
+    let threads = crate::runtime::shard::process_core_count();
     for i in 0..threads {
         let rx = rx.clone();
         std::thread::Builder::new()
             .name(format!("storage-bg-{i}"))
             .spawn(move || {
+                crate::runtime::shard::unpin_current_thread();
                 lower_priority();
                 loop {
                     let job = match rx.lock() {

@@ -362,7 +362,11 @@ impl Session {
             let progress = progress.clone();
             std::thread::Builder::new()
                 .name(format!("mcap-decode-{worker}"))
-                .spawn(move || decode_chunks(&map, &reader, channels, (worker, workers), progress, &tx))
+                .spawn(move || {
+                    // Started from the session's shard thread: not confined to its core.
+                    crate::runtime::shard::unpin_current_thread();
+                    decode_chunks(&map, &reader, channels, (worker, workers), progress, &tx)
+                })
                 .map_err(|e| DbError::internal(format!("could not start a decoding thread: {e}")))?;
         }
         drop(tx);
