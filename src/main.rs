@@ -43,23 +43,23 @@ fn configure_allocator() {
     const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
     const MI_OPTION_ALLOW_THP: std::ffi::c_int = 43;
     // An operator's MIMALLOC_* setting is read by mimalloc itself and wins.
-    for (env, option, value) in [
-        ("MIMALLOC_PURGE_DELAY", MI_OPTION_PURGE_DELAY, ALLOCATOR_PURGE_DELAY_MS),
-        ("MIMALLOC_ALLOW_THP", MI_OPTION_ALLOW_THP, ALLOCATOR_ALLOW_THP),
-    ] {
-        if std::env::var_os(env).is_some() {
-            continue;
+    let ours = |env: &str| std::env::var_os(env).is_none();
+    // SAFETY: the symbol is mimalloc's own (linked with the global
+    // allocator) and takes plain integers; this runs first thing in main,
+    // before any other thread exists, as mimalloc's option setters are not
+    // thread safe. prctl takes integers only; PR_SET_THP_DISABLE changes
+    // nothing but the kernel's page size choice for this process (it covers
+    // the arena mimalloc mapped before main).
+    unsafe {
+        if ours("MIMALLOC_PURGE_DELAY") {
+            mi_option_set(MI_OPTION_PURGE_DELAY, ALLOCATOR_PURGE_DELAY_MS);
         }
-        if option == MI_OPTION_ALLOW_THP && value == 0 {
-            // SAFETY: prctl with integer arguments only; PR_SET_THP_DISABLE
-            // changes nothing but the kernel's page size choice for this process.
-            unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0) };
+        if ours("MIMALLOC_ALLOW_THP") {
+            mi_option_set(MI_OPTION_ALLOW_THP, ALLOCATOR_ALLOW_THP);
+            if ALLOCATOR_ALLOW_THP == 0 {
+                libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
+            }
         }
-        // SAFETY: the symbol is mimalloc's own (linked with the global
-        // allocator) and takes plain integers; it runs first thing in main,
-        // before any other thread exists, as mimalloc's option setters are
-        // not thread safe.
-        unsafe { mi_option_set(option, value) }
     }
 }
 

@@ -203,26 +203,21 @@ impl Fragment {
             if let Some(stats) = &self.stats {
                 crate::exec::explain::ScanStats::add(&stats.rows_in_memory, b.len as u64);
             }
-            if rows.is_some() && b.len < GATHER_ROWS {
+            let small = rows.is_some() && b.len < GATHER_ROWS;
+            if small {
                 gathered_rows += b.len;
-                gathered.push(b);
-                if gathered_rows >= GATHER_ROWS {
-                    let all = concat_pieces(&std::mem::take(&mut gathered));
-                    gathered_rows = 0;
-                    if !self.consume(ctx, &narrow, &all, false, &mut agg, tx, &mut n).await? {
-                        return Ok(());
-                    }
-                }
-                continue;
+                gathered.push(b.clone());
             }
-            if !gathered.is_empty() {
+            // Gathered pieces go on once there are enough, or before a larger
+            // batch (rows stay in block order).
+            if !gathered.is_empty() && (!small || gathered_rows >= GATHER_ROWS) {
                 let all = concat_pieces(&std::mem::take(&mut gathered));
                 gathered_rows = 0;
                 if !self.consume(ctx, &narrow, &all, false, &mut agg, tx, &mut n).await? {
                     return Ok(());
                 }
             }
-            if !self.consume(ctx, &narrow, &b, whole, &mut agg, tx, &mut n).await? {
+            if !small && !self.consume(ctx, &narrow, &b, whole, &mut agg, tx, &mut n).await? {
                 return Ok(());
             }
         }

@@ -278,10 +278,9 @@ static PROCESS_CORES: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new
 /// Lets the calling thread run on every core the process may use again.
 /// For threads started from a shard thread that must not share the shard's
 /// core alone: MCAP decoding workers and the storage background threads.
-/// Returns how many cores that is (1 when unknown).
-pub fn unpin_current_thread() -> usize {
+pub fn unpin_current_thread() {
     let Some(cores) = PROCESS_CORES.get().filter(|c| !c.is_empty()) else {
-        return std::thread::available_parallelism().map_or(1, |n| n.get());
+        return;
     };
     // SAFETY: cpu_set_t is plain data; the set only widens where this thread runs.
     unsafe {
@@ -291,7 +290,6 @@ pub fn unpin_current_thread() -> usize {
         }
         libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
     }
-    cores.len()
 }
 
 fn pin_current_thread(core: usize) {

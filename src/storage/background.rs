@@ -26,7 +26,7 @@ type Job = Box<dyn FnOnce() + Send>;
 
 /// The pool's job queue; threads are started on first use.
 struct Pool {
-    jobs: Mutex<mpsc::Sender<Job>>,
+    jobs: mpsc::Sender<Job>,
 }
 
 static POOL: OnceLock<Pool> = OnceLock::new();
@@ -70,7 +70,7 @@ fn pool() -> Result<&'static Pool, BackgroundError> {
             })
             .map_err(|e| BackgroundError::NoThread(e.to_string()))?;
     }
-    Ok(POOL.get_or_init(|| Pool { jobs: Mutex::new(tx) }))
+    Ok(POOL.get_or_init(|| Pool { jobs: tx }))
 }
 
 #[cfg(target_os = "linux")]
@@ -101,8 +101,6 @@ where
     });
     pool()?
         .jobs
-        .lock()
-        .map_err(|_| BackgroundError::NoThread("the background queue was poisoned".into()))?
         .send(wrapped)
         .map_err(|_| BackgroundError::NoThread("the background threads stopped".into()))?;
     rx.await.map_err(|_| BackgroundError::Panicked)?

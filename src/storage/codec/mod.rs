@@ -51,9 +51,9 @@ thread_local! {
         const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// `bytes` compressed as one zstd frame at `level`, through this thread's
-/// reusable context for that level; `None` when zstd fails.
-pub(crate) fn zstd_compress(bytes: &[u8], level: i32) -> Option<Vec<u8>> {
+/// Runs `f` with this thread's reusable zstd context for `level`; `None`
+/// when zstd cannot make one.
+pub(crate) fn with_zstd_compressor<R>(level: i32, f: impl FnOnce(&mut zstd::bulk::Compressor<'static>) -> R) -> Option<R> {
     ZSTD_COMPRESSORS.with(|contexts| {
         let mut contexts = contexts.borrow_mut();
         let at = match contexts.iter().position(|(l, _)| *l == level) {
@@ -63,8 +63,13 @@ pub(crate) fn zstd_compress(bytes: &[u8], level: i32) -> Option<Vec<u8>> {
                 contexts.len() - 1
             }
         };
-        contexts[at].1.compress(bytes).ok()
+        Some(f(&mut contexts[at].1))
     })
+}
+
+/// `bytes` compressed as one zstd frame at `level`; `None` when zstd fails.
+pub(crate) fn zstd_compress(bytes: &[u8], level: i32) -> Option<Vec<u8>> {
+    with_zstd_compressor(level, |c| c.compress(bytes).ok()).flatten()
 }
 
 /// A decode failure: which codec, where in its input, and what was wrong.

@@ -93,7 +93,6 @@ pub fn uses_zstd(bytes: &[u8]) -> Option<bool> {
 }
 
 thread_local! {
-    static COMPRESSOR: RefCell<Option<zstd::bulk::Compressor<'static>>> = const { RefCell::new(None) };
     static DECOMPRESSOR: RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
 }
 
@@ -224,16 +223,12 @@ fn compress_into(out: &mut Vec<u8>, bytes: &[u8]) -> bool {
     put_u32(out, 0);
     out.reserve(limit);
     let start = out.len();
-    let written = COMPRESSOR.with(|c| {
-        let mut c = c.borrow_mut();
-        if c.is_none() {
-            *c = zstd::bulk::Compressor::new(ZSTD_LEVEL).ok();
-        }
-        let c = c.as_mut()?;
+    let written = super::with_zstd_compressor(ZSTD_LEVEL, |c| {
         let mut cur = Cursor::new(&mut *out);
         cur.set_position(start as u64);
         c.compress_to_buffer(bytes, &mut cur).ok()
-    });
+    })
+    .flatten();
     match written {
         Some(z) if z <= limit && out.len() == start + z => {
             out[at + 1..at + 5].copy_from_slice(&(z as u32).to_le_bytes());
