@@ -229,6 +229,14 @@ impl Pruning {
                 continue;
             };
             let mut groups = vec![false; f.groups.len()];
+            // Group `g` holds rows `starts[g] .. starts[g + 1]`.
+            let starts: Vec<u64> = std::iter::once(0)
+                .chain(f.groups.iter().scan(0u64, |end, (rows, _)| {
+                    *end += *rows as u64;
+                    Some(*end)
+                }))
+                .collect();
+            let group_of = |row: u64| starts.partition_point(|&s| s <= row) - 1;
             for s in &f.series {
                 let hit = s
                     .key
@@ -236,8 +244,8 @@ impl Pruning {
                     .and_then(|k| k.as_deref())
                     .is_some_and(|k| values.iter().any(|v| v.as_slice() == k));
                 if hit && s.rows > 0 {
-                    let first = s.first_row as usize / super::segment::BLOCK_ROWS;
-                    let last = (s.first_row + s.rows - 1) as usize / super::segment::BLOCK_ROWS;
+                    let first = group_of(s.first_row as u64);
+                    let last = group_of(s.first_row as u64 + s.rows as u64 - 1);
                     for g in groups.iter_mut().take(last + 1).skip(first) {
                         *g = true;
                     }
@@ -553,9 +561,14 @@ mod tests {
 
     /// 3 hosts × 10,000 rows sorted by (host, time): 30,000 rows in 4 groups.
     fn segment() -> SegmentFile {
-        let n = 30_000;
-        let host: Vec<Datum> = (0..n).map(|i| Datum::Bytes(format!("host_{}", i / 10_000).into_bytes())).collect();
-        let time: Vec<Datum> = (0..n).map(|i| Datum::Int64((i % 10_000) as i64 * 1_000_000_000)).collect();
+        hosts_segment(3, 10_000, 1_000_000_000)
+    }
+
+    /// `hosts` hosts × `per_host` rows `step_ns` apart, sorted by (host, time).
+    fn hosts_segment(hosts: usize, per_host: usize, step_ns: i64) -> SegmentFile {
+        let n = hosts * per_host;
+        let host: Vec<Datum> = (0..n).map(|i| Datum::Bytes(format!("host_{}", i / per_host).into_bytes())).collect();
+        let time: Vec<Datum> = (0..n).map(|i| Datum::Int64((i % per_host) as i64 * step_ns)).collect();
         let rows = crate::exec::vector::Batch::from_columns(vec![
             Column::from_datums(DataType::TimestampTz, &time),
             Column::from_datums(DataType::Text, &host),
@@ -568,6 +581,36 @@ mod tests {
         let (bytes, footer) = write_segment(&spec, &rows);
         let file = Arc::new(std::fs::File::open("/dev/null").unwrap());
         SegmentFile::from_written("/dev/null".into(), 0, file, footer, bytes.len() as u64, 1, 0)
+    }
+
+    #[test]
+    fn a_few_hours_of_every_series_reads_only_the_groups_of_those_hours() {
+        // TSBS's shape: a day every 10 s per host, block groups cut at 3-hour windows
+        let seg = hosts_segment(3, 8_640, 10_000_000_000);
+        // 8 windows of 3 h (1,080 rows) per host
+        assert_eq!(seg.footer.groups.len(), 24);
+        assert!(seg.footer.groups.iter().all(|(rows, _)| *rows == 1_080));
+        let h = |x: i64| Datum::Int64(x * 3_600_000_000_000);
+        let hours = |from: i64, to: i64| {
+            let p = Pruning::from_filter(Some(&Expr::and(
+                cmp(BinaryOp::GtEq, 0, DataType::TimestampTz, h(from)),
+                cmp(BinaryOp::Lt, 0, DataType::TimestampTz, h(to)),
+            )));
+            let read = groups_to_read(&seg, &p).concat();
+            let whole: Vec<usize> = read.iter().copied().filter(|&g| p.group_all_match(&seg, g)).collect();
+            (read, whole)
+        };
+        // 06:00-12:00 is windows 2 and 3 of each host, both wholly inside
+        assert_eq!(hours(6, 12), (vec![2, 3, 10, 11, 18, 19], vec![2, 3, 10, 11, 18, 19]));
+        // 07:00-09:00 lies inside window 2: read, filtered
+        assert_eq!(hours(7, 9), (vec![2, 10, 18], vec![]));
+        // the series index maps a host onto its own groups (not 8192-row strides)
+        let host = |name: &str| {
+            let p = Pruning::from_filter(Some(&cmp(BinaryOp::Eq, 1, DataType::Text, Datum::Bytes(name.as_bytes().to_vec()))));
+            groups_to_read(&seg, &p).concat()
+        };
+        assert_eq!(host("host_1"), (8..16).collect::<Vec<_>>());
+        assert_eq!(host("host_2"), (16..24).collect::<Vec<_>>());
     }
 
     fn cmp(op: BinaryOp, col: usize, t: DataType, v: Datum) -> Expr {

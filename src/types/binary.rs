@@ -184,7 +184,7 @@ fn decode_timestamp(bytes: &[u8]) -> DbResult<i64> {
 }
 
 /// µs since 2000-01-01; nanoseconds are truncated toward -∞ (as text output does).
-fn encode_timestamp(ns: i64, out: &mut Vec<u8>) {
+pub(crate) fn encode_timestamp(ns: i64, out: &mut Vec<u8>) {
     if ns == i64::MAX || ns == i64::MIN {
         out.extend_from_slice(&ns.to_be_bytes());
         return;

@@ -1163,12 +1163,13 @@ async fn send_rows(
             },
         };
         let mut i = start;
+        let capacity = encode::row_capacity(&batch);
         while i < batch.len {
             if sent == limit {
                 *buffered = Some((batch, i));
                 return Ok(true);
             }
-            let mut row = DataRow::new(BytesMut::new(), batch.columns.len() as i16);
+            let mut row = DataRow::new(BytesMut::with_capacity(capacity), batch.columns.len() as i16);
             encode::encode_row(&batch, i, formats, fmt, &mut row.data);
             conn.send(B::DataRow(row));
             sent += 1;
@@ -1223,8 +1224,9 @@ async fn stream_result(
             }
             let mut rows = 0;
             for b in &batches {
+                let capacity = encode::row_capacity(b);
                 for i in 0..b.len {
-                    let mut row = DataRow::new(BytesMut::new(), b.columns.len() as i16);
+                    let mut row = DataRow::new(BytesMut::with_capacity(capacity), b.columns.len() as i16);
                     encode::encode_row(b, i, formats, fmt, &mut row.data);
                     conn.send(B::DataRow(row));
                     rows += 1;

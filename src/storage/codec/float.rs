@@ -358,7 +358,8 @@ fn alp_pick<T: Float>(values: &[T], runs: &[(usize, usize)]) -> (usize, usize) {
 /// Estimated bits of ALP on the sample: digits at the smaller of their FOR
 /// and delta widths, plus the exceptions.
 fn alp_sample_bits<T: Float>(values: &[T], runs: &[(usize, usize)], e: usize, f: usize) -> f64 {
-    let (mut lo, mut hi, mut dlo, mut dhi, mut exc, mut total) = (i64::MAX, i64::MIN, i64::MAX, i64::MIN, 0usize, 0usize);
+    let (mut lo, mut hi, mut exc, mut total) = (i64::MAX, i64::MIN, 0usize, 0usize);
+    let mut steps: Vec<i64> = Vec::new();
     for &(s, l) in runs {
         let mut prev: Option<i64> = None;
         for &v in &values[s..s + l] {
@@ -370,17 +371,31 @@ fn alp_sample_bits<T: Float>(values: &[T], runs: &[(usize, usize)], e: usize, f:
             lo = lo.min(d);
             hi = hi.max(d);
             if let Some(p) = prev {
-                let dd = d.wrapping_sub(p);
-                dlo = dlo.min(dd);
-                dhi = dhi.max(dd);
+                steps.push(d.wrapping_sub(p));
             }
             prev = Some(d);
         }
     }
     let for_w = if lo <= hi { bits_needed(hi.wrapping_sub(lo) as u64) } else { 0 };
-    let delta_w = if dlo <= dhi { bits_needed(dhi.wrapping_sub(dlo) as u64) } else { for_w };
-    let w = for_w.min(delta_w) as f64;
-    w * total as f64 + exc as f64 * (T::BITS as f64 + 14.0)
+    let mut bits = for_w as f64 * total as f64;
+    if !steps.is_empty() {
+        // Deltas as the integer codec's patched delta stores them: the width
+        // of all but the few largest steps, the rest as patches (a block of
+        // several series' runs has a jump at each series boundary, which
+        // would otherwise make the estimate lose to XOR's).
+        steps.sort_unstable();
+        let m = steps.len();
+        let trim = m / 50;
+        let full_w = bits_needed(steps[m - 1].wrapping_sub(steps[0]) as u64) as f64;
+        let (clo, chi) = (steps[trim], steps[m - 1 - trim]);
+        let core_w = bits_needed(chi.wrapping_sub(clo) as u64) as f64;
+        let outliers = steps.iter().filter(|&&d| d < clo || d > chi).count();
+        // a patch: its position and its step at the full width, scaled
+        // from the sample's steps to the block's values
+        let patched = core_w * total as f64 + outliers as f64 * (14.0 + full_w);
+        bits = bits.min(full_w * total as f64).min(patched);
+    }
+    bits + exc as f64 * (T::BITS as f64 + 14.0)
 }
 
 // ---------------------------------------------------------------- encoders

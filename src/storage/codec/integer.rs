@@ -142,16 +142,19 @@ pub(crate) fn encode_with(values: &[i64], entropy_coded: bool) -> Vec<u8> {
             }
         }
     }
-    if rle_est < best.0 {
-        if let Some(enc) = rle(values, count, min, for_width, best.0) {
+    let run_lengths = if rle_est < best.0 { rle(values, count, min, for_width, best.0) } else { None };
+    let sampled_width = if dmin <= dmax { bits_needed(dmax.wrapping_sub(dmin) as u64) } else { 64 };
+    if entropy_coded && sampled_width <= 8 && n >= ZSTD_MIN_VALUES {
+        // against RLE too: a walk that repeats values often (TSBS's
+        // integer-valued floats) has runs, but its entropy-coded steps are
+        // smaller still once the block holds several series' jumps
+        let limit = run_lengths.as_ref().map_or(best.0, Vec::len);
+        if let Some(enc) = delta_zstd(values, count, limit) {
             return enc;
         }
     }
-    let sampled_width = if dmin <= dmax { bits_needed(dmax.wrapping_sub(dmin) as u64) } else { 64 };
-    if entropy_coded && sampled_width <= 8 && n >= ZSTD_MIN_VALUES {
-        if let Some(enc) = delta_zstd(values, count, best.0) {
-            return enc;
-        }
+    if let Some(enc) = run_lengths {
+        return enc;
     }
     if let Some(enc) = patched {
         return enc;
@@ -885,6 +888,27 @@ mod tests {
         assert_eq!(pick(&walk), Scheme::DeltaFor);
         let series = walks_of_series(8192, 3000, &mut rng);
         assert_eq!(pick(&series), Scheme::PatchedDelta);
+    }
+
+    #[test]
+    fn entropy_coded_steps_beat_runs_when_they_are_smaller() {
+        // TSBS's integer-valued walks, which repeat values often, in runs of
+        // 1,080 values per series (a block of a few series' hours): RLE's
+        // exact size beats the bit-packed steps', but not the entropy-coded ones
+        let mut rng = Rng(21);
+        let mut x = 0i64;
+        let v: Vec<i64> = (0..8192)
+            .map(|i| {
+                let step = if rng.below(10) < 7 { 0 } else { rng.range(-8, 8) };
+                x = if i % 1080 == 0 { rng.below(100) as i64 } else { (x + step).clamp(0, 100) };
+                x
+            })
+            .collect();
+        let enc = round_trip(&v);
+        assert_eq!(scheme(&enc), Some(Scheme::DeltaZstd));
+        let light = encode_with(&v, false);
+        assert_eq!(scheme(&light), Some(Scheme::Rle), "without entropy coding");
+        assert!(enc.len() < light.len(), "{} vs {}", enc.len(), light.len());
     }
 
     #[test]

@@ -31,6 +31,14 @@ pub const TRAILER_BYTES: usize = 24;
 /// the memtable's `BATCH_ROWS`: per-block headers then cost ~0.005 bytes per
 /// row and value, and each operator call covers more rows).
 pub const BLOCK_ROWS: usize = 8192;
+/// A segment with a time column cuts its block groups where the time moves
+/// to another `GROUP_SPAN_NS` window, once a group holds `MIN_GROUP_ROWS`.
+/// The flush sorts a time-series table's rows by (window, series, time), so
+/// a group holds a few series' hours: its time zone map spans at most a
+/// window, and a query over a few hours of every series skips the groups
+/// outside its window and passes the ones inside it whole.
+pub const GROUP_SPAN_NS: i64 = 3 * 3600 * 1_000_000_000;
+pub const MIN_GROUP_ROWS: usize = 1024;
 
 /// Block header flag bits.
 pub const FLAG_VALIDITY: u8 = 1;

@@ -7,8 +7,8 @@
 
 use super::column::encode_block;
 use super::{
-    BlockMeta, Footer, SegmentColumn, SeriesEntry, BLOCK_ROWS, END_MAGIC, HEADER_BYTES, MAGIC,
-    VERSION,
+    BlockMeta, Footer, SegmentColumn, SeriesEntry, BLOCK_ROWS, END_MAGIC, GROUP_SPAN_NS, HEADER_BYTES,
+    MAGIC, MIN_GROUP_ROWS, VERSION,
 };
 use std::borrow::Cow;
 
@@ -77,16 +77,20 @@ pub fn write_segment(spec: &SegmentSpec, rows: &impl SegmentRows) -> (Vec<u8>, F
 
     // Column-major: each column's blocks lie together (a column chunk), so a
     // scan that needs a few columns reads a few contiguous ranges.
-    let group_rows: Vec<usize> = (0..len.div_ceil(BLOCK_ROWS))
-        .map(|g| BLOCK_ROWS.min(len - g * BLOCK_ROWS))
-        .collect();
+    let time_values = spec.time_column.map(|t| rows.column(t));
+    let group_rows = match time_values.as_deref() {
+        Some(col @ Column { data: ColumnData::Int64(_), .. }) => time_group_rows(col),
+        _ => fixed_group_rows(len),
+    };
     let mut blocks: Vec<Vec<BlockMeta>> =
         vec![Vec::with_capacity(rows.column_count()); group_rows.len()];
     // One block's values at a time, in a buffer reused across blocks.
     let mut part = Column::new(crate::types::DataType::Int64, ColumnData::Int64(Vec::new()), None);
     for c in 0..rows.column_count() {
+        let mut start = 0;
         for (g, &n) in group_rows.iter().enumerate() {
-            rows.rows_into(c, g * BLOCK_ROWS, n, &mut part);
+            rows.rows_into(c, start, n, &mut part);
+            start += n;
             let offset = out.len() as u64;
             let header = encode_block(&part, &mut out);
             blocks[g].push(BlockMeta {
@@ -99,10 +103,7 @@ pub fn write_segment(spec: &SegmentSpec, rows: &impl SegmentRows) -> (Vec<u8>, F
     let groups: Vec<(u32, Vec<BlockMeta>)> =
         group_rows.iter().map(|&n| n as u32).zip(blocks).collect();
 
-    let (time_min, time_max) = match spec.time_column {
-        Some(t) => time_range(&rows.column(t)),
-        None => (0, 0),
-    };
+    let (time_min, time_max) = time_values.as_deref().map_or((0, 0), time_range);
     let key_columns: Vec<Cow<'_, Column>> = spec.series_columns.iter().map(|&c| rows.column(c)).collect();
     let footer = Footer {
         columns: spec.columns.clone(),
@@ -123,6 +124,35 @@ pub fn write_segment(spec: &SegmentSpec, rows: &impl SegmentRows) -> (Vec<u8>, F
     out.extend_from_slice(&crc.to_le_bytes());
     out.extend_from_slice(END_MAGIC);
     (out, footer)
+}
+
+/// Groups of `BLOCK_ROWS` rows (the last one shorter).
+fn fixed_group_rows(len: usize) -> Vec<usize> {
+    (0..len.div_ceil(BLOCK_ROWS)).map(|g| BLOCK_ROWS.min(len - g * BLOCK_ROWS)).collect()
+}
+
+/// Group sizes over times in stored order: a group ends at `BLOCK_ROWS`
+/// rows, or at a row whose `GROUP_SPAN_NS` window differs from the previous
+/// row's once it holds `MIN_GROUP_ROWS` (NULL times are in window `i64::MIN`,
+/// whatever their slot holds).
+fn time_group_rows(col: &Column) -> Vec<usize> {
+    let ColumnData::Int64(ts) = &col.data else {
+        return fixed_group_rows(col.len());
+    };
+    let window = |r: usize| if col.is_valid(r) { ts[r].div_euclid(GROUP_SPAN_NS) } else { i64::MIN };
+    let mut out = Vec::new();
+    let mut start = 0;
+    for r in 1..ts.len() {
+        let rows = r - start;
+        if rows == BLOCK_ROWS || (rows >= MIN_GROUP_ROWS && window(r) != window(r - 1)) {
+            out.push(rows);
+            start = r;
+        }
+    }
+    if start < ts.len() {
+        out.push(ts.len() - start);
+    }
+    out
 }
 
 fn time_range(col: &Column) -> (i64, i64) {
@@ -246,4 +276,30 @@ pub fn encode_footer(f: &Footer, out: &mut Vec<u8>) {
     out.extend_from_slice(&f.time_min.to_le_bytes());
     out.extend_from_slice(&f.time_max.to_le_bytes());
     out.extend_from_slice(&f.rows.to_le_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::vector::Bitmap;
+    use crate::types::DataType;
+
+    #[test]
+    fn time_series_groups_end_where_the_time_leaves_a_window_once_they_hold_enough_rows() {
+        let hour = 3_600_000_000_000i64;
+        let col = |ts: Vec<i64>| Column::new(DataType::TimestampTz, ColumnData::Int64(ts), None);
+        // two series of 6 h every 10 s: each cut into its two 3-hour windows
+        let day: Vec<i64> = (0..2).flat_map(|_| (0..2160).map(|i| i * 10_000_000_000)).collect();
+        assert_eq!(time_group_rows(&col(day)), vec![1080; 4]);
+        // a window of fewer than MIN_GROUP_ROWS rows joins the next one
+        let sparse: Vec<i64> = (0..1800).map(|i| i * 3 * hour / 600).collect();
+        assert_eq!(time_group_rows(&col(sparse)), vec![1200, 600]);
+        // one window of 20,000 rows: BLOCK_ROWS at most
+        let dense: Vec<i64> = (0..20_000).map(|i| i * 1_000).collect();
+        assert_eq!(time_group_rows(&col(dense)), vec![8192, 8192, 3616]);
+        // NULL times form a window of their own, whatever their slots hold
+        let validity = Bitmap::from_bools(&(0..2048).map(|i| i < 1024).collect::<Vec<_>>());
+        let nulls = Column::new(DataType::TimestampTz, ColumnData::Int64(vec![0; 2048]), Some(validity));
+        assert_eq!(time_group_rows(&nulls), vec![1024, 1024]);
+    }
 }
