@@ -115,6 +115,10 @@ impl BlockCache {
         self.bytes
     }
 
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
     /// Drops the least recently used blocks until a quarter of the bound is free.
     fn evict(&mut self) {
         let mut by_age: Vec<(u64, usize)> = self

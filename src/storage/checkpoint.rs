@@ -270,7 +270,14 @@ pub async fn checkpoint(server: &Server) -> DbResult<CheckpointStats> {
                 match written {
                     Some(segs) => {
                         stats.segments += segs.len();
-                        stats.bytes += segs.iter().map(|s| s.bytes).sum::<u64>();
+                        stats.bytes += segs.iter().map(|(s, _)| s.bytes).sum::<u64>();
+                        let segs = segs
+                            .into_iter()
+                            .map(|(seg, cached)| {
+                                storage.warm_cache(&seg, cached);
+                                seg
+                            })
+                            .collect();
                         storage.install(t, segs);
                     }
                     None if failure.is_some() => storage.refreeze_failed(t),

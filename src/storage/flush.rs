@@ -17,6 +17,8 @@ use std::sync::Arc;
 
 use super::files::{segment_file_name, segments_dir, SegmentFile};
 use super::segment::writer::{write_segment, SegmentRows, SegmentSpec};
+use super::segment::column::CachedBlock;
+use super::segment::reader::cache_block;
 use super::segment::{SegmentColumn, GROUP_SPAN_NS};
 use super::table::FrozenTable;
 use crate::catalog::TableDef;
@@ -54,14 +56,41 @@ pub fn declared_series_key(def: &TableDef, indexes: &[Arc<crate::catalog::IndexD
     })
 }
 
-/// A segment ready to write: its number, bytes and footer.
+/// A segment ready to write: its number, bytes and footer, and its blocks'
+/// cache forms.
 pub struct EncodedSegment {
     pub id: u64,
     pub bytes: Vec<u8>,
     pub footer: super::segment::Footer,
+    pub cached: CachedBlocks,
 }
 
-/// Sorts, partitions and encodes `frozen` (pure CPU work; ids from `next_id`).
+/// Blocks in their cache form, as (column, block group, block).
+pub type CachedBlocks = Vec<(u32, u32, CachedBlock)>;
+
+/// Every block of a segment just encoded in its cache form: made here, off
+/// the shard thread, so that the shard's cache holds a checkpoint's rows
+/// from the start (they are the newest, the likeliest to be asked for; a
+/// first read would otherwise pay the read, the checksum and the re-encoding
+/// in the query). A block that does not verify is left out (it is read, and
+/// reported, from the file like any other).
+fn cache_forms(bytes: &[u8], footer: &super::segment::Footer) -> CachedBlocks {
+    let mut out = Vec::new();
+    for (g, (_, blocks)) in footer.groups.iter().enumerate() {
+        for (c, meta) in blocks.iter().enumerate() {
+            let Some(stored) = bytes.get(meta.offset as usize..meta.offset as usize + meta.len as usize) else {
+                continue;
+            };
+            if let Ok(block) = cache_block("new segment", meta, stored) {
+                out.push((c as u32, g as u32, block));
+            }
+        }
+    }
+    out
+}
+
+/// Sorts, partitions and encodes `frozen` (pure CPU work; ids from `next_id`),
+/// with the blocks' cache forms.
 pub fn encode_frozen(
     def: &TableDef,
     declared_series: Option<usize>,
@@ -69,7 +98,7 @@ pub fn encode_frozen(
     shard_dir: u32,
     next_id: &mut u64,
 ) -> Vec<EncodedSegment> {
-    encode_blocks(def, declared_series, frozen.table, &frozen.types, &frozen.rows, shard_dir, next_id)
+    encode_blocks(def, declared_series, frozen.table, &frozen.types, &frozen.rows, shard_dir, next_id, true)
 }
 
 /// Sorts, partitions and encodes a table's rows (the merged rows of a
@@ -83,7 +112,7 @@ pub fn encode_rows(
     next_id: &mut u64,
 ) -> Vec<EncodedSegment> {
     let types: Vec<DataType> = all.columns.iter().map(|c| c.data_type).collect();
-    encode_blocks(def, declared_series, table, &types, std::slice::from_ref(&all), shard_dir, next_id)
+    encode_blocks(def, declared_series, table, &types, std::slice::from_ref(&all), shard_dir, next_id, false)
 }
 
 /// [`encode_rows`] over rows held in blocks (a frozen memtable's). Only the
@@ -98,6 +127,7 @@ fn encode_blocks(
     blocks: &[Batch],
     shard_dir: u32,
     next_id: &mut u64,
+    with_cache_forms: bool,
 ) -> Vec<EncodedSegment> {
     let len: usize = blocks.iter().map(|b| b.len).sum();
     if len == 0 {
@@ -157,7 +187,8 @@ fn encode_blocks(
                 .collect(),
         };
         let (bytes, footer) = write_segment(&spec, &rows);
-        out.push(EncodedSegment { id, bytes, footer });
+        let cached = if with_cache_forms { cache_forms(&bytes, &footer) } else { Vec::new() };
+        out.push(EncodedSegment { id, bytes, footer, cached });
     }
     out
 }
@@ -251,7 +282,7 @@ pub async fn write_segments(
     shard_dir: u32,
     table: u32,
     segments: Vec<EncodedSegment>,
-) -> std::io::Result<Vec<Rc<SegmentFile>>> {
+) -> std::io::Result<Vec<(Rc<SegmentFile>, CachedBlocks)>> {
     let dir = segments_dir(data_dir, shard_dir);
     std::fs::create_dir_all(&dir)?;
     let mut out = Vec::new();
@@ -286,9 +317,10 @@ pub async fn write_segments(
         }
         crate::failpoint::hit("flush-after-segment-write");
         io.fsync(file.clone()).await?;
-        out.push(Rc::new(SegmentFile::from_written(
-            path, shard_dir, file, seg.footer, len, table, seg.id,
-        )));
+        out.push((
+            Rc::new(SegmentFile::from_written(path, shard_dir, file, seg.footer, len, table, seg.id)),
+            seg.cached,
+        ));
     }
     crate::wal::sync_dir(&dir)?;
     crate::failpoint::hit("flush-after-segment-sync");
@@ -620,7 +652,7 @@ mod tests {
     }
 
     #[test]
-    fn time_series_rows_are_partitioned_and_sorted_by_series_then_time() {
+    fn time_series_rows_are_partitioned_and_sorted_by_series_then_time_with_their_cache_forms() {
         let day = PARTITION_NS;
         // 3 hosts, rows arriving by time then host, spanning two days.
         let mut t = Vec::new();
@@ -649,6 +681,22 @@ mod tests {
             vec![Some(0i64.to_le_bytes().to_vec())]
         );
         assert!(segs[0].footer.time_max < day && segs[1].footer.time_min >= day);
+        // each block comes with its cache form, which decodes as the file's block does
+        for seg in &segs {
+            let blocks: usize = seg.footer.groups.iter().map(|(_, b)| b.len()).sum();
+            assert_eq!(seg.cached.len(), blocks);
+            for (c, g, block) in &seg.cached {
+                let meta = &seg.footer.groups[*g as usize].1[*c as usize];
+                let stored = &seg.bytes[meta.offset as usize..(meta.offset + meta.len as u64) as usize];
+                let t = types[*c as usize];
+                let from_file = super::super::segment::reader::decode_block_bytes("t", meta, stored, t).unwrap();
+                let from_cache = super::super::segment::reader::decode_cached("t", meta, block, t).unwrap();
+                assert_eq!(format!("{from_file:?}"), format!("{from_cache:?}"));
+            }
+        }
+        // a compaction's output makes none
+        let merged = encode_rows(&def, None, 1, Batch::from_columns(vec![Column::from_datums(types[0], &t), Column::from_datums(types[1], &h)]), 0, &mut next);
+        assert!(merged.iter().all(|s| s.cached.is_empty()));
     }
 
     fn index(keys: &[&str]) -> Arc<crate::catalog::IndexDef> {

@@ -294,9 +294,25 @@ impl ShardStorage {
         out
     }
 
+    /// Puts a segment's blocks, in their cache form, into the block cache,
+    /// unless they would take more than half of it (a flush that large would
+    /// only push out blocks more likely to be read).
+    pub fn warm_cache(&mut self, seg: &SegmentFile, blocks: super::flush::CachedBlocks) {
+        let bytes: usize = blocks.iter().map(|(_, _, b)| b.size()).sum();
+        if bytes > self.cache.limit() / 2 {
+            return;
+        }
+        for (column, group, block) in blocks {
+            let key = super::cache::BlockKey { segment: seg.cache_key, column, group };
+            self.cache.insert(key, Rc::new(block));
+        }
+    }
+
     /// Replaces a frozen memtable by the segments written from it; if the
     /// table was truncated or dropped meanwhile, the segments are retired
     /// instead. Returns whether they were installed.
+    ///
+    /// (Callers first hand each new segment's cache forms to `warm_cache`.)
     pub fn install(&mut self, frozen: &FrozenTable, segments: Vec<Rc<SegmentFile>>) -> bool {
         match self.tables.get_mut(&frozen.table) {
             Some(t) if t.generation == frozen.generation => {
