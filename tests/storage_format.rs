@@ -317,15 +317,17 @@ fn render_segment(bytes: &[u8]) -> String {
     out
 }
 
-/// Golden segments: version 1 (frozen, written by the first format) and
-/// the current version (rewritten by `BREWRIC_WRITE_VECTORS=1`), both of the
-/// same rows; every build must read both to the same values.
+/// Golden segments: versions 1 and 2 (frozen, written by those formats) and
+/// the current version (rewritten by `BREWRIC_WRITE_VECTORS=1`), all of the
+/// same rows; every build must read them all to the same values.
 #[test]
 fn segment_vectors() {
     let v1 = vectors().join("segment-v1-16400-0000000000000003.seg");
     let v1_expected = vectors().join("segment-v1-16400-0000000000000003.expected.txt");
-    let file = vectors().join("segment-v2-16400-0000000000000003.seg");
-    let expected = vectors().join("segment-v2-16400-0000000000000003.expected.txt");
+    let v2 = vectors().join("segment-v2-16400-0000000000000003.seg");
+    let v2_expected = vectors().join("segment-v2-16400-0000000000000003.expected.txt");
+    let file = vectors().join("segment-v3-16400-0000000000000003.seg");
+    let expected = vectors().join("segment-v3-16400-0000000000000003.expected.txt");
     if std::env::var("BREWRIC_WRITE_VECTORS").is_ok() {
         std::fs::write(&file, segment_bytes()).unwrap();
         std::fs::write(&expected, render_segment(&segment_bytes())).unwrap();
@@ -334,7 +336,7 @@ fn segment_vectors() {
         s.lines().skip(1).map(|l| l.split("; blocks:").next().unwrap_or(l).to_string()).collect()
     };
     let mut rendered_values = Vec::new();
-    for (file, expected, version) in [(&v1, &v1_expected, 1), (&file, &expected, 2)] {
+    for (file, expected, version) in [(&v1, &v1_expected, 1), (&v2, &v2_expected, 2), (&file, &expected, 3)] {
         let bytes = std::fs::read(file).expect("golden segment file");
         let rendered = render_segment(&bytes);
         assert_eq!(rendered, std::fs::read_to_string(expected).expect("its expected decoding"), "{}", file.display());
@@ -346,8 +348,9 @@ fn segment_vectors() {
         rendered_values.push(values(&rendered));
     }
     assert_eq!(rendered_values[0], rendered_values[1], "versions 1 and 2 hold the same rows");
+    assert_eq!(rendered_values[0], rendered_values[2], "versions 1 and 3 hold the same rows");
     // Writers may choose other encodings in later versions; what they write
     // now must decode to the same values as the golden files.
     let now = render_segment(&segment_bytes());
-    assert_eq!(values(&now), rendered_values[1], "today's writer stores different values");
+    assert_eq!(values(&now), rendered_values[2], "today's writer stores different values");
 }

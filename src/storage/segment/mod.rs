@@ -22,7 +22,10 @@ pub const MAGIC: &[u8; 8] = b"BRWRCSEG";
 /// Trailer magic, the last 8 bytes of a segment.
 pub const END_MAGIC: &[u8; 8] = b"BRWRCEND";
 /// Format version written by this build; readers accept `1..=VERSION`.
-pub const VERSION: u32 = 2;
+/// Version 3 is version 2's layout with block groups of any size up to
+/// `BLOCK_ROWS` (cut at time windows): a version-2 reader assumed 8192-row
+/// strides when it mapped a series to groups, so it must refuse them.
+pub const VERSION: u32 = 3;
 pub const HEADER_BYTES: usize = 32;
 pub const BLOCK_HEADER_BYTES: usize = 40;
 pub const TRAILER_BYTES: usize = 24;
