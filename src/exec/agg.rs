@@ -434,55 +434,52 @@ impl Accumulator {
     /// false, having done nothing, where only `update` applies (a FILTER
     /// mask, NULLs, other aggregates).
     pub fn update_runs(&mut self, runs: &[(u32, u32)], groups: usize, arg: Option<&Column>, masked: bool) -> bool {
-        let floats = match arg {
-            Some(c) if c.validity.is_some() => return false,
-            Some(Column { data: ColumnData::Float64(v), .. }) => Some(v.as_slice()),
-            _ => None,
-        };
-        let applies = match &self.acc {
-            Acc::Count(_) => true,
-            Acc::SumFloat { .. } | Acc::AvgFloat { .. } | Acc::MinMax { .. } => floats.is_some(),
-            _ => false,
-        };
-        if masked || !applies {
+        if masked || arg.is_some_and(|c| c.validity.is_some()) {
             return false;
         }
+        let floats: &[f64] = match (&self.acc, arg.map(|c| &c.data)) {
+            (Acc::Count(_), _) => &[],
+            (Acc::SumFloat { .. } | Acc::AvgFloat { .. } | Acc::MinMax { .. }, Some(ColumnData::Float64(v))) => v,
+            _ => return false,
+        };
         self.resize(groups);
-        let mut start = 0;
-        for &(g, end) in runs {
-            let (g, run) = (g as usize, start..end as usize);
-            start = end as usize;
-            let v = || &floats.unwrap_or_default()[run.clone()];
-            match &mut self.acc {
-                Acc::Count(c) => c[g] += run.len() as i64,
-                Acc::SumFloat { sum, seen } => {
-                    sum[g] += run_sum(v());
-                    seen[g] = true;
-                }
-                Acc::AvgFloat { sum, count } => {
-                    sum[g] += run_sum(v());
-                    count[g] += run.len() as i64;
-                }
-                Acc::MinMax { vals, is_min } => {
-                    // The run's first extreme, then the group's, as `update`
-                    // would replace on a strictly better value only.
-                    let better = |x: f64, best: f64| {
-                        let ord = crate::types::datum::pg_float_cmp(x, best);
-                        if *is_min { ord.is_lt() } else { ord.is_gt() }
-                    };
-                    let Some((&first, rest)) = v().split_first() else { continue };
+        // (group, rows) of each run
+        let each = runs.iter().scan(0usize, |start, &(g, end)| {
+            let run = *start..end as usize;
+            *start = end as usize;
+            Some((g as usize, run))
+        });
+        match &mut self.acc {
+            Acc::Count(c) => each.for_each(|(g, run)| c[g] += run.len() as i64),
+            Acc::SumFloat { sum, seen } => each.for_each(|(g, run)| {
+                sum[g] += run_sum(&floats[run]);
+                seen[g] = true;
+            }),
+            Acc::AvgFloat { sum, count } => each.for_each(|(g, run)| {
+                count[g] += run.len() as i64;
+                sum[g] += run_sum(&floats[run]);
+            }),
+            Acc::MinMax { vals, is_min } => {
+                // The run's first extreme, then the group's, as `update`
+                // would replace on a strictly better value only.
+                let better = |x: f64, best: f64| {
+                    let ord = crate::types::datum::pg_float_cmp(x, best);
+                    if *is_min { ord.is_lt() } else { ord.is_gt() }
+                };
+                for (g, run) in each {
+                    let Some((&first, rest)) = floats[run].split_first() else { continue };
                     let best = rest.iter().fold(first, |b, &x| if better(x, b) { x } else { b });
-                    let cur = &mut vals[g];
-                    let replace = match cur {
-                        Datum::Float64(c) => better(best, *c),
+                    let replace = match vals[g] {
+                        Datum::Float64(c) => better(best, c),
                         _ => true,
                     };
                     if replace {
-                        *cur = Datum::Float64(best);
+                        vals[g] = Datum::Float64(best);
                     }
                 }
-                _ => return false,
             }
+            // `floats` above returned for every other accumulator
+            _ => return false,
         }
         true
     }

@@ -231,9 +231,9 @@ pub async fn checkpoint(server: &Server) -> DbResult<CheckpointStats> {
                 let written = match (&failure, def) {
                     (Some(_), _) | (None, None) => None,
                     (None, Some(def)) => {
-                        let (dir, mut next) = {
+                        let (dir, mut next, cache_budget) = {
                             let s = ctx.storage.borrow();
-                            (s.dir, s.next_segment)
+                            (s.dir, s.next_segment, s.cache.limit() / 2)
                         };
                         // Sorting and encoding is CPU work: off the shard thread,
                         // so queries and writes on this shard go on meanwhile,
@@ -242,7 +242,7 @@ pub async fn checkpoint(server: &Server) -> DbResult<CheckpointStats> {
                         let job = t.clone();
                         let declared = declared_series_key(&def, &catalog.indexes_on(&def));
                         let encoded = super::background::run(move || {
-                            let encoded = encode_frozen(&def, declared, &job, dir, &mut next);
+                            let encoded = encode_frozen(&def, declared, &job, dir, &mut next, cache_budget);
                             (encoded, next)
                         })
                         .await;

@@ -73,9 +73,14 @@ pub type CachedBlocks = Vec<(u32, u32, CachedBlock)>;
 /// from the start (they are the newest, the likeliest to be asked for; a
 /// first read would otherwise pay the read, the checksum and the re-encoding
 /// in the query). A block that does not verify is left out (it is read, and
-/// reported, from the file like any other).
-fn cache_forms(bytes: &[u8], footer: &super::segment::Footer) -> CachedBlocks {
+/// reported, from the file like any other). None past `budget` bytes (a
+/// cache form takes at least its stored bytes, and a shard's cache keeps
+/// only what fits half of it: `ShardStorage::warm_cache`).
+fn cache_forms(bytes: &[u8], footer: &super::segment::Footer, budget: usize) -> CachedBlocks {
     let mut out = Vec::new();
+    if bytes.len() > budget {
+        return out;
+    }
     for (g, (_, blocks)) in footer.groups.iter().enumerate() {
         for (c, meta) in blocks.iter().enumerate() {
             let Some(stored) = bytes.get(meta.offset as usize..meta.offset as usize + meta.len as usize) else {
@@ -90,15 +95,16 @@ fn cache_forms(bytes: &[u8], footer: &super::segment::Footer) -> CachedBlocks {
 }
 
 /// Sorts, partitions and encodes `frozen` (pure CPU work; ids from `next_id`),
-/// with the blocks' cache forms.
+/// with the blocks' cache forms for segments of at most `cache_budget` bytes.
 pub fn encode_frozen(
     def: &TableDef,
     declared_series: Option<usize>,
     frozen: &FrozenTable,
     shard_dir: u32,
     next_id: &mut u64,
+    cache_budget: usize,
 ) -> Vec<EncodedSegment> {
-    encode_blocks(def, declared_series, frozen.table, &frozen.types, &frozen.rows, shard_dir, next_id, true)
+    encode_blocks(def, declared_series, frozen.table, &frozen.types, &frozen.rows, shard_dir, next_id, cache_budget)
 }
 
 /// Sorts, partitions and encodes a table's rows (the merged rows of a
@@ -112,7 +118,7 @@ pub fn encode_rows(
     next_id: &mut u64,
 ) -> Vec<EncodedSegment> {
     let types: Vec<DataType> = all.columns.iter().map(|c| c.data_type).collect();
-    encode_blocks(def, declared_series, table, &types, std::slice::from_ref(&all), shard_dir, next_id, false)
+    encode_blocks(def, declared_series, table, &types, std::slice::from_ref(&all), shard_dir, next_id, 0)
 }
 
 /// [`encode_rows`] over rows held in blocks (a frozen memtable's). Only the
@@ -127,7 +133,7 @@ fn encode_blocks(
     blocks: &[Batch],
     shard_dir: u32,
     next_id: &mut u64,
-    with_cache_forms: bool,
+    cache_budget: usize,
 ) -> Vec<EncodedSegment> {
     let len: usize = blocks.iter().map(|b| b.len).sum();
     if len == 0 {
@@ -187,7 +193,7 @@ fn encode_blocks(
                 .collect(),
         };
         let (bytes, footer) = write_segment(&spec, &rows);
-        let cached = if with_cache_forms { cache_forms(&bytes, &footer) } else { Vec::new() };
+        let cached = cache_forms(&bytes, &footer, cache_budget);
         out.push(EncodedSegment { id, bytes, footer, cached });
     }
     out
@@ -670,7 +676,7 @@ mod tests {
         ]);
         let (def, frozen) = cpu_table(None, batch);
         let mut next = 5;
-        let segs = encode_frozen(&def, None, &frozen, 0, &mut next);
+        let segs = encode_frozen(&def, None, &frozen, 0, &mut next, usize::MAX);
         assert_eq!(segs.len(), 2, "two days, two partitions");
         assert_eq!(next, 7);
         assert_eq!(segs[0].footer.rows, 300);
@@ -694,7 +700,8 @@ mod tests {
                 assert_eq!(format!("{from_file:?}"), format!("{from_cache:?}"));
             }
         }
-        // a compaction's output makes none
+        // a segment larger than the cache's budget makes none, nor does a compaction's output
+        assert!(encode_frozen(&def, None, &frozen, 0, &mut next, 100).iter().all(|s| s.cached.is_empty()));
         let merged = encode_rows(&def, None, 1, Batch::from_columns(vec![Column::from_datums(types[0], &t), Column::from_datums(types[1], &h)]), 0, &mut next);
         assert!(merged.iter().all(|s| s.cached.is_empty()));
     }
@@ -726,9 +733,9 @@ mod tests {
         assert_eq!(declared_series_key(&def, &[index(&["tags_id"])]), None);
         assert_eq!(declared_series_key(&def, &[index(&["\"time\" DESC", "tags_id"])]), None);
         let mut next = 0;
-        let inferred = encode_frozen(&def, None, &frozen, 0, &mut next);
+        let inferred = encode_frozen(&def, None, &frozen, 0, &mut next, usize::MAX);
         assert!(inferred[0].footer.series_columns.is_empty());
-        let declared = encode_frozen(&def, Some(1), &frozen, 0, &mut next);
+        let declared = encode_frozen(&def, Some(1), &frozen, 0, &mut next, usize::MAX);
         assert_eq!(declared[0].footer.series_columns, vec![1]);
         assert_eq!(declared[0].footer.series.len(), 40);
         assert_eq!(declared[0].footer.series[0].key, vec![Some(0i64.to_le_bytes().to_vec())]);

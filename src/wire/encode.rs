@@ -46,48 +46,30 @@ pub fn encode_row(
 /// `encode_binary`/`format_text` write (test: `plain_values_encode_as_their_datums_do`).
 /// False, having written nothing, for every other type and form.
 fn encode_plain_value(col: &Column, i: usize, binary: bool, scratch: &mut Vec<u8>, out: &mut BytesMut) -> bool {
+    let mut put = |bytes: &[u8]| {
+        out.put_i32(bytes.len() as i32);
+        out.put_slice(bytes);
+    };
     match (col.data_type, &col.data, binary) {
         (DataType::Text | DataType::Varchar(_) | DataType::Name, ColumnData::Bytes(b), _)
-        | (DataType::Bytea, ColumnData::Bytes(b), true) => {
-            let v = b.get(i);
-            out.put_i32(v.len() as i32);
-            out.put_slice(v);
+        | (DataType::Bytea, ColumnData::Bytes(b), true) => put(b.get(i)),
+        (DataType::Bool, ColumnData::Bool(v), true) => put(&[v[i] as u8]),
+        (DataType::Int16, ColumnData::Int16(v), true) => put(&v[i].to_be_bytes()),
+        (DataType::Int32, ColumnData::Int32(v), true) => put(&v[i].to_be_bytes()),
+        (DataType::Int64, ColumnData::Int64(v), true) => put(&v[i].to_be_bytes()),
+        (DataType::Float32, ColumnData::Float32(v), true) => put(&v[i].to_be_bytes()),
+        (DataType::Float64, ColumnData::Float64(v), true) => put(&v[i].to_be_bytes()),
+        (DataType::Timestamp | DataType::TimestampTz, ColumnData::Int64(v), true) => {
+            scratch.clear();
+            encode_timestamp(v[i], scratch);
+            put(scratch);
         }
         (DataType::Jsonb, ColumnData::Bytes(b), true) => {
+            // jsonb's binary form: version 1, then the text
             let v = b.get(i);
             out.put_i32(v.len() as i32 + 1);
             out.put_u8(1);
             out.put_slice(v);
-        }
-        (DataType::Bool, ColumnData::Bool(v), true) => {
-            out.put_i32(1);
-            out.put_u8(v[i] as u8);
-        }
-        (DataType::Int16, ColumnData::Int16(v), true) => {
-            out.put_i32(2);
-            out.put_i16(v[i]);
-        }
-        (DataType::Int32, ColumnData::Int32(v), true) => {
-            out.put_i32(4);
-            out.put_i32(v[i]);
-        }
-        (DataType::Int64, ColumnData::Int64(v), true) => {
-            out.put_i32(8);
-            out.put_i64(v[i]);
-        }
-        (DataType::Float32, ColumnData::Float32(v), true) => {
-            out.put_i32(4);
-            out.put_f32(v[i]);
-        }
-        (DataType::Float64, ColumnData::Float64(v), true) => {
-            out.put_i32(8);
-            out.put_f64(v[i]);
-        }
-        (DataType::Timestamp | DataType::TimestampTz, ColumnData::Int64(v), true) => {
-            scratch.clear();
-            encode_timestamp(v[i], scratch);
-            out.put_i32(scratch.len() as i32);
-            out.put_slice(scratch);
         }
         _ => return false,
     }

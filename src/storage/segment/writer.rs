@@ -78,10 +78,7 @@ pub fn write_segment(spec: &SegmentSpec, rows: &impl SegmentRows) -> (Vec<u8>, F
     // Column-major: each column's blocks lie together (a column chunk), so a
     // scan that needs a few columns reads a few contiguous ranges.
     let time_values = spec.time_column.map(|t| rows.column(t));
-    let group_rows = match time_values.as_deref() {
-        Some(col @ Column { data: ColumnData::Int64(_), .. }) => time_group_rows(col),
-        _ => fixed_group_rows(len),
-    };
+    let group_rows = time_values.as_deref().map_or_else(|| fixed_group_rows(len), time_group_rows);
     let mut blocks: Vec<Vec<BlockMeta>> =
         vec![Vec::with_capacity(rows.column_count()); group_rows.len()];
     // One block's values at a time, in a buffer reused across blocks.
