@@ -266,9 +266,27 @@ impl SegmentRows for BlockRows<'_> {
             }
             Some(perm) => {
                 out.reserve(len, 0);
-                for &i in &perm[start..start + len] {
-                    let b = block_of(i as usize);
-                    out.push_row(&self.blocks[b].columns[c], i as usize - self.starts[b]);
+                // Rows that stay in arrival order (one recording's messages,
+                // one host's points) come as runs of consecutive indices:
+                // each run is copied as a range, not row by row.
+                let rows = &perm[start..start + len];
+                let mut k = 0;
+                while k < rows.len() {
+                    let i = rows[k] as usize;
+                    let b = block_of(i);
+                    let block = &self.blocks[b];
+                    let from = i - self.starts[b];
+                    let room = block.len - from;
+                    let mut n = 1;
+                    while n < room && k + n < rows.len() && rows[k + n] as usize == i + n {
+                        n += 1;
+                    }
+                    if n == 1 {
+                        out.push_row(&block.columns[c], from);
+                    } else {
+                        out.extend_range(&block.columns[c], from, n);
+                    }
+                    k += n;
                 }
             }
         }
@@ -481,12 +499,12 @@ fn partition_and_sort(tcol: &Column, series: &[&Column]) -> Vec<Vec<u32>> {
             i64::MIN
         }
     };
-    let mut idx: Vec<u32> = (0..tcol.len() as u32).collect();
-    idx.sort_by(|&a, &b| {
-        let (a, b) = (a as usize, b as usize);
-        part_of(a)
-            .cmp(&part_of(b))
-            .then_with(|| window_of(a).cmp(&window_of(b)))
+    // A day is a whole number of windows, so window order is also day order.
+    let windows: Vec<i64> = (0..tcol.len()).map(window_of).collect();
+    let time_key = |r: usize| (!tcol.is_valid(r), ts[r]);
+    let order = |a: usize, b: usize| {
+        windows[a]
+            .cmp(&windows[b])
             .then_with(|| {
                 for r in &ranks {
                     let o = r[a].cmp(&r[b]);
@@ -496,8 +514,24 @@ fn partition_and_sort(tcol: &Column, series: &[&Column]) -> Vec<Vec<u32>> {
                 }
                 std::cmp::Ordering::Equal
             })
-            .then_with(|| (!tcol.is_valid(a), ts[a]).cmp(&(!tcol.is_valid(b), ts[b])))
-    });
+            .then_with(|| time_key(a).cmp(&time_key(b)))
+    };
+    let mut idx: Vec<u32> = (0..tcol.len() as u32).collect();
+    // Rows often arrive in order already (one recording's messages).
+    let sorted = (1..idx.len()).all(|r| order(r - 1, r).is_le());
+    if !sorted {
+        match ranks.as_slice() {
+            // One series column: sort plain keys; the row number last keeps
+            // equal keys in arrival order, as the stable sort below does.
+            [series] => {
+                let mut keys: Vec<(i64, u64, (bool, i64), u32)> =
+                    idx.iter().map(|&r| (windows[r as usize], series[r as usize], time_key(r as usize), r)).collect();
+                keys.sort_unstable();
+                idx = keys.into_iter().map(|k| k.3).collect();
+            }
+            _ => idx.sort_by(|&a, &b| order(a as usize, b as usize)),
+        }
+    }
     let mut out: Vec<Vec<u32>> = Vec::new();
     let mut last = None;
     for i in idx {
@@ -597,7 +631,9 @@ mod tests {
         let whole = gather_column(&blocks, DataType::Text, 0);
         let types = [DataType::Text];
         let perm: Vec<u32> = (0..16).rev().chain([4, 0, 15]).collect();
-        for perm in [None, Some(&perm[..])] {
+        // Runs of consecutive rows, some crossing from one block into the next.
+        let runs: Vec<u32> = (5..14).chain(0..5).chain(14..16).chain([1, 2, 3, 9, 10, 11]).collect();
+        for perm in [None, Some(&perm[..]), Some(&runs[..])] {
             let rows = BlockRows {
                 blocks: &blocks,
                 types: &types,
@@ -645,6 +681,62 @@ mod tests {
             rows: Arc::new(vec![batch]),
         };
         (def, frozen)
+    }
+
+    #[test]
+    fn rows_sort_by_window_then_series_then_time_keeping_arrival_order_among_equals() {
+        // The order partition_and_sort promises, as one stable sort.
+        fn reference(time: &Column, series: &[&Column]) -> Vec<u32> {
+            let ColumnData::Int64(ts) = &time.data else { unreachable!() };
+            let ranks: Vec<Vec<u64>> = series.iter().map(|c| rank_column(c)).collect();
+            let key = |r: usize| {
+                let valid = time.is_valid(r);
+                let window = if valid { ts[r].div_euclid(GROUP_SPAN_NS) } else { i64::MIN };
+                (window, ranks.iter().map(|k| k[r]).collect::<Vec<_>>(), !valid, ts[r])
+            };
+            let mut idx: Vec<u32> = (0..time.len() as u32).collect();
+            idx.sort_by_key(|&r| key(r as usize));
+            idx
+        }
+        let hour = 3_600_000_000_000i64;
+        let mut seed = 7u64;
+        let mut next = move |n: u64| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        for case in 0..3 {
+            let n = 500;
+            let times: Vec<Datum> = (0..n)
+                .map(|i| match case {
+                    // Already in order: one series, rising time.
+                    0 => Datum::Int64(i as i64 * hour / 10),
+                    _ if next(20) == 0 => Datum::Null,
+                    // Repeated times, across windows and a day boundary.
+                    _ => Datum::Int64(20 * hour + (next(12) as i64) * hour / 2),
+                })
+                .collect();
+            let hosts: Vec<Datum> = (0..n)
+                .map(|_| if case == 0 { Datum::text("h") } else if next(15) == 0 { Datum::Null } else { Datum::text(format!("h{}", next(4))) })
+                .collect();
+            let racks: Vec<Datum> = (0..n).map(|_| Datum::Int64(next(3) as i64)).collect();
+            let time = Column::from_datums(DataType::TimestampTz, &times);
+            let host = Column::from_datums(DataType::Text, &hosts);
+            let rack = Column::from_datums(DataType::Int64, &racks);
+            for series in [vec![&host], vec![&rack, &host]] {
+                let parts = partition_and_sort(&time, &series);
+                let expected = reference(&time, &series);
+                assert_eq!(parts.concat(), expected, "case {case}, {} series columns", series.len());
+                // Each part is one day (NULL times their own part).
+                let ColumnData::Int64(ts) = &time.data else { unreachable!() };
+                for part in &parts {
+                    let days: std::collections::HashSet<Option<i64>> = part
+                        .iter()
+                        .map(|&r| time.is_valid(r as usize).then(|| ts[r as usize].div_euclid(PARTITION_NS)))
+                        .collect();
+                    assert_eq!(days.len(), 1, "case {case}");
+                }
+            }
+        }
     }
 
     #[test]
@@ -739,5 +831,23 @@ mod tests {
         assert_eq!(declared[0].footer.series_columns, vec![1]);
         assert_eq!(declared[0].footer.series.len(), 40);
         assert_eq!(declared[0].footer.series[0].key, vec![Some(0i64.to_le_bytes().to_vec())]);
+    }
+}
+#[cfg(test)]
+mod sort_timing {
+    use super::*;
+    #[test]
+    #[ignore]
+    fn time_sort() {
+        let n = 4_000_000usize;
+        let t: Vec<i64> = (0..n).map(|i| 1_451_606_400_000_000_000 + (i / 1000) as i64 * 10_000_000_000).collect();
+        let h: Vec<i32> = (0..n).map(|i| (i % 1000) as i32).collect();
+        let time = Column::new(DataType::TimestampTz, ColumnData::Int64(t), None);
+        let host = Column::new(DataType::Int32, ColumnData::Int32(h), None);
+        for _ in 0..3 {
+            let s = std::time::Instant::now();
+            let p = partition_and_sort(&time, &[&host]);
+            eprintln!("sort {:?} {}", s.elapsed(), p.len());
+        }
     }
 }
