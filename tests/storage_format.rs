@@ -354,3 +354,33 @@ fn segment_vectors() {
     let now = render_segment(&segment_bytes());
     assert_eq!(values(&now), rendered_values[2], "today's writer stores different values");
 }
+
+/// brewric-inspect over a golden segment: rows in psql's text form; a
+/// reader that leaves early (`brewric-inspect … | head`) ends it quietly.
+#[test]
+fn inspect_shows_rows_as_text_and_ends_quietly_when_its_reader_leaves() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let seg = vectors().join("segment-v3-16400-0000000000000003.seg");
+    let inspect = env!("CARGO_BIN_EXE_brewric-inspect");
+    let out = Command::new(inspect).arg(&seg).args(["--rows", "2"]).output().expect("run brewric-inspect");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).expect("utf-8 report");
+    assert!(text.contains("version 3"), "{text}");
+    assert!(
+        text.contains("row 1: 2026-01-01 00:00:10+00 | 2026-01-01 00:00:01 | 0 | "),
+        "row 1 as psql shows it:\n{text}"
+    );
+    let mut child = Command::new(inspect)
+        .arg(&seg)
+        .args(["--rows", "9000"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run brewric-inspect");
+    let mut first = [0u8; 64];
+    child.stdout.as_mut().expect("piped stdout").read_exact(&mut first).expect("the report's start");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("brewric-inspect ends");
+    assert!(out.status.success(), "exit {:?}: {}", out.status, String::from_utf8_lossy(&out.stderr));
+}

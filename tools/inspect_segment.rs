@@ -6,14 +6,17 @@
 //!
 //! Usage: `cargo run --release --bin brewric-inspect -- <file.seg> [--rows N]`
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use brewric::storage::segment::column::{
     ENC_BOOL, ENC_BYTES, ENC_FLOAT32, ENC_FLOAT64, ENC_INTEGER, ENC_PLAIN, ENC_TIMESTAMP,
 };
 use brewric::storage::segment::reader::{decode_block_bytes, parse_segment};
+use brewric::storage::segment::{Footer, SegmentHeader};
 use brewric::storage::segment::{FLAG_VALIDITY, FLAG_ZONE_MAP, FLAG_ZSTD};
-use brewric::types::{DataType, Datum};
+use brewric::types::text::format_text;
+use brewric::types::{DataType, Datum, FormatContext};
 
 fn encoding_name(e: u8) -> &'static str {
     match e {
@@ -53,12 +56,14 @@ fn zone(t: DataType, min: i64, max: i64) -> String {
     }
 }
 
-fn show(d: &Datum) -> String {
-    match d {
-        Datum::Null => "NULL".into(),
-        Datum::Bytes(b) => format!("{:?}", String::from_utf8_lossy(b)),
-        other => format!("{other:?}"),
+/// A value as psql shows it (text format, UTC).
+fn show(t: DataType, d: &Datum) -> String {
+    if d.is_null() {
+        return "NULL".into();
     }
+    let mut out = Vec::new();
+    format_text(t, d, &FormatContext::default(), &mut out);
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn main() -> ExitCode {
@@ -82,27 +87,53 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    println!("segment {path}: {} bytes", bytes.len());
-    println!("header: magic BRWRCSEG, version {}, table {}, shard {}, segment {}", header.version, header.table, header.shard, header.segment);
-    println!("footer: {} rows, {} block groups, {} columns", footer.rows, footer.groups.len(), footer.columns.len());
+    let mut out = std::io::stdout().lock();
+    let bad = match report(path, &bytes, &header, &footer, rows_to_show, &mut out) {
+        Ok(bad) => bad,
+        // `brewric-inspect … | head`: the reader left; nothing more to say.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("cannot write the report: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if bad > 0 {
+        eprintln!("{bad} damaged blocks");
+        return ExitCode::FAILURE;
+    }
+    ExitCode::SUCCESS
+}
+
+/// Writes the report; returns how many blocks failed to decode.
+fn report(
+    path: &str,
+    bytes: &[u8],
+    header: &SegmentHeader,
+    footer: &Footer,
+    rows_to_show: usize,
+    out: &mut impl Write,
+) -> std::io::Result<usize> {
+    writeln!(out, "segment {path}: {} bytes", bytes.len())?;
+    writeln!(out, "header: magic BRWRCSEG, version {}, table {}, shard {}, segment {}", header.version, header.table, header.shard, header.segment)?;
+    writeln!(out, "footer: {} rows, {} block groups, {} columns", footer.rows, footer.groups.len(), footer.columns.len())?;
     let types: Vec<DataType> = footer.columns.iter().map(|c| DataType::from_oid(c.type_oid).unwrap_or(DataType::Bytea)).collect();
     for (i, c) in footer.columns.iter().enumerate() {
-        println!(
+        writeln!(out, 
             "  column {i}: {} (type oid {}, {}), {} bytes in blocks ({:.3} bytes/row)",
             c.name,
             c.type_oid,
             types[i].name(),
             footer.column_bytes(i),
             footer.column_bytes(i) as f64 / footer.rows.max(1) as f64
-        );
+        )?;
     }
     match footer.time_column {
-        Some(t) => println!("time column {t}: [{}, {}] ns", footer.time_min, footer.time_max),
-        None => println!("time column: none"),
+        Some(t) => writeln!(out, "time column {t}: [{}, {}] ns", footer.time_min, footer.time_max)?,
+        None => writeln!(out, "time column: none")?,
     }
     let mut bad = 0;
     for (g, (rows, blocks)) in footer.groups.iter().enumerate() {
-        println!("block group {g}: {rows} rows");
+        writeln!(out, "block group {g}: {rows} rows")?;
         for (c, b) in blocks.iter().enumerate() {
             let h = &b.header;
             let check = match decode_block_bytes(path, b, &bytes[b.offset as usize..(b.offset + b.len as u64) as usize], types[c]) {
@@ -112,7 +143,7 @@ fn main() -> ExitCode {
                     format!("DAMAGED: {e}")
                 }
             };
-            println!(
+            writeln!(out, 
                 "  block {g}.{c} ({}): offset {} length {} encoding {} flags {} rows {} nulls {} stored {} raw {} crc {:08x} zone {} — {check}",
                 footer.columns[c].name,
                 b.offset,
@@ -125,11 +156,11 @@ fn main() -> ExitCode {
                 h.raw_len,
                 h.crc,
                 if h.has_zone_map() { zone(types[c], h.min, h.max) } else { "-".into() },
-            );
+            )?;
         }
     }
     let key_names: Vec<&str> = footer.series_columns.iter().map(|&c| footer.columns[c as usize].name.as_str()).collect();
-    println!("series index on ({}): {} series", key_names.join(", "), footer.series.len());
+    writeln!(out, "series index on ({}): {} series", key_names.join(", "), footer.series.len())?;
     for s in footer.series.iter().take(20) {
         let key: Vec<String> = s
             .key
@@ -140,10 +171,10 @@ fn main() -> ExitCode {
                 Some(b) => format!("{:?}", String::from_utf8_lossy(b)),
             })
             .collect();
-        println!("  rows {}..{}: ({})", s.first_row, s.first_row + s.rows, key.join(", "));
+        writeln!(out, "  rows {}..{}: ({})", s.first_row, s.first_row + s.rows, key.join(", "))?;
     }
     if footer.series.len() > 20 {
-        println!("  … {} more", footer.series.len() - 20);
+        writeln!(out, "  … {} more", footer.series.len() - 20)?;
     }
     if rows_to_show > 0 {
         let mut shown = 0;
@@ -160,15 +191,11 @@ fn main() -> ExitCode {
                 if shown == rows_to_show {
                     break 'groups;
                 }
-                let vals: Vec<String> = cols.iter().map(|c| show(&c.datum(r))).collect();
-                println!("row {shown}: {}", vals.join(" | "));
+                let vals: Vec<String> = cols.iter().zip(&types).map(|(c, &t)| show(t, &c.datum(r))).collect();
+                writeln!(out, "row {shown}: {}", vals.join(" | "))?;
                 shown += 1;
             }
         }
     }
-    if bad > 0 {
-        eprintln!("{bad} damaged blocks");
-        return ExitCode::FAILURE;
-    }
-    ExitCode::SUCCESS
+    Ok(bad)
 }
