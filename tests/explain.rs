@@ -118,3 +118,64 @@ async fn newest_first_reads_stop_early_and_shards_without_the_series_skip_their_
     let lines = plan_lines(&client, "EXPLAIN ANALYZE SELECT max(usage) FROM cpu WHERE tags_id IN (5)").await;
     assert!(memtable_rows_read(&lines) <= 100_000 + 2048, "{}", lines.join("\n"));
 }
+
+/// A scan reads only the columns its SELECT list, its filter and its
+/// shard-side aggregate use; EXPLAIN's "Columns:" names exactly those.
+#[tokio::test]
+async fn a_scan_reads_only_the_columns_the_query_uses() {
+    let server = common::start_with_shards(2);
+    if !server.is_brewric() {
+        eprintln!("skipped: EXPLAIN output is Brewric's own");
+        return;
+    }
+    let client = server.connect(common::DEFAULT_DB).await;
+    for sql in [
+        "CREATE TABLE imu (time timestamptz, recording text, x float8, y float8, covariance float8[])",
+        "INSERT INTO imu SELECT '2026-01-01'::timestamptz + i * interval '1 second', 'robot' || (i % 2), i, i % 3 - 1, ARRAY[i, 0, 0]
+           FROM generate_series(1, 6) AS g(i)",
+    ] {
+        client.batch_execute(sql).await.unwrap_or_else(|e| panic!("{sql}: {e:?}"));
+    }
+    let columns = |lines: &[String]| -> String {
+        let line = lines.iter().find(|l| l.contains("Columns:")).unwrap_or_else(|| panic!("{}", lines.join("\n")));
+        line.trim().to_string()
+    };
+    let cases = [
+        ("SELECT x FROM imu WHERE y > 0 ORDER BY time", "Columns: time, x, y"),
+        ("SELECT x * 2, recording FROM imu", "Columns: recording, x"),
+        ("SELECT 1 FROM imu", "Columns: time"),
+        ("SELECT recording, max(x) FROM imu WHERE y < 1 GROUP BY recording", "Columns: recording, x, y"),
+        ("SELECT count(*) FROM imu", "Columns: none (rows are only counted)"),
+        ("SELECT * FROM imu", "Columns: time, recording, x, y, covariance"),
+        // A subquery may read the row as its outer row: the scan stays whole.
+        ("SELECT (SELECT count(*) FROM imu i2 WHERE i2.x < imu.x) FROM imu", "Columns: time, recording, x, y, covariance"),
+    ];
+    for (q, expected) in cases {
+        let plan = plan_lines(&client, &format!("EXPLAIN {q}")).await;
+        assert_eq!(columns(&plan), expected, "{q}:\n{}", plan.join("\n"));
+    }
+    // And the narrowed scans answer as the whole ones would.
+    let rows = |sql: &'static str| {
+        let client = &client;
+        async move {
+            client
+                .simple_query(sql)
+                .await
+                .unwrap_or_else(|e| panic!("{sql}: {e:?}"))
+                .into_iter()
+                .filter_map(|m| match m {
+                    SimpleQueryMessage::Row(r) => Some((0..r.len()).map(|i| r.get(i).unwrap_or("NULL").to_string()).collect::<Vec<_>>().join("|")),
+                    _ => None,
+                })
+                .collect::<Vec<String>>()
+        }
+    };
+    assert_eq!(rows("SELECT x FROM imu WHERE y > 0 ORDER BY time").await, ["2", "5"]);
+    assert_eq!(rows("SELECT x * 2, recording FROM imu ORDER BY 1 LIMIT 2").await, ["2|robot1", "4|robot0"]);
+    assert_eq!(rows("SELECT count(*) FROM (SELECT 1 FROM imu) s").await, ["6"]);
+    assert_eq!(rows("SELECT covariance[1], y FROM imu WHERE x = 3").await, ["3|-1"]);
+    assert_eq!(
+        rows("SELECT (SELECT count(*) FROM imu i2 WHERE i2.x < imu.x) FROM imu ORDER BY 1").await,
+        ["0", "1", "2", "3", "4", "5"]
+    );
+}

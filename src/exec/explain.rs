@@ -148,7 +148,7 @@ impl Writer<'_> {
         match plan {
             Plan::Scan { .. } | Plan::Filter { .. } if scan_with_filter(plan).is_some() => {
                 let Some((table, projection, filter)) = scan_with_filter(plan) else { return };
-                self.scan(plan, depth, top, table, projection, filter, None);
+                self.scan(plan, depth, top, table, projection, filter, None, projection);
             }
             Plan::Filter { input, predicate } => {
                 let col = self.head(plan, depth, top, "Filter".into());
@@ -187,7 +187,24 @@ impl Writer<'_> {
                 match pushed {
                     Some((table, projection, filter)) => {
                         let partial = format!("Partial Aggregate on each shard: {}", calls.join(", "));
-                        self.scan(input, child, false, table, projection, filter, Some(partial));
+                        // The shards read what the aggregate and the filter use (`fragment::Narrowed`).
+                        let mut used = Vec::new();
+                        for e in group_by.iter().chain(aggs.iter().flat_map(|a| a.arg.iter().chain(&a.filter))) {
+                            e.columns_used(&mut used);
+                        }
+                        if let Plan::Filter { predicate, .. } = input.as_ref() {
+                            predicate.columns_used(&mut used);
+                        }
+                        used.sort_unstable();
+                        used.dedup();
+                        let mut reads: Vec<usize> = used.iter().filter_map(|&i| projection.get(i).copied()).collect();
+                        if let Plan::Scan { filter: Some(f), .. } = input.as_ref() {
+                            // A scan's own filter is over the table's columns.
+                            f.columns_used(&mut reads);
+                        }
+                        reads.sort_unstable();
+                        reads.dedup();
+                        self.scan(input, child, false, table, projection, filter, Some(partial), &reads);
                     }
                     None => self.node(input, child, false),
                 }
@@ -304,12 +321,17 @@ impl Writer<'_> {
         projection: &[usize],
         filter: Option<&Expr>,
         partial: Option<String>,
+        reads: &[usize],
     ) {
         let title = format!("Shard Scan on {}  ({} shards)", table.name, self.shards);
         let col = self.head(plan, depth, top, title);
         let table_fields: Vec<Field> = table.columns.iter().map(|c| Field::new(c.name.clone(), c.data_type)).collect();
-        let names: Vec<String> = projection.iter().map(|&i| field_name(&table_fields, i)).collect();
-        self.detail(col, format!("Columns: {}", names.join(", ")));
+        let names: Vec<String> = reads.iter().map(|&i| field_name(&table_fields, i)).collect();
+        if names.is_empty() {
+            self.detail(col, "Columns: none (rows are only counted)".into());
+        } else {
+            self.detail(col, format!("Columns: {}", names.join(", ")));
+        }
         if let Some(f) = filter {
             // Scan filters are written over the projection; show them over the table.
             let over_table = f.clone().transform(&mut |e| match e {

@@ -1190,8 +1190,12 @@ impl<'a> Binder<'a> {
                 }
             })
             .collect::<DbResult<Vec<_>>>()?;
+        let (input, exprs) = match crate::sql::optimize::narrow_scan(&plan, &exprs) {
+            Some(narrowed) => narrowed,
+            None => (plan, exprs),
+        };
         plan = Plan::Project {
-            input: Box::new(plan),
+            input: Box::new(input),
             exprs,
             fields,
         };

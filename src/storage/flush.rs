@@ -833,21 +833,3 @@ mod tests {
         assert_eq!(declared[0].footer.series[0].key, vec![Some(0i64.to_le_bytes().to_vec())]);
     }
 }
-#[cfg(test)]
-mod sort_timing {
-    use super::*;
-    #[test]
-    #[ignore]
-    fn time_sort() {
-        let n = 4_000_000usize;
-        let t: Vec<i64> = (0..n).map(|i| 1_451_606_400_000_000_000 + (i / 1000) as i64 * 10_000_000_000).collect();
-        let h: Vec<i32> = (0..n).map(|i| (i % 1000) as i32).collect();
-        let time = Column::new(DataType::TimestampTz, ColumnData::Int64(t), None);
-        let host = Column::new(DataType::Int32, ColumnData::Int32(h), None);
-        for _ in 0..3 {
-            let s = std::time::Instant::now();
-            let p = partition_and_sort(&time, &[&host]);
-            eprintln!("sort {:?} {}", s.elapsed(), p.len());
-        }
-    }
-}
