@@ -21,23 +21,34 @@ fn has(lines: &[String], needle: &str) -> bool {
     lines.iter().any(|l| l.contains(needle))
 }
 
-#[tokio::test]
-async fn explain_shows_shard_work_pruning_and_actual_rows() {
+/// A 2-shard server with `setup` run, or `None` where the server under test
+/// is not Brewric (EXPLAIN's output is Brewric's own).
+async fn brewric_with(setup: &[&str]) -> Option<(common::Server, Client)> {
     let server = common::start_with_shards(2);
     if !server.is_brewric() {
         eprintln!("skipped: EXPLAIN output is Brewric's own");
-        return;
+        return None;
     }
     let client = server.connect(common::DEFAULT_DB).await;
-    for sql in [
+    for sql in setup {
+        client.batch_execute(sql).await.unwrap_or_else(|e| panic!("{sql}: {e:?}"));
+    }
+    Some((server, client))
+}
+
+#[tokio::test]
+async fn explain_shows_shard_work_pruning_and_actual_rows() {
+    let Some((_server, client)) = brewric_with(&[
         "CREATE TABLE cpu (time timestamptz, host text, usage double precision)",
         "INSERT INTO cpu SELECT t, 'h' || (i % 3), i
            FROM generate_series('2026-01-01'::timestamptz, '2026-01-02', '1 minute') WITH ORDINALITY AS g(t, i)",
         "CHECKPOINT",
         "INSERT INTO cpu VALUES ('2026-01-03', 'h9', 1)",
-    ] {
-        client.batch_execute(sql).await.unwrap_or_else(|e| panic!("{sql}: {e:?}"));
-    }
+    ])
+    .await
+    else {
+        return;
+    };
     let q = "SELECT host, avg(usage) FROM cpu WHERE time >= '2026-01-01 12:00+00' AND time < '2026-01-01 13:00+00' GROUP BY host ORDER BY host";
 
     let plain = plan_lines(&client, &format!("EXPLAIN {q}")).await;
@@ -123,19 +134,15 @@ async fn newest_first_reads_stop_early_and_shards_without_the_series_skip_their_
 /// shard-side aggregate use; EXPLAIN's "Columns:" names exactly those.
 #[tokio::test]
 async fn a_scan_reads_only_the_columns_the_query_uses() {
-    let server = common::start_with_shards(2);
-    if !server.is_brewric() {
-        eprintln!("skipped: EXPLAIN output is Brewric's own");
-        return;
-    }
-    let client = server.connect(common::DEFAULT_DB).await;
-    for sql in [
+    let Some((_server, client)) = brewric_with(&[
         "CREATE TABLE imu (time timestamptz, recording text, x float8, y float8, covariance float8[])",
         "INSERT INTO imu SELECT '2026-01-01'::timestamptz + i * interval '1 second', 'robot' || (i % 2), i, i % 3 - 1, ARRAY[i, 0, 0]
            FROM generate_series(1, 6) AS g(i)",
-    ] {
-        client.batch_execute(sql).await.unwrap_or_else(|e| panic!("{sql}: {e:?}"));
-    }
+    ])
+    .await
+    else {
+        return;
+    };
     let columns = |lines: &[String]| -> String {
         let line = lines.iter().find(|l| l.contains("Columns:")).unwrap_or_else(|| panic!("{}", lines.join("\n")));
         line.trim().to_string()
