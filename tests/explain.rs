@@ -7,11 +7,14 @@ mod common;
 
 use tokio_postgres::{Client, SimpleQueryMessage};
 
-async fn plan_lines(client: &Client, sql: &str) -> Vec<String> {
+/// A query's rows, each as its values joined by `|` (NULL as "NULL").
+async fn query_rows(client: &Client, sql: &str) -> Vec<String> {
     let rows = client.simple_query(sql).await.unwrap_or_else(|e| panic!("{sql}: {e:?}"));
     rows.into_iter()
         .filter_map(|m| match m {
-            SimpleQueryMessage::Row(r) => Some(r.get(0).unwrap_or_default().to_string()),
+            SimpleQueryMessage::Row(r) => {
+                Some((0..r.len()).map(|i| r.get(i).unwrap_or("NULL")).collect::<Vec<_>>().join("|"))
+            }
             _ => None,
         })
         .collect()
@@ -51,7 +54,7 @@ async fn explain_shows_shard_work_pruning_and_actual_rows() {
     };
     let q = "SELECT host, avg(usage) FROM cpu WHERE time >= '2026-01-01 12:00+00' AND time < '2026-01-01 13:00+00' GROUP BY host ORDER BY host";
 
-    let plain = plan_lines(&client, &format!("EXPLAIN {q}")).await;
+    let plain = query_rows(&client, &format!("EXPLAIN {q}")).await;
     let text = plain.join("\n");
     assert!(plain[0].starts_with("Sort"), "{text}");
     assert!(has(&plain, "->  Final HashAggregate"), "{text}");
@@ -60,7 +63,7 @@ async fn explain_shows_shard_work_pruning_and_actual_rows() {
     assert!(has(&plain, "Pruning by zone maps and series index: time >= 2026-01-01 12:00:00+00"), "{text}");
     assert!(!has(&plain, "actual rows"), "plain EXPLAIN runs nothing: {text}");
 
-    let analyzed = plan_lines(&client, &format!("EXPLAIN ANALYZE {q}")).await;
+    let analyzed = query_rows(&client, &format!("EXPLAIN ANALYZE {q}")).await;
     let text = analyzed.join("\n");
     assert!(analyzed[0].starts_with("Sort  (actual rows=3 time="), "{text}");
     assert!(has(&analyzed, "Final HashAggregate  (actual rows=3"), "{text}");
@@ -74,11 +77,11 @@ async fn explain_shows_shard_work_pruning_and_actual_rows() {
     assert!(analyzed.last().is_some_and(|l| l.starts_with("Execution Time: ")), "{text}");
 
     // Tag predicates prune by the series index; a join shows both inputs.
-    let tag = plan_lines(&client, "EXPLAIN (ANALYZE, COSTS OFF) SELECT count(*) FROM cpu WHERE host = 'h9'").await;
+    let tag = query_rows(&client, "EXPLAIN (ANALYZE, COSTS OFF) SELECT count(*) FROM cpu WHERE host = 'h9'").await;
     let text = tag.join("\n");
     assert!(has(&tag, "host in ('h9')"), "{text}");
     assert!(has(&tag, "Aggregate  (actual rows=1"), "{text}");
-    let join = plan_lines(&client, "EXPLAIN SELECT a.host FROM cpu a JOIN cpu b ON a.time = b.time").await;
+    let join = query_rows(&client, "EXPLAIN SELECT a.host FROM cpu a JOIN cpu b ON a.time = b.time").await;
     assert!(has(&join, "Inner Join") && join.iter().filter(|l| l.contains("Shard Scan on cpu")).count() == 2, "{}", join.join("\n"));
 
     // EXPLAIN answers the extended protocol's Describe with its one text column.
@@ -117,7 +120,7 @@ async fn newest_first_reads_stop_early_and_shards_without_the_series_skip_their_
         .unwrap();
     // 200,000 rows in memtables; the newest point of one series is in the newest block.
     let q = "SELECT * FROM cpu WHERE tags_id = 5 ORDER BY time DESC LIMIT 1";
-    let lines = plan_lines(&client, &format!("EXPLAIN ANALYZE {q}")).await;
+    let lines = query_rows(&client, &format!("EXPLAIN ANALYZE {q}")).await;
     assert!(memtable_rows_read(&lines) <= 3 * 2048, "{}", lines.join("\n"));
     let row = client.query_one(q, &[]).await.unwrap();
     assert_eq!(row.get::<_, f64>(2), 199_905.0);
@@ -126,7 +129,7 @@ async fn newest_first_reads_stop_early_and_shards_without_the_series_skip_their_
     let first: Vec<f64> = rows.iter().map(|r| r.get(0)).collect();
     assert_eq!(first, vec![5.0, 105.0]);
     // Series live whole on one shard: the other skips its memtable for this filter.
-    let lines = plan_lines(&client, "EXPLAIN ANALYZE SELECT max(usage) FROM cpu WHERE tags_id IN (5)").await;
+    let lines = query_rows(&client, "EXPLAIN ANALYZE SELECT max(usage) FROM cpu WHERE tags_id IN (5)").await;
     assert!(memtable_rows_read(&lines) <= 100_000 + 2048, "{}", lines.join("\n"));
 }
 
@@ -158,25 +161,11 @@ async fn a_scan_reads_only_the_columns_the_query_uses() {
         ("SELECT (SELECT count(*) FROM imu i2 WHERE i2.x < imu.x) FROM imu", "Columns: time, recording, x, y, covariance"),
     ];
     for (q, expected) in cases {
-        let plan = plan_lines(&client, &format!("EXPLAIN {q}")).await;
+        let plan = query_rows(&client, &format!("EXPLAIN {q}")).await;
         assert_eq!(columns(&plan), expected, "{q}:\n{}", plan.join("\n"));
     }
     // And the narrowed scans answer as the whole ones would.
-    let rows = |sql: &'static str| {
-        let client = &client;
-        async move {
-            client
-                .simple_query(sql)
-                .await
-                .unwrap_or_else(|e| panic!("{sql}: {e:?}"))
-                .into_iter()
-                .filter_map(|m| match m {
-                    SimpleQueryMessage::Row(r) => Some((0..r.len()).map(|i| r.get(i).unwrap_or("NULL").to_string()).collect::<Vec<_>>().join("|")),
-                    _ => None,
-                })
-                .collect::<Vec<String>>()
-        }
-    };
+    let rows = |sql: &'static str| query_rows(&client, sql);
     assert_eq!(rows("SELECT x FROM imu WHERE y > 0 ORDER BY time").await, ["2", "5"]);
     assert_eq!(rows("SELECT x * 2, recording FROM imu ORDER BY 1 LIMIT 2").await, ["2|robot1", "4|robot0"]);
     assert_eq!(rows("SELECT count(*) FROM (SELECT 1 FROM imu) s").await, ["6"]);

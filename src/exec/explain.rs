@@ -189,9 +189,7 @@ impl Writer<'_> {
                         let partial = format!("Partial Aggregate on each shard: {}", calls.join(", "));
                         // The shards read what the aggregate and the filter use (`fragment::Narrowed`).
                         let mut used = Vec::new();
-                        for e in group_by.iter().chain(aggs.iter().flat_map(|a| a.arg.iter().chain(&a.filter))) {
-                            e.columns_used(&mut used);
-                        }
+                        crate::exec::fragment::aggregate_inputs(group_by, aggs, &mut used);
                         if let Plan::Filter { predicate, .. } = input.as_ref() {
                             predicate.columns_used(&mut used);
                         }

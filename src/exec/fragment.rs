@@ -595,6 +595,14 @@ fn group_state(
     Ok(Some(Batch::new(cols, 1)))
 }
 
+/// The input columns a shard-side aggregate reads: its group keys', its
+/// arguments' and its FILTERs' (EXPLAIN names them too).
+pub(crate) fn aggregate_inputs(group_by: &[Expr], aggs: &[AggCall], out: &mut Vec<usize>) {
+    for e in group_by.iter().chain(aggs.iter().flat_map(|a| a.arg.iter().chain(&a.filter))) {
+        e.columns_used(out);
+    }
+}
+
 /// The fragment over only the columns it reads: `columns` (table column
 /// indexes, ascending) and the filter and projection renumbered onto them.
 struct Narrowed {
@@ -610,29 +618,13 @@ struct Narrowed {
 impl Narrowed {
     fn new(f: &Fragment) -> Narrowed {
         let mut used: Vec<usize> = Vec::new();
-        let mut refs = |e: &Expr| {
-            e.clone().transform(&mut |x| {
-                if let Expr::Column(i, _) = &x {
-                    used.push(*i);
-                }
-                x
-            });
-        };
         if let Some(filter) = &f.filter {
-            refs(filter);
+            filter.columns_used(&mut used);
         }
         match &f.aggregate {
             // An aggregate reads its own inputs; the scan's projection is then
             // only the columns it references.
-            Some(a) => {
-                a.group_by.iter().for_each(&mut refs);
-                for call in &a.aggs {
-                    call.arg
-                        .iter()
-                        .chain(call.filter.iter())
-                        .for_each(&mut refs);
-                }
-            }
+            Some(a) => aggregate_inputs(&a.group_by, &a.aggs, &mut used),
             None => used.extend(&f.projection),
         }
         used.sort_unstable();
