@@ -142,24 +142,28 @@ fn render(bytes: &[u8]) -> String {
     out
 }
 
+/// Golden WAL segments: format 1 (frozen) and the current format (rewritten
+/// by `BREWRIC_WRITE_VECTORS=1`); both read to the same records.
 #[test]
 fn wal_vectors() {
-    let file = vectors().join("wal-v1-shard001-0000000000000000.wal");
-    let expected = vectors().join("wal-v1-shard001-0000000000000000.expected.txt");
+    let golden = |v: u32| {
+        (
+            vectors().join(format!("wal-v{v}-shard001-0000000000000000.wal")),
+            vectors().join(format!("wal-v{v}-shard001-0000000000000000.expected.txt")),
+        )
+    };
+    let (file, expected) = golden(2);
     if std::env::var("BREWRIC_WRITE_VECTORS").is_ok() {
         std::fs::write(&file, wal_segment()).unwrap();
         std::fs::write(&expected, render(&wal_segment())).unwrap();
     }
-    let bytes = std::fs::read(&file).expect("golden WAL segment");
-    assert_eq!(
-        render(&bytes),
-        std::fs::read_to_string(&expected).expect("its expected decoding")
-    );
-    assert_eq!(
-        bytes,
-        wal_segment(),
-        "the encoder no longer writes the golden bytes"
-    );
+    for version in 1..=2 {
+        let (file, expected) = golden(version);
+        let bytes = std::fs::read(&file).expect("golden WAL segment");
+        assert_eq!(render(&bytes), std::fs::read_to_string(&expected).expect("its expected decoding"), "{}", file.display());
+        assert_eq!(u32::from_le_bytes(bytes[8..12].try_into().unwrap()), version);
+    }
+    assert_eq!(std::fs::read(&file).unwrap(), wal_segment(), "the encoder no longer writes the golden bytes");
     let _ = std::mem::size_of::<TableDef>();
 }
 
@@ -317,17 +321,18 @@ fn render_segment(bytes: &[u8]) -> String {
     out
 }
 
-/// Golden segments: versions 1 and 2 (frozen, written by those formats) and
-/// the current version (rewritten by `BREWRIC_WRITE_VECTORS=1`), all of the
-/// same rows; every build must read them all to the same values.
+/// Golden segments: versions 1, 2 and 3 (frozen, written by those formats)
+/// and the current version (rewritten by `BREWRIC_WRITE_VECTORS=1`), all of
+/// the same rows; every build must read them all to the same values.
 #[test]
 fn segment_vectors() {
-    let v1 = vectors().join("segment-v1-16400-0000000000000003.seg");
-    let v1_expected = vectors().join("segment-v1-16400-0000000000000003.expected.txt");
-    let v2 = vectors().join("segment-v2-16400-0000000000000003.seg");
-    let v2_expected = vectors().join("segment-v2-16400-0000000000000003.expected.txt");
-    let file = vectors().join("segment-v3-16400-0000000000000003.seg");
-    let expected = vectors().join("segment-v3-16400-0000000000000003.expected.txt");
+    let golden = |v: u32| {
+        (
+            vectors().join(format!("segment-v{v}-16400-0000000000000003.seg")),
+            vectors().join(format!("segment-v{v}-16400-0000000000000003.expected.txt")),
+        )
+    };
+    let (file, expected) = golden(4);
     if std::env::var("BREWRIC_WRITE_VECTORS").is_ok() {
         std::fs::write(&file, segment_bytes()).unwrap();
         std::fs::write(&expected, render_segment(&segment_bytes())).unwrap();
@@ -336,10 +341,11 @@ fn segment_vectors() {
         s.lines().skip(1).map(|l| l.split("; blocks:").next().unwrap_or(l).to_string()).collect()
     };
     let mut rendered_values = Vec::new();
-    for (file, expected, version) in [(&v1, &v1_expected, 1), (&v2, &v2_expected, 2), (&file, &expected, 3)] {
-        let bytes = std::fs::read(file).expect("golden segment file");
+    for version in 1..=4 {
+        let (file, expected) = golden(version);
+        let bytes = std::fs::read(&file).expect("golden segment file");
         let rendered = render_segment(&bytes);
-        assert_eq!(rendered, std::fs::read_to_string(expected).expect("its expected decoding"), "{}", file.display());
+        assert_eq!(rendered, std::fs::read_to_string(&expected).expect("its expected decoding"), "{}", file.display());
         assert!(rendered.starts_with(&format!("segment version={version} ")));
         // Every block encoding appears in each golden file.
         for enc in 1..=7 {
@@ -347,12 +353,13 @@ fn segment_vectors() {
         }
         rendered_values.push(values(&rendered));
     }
-    assert_eq!(rendered_values[0], rendered_values[1], "versions 1 and 2 hold the same rows");
-    assert_eq!(rendered_values[0], rendered_values[2], "versions 1 and 3 hold the same rows");
+    for (v, later) in rendered_values.iter().enumerate().skip(1) {
+        assert_eq!(&rendered_values[0], later, "versions 1 and {} hold the same rows", v + 1);
+    }
     // Writers may choose other encodings in later versions; what they write
     // now must decode to the same values as the golden files.
     let now = render_segment(&segment_bytes());
-    assert_eq!(values(&now), rendered_values[2], "today's writer stores different values");
+    assert_eq!(values(&now), rendered_values[3], "today's writer stores different values");
 }
 
 /// brewric-inspect over a golden segment: rows in psql's text form; a

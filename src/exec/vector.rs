@@ -732,6 +732,17 @@ impl Batch {
     }
 }
 
+/// Array values written before the packed array form (segments of versions
+/// 1–3, WAL format 1) are rewritten packed as they are read, so that every
+/// array compares and hashes in one form (`types::array`).
+pub fn repack_arrays(data_type: DataType, data: &mut ColumnData) {
+    if let (DataType::Array(elem), ColumnData::Bytes(b)) = (data_type, &mut *data) {
+        if let Some((offsets, bytes)) = crate::types::array::repack_values(&b.offsets, &b.data, elem) {
+            *b = BytesColumn { offsets, data: bytes };
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -406,13 +406,15 @@ fn hash_into(keys: &mut [u64], blocks: &[Batch], c: usize) {
 }
 
 /// Columns with between 2 and `limit` distinct values, fewest first.
+/// Times, blobs, documents and arrays are never series tags; hashing them
+/// was a tenth of an MCAP flush (every message's covariance arrays).
 fn low_cardinality_columns(blocks: &[Batch], types: &[DataType], time: usize, limit: usize) -> Vec<usize> {
     let mut found: Vec<(usize, usize)> = Vec::new();
     for (i, data_type) in types.iter().enumerate() {
         if i == time
             || matches!(
                 data_type,
-                DataType::Timestamp | DataType::TimestampTz | DataType::Bytea | DataType::Jsonb
+                DataType::Timestamp | DataType::TimestampTz | DataType::Bytea | DataType::Jsonb | DataType::Array(_)
             )
         {
             continue;
@@ -618,6 +620,27 @@ mod tests {
         assert_eq!(series_columns(&[block.clone()], &types, 0, None), vec![1]);
         // A declared key leads, and the rest must still leave runs.
         assert_eq!(series_columns(&[block], &types, 0, Some(2)), vec![2]);
+    }
+
+    #[test]
+    fn an_array_column_is_never_a_series_tag() {
+        // Two distinct arrays, each over a long run of rows: few values, yet no tag.
+        let arrays: Vec<Datum> = (0..1024)
+            .map(|i| {
+                let v = crate::types::array::ArrayValue::of(vec![Datum::Float64((i / 512) as f64)]);
+                Datum::Bytes(v.encode(crate::types::array::ArrayElem::Float64))
+            })
+            .collect();
+        let tags: Vec<Datum> = (0..1024).map(|i| Datum::text(format!("robot{}", i / 512))).collect();
+        let time: Vec<Datum> = (0..1024).map(|i| Datum::Int64(i as i64)).collect();
+        let array_type = DataType::Array(crate::types::array::ArrayElem::Float64);
+        let types = [DataType::TimestampTz, array_type, DataType::Text];
+        let block = Batch::from_columns(vec![
+            Column::from_datums(DataType::TimestampTz, &time),
+            Column::from_datums(array_type, &arrays),
+            Column::from_datums(DataType::Text, &tags),
+        ]);
+        assert_eq!(series_columns(&[block], &types, 0, None), vec![2]);
     }
 
     #[test]

@@ -1,9 +1,22 @@
 //! Arrays (`integer[]`, `text[]`, `double precision[][]`, …): their element
-//! types, and their values. A value is held as PostgreSQL's binary array
-//! format (ndim, has-nulls flag, element OID, per dimension its length and
-//! lower bound 1, then each element as a length — -1 for NULL — and its
-//! binary encoding), which is also what the binary wire format sends; the
-//! text form is `{1,2,NULL}` with PostgreSQL's quoting.
+//! types, and their values in three forms.
+//!
+//! - Held (in columns, the WAL and segments): PostgreSQL's binary array
+//!   format (ndim, flags, element OID, per dimension its length and lower
+//!   bound 1, then each element as a length — -1 for NULL — and its binary
+//!   encoding), except that an array of fixed-width elements without NULLs
+//!   is *packed*: flags word [`FLAG_PACKED`] and the elements follow as
+//!   their values little-endian, with no length words (see
+//!   [`ArrayElem::packed_width`]). The packed form is canonical — every
+//!   encoder here writes it whenever it applies — because arrays compare and
+//!   hash by their bytes. Why: a laser scan's `real[]` took 8 bytes per
+//!   element in PostgreSQL's form and takes 4 packed; CDR's little-endian
+//!   sequences are copied as they are.
+//! - Sent and received as binary on the wire: PostgreSQL's form exactly
+//!   ([`ArrayValue::encode_pg`], [`ArrayValue::decode_pg`], which refuses
+//!   the packed flag: it is never a client's to send).
+//! - Text: `{1,2,NULL}` with PostgreSQL's quoting.
+//!
 //! Must not: know about plans or columns (kernels work on decoded values).
 
 use crate::error::{sqlstate, DbError, DbResult};
@@ -53,7 +66,28 @@ pub const ALL: [ArrayElem; 15] = [
     ArrayElem::Jsonb,
 ];
 
+/// Flags word of a packed array (PostgreSQL's flags are 0 and 1: has NULLs).
+pub const FLAG_PACKED: i32 = 2;
+
+/// Byte offset of the flags word in every form.
+const FLAGS_AT: usize = 4;
+
 impl ArrayElem {
+    /// Bytes per element in the packed form: the element's value as Brewric
+    /// holds it (a `Datum`), little-endian — booleans one byte 0/1, dates
+    /// i32 days, timestamps i64 nanoseconds since 1970 (so nanoseconds
+    /// survive, as they do in a timestamptz column). None for variable-width
+    /// elements (and intervals and numerics), which are never packed.
+    pub fn packed_width(self) -> Option<usize> {
+        Some(match self {
+            ArrayElem::Bool => 1,
+            ArrayElem::Int16 => 2,
+            ArrayElem::Int32 | ArrayElem::Float32 | ArrayElem::Date => 4,
+            ArrayElem::Int64 | ArrayElem::Float64 | ArrayElem::Timestamp | ArrayElem::TimestampTz => 8,
+            _ => return None,
+        })
+    }
+
     /// The element type for arrays of `t` (varchar(n) and char(n) lose their length).
     pub fn of(t: DataType) -> Option<ArrayElem> {
         Some(match t {
@@ -133,6 +167,99 @@ pub struct ArrayValue {
     pub elems: Vec<Datum>,
 }
 
+/// ndim, flags, element OID, then each dimension's length and lower bound 1.
+fn write_header(out: &mut Vec<u8>, dims: &[usize], flags: i32, elem: ArrayElem) {
+    out.extend_from_slice(&(dims.len() as i32).to_be_bytes());
+    out.extend_from_slice(&flags.to_be_bytes());
+    out.extend_from_slice(&(elem.data_type().oid() as i32).to_be_bytes());
+    for d in dims {
+        out.extend_from_slice(&(*d as i32).to_be_bytes());
+        out.extend_from_slice(&1i32.to_be_bytes());
+    }
+}
+
+/// Appends `value`'s packed element; false when the datum is not of the
+/// element's kind (the caller then writes PostgreSQL's form).
+fn push_packed(elem: ArrayElem, value: &Datum, out: &mut Vec<u8>) -> bool {
+    match (elem, value) {
+        (ArrayElem::Bool, Datum::Bool(b)) => out.push(*b as u8),
+        (ArrayElem::Float32, Datum::Float32(v)) => out.extend_from_slice(&v.to_le_bytes()),
+        (ArrayElem::Float32, Datum::Float64(v)) => out.extend_from_slice(&(*v as f32).to_le_bytes()),
+        (ArrayElem::Float64, Datum::Float64(v)) => out.extend_from_slice(&v.to_le_bytes()),
+        (ArrayElem::Float64, Datum::Float32(v)) => out.extend_from_slice(&(*v as f64).to_le_bytes()),
+        (ArrayElem::Int16, Datum::Int16(_) | Datum::Int32(_) | Datum::Int64(_)) => {
+            out.extend_from_slice(&(value.as_i64().unwrap_or(0) as i16).to_le_bytes())
+        }
+        (ArrayElem::Int32 | ArrayElem::Date, Datum::Int16(_) | Datum::Int32(_) | Datum::Int64(_)) => {
+            out.extend_from_slice(&(value.as_i64().unwrap_or(0) as i32).to_le_bytes())
+        }
+        (
+            ArrayElem::Int64 | ArrayElem::Timestamp | ArrayElem::TimestampTz,
+            Datum::Int16(_) | Datum::Int32(_) | Datum::Int64(_),
+        ) => out.extend_from_slice(&value.as_i64().unwrap_or(0).to_le_bytes()),
+        _ => return false,
+    }
+    true
+}
+
+/// One packed element (`b` is exactly the element's width).
+fn packed_datum(elem: ArrayElem, b: &[u8]) -> Datum {
+    let word = |n: usize| -> [u8; 8] {
+        let mut w = [0u8; 8];
+        w[..n].copy_from_slice(&b[..n]);
+        w
+    };
+    match elem {
+        ArrayElem::Bool => Datum::Bool(b[0] != 0),
+        ArrayElem::Int16 => Datum::Int16(i16::from_le_bytes([b[0], b[1]])),
+        ArrayElem::Int32 | ArrayElem::Date => Datum::Int32(i32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+        ArrayElem::Float32 => Datum::Float32(f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+        ArrayElem::Float64 => Datum::Float64(f64::from_le_bytes(word(8))),
+        _ => Datum::Int64(i64::from_le_bytes(word(8))),
+    }
+}
+
+/// Whether held array bytes are in the packed form.
+pub fn is_packed(bytes: &[u8]) -> bool {
+    bytes.get(FLAGS_AT..FLAGS_AT + 4) == Some(&FLAG_PACKED.to_be_bytes()[..])
+}
+
+/// Held array bytes as PostgreSQL's binary array format, appended to `out`
+/// (the packed form expanded; anything else is already in that form).
+pub fn write_pg_binary(bytes: &[u8], elem: ArrayElem, out: &mut Vec<u8>) {
+    match is_packed(bytes).then(|| ArrayValue::decode(bytes, elem)) {
+        Some(Ok(v)) => out.extend_from_slice(&v.encode_pg(elem)),
+        _ => out.extend_from_slice(bytes),
+    }
+}
+
+/// A column's array values (its `offsets` and `data`) with every value that
+/// has a packed form but is held in PostgreSQL's (written before the packed
+/// form existed: older segments and WAL records) rewritten packed, so that
+/// byte comparisons see one form. None when no value needs it — the usual
+/// case, found by reading each value's flags word.
+pub fn repack_values(offsets: &[u32], data: &[u8], elem: ArrayElem) -> Option<(Vec<u32>, Vec<u8>)> {
+    elem.packed_width()?;
+    let value = |i: usize| &data[offsets[i] as usize..offsets[i + 1] as usize];
+    let n = offsets.len().saturating_sub(1);
+    let needs = |b: &[u8]| !is_packed(b) && b.len() > 12 && b.get(FLAGS_AT..FLAGS_AT + 4) == Some(&[0u8; 4][..]);
+    if !(0..n).any(|i| needs(value(i))) {
+        return None;
+    }
+    let mut out_offsets = Vec::with_capacity(offsets.len());
+    let mut out = Vec::with_capacity(data.len());
+    out_offsets.push(0);
+    for i in 0..n {
+        let b = value(i);
+        match needs(b).then(|| ArrayValue::decode(b, elem)) {
+            Some(Ok(v)) => out.extend_from_slice(&v.encode(elem)),
+            _ => out.extend_from_slice(b),
+        }
+        out_offsets.push(out.len() as u32);
+    }
+    Some((out_offsets, out))
+}
+
 fn malformed(what: &str) -> DbError {
     DbError::new(sqlstate::INVALID_BINARY_REPRESENTATION, format!("malformed array: {what}"))
 }
@@ -144,16 +271,25 @@ impl ArrayValue {
         ArrayValue { dims, elems }
     }
 
-    /// PostgreSQL's binary array format.
+    /// The held form: packed when the elements have a fixed width and none
+    /// is NULL, else PostgreSQL's binary array format.
     pub fn encode(&self, elem: ArrayElem) -> Vec<u8> {
-        let mut out = Vec::with_capacity(20 + self.elems.len() * 8);
-        out.extend_from_slice(&(self.dims.len() as i32).to_be_bytes());
-        out.extend_from_slice(&(self.elems.iter().any(|e| e.is_null()) as i32).to_be_bytes());
-        out.extend_from_slice(&(elem.data_type().oid() as i32).to_be_bytes());
-        for d in &self.dims {
-            out.extend_from_slice(&(*d as i32).to_be_bytes());
-            out.extend_from_slice(&1i32.to_be_bytes());
+        if let Some(width) = elem.packed_width() {
+            if !self.dims.is_empty() && self.elems.iter().all(|e| !e.is_null()) {
+                let mut out = Vec::with_capacity(12 + 8 * self.dims.len() + self.elems.len() * width);
+                write_header(&mut out, &self.dims, FLAG_PACKED, elem);
+                if self.elems.iter().all(|e| push_packed(elem, e, &mut out)) {
+                    return out;
+                }
+            }
         }
+        self.encode_pg(elem)
+    }
+
+    /// PostgreSQL's binary array format (what the binary wire format sends).
+    pub fn encode_pg(&self, elem: ArrayElem) -> Vec<u8> {
+        let mut out = Vec::with_capacity(20 + self.elems.len() * 8);
+        write_header(&mut out, &self.dims, self.elems.iter().any(|e| e.is_null()) as i32, elem);
         let t = elem.data_type();
         let mut buf = Vec::new();
         for e in &self.elems {
@@ -169,8 +305,18 @@ impl ArrayValue {
         out
     }
 
-    /// Reads PostgreSQL's binary array format (as held and as clients send it).
+    /// Reads the held form: packed, or PostgreSQL's binary array format.
     pub fn decode(bytes: &[u8], elem: ArrayElem) -> DbResult<ArrayValue> {
+        Self::decode_flags(bytes, elem, true)
+    }
+
+    /// Reads PostgreSQL's binary array format as a client sends it (flags 0
+    /// or 1; the packed flag is refused).
+    pub fn decode_pg(bytes: &[u8], elem: ArrayElem) -> DbResult<ArrayValue> {
+        Self::decode_flags(bytes, elem, false)
+    }
+
+    fn decode_flags(bytes: &[u8], elem: ArrayElem, packed_allowed: bool) -> DbResult<ArrayValue> {
         let mut pos = 0;
         fn read_word(bytes: &[u8], pos: &mut usize, what: &str) -> DbResult<i32> {
             let b = bytes.get(*pos..*pos + 4).ok_or_else(|| malformed(what))?;
@@ -186,7 +332,12 @@ impl ArrayValue {
         if !(0..=MAX_DIMS as i32).contains(&ndim) {
             return Err(malformed("number of dimensions"));
         }
-        let _has_nulls = word!("flags")?;
+        let flags = word!("flags")?;
+        let packed = match flags {
+            0 | 1 => None,
+            FLAG_PACKED if packed_allowed => Some(elem.packed_width().ok_or_else(|| malformed("packed elements of variable width"))?),
+            _ => return Err(malformed("invalid flags")),
+        };
         let _oid = word!("element type")?;
         let mut dims = Vec::with_capacity(ndim as usize);
         let mut count: usize = 1;
@@ -201,6 +352,11 @@ impl ArrayValue {
         }
         if ndim == 0 {
             count = 0;
+        }
+        if let Some(width) = packed {
+            let body = bytes.get(pos..).filter(|b| b.len() == count * width).ok_or_else(|| malformed("packed elements"))?;
+            let elems = body.chunks_exact(width).map(|b| packed_datum(elem, b)).collect();
+            return Ok(ArrayValue { dims, elems });
         }
         let t = elem.data_type();
         let mut elems = Vec::with_capacity(count);
@@ -443,6 +599,75 @@ mod tests {
         assert_eq!(round_trip("{}", ArrayElem::Text), "{}");
         assert_eq!(round_trip(r#"{a,"b c","",NULL,"NULL","q\"x",x\,y}"#, ArrayElem::Text), r#"{a,"b c","",NULL,"NULL","q\"x","x,y"}"#);
         assert_eq!(round_trip("{1.5,-0.25}", ArrayElem::Float64), "{1.5,-0.25}");
+    }
+
+    /// Fixed-width arrays without NULLs are held packed; everything else in
+    /// PostgreSQL's form; clients see PostgreSQL's form only.
+    #[test]
+    fn fixed_width_arrays_are_held_packed_and_sent_in_postgres_form() {
+        let cases: Vec<(ArrayElem, Vec<Datum>, usize)> = vec![
+            (ArrayElem::Bool, vec![Datum::Bool(true), Datum::Bool(false)], 1),
+            (ArrayElem::Int16, vec![Datum::Int16(-3), Datum::Int16(i16::MAX)], 2),
+            (ArrayElem::Int32, vec![Datum::Int32(i32::MIN), Datum::Int32(7)], 4),
+            (ArrayElem::Date, vec![Datum::Int32(-1), Datum::Int32(20000)], 4),
+            (ArrayElem::Int64, vec![Datum::Int64(-1), Datum::Int64(1 << 40)], 8),
+            (ArrayElem::Float32, vec![Datum::Float32(1.5), Datum::Float32(-0.25)], 4),
+            (ArrayElem::Float64, vec![Datum::Float64(f64::INFINITY), Datum::Float64(0.1)], 8),
+            (ArrayElem::TimestampTz, vec![Datum::Int64(1_500_000_000), Datum::Int64(-1_000)], 8),
+        ];
+        for (elem, elems, width) in cases {
+            let v = ArrayValue { dims: vec![2], elems };
+            let held = v.encode(elem);
+            assert!(is_packed(&held), "{elem:?}");
+            assert_eq!(held.len(), 20 + 2 * width, "{elem:?}: no length words");
+            assert_eq!(ArrayValue::decode(&held, elem).unwrap(), v, "{elem:?}");
+            // The wire form is PostgreSQL's, and reads back (from a client) to the same held bytes.
+            let mut wire = Vec::new();
+            write_pg_binary(&held, elem, &mut wire);
+            assert_eq!(wire, v.encode_pg(elem), "{elem:?}");
+            assert!(!is_packed(&wire));
+            assert_eq!(ArrayValue::decode_pg(&wire, elem).unwrap().encode(elem), held, "{elem:?}");
+            // A client may not send the packed form.
+            assert!(ArrayValue::decode_pg(&held, elem).is_err(), "{elem:?}");
+            // A packed value cut short is malformed, not a panic.
+            assert!(ArrayValue::decode(&held[..held.len() - 1], elem).is_err(), "{elem:?}");
+        }
+        // Held timestamps keep nanoseconds (the wire's microseconds cannot).
+        let ns = ArrayValue::of(vec![Datum::Int64(1_500_000_007)]);
+        assert_eq!(ArrayValue::decode(&ns.encode(ArrayElem::TimestampTz), ArrayElem::TimestampTz).unwrap(), ns);
+        // NULLs, empty arrays and variable-width elements keep PostgreSQL's form.
+        let with_null = ArrayValue::of(vec![Datum::Int32(1), Datum::Null]);
+        assert!(!is_packed(&with_null.encode(ArrayElem::Int32)));
+        assert_eq!(with_null.encode(ArrayElem::Int32), with_null.encode_pg(ArrayElem::Int32));
+        assert_eq!(ArrayValue::of(vec![]).encode(ArrayElem::Int32), ArrayValue::of(vec![]).encode_pg(ArrayElem::Int32));
+        let text = ArrayValue::of(vec![Datum::text("a")]);
+        assert_eq!(text.encode(ArrayElem::Text), text.encode_pg(ArrayElem::Text));
+        // Multi-dimensional arrays pack row-major.
+        let grid = ArrayValue { dims: vec![2, 2], elems: (1..=4).map(Datum::Int16).collect() };
+        assert_eq!(ArrayValue::decode(&grid.encode(ArrayElem::Int16), ArrayElem::Int16).unwrap(), grid);
+    }
+
+    /// Values held before the packed form existed are rewritten packed;
+    /// packed values, NULL-holding and empty arrays are left as they are.
+    #[test]
+    fn values_in_postgres_form_are_repacked_on_read() {
+        let elem = ArrayElem::Float64;
+        let a = ArrayValue::of(vec![Datum::Float64(1.0), Datum::Float64(2.5)]);
+        let b = ArrayValue::of(vec![Datum::Float64(3.0), Datum::Null]);
+        let empty = ArrayValue::of(vec![]);
+        let values = [a.encode_pg(elem), a.encode(elem), b.encode_pg(elem), empty.encode_pg(elem)];
+        let mut offsets = vec![0u32];
+        let mut data = Vec::new();
+        for v in &values {
+            data.extend_from_slice(v);
+            offsets.push(data.len() as u32);
+        }
+        let (new_offsets, new_data) = repack_values(&offsets, &data, elem).expect("one value needs repacking");
+        let got: Vec<&[u8]> = new_offsets.windows(2).map(|w| &new_data[w[0] as usize..w[1] as usize]).collect();
+        assert_eq!(got, [&a.encode(elem)[..], &a.encode(elem)[..], &values[2][..], &values[3][..]]);
+        // Already canonical: nothing to do.
+        assert_eq!(repack_values(&new_offsets, &new_data, elem), None);
+        assert_eq!(repack_values(&offsets, &data, ArrayElem::Text), None);
     }
 
     #[test]

@@ -68,8 +68,8 @@ pub fn decode_binary(ty: DataType, bytes: &[u8]) -> DbResult<Datum> {
         DataType::Timestamp | DataType::TimestampTz => Datum::Int64(decode_timestamp(bytes)?),
         DataType::Interval => Datum::Interval(decode_interval(bytes)?),
         DataType::Jsonb => Datum::Bytes(decode_jsonb(bytes)?.into_bytes()),
-        // Held in the same format: checked and normalized by a decode/encode.
-        DataType::Array(e) => Datum::Bytes(super::array::ArrayValue::decode(bytes, e)?.encode(e)),
+        // Checked, and held in the canonical (packed where it applies) form.
+        DataType::Array(e) => Datum::Bytes(super::array::ArrayValue::decode_pg(bytes, e)?.encode(e)),
         DataType::Record => Datum::Bytes(super::record::encode(&super::record::decode(bytes)?)),
     })
 }
@@ -102,6 +102,7 @@ pub fn encode_binary(ty: DataType, value: &Datum, out: &mut Vec<u8>) {
         }
         (DataType::Float32, Datum::Float64(v)) => out.extend_from_slice(&(*v as f32).to_be_bytes()),
         (DataType::Float64, Datum::Float32(v)) => out.extend_from_slice(&(*v as f64).to_be_bytes()),
+        (DataType::Array(e), Datum::Bytes(b)) => super::array::write_pg_binary(b, e, out),
         (DataType::Jsonb, Datum::Bytes(b)) => {
             out.push(1);
             out.extend_from_slice(b);

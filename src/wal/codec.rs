@@ -252,7 +252,9 @@ pub fn decode_batch(r: &mut Reader, types: &[DataType]) -> Result<Batch, CodecEr
                 {
                     return Err(r.fail("text column is not UTF-8"));
                 }
-                ColumnData::Bytes(BytesColumn { offsets, data })
+                let mut data = ColumnData::Bytes(BytesColumn { offsets, data });
+                crate::exec::vector::repack_arrays(t, &mut data);
+                data
             }
             (tag, _) => {
                 return Err(r.fail(format!("column tag {tag} does not match type {}", t.name())))
@@ -319,6 +321,20 @@ mod tests {
         for i in 0..batch.len {
             assert_eq!(back.row(i), batch.row(i));
         }
+    }
+
+    /// A format-1 record holds arrays in PostgreSQL's form; they read back
+    /// packed, equal byte for byte to the same array written today.
+    #[test]
+    fn arrays_written_before_the_packed_form_decode_packed() {
+        use crate::types::array::{ArrayElem, ArrayValue};
+        let t = DataType::Array(ArrayElem::Int32);
+        let value = ArrayValue::of(vec![Datum::Int32(1), Datum::Int32(-2)]);
+        let old = Batch::from_columns(vec![Column::from_datums(t, &[Datum::Bytes(value.encode_pg(ArrayElem::Int32))])]);
+        let mut buf = Vec::new();
+        encode_batch(&old, &mut buf);
+        let back = decode_batch(&mut Reader::new(&buf), &[t]).unwrap();
+        assert_eq!(back.row(0), vec![Datum::Bytes(value.encode(ArrayElem::Int32))]);
     }
 
     #[test]

@@ -11,7 +11,11 @@ use super::codec::{CodecError, Reader};
 /// "BRWRCWAL": the first bytes of every WAL segment file.
 pub const SEGMENT_MAGIC: [u8; 8] = *b"BRWRCWAL";
 /// Format version of segment files and records; bumped on any layout change.
-pub const FORMAT_VERSION: u32 = 1;
+/// Written by this build; readers accept `1..=FORMAT_VERSION`. Format 2 is
+/// format 1's layout whose array values may be packed (`types::array`); a
+/// format-1 reader would misread them. Arrays of format-1 records are
+/// repacked as they are decoded (`exec::vector::repack_arrays`).
+pub const FORMAT_VERSION: u32 = 2;
 pub const SEGMENT_HEADER_BYTES: usize = 32;
 pub const RECORD_HEADER_BYTES: usize = 20;
 /// A record larger than this is corrupt (a statement's rows are split into
@@ -85,9 +89,9 @@ pub fn decode_segment_header(bytes: &[u8]) -> Result<SegmentHeader, CodecError> 
         return Err(r.fail("not a Brewric WAL segment (bad magic)"));
     }
     let version = r.u32()?;
-    if version != FORMAT_VERSION {
+    if version == 0 || version > FORMAT_VERSION {
         return Err(r.fail(format!(
-            "WAL format version {version}, this build reads {FORMAT_VERSION}"
+            "WAL format version {version}, this build reads 1..={FORMAT_VERSION}"
         )));
     }
     let shard = r.u32()?;

@@ -33,10 +33,7 @@ use super::decode::{slot_map, BlobRef, MessageCtx, Store, TableColumns};
 use super::layout::{is_byte_array, Shape, TopicLayout, WireElem, WireStep};
 use super::ros2msg::{Primitive, MAX_NESTING};
 use crate::exec::vector::BytesColumn;
-
-/// Seconds between 1970-01-01 and PostgreSQL's epoch 2000-01-01, in µs
-/// (timestamptz array elements are PostgreSQL microseconds since 2000).
-const PG_EPOCH_MICROS: i64 = 946_684_800_000_000;
+use crate::types::array::FLAG_PACKED;
 
 /// Element OIDs of the array types written here.
 mod oid {
@@ -654,20 +651,17 @@ impl Program {
                 let is_time = matches!(op, Op::TimeArray { .. });
                 let n = st.count::<BE>(pc, count, 8)?;
                 let col = &mut t.bytes[slot as usize];
-                array_header(
+                // Packed: nanoseconds (since 1970 for Time), as the
+                // scalar timestamptz and Duration columns hold them.
+                array_header_flags(
                     &mut col.data,
                     n,
                     if is_time { oid::TIMESTAMPTZ } else { oid::INT8 },
+                    FLAG_PACKED,
                 );
                 for _ in 0..n {
                     let ns = st.time::<BE>(pc)?;
-                    let v = if is_time {
-                        ns.div_euclid(1000) - PG_EPOCH_MICROS
-                    } else {
-                        ns
-                    };
-                    col.data.extend_from_slice(&8i32.to_be_bytes());
-                    col.data.extend_from_slice(&v.to_be_bytes());
+                    col.data.extend_from_slice(&ns.to_le_bytes());
                 }
                 col.offsets.push(col.data.len() as u32);
             }
@@ -879,59 +873,75 @@ fn push_wide_text<const BE: bool>(data: &mut Vec<u8>, units: &[u8]) {
 /// elements (`{}` has no dimensions), no NULLs.
 #[inline(always)]
 fn array_header(out: &mut Vec<u8>, n: usize, elem_oid: u32) {
+    array_header_flags(out, n, elem_oid, 0);
+}
+
+/// A one-dimensional array's header (an empty array has no dimension and
+/// flags 0, as `ArrayValue::encode` writes it).
+fn array_header_flags(out: &mut Vec<u8>, n: usize, elem_oid: u32, flags: i32) {
     if n == 0 {
         out.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 0]);
         out.extend_from_slice(&elem_oid.to_be_bytes());
         return;
     }
-    out.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 0]);
+    out.extend_from_slice(&[0, 0, 0, 1]);
+    out.extend_from_slice(&flags.to_be_bytes());
     out.extend_from_slice(&elem_oid.to_be_bytes());
     out.extend_from_slice(&(n as i32).to_be_bytes());
     out.extend_from_slice(&[0, 0, 0, 1]);
 }
 
-/// Encodes CDR elements of `src` (raw, `BE` byte order) as a PostgreSQL
-/// binary array into `out`. Every element is `len (4 BE) + value (BE)`;
-/// the output region is sized once and filled in place. `Err(v)` for a
-/// uint64 above i64::MAX (nothing written then matters: the row is rolled
-/// back).
+/// Encodes CDR elements of `src` (raw, `BE` byte order) as a packed array
+/// (`types::array`: elements little-endian, no length words) into `out`.
+/// Same-width little-endian elements are one copy; widened ones (uint8 →
+/// smallint, uint16 → integer, uint32 → bigint) are converted in place in a
+/// region sized once. `Err(v)` for a uint64 above i64::MAX (nothing written
+/// then matters: the row is rolled back).
 fn encode_prim_array<const BE: bool>(
     out: &mut Vec<u8>,
     prim: Primitive,
     src: &[u8],
 ) -> Result<(), u64> {
     let n = src.len() / prim.size();
+    let src = &src[..n * prim.size()];
     macro_rules! fill {
         ($src_n:literal, $dst_n:literal, $oid:expr, |$b:ident| $conv:expr) => {{
-            array_header(out, n, $oid);
+            array_header_flags(out, n, $oid, FLAG_PACKED);
             let start = out.len();
-            out.resize(start + n * (4 + $dst_n), 0);
-            let (dst, _) = out[start..].as_chunks_mut::<{ 4 + $dst_n }>();
+            out.resize(start + n * $dst_n, 0);
+            let (dst, _) = out[start..].as_chunks_mut::<$dst_n>();
             let (words, _) = src.as_chunks::<$src_n>();
             for (d, w) in dst.iter_mut().zip(words) {
                 let mut $b = *w;
                 if BE {
                     $b.reverse();
                 }
-                let v: [u8; $dst_n] = $conv;
-                d[..4].copy_from_slice(&($dst_n as i32).to_be_bytes());
-                d[4..].copy_from_slice(&v);
+                *d = $conv;
+            }
+        }};
+    }
+    // Elements already in the packed form's width and byte order.
+    macro_rules! copy {
+        ($src_n:literal, $oid:expr) => {{
+            if BE {
+                fill!($src_n, $src_n, $oid, |b| b)
+            } else {
+                array_header_flags(out, n, $oid, FLAG_PACKED);
+                out.extend_from_slice(src);
             }
         }};
     }
     match prim {
         Primitive::Bool => fill!(1, 1, oid::BOOL, |b| [(b[0] != 0) as u8]),
-        Primitive::Int8 => fill!(1, 2, oid::INT2, |b| (b[0] as i8 as i16).to_be_bytes()),
+        Primitive::Int8 => fill!(1, 2, oid::INT2, |b| (b[0] as i8 as i16).to_le_bytes()),
         Primitive::Byte | Primitive::Char | Primitive::UInt8 => {
-            fill!(1, 2, oid::INT2, |b| (b[0] as i16).to_be_bytes())
+            fill!(1, 2, oid::INT2, |b| (b[0] as i16).to_le_bytes())
         }
-        Primitive::Int16 => fill!(2, 2, oid::INT2, |b| i16::from_le_bytes(b).to_be_bytes()),
-        Primitive::UInt16 => fill!(2, 4, oid::INT4, |b| (u16::from_le_bytes(b) as i32)
-            .to_be_bytes()),
-        Primitive::Int32 => fill!(4, 4, oid::INT4, |b| i32::from_le_bytes(b).to_be_bytes()),
-        Primitive::UInt32 => fill!(4, 8, oid::INT8, |b| (u32::from_le_bytes(b) as i64)
-            .to_be_bytes()),
-        Primitive::Int64 => fill!(8, 8, oid::INT8, |b| i64::from_le_bytes(b).to_be_bytes()),
+        Primitive::Int16 => copy!(2, oid::INT2),
+        Primitive::UInt16 => fill!(2, 4, oid::INT4, |b| (u16::from_le_bytes(b) as i32).to_le_bytes()),
+        Primitive::Int32 => copy!(4, oid::INT4),
+        Primitive::UInt32 => fill!(4, 8, oid::INT8, |b| (u32::from_le_bytes(b) as i64).to_le_bytes()),
+        Primitive::Int64 => copy!(8, oid::INT8),
         Primitive::UInt64 => {
             let (words, _) = src.as_chunks::<8>();
             for w in words {
@@ -944,10 +954,10 @@ fn encode_prim_array<const BE: bool>(
                     return Err(v);
                 }
             }
-            fill!(8, 8, oid::INT8, |b| u64::from_le_bytes(b).to_be_bytes())
+            copy!(8, oid::INT8)
         }
-        Primitive::Float32 => fill!(4, 4, oid::FLOAT4, |b| u32::from_le_bytes(b).to_be_bytes()),
-        Primitive::Float64 => fill!(8, 8, oid::FLOAT8, |b| u64::from_le_bytes(b).to_be_bytes()),
+        Primitive::Float32 => copy!(4, oid::FLOAT4),
+        Primitive::Float64 => copy!(8, oid::FLOAT8),
     }
     Ok(())
 }
@@ -1135,13 +1145,28 @@ mod tests {
     }
 
     #[test]
-    fn time_arrays_match_the_array_codec() {
-        // 1.5 s after the epoch: PostgreSQL microseconds since 2000.
-        let mut out = Vec::new();
-        array_header(&mut out, 1, oid::TIMESTAMPTZ);
-        out.extend_from_slice(&8i32.to_be_bytes());
-        out.extend_from_slice(&(1_500_000i64 - PG_EPOCH_MICROS).to_be_bytes());
-        let v = ArrayValue::decode(&out, ArrayElem::TimestampTz).unwrap();
-        assert_eq!(v.elems, vec![Datum::Int64(1_500_000_000)]);
+    fn time_and_duration_arrays_are_packed_as_the_array_codec_packs_them() {
+        let schema = "builtin_interfaces/Time[] times\nbuiltin_interfaces/Duration[2] waits\n";
+        // Two Times (1.5 s + 7 ns after 1970, 1 ns before it), then two Durations.
+        let payload = le(&[
+            &2u32.to_le_bytes(),
+            &1i32.to_le_bytes(),
+            &500_000_007u32.to_le_bytes(),
+            &(-1i32).to_le_bytes(),
+            &999_999_999u32.to_le_bytes(),
+            &0i32.to_le_bytes(),
+            &3u32.to_le_bytes(),
+            &(-2i32).to_le_bytes(),
+            &0u32.to_le_bytes(),
+        ]);
+        let rows = decode_one(schema, &payload).unwrap();
+        let times = vec![Datum::Int64(1_500_000_007), Datum::Int64(-1)];
+        let waits = vec![Datum::Int64(3), Datum::Int64(-2_000_000_000)];
+        for (value, elem, want) in [(&rows[0][4], ArrayElem::TimestampTz, times), (&rows[0][5], ArrayElem::Int64, waits)] {
+            let Datum::Bytes(bytes) = value else { panic!("{value:?}") };
+            // Nanoseconds kept, and byte for byte the canonical form.
+            assert_eq!(ArrayValue::decode(bytes, elem).unwrap().elems, want);
+            assert_eq!(*bytes, ArrayValue::of(want).encode(elem));
+        }
     }
 }

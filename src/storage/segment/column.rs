@@ -456,6 +456,8 @@ pub fn decode_block(
             data.len()
         ));
     }
+    let mut data = data;
+    crate::exec::vector::repack_arrays(data_type, &mut data);
     Ok(Column::new(data_type, data, validity))
 }
 

@@ -25,7 +25,10 @@ pub const END_MAGIC: &[u8; 8] = b"BRWRCEND";
 /// Version 3 is version 2's layout with block groups of any size up to
 /// `BLOCK_ROWS` (cut at time windows): a version-2 reader assumed 8192-row
 /// strides when it mapped a series to groups, so it must refuse them.
-pub const VERSION: u32 = 3;
+/// Version 4 is version 3's layout whose array values may be packed
+/// (`types::array`): a version-3 reader would misread them. Arrays of
+/// older files are repacked as they are read (`exec::vector::repack_arrays`).
+pub const VERSION: u32 = 4;
 pub const HEADER_BYTES: usize = 32;
 pub const BLOCK_HEADER_BYTES: usize = 40;
 pub const TRAILER_BYTES: usize = 24;
