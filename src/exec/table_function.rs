@@ -12,9 +12,10 @@ use rust_decimal::Decimal;
 use crate::error::{sqlstate, DbError, DbResult};
 use crate::exec::expr::eval;
 use crate::exec::operators::{BatchFuture, Operator, QueryContext};
-use crate::exec::vector::{Batch, Column, BATCH_ROWS};
+use crate::exec::vector::{Batch, Column, ColumnData, BATCH_ROWS};
 use crate::sql::plan::{TableFunc, TableFuncCall};
 use crate::types::datetime::timestamp_add_interval_in_zone;
+use crate::types::array::ArrayElem;
 use crate::types::datum::Interval;
 use crate::types::{DataType, Datum, Zone};
 
@@ -31,10 +32,31 @@ pub enum Series {
     Done,
     /// Values computed up front (unnest, generate_subscripts), the next at `next`.
     Values { values: Vec<Datum>, next: usize },
+    /// unnest of a packed array: its elements as one column, read from the
+    /// element bytes without a `Datum` each; emitted in slices.
+    Column { column: Column, next: usize },
     Int { next: i128, stop: i128, step: i128, data_type: DataType },
     Numeric { next: Decimal, stop: Decimal, step: Decimal },
     /// Timestamps (ns), stepped on the wall clock of the session zone (timestamptz) or UTC.
     Timestamp { next: i64, stop: i64, step: Interval, forward: bool, zone: Zone },
+}
+
+/// A packed array's element bytes as a column of the element type (None
+/// for an element type whose packed form this does not read).
+fn packed_column(elem: ArrayElem, body: &[u8]) -> Option<Column> {
+    fn le<const N: usize, T>(body: &[u8], f: impl Fn([u8; N]) -> T) -> Vec<T> {
+        body.as_chunks::<N>().0.iter().map(|b| f(*b)).collect()
+    }
+    let data = match elem {
+        ArrayElem::Bool => ColumnData::Bool(body.iter().map(|&b| b != 0).collect()),
+        ArrayElem::Int16 => ColumnData::Int16(le(body, i16::from_le_bytes)),
+        ArrayElem::Int32 | ArrayElem::Date => ColumnData::Int32(le(body, i32::from_le_bytes)),
+        ArrayElem::Int64 | ArrayElem::Timestamp | ArrayElem::TimestampTz => ColumnData::Int64(le(body, i64::from_le_bytes)),
+        ArrayElem::Float32 => ColumnData::Float32(le(body, f32::from_le_bytes)),
+        ArrayElem::Float64 => ColumnData::Float64(le(body, f64::from_le_bytes)),
+        _ => return None,
+    };
+    Some(Column::new(elem.data_type(), data, None))
 }
 
 fn zero_step() -> DbError {
@@ -59,6 +81,12 @@ impl Series {
                 let (Some(DataType::Array(elem)), Datum::Bytes(bytes)) = (call.args.first().map(|a| a.data_type()), &args[0]) else {
                     return Ok(Series::Done);
                 };
+                if call.func == TableFunc::Unnest {
+                    let header = crate::types::array::ArrayHeader::read(bytes)?;
+                    if let Some(column) = header.packed_body(bytes, elem).and_then(|body| packed_column(elem, body)) {
+                        return Ok(Series::Column { column, next: 0 });
+                    }
+                }
                 let array = crate::types::array::ArrayValue::decode(bytes, elem)?;
                 let values = if call.func == TableFunc::Unnest {
                     array.elems
@@ -148,6 +176,11 @@ impl Series {
                 *next += 1;
                 v
             }
+            Series::Column { column, next } => {
+                let v = (*next < column.len()).then(|| column.datum(*next));
+                *next += 1;
+                v
+            }
             Series::Int { next, stop, step, data_type } => {
                 if (*step > 0 && *next > *stop) || (*step < 0 && *next < *stop) {
                     None
@@ -210,11 +243,21 @@ impl Operator for TableFunctionOp {
             let Some(series) = self.series.as_mut() else {
                 return Ok(None);
             };
-            let mut columns: Vec<Column> = self.calls.iter().map(|c| Column::with_capacity(c.result_type, BATCH_ROWS)).collect();
-            let mut rows = 0;
-            while rows < BATCH_ROWS {
+            let mut columns: Vec<Column> = match series.as_mut_slice() {
+                // One unnest of a packed array: its column, a slice at a time.
+                [Series::Column { column, next }] => {
+                    let n = column.len().saturating_sub(*next).min(BATCH_ROWS);
+                    let slice = column.slice(*next, n);
+                    *next += n;
+                    vec![slice]
+                }
+                _ => self.calls.iter().map(|c| Column::with_capacity(c.result_type, BATCH_ROWS)).collect(),
+            };
+            let mut rows = columns.first().map_or(0, |c| c.len());
+            let mut values = Vec::with_capacity(series.len());
+            while rows < BATCH_ROWS && !matches!(series.as_slice(), [Series::Column { .. }]) {
                 let mut any = false;
-                let mut values = Vec::with_capacity(series.len());
+                values.clear();
                 for s in series.iter_mut() {
                     let v = s.next_value()?;
                     any |= v.is_some();

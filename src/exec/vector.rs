@@ -275,12 +275,34 @@ impl Column {
     }
 
     /// A column of `len` copies of one value (NULL allowed).
+    /// `value` repeated `len` times (a constant operand, a NULL column):
+    /// the one value converted once, then its slot copied.
     pub fn from_datum(data_type: DataType, value: &Datum, len: usize) -> Column {
-        let mut c = Column::with_capacity(data_type, len);
-        for _ in 0..len {
-            c.push_datum(value);
+        let mut one = Column::with_capacity(data_type, 1);
+        one.push_datum(value);
+        if len == 0 {
+            return Column::with_capacity(data_type, 0);
         }
-        c
+        let data = match &one.data {
+            ColumnData::Bool(v) => ColumnData::Bool(vec![v[0]; len]),
+            ColumnData::Int16(v) => ColumnData::Int16(vec![v[0]; len]),
+            ColumnData::Int32(v) => ColumnData::Int32(vec![v[0]; len]),
+            ColumnData::Int64(v) => ColumnData::Int64(vec![v[0]; len]),
+            ColumnData::Float32(v) => ColumnData::Float32(vec![v[0]; len]),
+            ColumnData::Float64(v) => ColumnData::Float64(vec![v[0]; len]),
+            ColumnData::Numeric(v) => ColumnData::Numeric(vec![v[0]; len]),
+            ColumnData::Interval(v) => ColumnData::Interval(vec![v[0]; len]),
+            ColumnData::Bytes(b) => {
+                let v = b.get(0);
+                let mut out = BytesColumn::with_capacity(len, v.len() * len);
+                for _ in 0..len {
+                    out.push(v);
+                }
+                ColumnData::Bytes(out)
+            }
+        };
+        let validity = (!one.is_valid(0)).then(|| Bitmap::new_unset(len));
+        Column::new(data_type, data, validity)
     }
 
     pub fn from_datums(data_type: DataType, values: &[Datum]) -> Column {
@@ -748,6 +770,33 @@ mod tests {
     use super::*;
 
     /// `slice` copies ranges directly; it must agree with `take` of the same rows.
+    /// A constant column equals the value pushed row by row, NULL and a
+    /// datum of the wrong kind (which becomes NULL) included.
+    #[test]
+    fn a_constant_column_equals_its_value_pushed_row_by_row() {
+        let cases = [
+            (DataType::Int32, Datum::Int32(7)),
+            (DataType::Float64, Datum::Float64(-0.5)),
+            (DataType::Text, Datum::text("abc")),
+            (DataType::Text, Datum::text("")),
+            (DataType::Bool, Datum::Null),
+            (DataType::Float32, Datum::Null),
+            (DataType::Int64, Datum::text("wrong kind")),
+            (DataType::Interval, Datum::Interval(Interval { months: 1, days: 2, micros: 3 })),
+        ];
+        for (t, v) in cases {
+            for len in [0, 1, 5] {
+                let constant = Column::from_datum(t, &v, len);
+                let pushed = Column::from_datums(t, &vec![v.clone(); len]);
+                assert_eq!(constant.len(), len);
+                for i in 0..len {
+                    assert_eq!(constant.datum(i), pushed.datum(i), "{t:?} {v:?} row {i}");
+                    assert_eq!(constant.is_valid(i), pushed.is_valid(i));
+                }
+            }
+        }
+    }
+
     #[test]
     fn slice_agrees_with_take_of_the_range() {
         let types = [DataType::Int64, DataType::Text, DataType::Float64, DataType::Bool];

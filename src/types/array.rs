@@ -219,6 +219,66 @@ fn packed_datum(elem: ArrayElem, b: &[u8]) -> Datum {
     }
 }
 
+/// An array's dimensions, read from its header alone (either form): what
+/// `array_length`, `cardinality` and subscripts need, without decoding the
+/// elements.
+#[derive(Debug, Clone, Copy)]
+pub struct ArrayHeader {
+    ndim: usize,
+    dims: [usize; MAX_DIMS],
+    packed: bool,
+    /// Offset of the first element.
+    body: usize,
+}
+
+impl ArrayHeader {
+    pub fn read(bytes: &[u8]) -> DbResult<ArrayHeader> {
+        let word = |at: usize, what: &str| -> DbResult<i32> {
+            let b = bytes.get(at..at + 4).ok_or_else(|| malformed(what))?;
+            Ok(i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+        };
+        let ndim = word(0, "dimensions")?;
+        if !(0..=MAX_DIMS as i32).contains(&ndim) {
+            return Err(malformed("number of dimensions"));
+        }
+        let mut dims = [0usize; MAX_DIMS];
+        for (k, d) in dims.iter_mut().enumerate().take(ndim as usize) {
+            let len = word(12 + 8 * k, "dimension length")?;
+            *d = usize::try_from(len).map_err(|_| malformed("negative dimension"))?;
+        }
+        Ok(ArrayHeader { ndim: ndim as usize, dims, packed: word(FLAGS_AT, "flags")? == FLAG_PACKED, body: 12 + 8 * ndim as usize })
+    }
+
+    pub fn dims(&self) -> &[usize] {
+        &self.dims[..self.ndim]
+    }
+
+    /// Elements in all (PostgreSQL's `cardinality`).
+    pub fn count(&self) -> usize {
+        if self.ndim == 0 {
+            0
+        } else {
+            self.dims().iter().product()
+        }
+    }
+
+    /// The element bytes of a packed array (count × width, each
+    /// little-endian); None when the array is not packed or its bytes do
+    /// not hold exactly its elements.
+    pub fn packed_body<'a>(&self, bytes: &'a [u8], elem: ArrayElem) -> Option<&'a [u8]> {
+        let width = elem.packed_width().filter(|_| self.packed)?;
+        bytes.get(self.body..).filter(|b| Some(b.len()) == self.count().checked_mul(width))
+    }
+
+    /// Element `pos` (row-major) of a packed array, read in place; None when
+    /// the array is not packed (or `pos` lies outside its bytes).
+    pub fn packed_element(&self, bytes: &[u8], elem: ArrayElem, pos: usize) -> Option<Datum> {
+        let width = elem.packed_width().filter(|_| self.packed)?;
+        let at = self.body.checked_add(pos.checked_mul(width)?)?;
+        bytes.get(at..at.checked_add(width)?).map(|b| packed_datum(elem, b))
+    }
+}
+
 /// Whether held array bytes are in the packed form.
 pub fn is_packed(bytes: &[u8]) -> bool {
     bytes.get(FLAGS_AT..FLAGS_AT + 4) == Some(&FLAG_PACKED.to_be_bytes()[..])

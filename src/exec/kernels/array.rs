@@ -2,13 +2,15 @@
 //! dimensions), subscripts, and array_length / cardinality / array_ndims /
 //! array_lower / array_upper / array_to_string, and concatenation (`||`,
 //! array_cat, array_append, array_prepend), string_to_array. Values are decoded per row
-//! from their binary array form (`types/array.rs`).
+//! from their held form (`types/array.rs`), except where the header is
+//! enough: the dimension functions read it alone, and a subscript of a
+//! packed array reads its one element in place.
 //! Must not: resolve types (the binder builds these signatures).
 
 use crate::error::{sqlstate, DbError, DbResult};
-use crate::exec::vector::Column;
+use crate::exec::vector::{Column, ColumnData};
 use crate::exec::{EvalContext, Operand};
-use crate::types::array::{ArrayElem, ArrayValue, MAX_DIMS};
+use crate::types::array::{ArrayElem, ArrayHeader, ArrayValue, MAX_DIMS};
 use crate::types::{DataType, Datum};
 
 use super::ScalarFunction as F;
@@ -24,6 +26,14 @@ fn array_at(col: &Column, t: DataType, i: usize) -> DbResult<Option<ArrayValue>>
     match col.datum(i) {
         Datum::Bytes(b) => Ok(Some(ArrayValue::decode(&b, elem_of(t)?)?)),
         _ => Ok(None),
+    }
+}
+
+/// Row `i`'s held array bytes, without copying them (None for NULL).
+fn held_bytes(col: &Column, i: usize) -> Option<&[u8]> {
+    match &col.data {
+        ColumnData::Bytes(b) if col.is_valid(i) => Some(b.get(i)),
+        _ => None,
     }
 }
 
@@ -73,8 +83,15 @@ pub(crate) fn construct(result: DataType, arg_types: &[DataType], args: &[Operan
 /// `a[i]`, `a[i][j]`, …: the element, NULL when out of bounds or not every dimension is indexed.
 pub(crate) fn subscript(result: DataType, arg_types: &[DataType], args: &[Operand], len: usize) -> DbResult<Column> {
     let cols: Vec<_> = args.iter().map(|a| a.to_column(len)).collect();
+    let elem = elem_of(arg_types[0])?;
     let mut out = Vec::with_capacity(len);
     for i in 0..len {
+        if let Some(bytes) = held_bytes(&cols[0], i) {
+            if let Some(d) = packed_subscript(bytes, elem, &cols[1..], i)? {
+                out.push(d);
+                continue;
+            }
+        }
         let Some(v) = array_at(&cols[0], arg_types[0], i)? else {
             out.push(Datum::Null);
             continue;
@@ -105,6 +122,26 @@ pub(crate) fn subscript(result: DataType, arg_types: &[DataType], args: &[Operan
     Ok(Column::from_datums(result, &out))
 }
 
+/// `a[i]…` read from the header and, for a packed array, its one element
+/// in place: NULL when an index is NULL or out of bounds or not every
+/// dimension is indexed; None for an element of an array that is not packed
+/// (the caller decodes it).
+fn packed_subscript(bytes: &[u8], elem: ArrayElem, index_cols: &[std::borrow::Cow<'_, Column>], i: usize) -> DbResult<Option<Datum>> {
+    let header = ArrayHeader::read(bytes)?;
+    let dims = header.dims();
+    if index_cols.len() != dims.len() {
+        return Ok(Some(Datum::Null));
+    }
+    let mut pos = 0usize;
+    for (c, &d) in index_cols.iter().zip(dims) {
+        match c.datum(i).as_i64() {
+            Some(x) if x >= 1 && x as usize <= d => pos = pos * d + (x as usize - 1),
+            _ => return Ok(Some(Datum::Null)),
+        }
+    }
+    Ok(header.packed_element(bytes, elem, pos))
+}
+
 /// The array functions over one array argument (and a dimension or separators).
 pub(crate) fn array_function(
     func: F,
@@ -117,20 +154,33 @@ pub(crate) fn array_function(
     let result = if func == F::ArrayToString { DataType::Text } else { DataType::Int32 };
     let mut out = Vec::with_capacity(len);
     for i in 0..len {
+        if func != F::ArrayToString {
+            // The dimension functions need the header only.
+            let Some(bytes) = held_bytes(&cols[0], i) else {
+                out.push(Datum::Null);
+                continue;
+            };
+            let header = ArrayHeader::read(bytes)?;
+            let dims = header.dims();
+            let dim = cols.get(1).and_then(|c| c.datum(i).as_i64());
+            let in_dim = dim.filter(|&d| d >= 1 && (d as usize) <= dims.len()).map(|d| dims[d as usize - 1]);
+            out.push(match func {
+                F::Cardinality => Datum::Int32(header.count() as i32),
+                F::ArrayNdims => match dims.len() {
+                    0 => Datum::Null,
+                    n => Datum::Int32(n as i32),
+                },
+                F::ArrayLength | F::ArrayUpper => in_dim.map_or(Datum::Null, |n| Datum::Int32(n as i32)),
+                F::ArrayLower => in_dim.map_or(Datum::Null, |_| Datum::Int32(1)),
+                _ => return Err(DbError::internal(format!("{func:?} is not an array function"))),
+            });
+            continue;
+        }
         let Some(v) = array_at(&cols[0], arg_types[0], i)? else {
             out.push(Datum::Null);
             continue;
         };
-        let dim = || cols.get(1).and_then(|c| c.datum(i).as_i64());
-        let in_dim = |d: Option<i64>| d.filter(|&d| d >= 1 && (d as usize) <= v.dims.len()).map(|d| v.dims[d as usize - 1]);
         let d = match func {
-            F::Cardinality => Datum::Int32(v.elems.len() as i32),
-            F::ArrayNdims => match v.dims.len() {
-                0 => Datum::Null,
-                n => Datum::Int32(n as i32),
-            },
-            F::ArrayLength | F::ArrayUpper => in_dim(dim()).map_or(Datum::Null, |n| Datum::Int32(n as i32)),
-            F::ArrayLower => in_dim(dim()).map_or(Datum::Null, |_| Datum::Int32(1)),
             F::ArrayToString => {
                 let sep = match cols[1].datum(i) {
                     Datum::Bytes(b) => b,
@@ -273,4 +323,78 @@ pub(crate) fn string_to_array(args: &[Operand], len: usize) -> DbResult<Column> 
         out.push(Datum::Bytes(ArrayValue::of(elems).encode(ArrayElem::Text)));
     }
     Ok(Column::from_datums(DataType::Array(ArrayElem::Text), &out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Arrays held packed and the same arrays held in PostgreSQL's form
+    /// (as older segments hold them), NULL, empty and two-dimensional.
+    fn arrays() -> (DataType, Column) {
+        let elem = ArrayElem::Float32;
+        let line = ArrayValue::of((1..=5).map(|x| Datum::Float32(x as f32 / 2.0)).collect());
+        let grid = ArrayValue { dims: vec![2, 3], elems: (1..=6).map(|x| Datum::Float32(x as f32)).collect() };
+        let values = vec![
+            Datum::Bytes(line.encode(elem)),
+            Datum::Bytes(line.encode_pg(elem)),
+            Datum::Null,
+            Datum::Bytes(ArrayValue::default().encode(elem)),
+            Datum::Bytes(grid.encode(elem)),
+            Datum::Bytes(grid.encode_pg(elem)),
+        ];
+        let t = DataType::Array(elem);
+        (t, Column::from_datums(t, &values))
+    }
+
+    /// The header-only dimension functions against the decoded arrays.
+    #[test]
+    fn dimension_functions_read_the_header_as_decoding_would() {
+        let (t, col) = arrays();
+        let ctx = EvalContext::default();
+        for dim in [0i32, 1, 2, 3] {
+            let d = Datum::Int32(dim);
+            for func in [F::ArrayLength, F::ArrayUpper, F::ArrayLower, F::Cardinality, F::ArrayNdims] {
+                let got = array_function(func, &[t, DataType::Int32], &[Operand::Column(&col), Operand::Scalar(&d, DataType::Int32)], col.len(), &ctx).unwrap();
+                for i in 0..col.len() {
+                    let want = match array_at(&col, t, i).unwrap() {
+                        None => Datum::Null,
+                        Some(v) => {
+                            let n = usize::try_from(dim).ok().filter(|&k| k >= 1 && k <= v.dims.len()).map(|k| v.dims[k - 1]);
+                            match func {
+                                F::Cardinality => Datum::Int32(v.elems.len() as i32),
+                                F::ArrayNdims if v.dims.is_empty() => Datum::Null,
+                                F::ArrayNdims => Datum::Int32(v.dims.len() as i32),
+                                F::ArrayLower => n.map_or(Datum::Null, |_| Datum::Int32(1)),
+                                _ => n.map_or(Datum::Null, |n| Datum::Int32(n as i32)),
+                            }
+                        }
+                    };
+                    assert_eq!(got.datum(i), want, "{func:?} dim {dim} row {i}");
+                }
+            }
+        }
+    }
+
+    /// Subscripts of packed arrays (read in place) equal those of the same
+    /// arrays in PostgreSQL's form (decoded), in and out of bounds.
+    #[test]
+    fn packed_subscripts_equal_decoded_ones() {
+        let (t, col) = arrays();
+        for (a, b) in [(0, 1), (4, 5)] {
+            for idx in [vec![1i64], vec![3], vec![6], vec![0], vec![2, 3], vec![3, 1], vec![1, 4]] {
+                let idx: Vec<Datum> = idx.into_iter().map(Datum::Int64).collect();
+                let mut ops = vec![Operand::Column(&col)];
+                ops.extend(idx.iter().map(|d| Operand::Scalar(d, DataType::Int64)));
+                let mut types = vec![t];
+                types.extend(idx.iter().map(|_| DataType::Int64));
+                let got = subscript(DataType::Float32, &types, &ops, col.len()).unwrap();
+                assert_eq!(got.datum(a), got.datum(b), "{idx:?}");
+            }
+        }
+        let d = Datum::Int64(3);
+        let got = subscript(DataType::Float32, &[t, DataType::Int64], &[Operand::Column(&col), Operand::Scalar(&d, DataType::Int64)], col.len()).unwrap();
+        assert_eq!(got.datum(0), Datum::Float32(1.5));
+        assert_eq!(got.datum(2), Datum::Null);
+    }
 }
