@@ -258,7 +258,9 @@ impl ArrayHeader {
         if self.ndim == 0 {
             0
         } else {
-            self.dims().iter().product()
+            // Saturating: a header claiming more elements than memory holds
+            // then fails every bounds check instead of wrapping.
+            self.dims().iter().fold(1usize, |n, &d| n.saturating_mul(d))
         }
     }
 
@@ -705,6 +707,20 @@ mod tests {
         // Multi-dimensional arrays pack row-major.
         let grid = ArrayValue { dims: vec![2, 2], elems: (1..=4).map(Datum::Int16).collect() };
         assert_eq!(ArrayValue::decode(&grid.encode(ArrayElem::Int16), ArrayElem::Int16).unwrap(), grid);
+    }
+
+    /// A header claiming more elements than its bytes hold (or than memory
+    /// could) fails the bounds checks instead of overflowing.
+    #[test]
+    fn a_header_claiming_huge_dimensions_is_refused_not_overflowed() {
+        let mut bytes = Vec::new();
+        write_header(&mut bytes, &[i32::MAX as usize, i32::MAX as usize, i32::MAX as usize], FLAG_PACKED, ArrayElem::Float64);
+        bytes.extend_from_slice(&1.0f64.to_le_bytes());
+        let header = ArrayHeader::read(&bytes).unwrap();
+        assert_eq!(header.count(), usize::MAX);
+        assert_eq!(header.packed_body(&bytes, ArrayElem::Float64), None);
+        assert_eq!(header.packed_element(&bytes, ArrayElem::Float64, usize::MAX / 4), None);
+        assert!(ArrayValue::decode(&bytes, ArrayElem::Float64).is_err());
     }
 
     /// Values held before the packed form existed are rewritten packed;

@@ -135,7 +135,10 @@ fn packed_subscript(bytes: &[u8], elem: ArrayElem, index_cols: &[std::borrow::Co
     let mut pos = 0usize;
     for (c, &d) in index_cols.iter().zip(dims) {
         match c.datum(i).as_i64() {
-            Some(x) if x >= 1 && x as usize <= d => pos = pos * d + (x as usize - 1),
+            Some(x) if x >= 1 && x as usize <= d => match pos.checked_mul(d).and_then(|p| p.checked_add(x as usize - 1)) {
+                Some(p) => pos = p,
+                None => return Ok(None),
+            },
             _ => return Ok(Some(Datum::Null)),
         }
     }
