@@ -243,19 +243,19 @@ impl Operator for TableFunctionOp {
             let Some(series) = self.series.as_mut() else {
                 return Ok(None);
             };
-            let mut columns: Vec<Column> = match series.as_mut_slice() {
+            // (columns, rows so far, whether the batch is already whole)
+            let (mut columns, mut rows, whole) = match series.as_mut_slice() {
                 // One unnest of a packed array: its column, a slice at a time.
                 [Series::Column { column, next }] => {
                     let n = column.len().saturating_sub(*next).min(BATCH_ROWS);
                     let slice = column.slice(*next, n);
                     *next += n;
-                    vec![slice]
+                    (vec![slice], n, true)
                 }
-                _ => self.calls.iter().map(|c| Column::with_capacity(c.result_type, BATCH_ROWS)).collect(),
+                _ => (self.calls.iter().map(|c| Column::with_capacity(c.result_type, BATCH_ROWS)).collect::<Vec<_>>(), 0, false),
             };
-            let mut rows = columns.first().map_or(0, |c| c.len());
             let mut values = Vec::with_capacity(series.len());
-            while rows < BATCH_ROWS && !matches!(series.as_slice(), [Series::Column { .. }]) {
+            while !whole && rows < BATCH_ROWS {
                 let mut any = false;
                 values.clear();
                 for s in series.iter_mut() {

@@ -278,11 +278,11 @@ impl Column {
     /// `value` repeated `len` times (a constant operand, a NULL column):
     /// the one value converted once, then its slot copied.
     pub fn from_datum(data_type: DataType, value: &Datum, len: usize) -> Column {
-        let mut one = Column::with_capacity(data_type, 1);
-        one.push_datum(value);
         if len == 0 {
             return Column::with_capacity(data_type, 0);
         }
+        let mut one = Column::with_capacity(data_type, 1);
+        one.push_datum(value);
         let data = match &one.data {
             ColumnData::Bool(v) => ColumnData::Bool(vec![v[0]; len]),
             ColumnData::Int16(v) => ColumnData::Int16(vec![v[0]; len]),

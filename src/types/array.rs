@@ -204,9 +204,9 @@ fn push_packed(elem: ArrayElem, value: &Datum, out: &mut Vec<u8>) -> bool {
 
 /// One packed element (`b` is exactly the element's width).
 fn packed_datum(elem: ArrayElem, b: &[u8]) -> Datum {
-    let word = |n: usize| -> [u8; 8] {
+    let word = || -> [u8; 8] {
         let mut w = [0u8; 8];
-        w[..n].copy_from_slice(&b[..n]);
+        w.copy_from_slice(&b[..8]);
         w
     };
     match elem {
@@ -214,8 +214,8 @@ fn packed_datum(elem: ArrayElem, b: &[u8]) -> Datum {
         ArrayElem::Int16 => Datum::Int16(i16::from_le_bytes([b[0], b[1]])),
         ArrayElem::Int32 | ArrayElem::Date => Datum::Int32(i32::from_le_bytes([b[0], b[1], b[2], b[3]])),
         ArrayElem::Float32 => Datum::Float32(f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-        ArrayElem::Float64 => Datum::Float64(f64::from_le_bytes(word(8))),
-        _ => Datum::Int64(i64::from_le_bytes(word(8))),
+        ArrayElem::Float64 => Datum::Float64(f64::from_le_bytes(word())),
+        _ => Datum::Int64(i64::from_le_bytes(word())),
     }
 }
 
@@ -304,7 +304,8 @@ pub fn repack_values(offsets: &[u32], data: &[u8], elem: ArrayElem) -> Option<(V
     elem.packed_width()?;
     let value = |i: usize| &data[offsets[i] as usize..offsets[i + 1] as usize];
     let n = offsets.len().saturating_sub(1);
-    let needs = |b: &[u8]| !is_packed(b) && b.len() > 12 && b.get(FLAGS_AT..FLAGS_AT + 4) == Some(&[0u8; 4][..]);
+    // Flags 0 (no NULLs) with at least one dimension: PostgreSQL's form of a packable array.
+    let needs = |b: &[u8]| b.len() > 12 && b.get(FLAGS_AT..FLAGS_AT + 4) == Some(&[0u8; 4][..]);
     if !(0..n).any(|i| needs(value(i))) {
         return None;
     }

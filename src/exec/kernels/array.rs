@@ -22,19 +22,16 @@ fn elem_of(t: DataType) -> DbResult<ArrayElem> {
     }
 }
 
-fn array_at(col: &Column, t: DataType, i: usize) -> DbResult<Option<ArrayValue>> {
-    match col.datum(i) {
-        Datum::Bytes(b) => Ok(Some(ArrayValue::decode(&b, elem_of(t)?)?)),
-        _ => Ok(None),
-    }
-}
-
 /// Row `i`'s held array bytes, without copying them (None for NULL).
 fn held_bytes(col: &Column, i: usize) -> Option<&[u8]> {
     match &col.data {
         ColumnData::Bytes(b) if col.is_valid(i) => Some(b.get(i)),
         _ => None,
     }
+}
+
+fn array_at(col: &Column, t: DataType, i: usize) -> DbResult<Option<ArrayValue>> {
+    held_bytes(col, i).map(|b| ArrayValue::decode(b, elem_of(t)?)).transpose()
 }
 
 /// ARRAY[a, b, …]: elements of the result's element type, or arrays (one more dimension).
