@@ -11,6 +11,10 @@ durable and queryable), next to:
            DataFrame per topic (pip, in a venv under target/), on the first
            --python-files files (it runs at about 1 MB/s).
 
+and, to show where the 1-shard time goes, Brewric's own reader on 1 thread with
+no server: walking the records only (the crate's work, without copying each
+message), then walking and decoding into column batches that are dropped.
+
 Brewric runs twice: 1 shard, the files COPYed one after another on one
 connection; and N shards (N = cores), N connections each COPYing its share.
 Each run starts a fresh server; the median of --runs is reported.
@@ -125,11 +129,14 @@ def brewric_run(binary, shards, connections, files, messages):
         server.stop()
 
 
-def crate_run(threads, files, runs):
+def crate_run(threads, files, runs, mode=None):
+    """The crate's MessageStream, or with mode "--brewric-walk"/"--brewric-decode"
+    Brewric's reader alone / reader and decoder alone (no storage)."""
     exe = os.path.join(ROOT, "target", "release", "examples", "mcap_read_baseline")
     if not os.path.exists(exe):
         subprocess.check_call(["cargo", "build", "--release", "--example", "mcap_read_baseline"], cwd=ROOT)
-    out = subprocess.check_output([exe, "--threads", str(threads), "--runs", str(runs)] + files, text=True)
+    flags = [mode] if mode else []
+    out = subprocess.check_output([exe, "--threads", str(threads), "--runs", str(runs)] + flags + files, text=True)
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -203,6 +210,11 @@ def main():
     for threads in (1, n):
         r = crate_run(threads, files, args.runs)
         results[f"mcap crate {threads} thread{'s' if threads > 1 else ''}"] = r["seconds"]
+    # Where the 1-shard time goes: the walk is the same work as the crate's
+    # (decompress, CRC, records); decode adds typed columns; the load adds
+    # storage (memtable, the commit, first touches of the rows' memory).
+    parts = {"brewric walk only, 1 thread": "--brewric-walk", "brewric walk + decode, 1 thread": "--brewric-decode"}
+    part_secs = {label: crate_run(1, files, args.runs, mode)["seconds"] for label, mode in parts.items()}
     py_files = files[:max(1, args.python_files)]
     py_bytes = sum(os.path.getsize(f) for f in py_files)
     py = python_run(py_files)
@@ -216,6 +228,11 @@ def main():
     rates["python"] = py_bytes / py["seconds"] / 1e6
     print(f"{'python mcap-ros2 + pandas':<28} {rates['python']:>9.2f} {py['messages'] / py['seconds']:>12,.0f}"
           f"   ({len(py_files)} file{'s' if len(py_files) > 1 else ''}, {py_bytes / 1e6:.1f} MB)")
+    print()
+    print("where 1 shard's time goes (no server; the walk is the crate's work without copying messages):")
+    for label, secs in part_secs.items():
+        print(f"  {label:<34} {secs:6.2f} s  {total_bytes / secs / 1e6:7.1f} MB/s")
+    print(f"  {'brewric 1 shard, until queryable':<34} {results['brewric 1 shard']:6.2f} s")
     print()
     one = rates["brewric 1 shard"] / rates["mcap crate 1 thread"]
     all_ = rates[f"brewric {n} shards"] / rates[f"mcap crate {n} threads"]

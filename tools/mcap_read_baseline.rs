@@ -7,10 +7,13 @@
 //! With `--brewric-decode`, the same files go through Brewric's own reader
 //! and decoder instead (chunks walked without copying messages, every message
 //! decoded into column batches that are then dropped): the ingest's cost
-//! before storage, to tell decoding from writing.
+//! before storage, to tell decoding from writing. With `--brewric-walk`,
+//! Brewric's reader only walks the records (chunks decompressed and
+//! CRC-checked, messages decoded not at all): the part of the ingest that
+//! is the same work as the crate's.
 //!
 //! ```text
-//! cargo run --release --example mcap_read_baseline -- [--threads N] [--runs 3] [--brewric-decode] FILE...
+//! cargo run --release --example mcap_read_baseline -- [--threads N] [--runs 3] [--brewric-decode | --brewric-walk] FILE...
 //! ```
 //! Prints one JSON line: threads, bytes (file bytes), messages, seconds
 //! (median of the runs), mb_per_s, messages_per_s.
@@ -22,13 +25,14 @@ fn main() {
     let mut threads = 1usize;
     let mut runs = 3usize;
     let mut paths = Vec::new();
-    let mut brewric_decode = false;
+    let mut mode = Mode::Crate;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--threads" => threads = args.next().and_then(|v| v.parse().ok()).expect("--threads N"),
             "--runs" => runs = args.next().and_then(|v| v.parse().ok()).expect("--runs N"),
-            "--brewric-decode" => brewric_decode = true,
+            "--brewric-decode" => mode = Mode::BrewricDecode,
+            "--brewric-walk" => mode = Mode::BrewricWalk,
             _ => paths.push(a),
         }
     }
@@ -46,14 +50,14 @@ fn main() {
                 s.spawn(|| loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(file) = files.get(i) else { break };
-                    let n = if brewric_decode {
-                        decode_with_brewric(file)
-                    } else {
-                        mcap::MessageStream::new(file)
+                    let n = match mode {
+                        Mode::BrewricDecode => read_with_brewric(file, true),
+                        Mode::BrewricWalk => read_with_brewric(file, false),
+                        Mode::Crate => mcap::MessageStream::new(file)
                             .expect("mcap stream")
                             .map(|m| m.expect("message").data.len())
                             .filter(|&len| len > 0)
-                            .count()
+                            .count(),
                     };
                     count.fetch_add(n, Ordering::Relaxed);
                 });
@@ -71,9 +75,16 @@ fn main() {
     );
 }
 
-/// Every message of `file` decoded by Brewric's chunk reader and decoder;
-/// returns the number of messages.
-fn decode_with_brewric(file: &[u8]) -> usize {
+#[derive(Clone, Copy)]
+enum Mode {
+    Crate,
+    BrewricDecode,
+    BrewricWalk,
+}
+
+/// Every message of `file` read by Brewric's chunk reader and, when
+/// `decode`, decoded; returns the number of messages.
+fn read_with_brewric(file: &[u8], decode: bool) -> usize {
     use brewric::ingest::mcap::{Channels, ChunkBuffer, DecodeOptions, Decoder, IndexedFile, ReaderOptions};
     let reader = ReaderOptions::default();
     let indexed = IndexedFile::open(file, &reader).expect("open").expect("a summary");
@@ -85,7 +96,12 @@ fn decode_with_brewric(file: &[u8]) -> usize {
     let mut messages = 0;
     for chunk in &indexed.chunks {
         for record in indexed.chunk_records(chunk, &mut buffer).expect("chunk") {
-            decoder.record(&record.expect("record")).expect("decode");
+            let record = record.expect("record");
+            if !decode {
+                messages += usize::from(matches!(record.record, brewric::ingest::mcap::Record::Message(_)));
+                continue;
+            }
+            decoder.record(&record).expect("decode");
         }
         for batch in decoder.take_batches_over(8192, 8 << 20) {
             messages += batch.messages;

@@ -1188,7 +1188,10 @@ pub(crate) fn compare_key(col: &Column, key: &SortKey, a: usize, b: usize) -> st
         D::Float32(v) => crate::types::datum::pg_float_cmp(v[a] as f64, v[b] as f64),
         D::Float64(v) => crate::types::datum::pg_float_cmp(v[a], v[b]),
         D::Numeric(v) => v[a].cmp(&v[b]),
-        D::Bytes(v) => v.get(a).cmp(v.get(b)),
+        D::Bytes(v) => match col.data_type {
+            DataType::Array(e) => crate::types::array::compare_held(v.get(a), v.get(b), e),
+            _ => v.get(a).cmp(v.get(b)),
+        },
         D::Interval(v) => v[a].cmp(&v[b]),
     };
     if key.descending {

@@ -8,8 +8,9 @@
 //!   is *packed*: flags word [`FLAG_PACKED`] and the elements follow as
 //!   their values little-endian, with no length words (see
 //!   [`ArrayElem::packed_width`]). The packed form is canonical — every
-//!   encoder here writes it whenever it applies — because arrays compare and
-//!   hash by their bytes. Why: a laser scan's `real[]` took 8 bytes per
+//!   encoder here writes it whenever it applies — because arrays hash and
+//!   group by their bytes, and equal bytes answer `=` without decoding
+//!   ([`equal_held`]; `<` is element by element, [`compare_held`]). Why: a laser scan's `real[]` took 8 bytes per
 //!   element in PostgreSQL's form and takes 4 packed; CDR's little-endian
 //!   sequences are copied as they are.
 //! - Sent and received as binary on the wire: PostgreSQL's form exactly
@@ -279,6 +280,56 @@ impl ArrayHeader {
         let at = self.body.checked_add(pos.checked_mul(width)?)?;
         bytes.get(at..at.checked_add(width)?).map(|b| packed_datum(elem, b))
     }
+}
+
+/// Two held arrays of `elem` in PostgreSQL's order (its `array_cmp`):
+/// element by element in row-major order, each by its type's order (NULL
+/// above every value, NaN above every other float, -0 equal to 0); when one
+/// array runs out first, the one with fewer elements is less, then the one
+/// with fewer dimensions, then the smaller dimension lengths. Bytes that do
+/// not decode (never written by Brewric) compare as bytes.
+pub fn compare_held(a: &[u8], b: &[u8], elem: ArrayElem) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    if a == b {
+        return Ordering::Equal;
+    }
+    let (Ok(ha), Ok(hb)) = (ArrayHeader::read(a), ArrayHeader::read(b)) else {
+        return a.cmp(b);
+    };
+    let elements = match (ha.packed_body(a, elem), hb.packed_body(b, elem), elem.packed_width()) {
+        // Both packed: element by element in place, no decoding.
+        (Some(x), Some(y), Some(width)) => x
+            .chunks_exact(width)
+            .zip(y.chunks_exact(width))
+            .map(|(p, q)| packed_datum(elem, p).total_cmp(&packed_datum(elem, q)))
+            .find(|o| o.is_ne())
+            .unwrap_or(Ordering::Equal),
+        _ => match (ArrayValue::decode(a, elem), ArrayValue::decode(b, elem)) {
+            (Ok(x), Ok(y)) => x
+                .elems
+                .iter()
+                .zip(&y.elems)
+                .map(|(p, q)| p.total_cmp(q))
+                .find(|o| o.is_ne())
+                .unwrap_or(Ordering::Equal),
+            _ => return a.cmp(b),
+        },
+    };
+    elements
+        .then(ha.count().cmp(&hb.count()))
+        .then(ha.ndim.cmp(&hb.ndim))
+        .then_with(|| ha.dims().cmp(hb.dims()))
+}
+
+/// Whether two held arrays of `elem` are equal as PostgreSQL's `=` says.
+/// The held form is canonical, so equal bytes are equal arrays, and for
+/// most element types different bytes are different arrays; floats (-0
+/// and 0), numerics (1.0 and 1.00) and intervals ('1 day' and '24 hours')
+/// can be equal in different bytes.
+pub fn equal_held(a: &[u8], b: &[u8], elem: ArrayElem) -> bool {
+    a == b
+        || (matches!(elem, ArrayElem::Float32 | ArrayElem::Float64 | ArrayElem::Numeric | ArrayElem::Interval)
+            && compare_held(a, b, elem).is_eq())
 }
 
 /// Whether held array bytes are in the packed form.
@@ -745,6 +796,47 @@ mod tests {
         // Already canonical: nothing to do.
         assert_eq!(repack_values(&new_offsets, &new_data, elem), None);
         assert_eq!(repack_values(&offsets, &data, ArrayElem::Text), None);
+    }
+
+    /// The order of held arrays is PostgreSQL's, whichever form holds them:
+    /// packed arrays compared in place agree with the same arrays in
+    /// PostgreSQL's form compared decoded, and with the list of arrays as
+    /// PostgreSQL sorts them.
+    #[test]
+    fn arrays_order_element_by_element_in_either_form() {
+        let ints = |v: &[i64]| ArrayValue::of(v.iter().map(|&x| Datum::Int64(x)).collect());
+        let square = ArrayValue { dims: vec![2, 2], elems: [1, 2, 3, 4].map(Datum::Int64).to_vec() };
+        // Ascending, as PostgreSQL 15 orders these bigint[] values.
+        let sorted = [
+            ints(&[]),
+            ints(&[-256, 5]),
+            ints(&[-1]),
+            ints(&[1]),
+            ints(&[1, 2]),
+            ints(&[1, 2, 3, 4]),
+            square,
+            ArrayValue::of(vec![Datum::Int64(1), Datum::Null]),
+            ints(&[2]),
+            ints(&[256]),
+        ];
+        let elem = ArrayElem::Int64;
+        for (i, a) in sorted.iter().enumerate() {
+            for (j, b) in sorted.iter().enumerate() {
+                let (packed, pg) = ((a.encode(elem), b.encode(elem)), (a.encode_pg(elem), b.encode_pg(elem)));
+                for (x, y) in [&packed, &pg, &(packed.0.clone(), pg.1.clone())] {
+                    assert_eq!(compare_held(x, y, elem), i.cmp(&j), "{a:?} vs {b:?}");
+                }
+                // Held values are canonical (repacked on read), so `=` meets one form only.
+                for (x, y) in [&packed, &pg] {
+                    assert_eq!(equal_held(x, y, elem), i == j, "{a:?} = {b:?}");
+                }
+            }
+        }
+        // Equal values in different bytes.
+        let zero = |z: f64| ArrayValue::of(vec![Datum::Float64(z)]).encode(ArrayElem::Float64);
+        assert_ne!(zero(-0.0), zero(0.0));
+        assert!(equal_held(&zero(-0.0), &zero(0.0), ArrayElem::Float64));
+        assert!(compare_held(&zero(f64::NAN), &zero(f64::INFINITY), ArrayElem::Float64).is_gt());
     }
 
     #[test]

@@ -103,7 +103,7 @@ impl Datum {
             (Datum::Int16(a), Datum::Int16(b)) => a.cmp(b),
             (Datum::Int32(a), Datum::Int32(b)) => a.cmp(b),
             (Datum::Int64(a), Datum::Int64(b)) => a.cmp(b),
-            (Datum::Float32(a), Datum::Float32(b)) => a.total_cmp(b),
+            (Datum::Float32(a), Datum::Float32(b)) => pg_float_cmp(*a as f64, *b as f64),
             (Datum::Float64(a), Datum::Float64(b)) => pg_float_cmp(*a, *b),
             (Datum::Numeric(a), Datum::Numeric(b)) => a.cmp(b),
             (Datum::Bytes(a), Datum::Bytes(b)) => a.cmp(b),

@@ -2,13 +2,15 @@
 //! one type (the resolver widens cross-type operators first): integers,
 //! date/timestamps, PostgreSQL float order (NaN equals NaN and sorts above
 //! everything, -0 = +0), numeric by value (NaN above Infinity, equal to itself), intervals by 30-day-month totals,
-//! bytes in C-collation byte order, bpchar ignoring trailing blanks.
+//! bytes in C-collation byte order, bpchar ignoring trailing blanks, arrays
+//! element by element as PostgreSQL orders them.
 //! Must not: cast or resolve types, or compare NULL slots meaningfully (the
 //! result's validity comes from the inputs').
 
 use crate::error::{DbError, DbResult};
 use crate::exec::vector::Column;
 use crate::exec::Operand;
+use crate::types::array::{compare_held, equal_held, ArrayElem};
 use crate::types::{DataType, Interval, Numeric};
 
 use super::common::{bytes, map2, prim, prim_column, Arg, BArg, Nulls, Prim};
@@ -110,6 +112,18 @@ fn cmp_bytes_with(
     }
 }
 
+/// Arrays in PostgreSQL's order, element by element (`types::array::compare_held`).
+fn cmp_arrays(op: BinaryOp, a: BArg, b: BArg, len: usize, elem: ArrayElem) -> Vec<bool> {
+    match op {
+        BinaryOp::Eq => bytes_loop(a, b, len, |x, y| equal_held(x, y, elem)),
+        BinaryOp::NotEq => bytes_loop(a, b, len, |x, y| !equal_held(x, y, elem)),
+        BinaryOp::Lt => bytes_loop(a, b, len, |x, y| compare_held(x, y, elem).is_lt()),
+        BinaryOp::LtEq => bytes_loop(a, b, len, |x, y| compare_held(x, y, elem).is_le()),
+        BinaryOp::Gt => bytes_loop(a, b, len, |x, y| compare_held(x, y, elem).is_gt()),
+        _ => bytes_loop(a, b, len, |x, y| compare_held(x, y, elem).is_ge()),
+    }
+}
+
 fn ident(s: &[u8]) -> &[u8] {
     s
 }
@@ -137,7 +151,8 @@ pub(crate) fn compare(
         Numeric => go::<crate::types::Numeric>(op, a, b, len)?,
         Interval => go::<crate::types::Interval>(op, a, b, len)?,
         Bpchar(_) => cmp_bytes_with(op, bytes(a, len)?, bytes(b, len)?, len, rtrim_blanks),
-        Text | Varchar(_) | Name | Char | Bytea | Jsonb | Array(_) | Record | Unknown => {
+        Array(e) => cmp_arrays(op, bytes(a, len)?, bytes(b, len)?, len, e),
+        Text | Varchar(_) | Name | Char | Bytea | Jsonb | Record | Unknown => {
             cmp_bytes_with(op, bytes(a, len)?, bytes(b, len)?, len, ident)
         }
     };
