@@ -7,7 +7,8 @@
 //! ORDER BY time DESC LIMIT 1`, TSBS's lastpoint), a whole left batch is
 //! answered from the last-row index at once (`LatestPerRow`), not a plan
 //! per row; while the index cannot answer, rows go the per-row way (whose
-//! `LastRowOp` builds the index).
+//! `LastRowOp` builds the index). When the right side is `unnest` of a left
+//! column, a left batch is unnested at once (`UnnestPerBatch`).
 //! Must not: reorder left rows (output follows the left input).
 
 use std::collections::HashMap;
@@ -17,8 +18,11 @@ use std::sync::Arc;
 use crate::exec::expr::filter_batch;
 use crate::exec::operators::{build, BatchFuture, BoxedOperator, Operator, QueryContext};
 use crate::catalog::TableDef;
-use crate::exec::vector::{Batch, Column};
-use crate::sql::plan::{Expr, JoinKind, Plan};
+use crate::error::{DbError, DbResult};
+use crate::exec::table_function::append_packed;
+use crate::exec::vector::{Batch, Bitmap, Column, ColumnData, BATCH_ROWS};
+use crate::sql::plan::{Expr, JoinKind, Plan, TableFunc, TableFuncCall};
+use crate::types::array::{ArrayElem, ArrayHeader, ArrayValue};
 use crate::storage::last_rows::{LastRowSpec, Lookup, SeriesValue};
 use crate::types::{DataType, Datum};
 
@@ -82,6 +86,91 @@ impl LatestPerRow {
     }
 }
 
+/// A right side that is `unnest(<left column>)` [WITH ORDINALITY]: a left
+/// batch is unnested rows at a time — each row's elements appended to one
+/// column (a packed array's straight from its bytes), the row's index
+/// repeated beside them — instead of a plan built and run per left row.
+pub struct UnnestPerBatch {
+    /// The left column holding the arrays.
+    column: usize,
+    elem: ArrayElem,
+    ordinality: bool,
+    /// The function's columns (elements, ordinality) a projection above it
+    /// picks, None when there is none.
+    outputs: Option<Vec<usize>>,
+}
+
+impl UnnestPerBatch {
+    /// `right` as `TableFunction [unnest(outer column)]`, or None.
+    pub fn recognize(right: &Plan) -> Option<UnnestPerBatch> {
+        let (right, outputs) = peel_columns(right)?;
+        let Plan::TableFunction { calls, ordinality, .. } = right else { return None };
+        let [TableFuncCall { func: TableFunc::Unnest, args, result_type }] = calls.as_slice() else { return None };
+        let [Expr::Outer { level: 1, index, data_type: DataType::Array(elem) }] = args.as_slice() else { return None };
+        let width = 1 + usize::from(*ordinality);
+        if elem.data_type() != *result_type || outputs.as_ref().is_some_and(|o| o.iter().any(|&c| c >= width)) {
+            return None;
+        }
+        Some(UnnestPerBatch { column: *index, elem: *elem, ordinality: *ordinality, outputs })
+    }
+
+    /// Unnests `left`'s rows from `start` until about a batch of elements is
+    /// out: the left row of each output row, the output (elements
+    /// [, ordinality]) and the row to go on from. With `keep_empty` (a LEFT
+    /// join) a row without elements (NULL or empty array) gives one row of
+    /// NULLs.
+    fn expand(&self, left: &Batch, start: usize, keep_empty: bool) -> DbResult<(Vec<u32>, Batch, usize)> {
+        let arrays = left.columns.get(self.column).ok_or_else(|| DbError::internal("unnest column out of range"))?;
+        let ColumnData::Bytes(held) = &arrays.data else {
+            return Err(DbError::internal("unnest of a column that holds no arrays"));
+        };
+        let mut rows = Vec::new();
+        let mut elements = Column::with_capacity(self.elem.data_type(), BATCH_ROWS);
+        let mut ordinals: Vec<i64> = Vec::new();
+        let mut i = start;
+        while i < left.len && rows.len() < BATCH_ROWS {
+            let before = elements.len();
+            if arrays.is_valid(i) {
+                let bytes = held.get(i);
+                let header = ArrayHeader::read(bytes)?;
+                let packed = header.packed_body(bytes, self.elem).is_some_and(|body| append_packed(self.elem, body, &mut elements));
+                if !packed {
+                    for v in &ArrayValue::decode(bytes, self.elem)?.elems {
+                        elements.push_datum(v);
+                    }
+                }
+            }
+            let n = elements.len() - before;
+            rows.extend(std::iter::repeat_n(i as u32, n));
+            if self.ordinality {
+                ordinals.extend(1..=n as i64);
+            }
+            if n == 0 && keep_empty {
+                rows.push(i as u32);
+                elements.push_datum(&Datum::Null);
+                if self.ordinality {
+                    ordinals.push(0);
+                }
+            }
+            i += 1;
+        }
+        let mut columns = vec![elements];
+        if self.ordinality {
+            // Ordinal 0 marks a LEFT join's row of NULLs: its ordinality is NULL too.
+            let valid: Vec<bool> = ordinals.iter().map(|&o| o != 0).collect();
+            let validity = valid.contains(&false).then(|| Bitmap::from_bools(&valid));
+            columns.push(Column::new(DataType::Int64, ColumnData::Int64(ordinals), validity));
+        }
+        let columns: Vec<Arc<Column>> = columns.into_iter().map(Arc::new).collect();
+        let picked = match &self.outputs {
+            Some(outputs) => outputs.iter().map(|&c| columns[c].clone()).collect(),
+            None => columns,
+        };
+        let n = rows.len();
+        Ok((rows, Batch::new(picked, n), i))
+    }
+}
+
 /// A plan under a projection of plain columns, and those columns (None: no
 /// projection); None when a projection computes anything.
 fn peel_columns(plan: &Plan) -> Option<(&Plan, Option<Vec<usize>>)> {
@@ -112,6 +201,8 @@ pub struct LateralOp {
     matched: bool,
     /// The right side answered per left batch from the last-row index.
     latest: Option<LatestPerRow>,
+    /// The right side unnests a left column, a left batch at a time.
+    unnest: Option<UnnestPerBatch>,
 }
 
 impl LateralOp {
@@ -136,6 +227,48 @@ impl LateralOp {
             right_rows: None,
             matched: false,
             latest: None,
+            unnest: None,
+        }
+    }
+
+    /// Unnests a left column a batch at a time (`UnnestPerBatch::recognize`).
+    /// Not for a LEFT join with a condition: which rows stay unmatched is
+    /// known only per row.
+    pub fn with_unnest(mut self, unnest: Option<UnnestPerBatch>) -> LateralOp {
+        let unconditional = matches!(self.on, None | Some(Expr::Literal(Datum::Bool(true), _)));
+        if self.kind == JoinKind::Inner || unconditional {
+            self.unnest = unnest;
+        }
+        self
+    }
+
+    /// The next output of the batch-at-a-time unnest: left rows beside their
+    /// elements, filtered by ON.
+    async fn next_unnested(&mut self) -> DbResult<Option<Batch>> {
+        let Some(unnest) = self.unnest.as_ref() else { return Ok(None) };
+        loop {
+            self.ctx.check_cancel()?;
+            let (left, start) = match self.current.take() {
+                Some(current) => current,
+                None => match self.left.next().await? {
+                    None => return Ok(None),
+                    Some(b) => (b, 0),
+                },
+            };
+            if start >= left.len {
+                continue;
+            }
+            let (rows, right, end) = unnest.expand(&left, start, self.kind == JoinKind::Left)?;
+            let mut joined = self.pair_rows(&left, &rows, &right);
+            if end < left.len {
+                self.current = Some((left, end));
+            }
+            if let Some(on) = &self.on {
+                joined = filter_batch(on, &joined, &self.ctx.inputs(&HashMap::new()))?;
+            }
+            if joined.len > 0 {
+                return Ok(Some(joined));
+            }
         }
     }
 
@@ -224,6 +357,9 @@ impl LateralOp {
 impl Operator for LateralOp {
     fn next(&mut self) -> BatchFuture<'_> {
         Box::pin(async move {
+            if self.unnest.is_some() {
+                return self.next_unnested().await;
+            }
             loop {
                 self.ctx.check_cancel()?;
                 if self.current.is_none() {
@@ -279,5 +415,61 @@ impl Operator for LateralOp {
                 }
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unnest_of(elem: ArrayElem, ordinality: bool) -> UnnestPerBatch {
+        let call = TableFuncCall {
+            func: TableFunc::Unnest,
+            args: vec![Expr::Outer { level: 1, index: 0, data_type: DataType::Array(elem) }],
+            result_type: elem.data_type(),
+        };
+        let right = Plan::TableFunction { calls: vec![call], ordinality, fields: vec![] };
+        UnnestPerBatch::recognize(&right).expect("an unnest of an outer column")
+    }
+
+    fn arrays(elem: ArrayElem, values: &[Option<ArrayValue>]) -> Batch {
+        let datums: Vec<Datum> = values
+            .iter()
+            .map(|v| v.as_ref().map_or(Datum::Null, |a| Datum::Bytes(a.encode(elem))))
+            .collect();
+        Batch::from_columns(vec![Column::from_datums(DataType::Array(elem), &datums)])
+    }
+
+    /// Packed, NULL-holding, NULL and empty arrays expand as the per-row
+    /// function does: each element beside its row, a LEFT join's row of NULLs
+    /// for a row without elements, ordinals per row.
+    #[test]
+    fn a_batch_unnests_as_each_row_would() {
+        let ints = |v: &[Option<i32>]| Some(ArrayValue::of(v.iter().map(|x| x.map_or(Datum::Null, Datum::Int32)).collect()));
+        let left = arrays(ArrayElem::Int32, &[ints(&[Some(1), Some(2)]), None, ints(&[]), ints(&[Some(7), None])]);
+        let unnest = unnest_of(ArrayElem::Int32, true);
+        let (rows, out, end) = unnest.expand(&left, 0, false).expect("inner");
+        assert_eq!((rows, end), (vec![0, 0, 3, 3], 4));
+        assert_eq!(out.columns[0].datum(2), Datum::Int32(7));
+        assert_eq!(out.columns[0].datum(3), Datum::Null);
+        assert_eq!((0..4).map(|i| out.columns[1].datum(i)).collect::<Vec<_>>(), [1, 2, 1, 2].map(Datum::Int64));
+        let (rows, out, _) = unnest.expand(&left, 1, true).expect("left");
+        assert_eq!(rows, vec![1, 2, 3, 3]);
+        assert_eq!((0..4).map(|i| out.columns[1].datum(i)).collect::<Vec<_>>(), [Datum::Null, Datum::Null, Datum::Int64(1), Datum::Int64(2)]);
+        assert_eq!(out.columns[0].datum(1), Datum::Null);
+    }
+
+    /// Output stops near a batch and goes on from the next left row.
+    #[test]
+    fn a_long_expansion_continues_from_the_next_row() {
+        let n = BATCH_ROWS * 2 / 3;
+        let big = ArrayValue::of((0..n).map(|x| Datum::Float64(x as f64)).collect());
+        let left = arrays(ArrayElem::Float64, &[Some(big.clone()), Some(big.clone()), Some(big)]);
+        let unnest = unnest_of(ArrayElem::Float64, false);
+        let (rows, out, end) = unnest.expand(&left, 0, false).expect("first");
+        assert_eq!((rows.len(), out.len, end), (2 * n, 2 * n, 2));
+        assert_eq!(out.columns[0].datum(n + 1), Datum::Float64(1.0));
+        let (rows, _, end) = unnest.expand(&left, end, false).expect("rest");
+        assert_eq!((rows.len(), end), (n, 3));
     }
 }

@@ -421,7 +421,8 @@ fn build_node(plan: &Plan, ctx: &Rc<QueryContext>) -> DbResult<BoxedOperator> {
             unread_left.clone(),
             ctx.clone(),
         )
-        .with_latest(crate::exec::lateral::LatestPerRow::recognize(right, ctx))),
+        .with_latest(crate::exec::lateral::LatestPerRow::recognize(right, ctx))
+        .with_unnest(crate::exec::lateral::UnnestPerBatch::recognize(right))),
         Plan::RecursiveCte {
             id,
             anchor,

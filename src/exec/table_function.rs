@@ -44,19 +44,36 @@ pub enum Series {
 /// A packed array's element bytes as a column of the element type (None
 /// for an element type whose packed form this does not read).
 fn packed_column(elem: ArrayElem, body: &[u8]) -> Option<Column> {
-    fn le<const N: usize, T>(body: &[u8], f: impl Fn([u8; N]) -> T) -> Vec<T> {
-        body.as_chunks::<N>().0.iter().map(|b| f(*b)).collect()
+    let mut column = Column::with_capacity(elem.data_type(), 0);
+    append_packed(elem, body, &mut column).then_some(column)
+}
+
+/// Appends a packed array's elements (its element bytes, little-endian) to
+/// `column`, a column of the element type without NULLs so far or with a
+/// validity that stays as long as the values; false, appending nothing,
+/// for an element type whose packed form this does not read.
+pub(crate) fn append_packed(elem: ArrayElem, body: &[u8], column: &mut Column) -> bool {
+    fn le<const N: usize, T>(out: &mut Vec<T>, body: &[u8], f: impl Fn([u8; N]) -> T) {
+        out.extend(body.as_chunks::<N>().0.iter().map(|b| f(*b)));
     }
-    let data = match elem {
-        ArrayElem::Bool => ColumnData::Bool(body.iter().map(|&b| b != 0).collect()),
-        ArrayElem::Int16 => ColumnData::Int16(le(body, i16::from_le_bytes)),
-        ArrayElem::Int32 | ArrayElem::Date => ColumnData::Int32(le(body, i32::from_le_bytes)),
-        ArrayElem::Int64 | ArrayElem::Timestamp | ArrayElem::TimestampTz => ColumnData::Int64(le(body, i64::from_le_bytes)),
-        ArrayElem::Float32 => ColumnData::Float32(le(body, f32::from_le_bytes)),
-        ArrayElem::Float64 => ColumnData::Float64(le(body, f64::from_le_bytes)),
-        _ => return None,
-    };
-    Some(Column::new(elem.data_type(), data, None))
+    let before = column.data.len();
+    match (elem, &mut column.data) {
+        (ArrayElem::Bool, ColumnData::Bool(v)) => v.extend(body.iter().map(|&b| b != 0)),
+        (ArrayElem::Int16, ColumnData::Int16(v)) => le(v, body, i16::from_le_bytes),
+        (ArrayElem::Int32 | ArrayElem::Date, ColumnData::Int32(v)) => le(v, body, i32::from_le_bytes),
+        (ArrayElem::Int64 | ArrayElem::Timestamp | ArrayElem::TimestampTz, ColumnData::Int64(v)) => {
+            le(v, body, i64::from_le_bytes)
+        }
+        (ArrayElem::Float32, ColumnData::Float32(v)) => le(v, body, f32::from_le_bytes),
+        (ArrayElem::Float64, ColumnData::Float64(v)) => le(v, body, f64::from_le_bytes),
+        _ => return false,
+    }
+    if let Some(validity) = column.validity.as_mut() {
+        for _ in before..column.data.len() {
+            validity.push(true);
+        }
+    }
+    true
 }
 
 fn zero_step() -> DbError {
