@@ -27,6 +27,7 @@
 use crate::exec::kernels::BinaryOp;
 use crate::sql::bind::cross_join;
 use crate::sql::plan::{Expr, JoinKind, Plan};
+use crate::types::Datum;
 
 /// `input` filtered by `predicate` (a boolean over `input`'s columns), with
 /// the predicate's conjuncts pushed down where they apply.
@@ -336,8 +337,12 @@ pub fn prune_lateral_left(input: &Plan, used: &[usize]) -> Option<Plan> {
             if unread.is_empty() || unread == *unread_left {
                 return None;
             }
+            let narrowed = outer_columns_read(right).and_then(|reads| {
+                let read = |i: &usize| !unread.contains(i) || reads.contains(i);
+                read_only(left, &(0..left.fields().len()).filter(read).collect::<Vec<_>>())
+            });
             Some(Plan::Lateral {
-                left: left.clone(),
+                left: Box::new(narrowed.unwrap_or_else(|| left.as_ref().clone())),
                 right: right.clone(),
                 kind: *kind,
                 on: on.clone(),
@@ -347,6 +352,49 @@ pub fn prune_lateral_left(input: &Plan, used: &[usize]) -> Option<Plan> {
         }
         _ => None,
     }
+}
+
+/// The columns of its outer row (level 1) a lateral join's right side reads,
+/// when it is a table function (under a projection of its columns) over
+/// outer columns and constants; None for anything else (a subquery may read
+/// its outer row anywhere).
+fn outer_columns_read(right: &Plan) -> Option<Vec<usize>> {
+    let right = match right {
+        Plan::Project { input, exprs, .. } if exprs.iter().all(|e| matches!(e, Expr::Column(..))) => input.as_ref(),
+        other => other,
+    };
+    let Plan::TableFunction { calls, .. } = right else { return None };
+    let mut reads = Vec::new();
+    for arg in calls.iter().flat_map(|c| &c.args) {
+        if arg.has_subquery() {
+            return None;
+        }
+        arg.walk(&mut |e| {
+            if let Expr::Outer { level: 1, index, .. } = e {
+                reads.push(*index);
+            }
+        });
+    }
+    Some(reads)
+}
+
+/// `input` (a scan, or a filter over a scan) scanning only the columns
+/// `keep` and the filter read, under a projection that puts NULLs in the
+/// others' places, so its output keeps its shape; None when it is no such
+/// plan or would scan nothing less.
+fn read_only(input: &Plan, keep: &[usize]) -> Option<Plan> {
+    let columns: Vec<Expr> = keep.iter().map(|&i| Expr::Column(i, input.fields()[i].data_type)).collect();
+    let (scan, kept) = narrow_scan(input, &columns)?;
+    let exprs = input
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| match keep.iter().position(|&k| k == i) {
+            Some(k) => kept[k].clone(),
+            None => Expr::Literal(Datum::Null, f.data_type),
+        })
+        .collect();
+    Some(Plan::Project { input: Box::new(scan), exprs, fields: input.fields().to_vec() })
 }
 
 /// `input` (a scan, or a filter over a scan) reading only the columns that
@@ -394,4 +442,94 @@ pub fn narrow_scan(input: &Plan, exprs: &[Expr]) -> Option<(Plan, Vec<Expr>)> {
         None => narrowed,
     };
     Some((plan, exprs.iter().map(renumber_onto).collect()))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::catalog::{ColumnDef, TableDef};
+    use crate::sql::plan::{Field, TableFunc, TableFuncCall};
+    use crate::types::array::ArrayElem;
+    use crate::types::DataType;
+
+    /// `scan(recording, time, effort float8[], name text[], position float8[])`
+    /// laterally joined with `unnest(outer.effort) AS e`.
+    fn lateral_unnest_of_effort(right_is_function: bool) -> Plan {
+        let columns: Vec<(&str, DataType)> = vec![
+            ("recording", DataType::Text),
+            ("time", DataType::TimestampTz),
+            ("effort", DataType::Array(ArrayElem::Float64)),
+            ("name", DataType::Array(ArrayElem::Text)),
+            ("position", DataType::Array(ArrayElem::Float64)),
+        ];
+        let table = Arc::new(TableDef {
+            oid: 1,
+            name: "joint_states".into(),
+            schema: "fleet".into(),
+            columns: columns
+                .iter()
+                .map(|(n, t)| ColumnDef {
+                    name: n.to_string(),
+                    data_type: *t,
+                    not_null: false,
+                    default: None,
+                    numeric_typmod: None,
+                    series_tag: false,
+                    frame_refs: false,
+                })
+                .collect(),
+            time_column: Some(1),
+            frame_files: vec![],
+        });
+        let fields: Vec<Field> = columns.iter().map(|(n, t)| Field::new(*n, *t)).collect();
+        let left = Plan::Scan { table, projection: (0..5).collect(), filter: None, fields: fields.clone() };
+        let effort = Expr::Outer { level: 1, index: 2, data_type: DataType::Array(ArrayElem::Float64) };
+        let unnest = Plan::TableFunction {
+            calls: vec![TableFuncCall { func: TableFunc::Unnest, args: vec![effort], result_type: DataType::Float64 }],
+            ordinality: false,
+            fields: vec![Field::new("unnest", DataType::Float64)],
+        };
+        let right = Plan::Project {
+            input: Box::new(unnest),
+            exprs: vec![Expr::Column(0, DataType::Float64)],
+            fields: vec![Field::new("e", DataType::Float64)],
+        };
+        let right = if right_is_function { right } else { Plan::Limit { input: Box::new(right), limit: None, offset: None } };
+        let mut all = fields;
+        all.push(Field::new("e", DataType::Float64));
+        Plan::Lateral { left: Box::new(left), right: Box::new(right), kind: JoinKind::Inner, on: None, fields: all, unread_left: vec![] }
+    }
+
+    /// The scan under a lateral unnest reads the columns read above and the
+    /// array the function unnests, the others given as NULLs in place; a
+    /// right side that is not a plain table function leaves the scan whole.
+    #[test]
+    fn a_lateral_unnest_scans_only_what_is_read() {
+        let scanned = |plan: &Plan| -> (Vec<usize>, bool) {
+            let Plan::Lateral { left, .. } = plan else { panic!("{plan:?}") };
+            match left.as_ref() {
+                Plan::Project { input, exprs, .. } => {
+                    let Plan::Scan { projection, .. } = input.as_ref() else { panic!("{input:?}") };
+                    assert_eq!(exprs.len(), 5, "the left keeps its shape");
+                    (projection.clone(), true)
+                }
+                Plan::Scan { projection, .. } => (projection.clone(), false),
+                other => panic!("{other:?}"),
+            }
+        };
+        // count(*): only the unnested array.
+        let pruned = prune_lateral_left(&lateral_unnest_of_effort(true), &[]).expect("pruned");
+        assert_eq!(scanned(&pruned), (vec![2], true));
+        // recording and the unnested element read above.
+        let pruned = prune_lateral_left(&lateral_unnest_of_effort(true), &[0, 5]).expect("pruned");
+        assert_eq!(scanned(&pruned), (vec![0, 2], true));
+        let Plan::Lateral { left, .. } = &pruned else { unreachable!() };
+        let Plan::Project { exprs, .. } = left.as_ref() else { unreachable!() };
+        assert!(matches!(exprs[3], Expr::Literal(Datum::Null, DataType::Array(ArrayElem::Text))));
+        // Any other right side may read the outer row anywhere.
+        let pruned = prune_lateral_left(&lateral_unnest_of_effort(false), &[]).expect("pruned");
+        assert_eq!(scanned(&pruned), ((0..5).collect(), false));
+    }
 }
