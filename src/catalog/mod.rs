@@ -40,6 +40,19 @@ pub struct ColumnDef {
 }
 
 impl ColumnDef {
+    /// A column of `data_type` with nothing else declared (nullable, no default).
+    pub fn plain(name: impl Into<String>, data_type: DataType) -> ColumnDef {
+        ColumnDef {
+            name: name.into(),
+            data_type,
+            not_null: false,
+            default: None,
+            numeric_typmod: None,
+            series_tag: false,
+            frame_refs: false,
+        }
+    }
+
     /// Whether the column's values are stored in the frame form.
     pub fn holds_frames(&self) -> bool {
         self.frame_refs && self.data_type == DataType::Bytea

@@ -470,15 +470,7 @@ mod tests {
             schema: "fleet".into(),
             columns: columns
                 .iter()
-                .map(|(n, t)| ColumnDef {
-                    name: n.to_string(),
-                    data_type: *t,
-                    not_null: false,
-                    default: None,
-                    numeric_typmod: None,
-                    series_tag: false,
-                    frame_refs: false,
-                })
+                .map(|(n, t)| ColumnDef::plain(*n, *t))
                 .collect(),
             time_column: Some(1),
             frame_files: vec![],

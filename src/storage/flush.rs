@@ -683,15 +683,7 @@ mod tests {
             columns: ["time", "tags_id"]
                 .iter()
                 .zip(&types)
-                .map(|(n, t)| ColumnDef {
-                    name: n.to_string(),
-                    data_type: *t,
-                    not_null: false,
-                    default: None,
-                    numeric_typmod: None,
-                    series_tag: false,
-                    frame_refs: false,
-                })
+                .map(|(n, t)| ColumnDef::plain(*n, *t))
                 .collect(),
             time_column,
             frame_files: Vec::new(),
