@@ -6,19 +6,6 @@
 
 use super::*;
 
-/// A nullable column without a default.
-pub(super) fn plain_column(name: &str, data_type: DataType) -> ColumnDef {
-    ColumnDef {
-        name: name.to_string(),
-        data_type,
-        not_null: false,
-        default: None,
-        numeric_typmod: None,
-        series_tag: false,
-        frame_refs: false,
-    }
-}
-
 impl Session {
     /// Creates `def` in its schema; when a table of that name exists (made
     /// meanwhile by another writer, or before), returns that one instead.

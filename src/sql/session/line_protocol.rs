@@ -9,7 +9,6 @@
 
 use super::*;
 use crate::catalog::Catalog;
-use super::ingest_tables::plain_column;
 use crate::exec::vector::ColumnData;
 use crate::ingest::line_protocol::{self as lp, ColumnTypes, FieldKind, KnownColumn, MeasurementBatch};
 
@@ -279,8 +278,8 @@ impl Session {
             Some(t) => t,
             None => {
                 let oid = self.server.catalog.allocate_oid();
-                let mut columns = vec![plain_column("time", DataType::TimestampTz)];
-                columns.extend(wanted.iter().map(|(n, t)| plain_column(n, *t)));
+                let mut columns = vec![ColumnDef::plain("time", DataType::TimestampTz)];
+                columns.extend(wanted.iter().map(|(n, t)| ColumnDef::plain(*n, *t)));
                 for c in columns.iter_mut().skip(1).take(batch.tags.len()) {
                     c.series_tag = true;
                 }

@@ -18,7 +18,6 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::ingest_tables::plain_column;
 use super::*;
 use crate::exec::vector::ColumnData;
 use crate::storage::recordings::{RecordingRef, RecordingTarget};
@@ -568,7 +567,7 @@ impl Session {
                         .iter()
                         .map(|c| ColumnDef {
                             frame_refs: c.data_type == DataType::Bytea,
-                            ..plain_column(&c.name, c.data_type)
+                            ..ColumnDef::plain(&c.name, c.data_type)
                         })
                         .collect(),
                     time_column: time,
