@@ -340,9 +340,35 @@ pub fn is_packed(bytes: &[u8]) -> bool {
 /// Held array bytes as PostgreSQL's binary array format, appended to `out`
 /// (the packed form expanded; anything else is already in that form).
 pub fn write_pg_binary(bytes: &[u8], elem: ArrayElem, out: &mut Vec<u8>) {
-    match is_packed(bytes).then(|| ArrayValue::decode(bytes, elem)) {
-        Some(Ok(v)) => out.extend_from_slice(&v.encode_pg(elem)),
-        _ => out.extend_from_slice(bytes),
+    if !is_packed(bytes) {
+        out.extend_from_slice(bytes);
+        return;
+    }
+    // Booleans, integers and floats are sent as their held values
+    // big-endian: each element's bytes reversed behind its length word, no
+    // Datum in between. Dates and timestamps change epoch and unit on the
+    // wire, so they go through the element encoder.
+    let same_value_on_the_wire = matches!(
+        elem,
+        ArrayElem::Bool | ArrayElem::Int16 | ArrayElem::Int32 | ArrayElem::Int64 | ArrayElem::Float32 | ArrayElem::Float64
+    );
+    if let (true, Ok(header), Some(width)) = (same_value_on_the_wire, ArrayHeader::read(bytes), elem.packed_width()) {
+        if let Some(body) = header.packed_body(bytes, elem) {
+            out.extend_from_slice(&bytes[..FLAGS_AT]);
+            out.extend_from_slice(&0i32.to_be_bytes()); // no NULLs
+            out.extend_from_slice(&bytes[FLAGS_AT + 4..header.body]);
+            out.reserve(body.len() + 4 * header.count());
+            let len = (width as i32).to_be_bytes();
+            for element in body.chunks_exact(width) {
+                out.extend_from_slice(&len);
+                out.extend(element.iter().rev());
+            }
+            return;
+        }
+    }
+    match ArrayValue::decode(bytes, elem) {
+        Ok(v) => out.extend_from_slice(&v.encode_pg(elem)),
+        Err(_) => out.extend_from_slice(bytes),
     }
 }
 
@@ -759,6 +785,9 @@ mod tests {
         // Multi-dimensional arrays pack row-major.
         let grid = ArrayValue { dims: vec![2, 2], elems: (1..=4).map(Datum::Int16).collect() };
         assert_eq!(ArrayValue::decode(&grid.encode(ArrayElem::Int16), ArrayElem::Int16).unwrap(), grid);
+        let mut wire = Vec::new();
+        write_pg_binary(&grid.encode(ArrayElem::Int16), ArrayElem::Int16, &mut wire);
+        assert_eq!(wire, grid.encode_pg(ArrayElem::Int16));
     }
 
     /// A header claiming more elements than its bytes hold (or than memory
