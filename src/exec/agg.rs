@@ -566,12 +566,7 @@ impl Accumulator {
                         let d = col.datum(i);
                         let cur = &mut vals[g as usize];
                         let replace = cur.is_null() || {
-                            let ord = match (&d, &*cur, col.data_type) {
-                                (Datum::Bytes(x), Datum::Bytes(y), DataType::Array(e)) => {
-                                    crate::types::array::compare_held(x, y, e)
-                                }
-                                _ => d.total_cmp(cur),
-                            };
+                            let ord = d.total_cmp_as(cur, col.data_type);
                             if *is_min {
                                 ord.is_lt()
                             } else {

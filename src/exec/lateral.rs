@@ -19,10 +19,10 @@ use crate::exec::expr::filter_batch;
 use crate::exec::operators::{build, BatchFuture, BoxedOperator, Operator, QueryContext};
 use crate::catalog::TableDef;
 use crate::error::{DbError, DbResult};
-use crate::exec::table_function::append_packed;
+use crate::exec::table_function::append_elements;
 use crate::exec::vector::{Batch, Bitmap, Column, ColumnData, BATCH_ROWS};
 use crate::sql::plan::{Expr, JoinKind, Plan, TableFunc, TableFuncCall};
-use crate::types::array::{ArrayElem, ArrayHeader, ArrayValue};
+use crate::types::array::ArrayElem;
 use crate::storage::last_rows::{LastRowSpec, Lookup, SeriesValue};
 use crate::types::{DataType, Datum};
 
@@ -131,14 +131,7 @@ impl UnnestPerBatch {
         while i < left.len && rows.len() < BATCH_ROWS {
             let before = elements.len();
             if arrays.is_valid(i) {
-                let bytes = held.get(i);
-                let header = ArrayHeader::read(bytes)?;
-                let packed = header.packed_body(bytes, self.elem).is_some_and(|body| append_packed(self.elem, body, &mut elements));
-                if !packed {
-                    for v in &ArrayValue::decode(bytes, self.elem)?.elems {
-                        elements.push_datum(v);
-                    }
-                }
+                append_elements(held.get(i), self.elem, &mut elements)?;
             }
             let n = elements.len() - before;
             rows.extend(std::iter::repeat_n(i as u32, n));
@@ -421,6 +414,7 @@ impl Operator for LateralOp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::array::ArrayValue;
 
     fn unnest_of(elem: ArrayElem, ordinality: bool) -> UnnestPerBatch {
         let call = TableFuncCall {

@@ -15,7 +15,7 @@ use crate::exec::operators::{BatchFuture, Operator, QueryContext};
 use crate::exec::vector::{Batch, Column, ColumnData, BATCH_ROWS};
 use crate::sql::plan::{TableFunc, TableFuncCall};
 use crate::types::datetime::timestamp_add_interval_in_zone;
-use crate::types::array::ArrayElem;
+use crate::types::array::{ArrayElem, ArrayHeader, ArrayValue};
 use crate::types::datum::Interval;
 use crate::types::{DataType, Datum, Zone};
 
@@ -30,10 +30,10 @@ pub struct TableFunctionOp {
 /// The state of one call: the next value and how to get the one after.
 pub enum Series {
     Done,
-    /// Values computed up front (unnest, generate_subscripts), the next at `next`.
+    /// Values computed up front (generate_subscripts), the next at `next`.
     Values { values: Vec<Datum>, next: usize },
-    /// unnest of a packed array: its elements as one column, read from the
-    /// element bytes without a `Datum` each; emitted in slices.
+    /// unnest: the array's elements as one column (a packed array's read
+    /// from its element bytes without a `Datum` each); emitted in slices.
     Column { column: Column, next: usize },
     Int { next: i128, stop: i128, step: i128, data_type: DataType },
     Numeric { next: Decimal, stop: Decimal, step: Decimal },
@@ -41,21 +41,19 @@ pub enum Series {
     Timestamp { next: i64, stop: i64, step: Interval, forward: bool, zone: Zone },
 }
 
-/// A packed array's element bytes as a column of the element type (None
-/// for an element type whose packed form this does not read).
-fn packed_column(elem: ArrayElem, body: &[u8]) -> Option<Column> {
-    let mut column = Column::with_capacity(elem.data_type(), 0);
-    append_packed(elem, body, &mut column).then_some(column)
-}
-
-/// Appends a packed array's elements (its element bytes, little-endian) to
-/// `column`, a column of the element type without NULLs so far or with a
-/// validity that stays as long as the values; false, appending nothing,
-/// for an element type whose packed form this does not read.
-pub(crate) fn append_packed(elem: ArrayElem, body: &[u8], column: &mut Column) -> bool {
+/// Appends the elements of held array `bytes` to `column` (of the element
+/// type), in row-major order: a packed array's straight from its
+/// little-endian element bytes, without a `Datum` each; any other decoded.
+pub(crate) fn append_elements(bytes: &[u8], elem: ArrayElem, column: &mut Column) -> DbResult<()> {
     fn le<const N: usize, T>(out: &mut Vec<T>, body: &[u8], f: impl Fn([u8; N]) -> T) {
         out.extend(body.as_chunks::<N>().0.iter().map(|b| f(*b)));
     }
+    let Some(body) = ArrayHeader::read(bytes)?.packed_body(bytes, elem) else {
+        for v in &ArrayValue::decode(bytes, elem)?.elems {
+            column.push_datum(v);
+        }
+        return Ok(());
+    };
     let before = column.data.len();
     match (elem, &mut column.data) {
         (ArrayElem::Bool, ColumnData::Bool(v)) => v.extend(body.iter().map(|&b| b != 0)),
@@ -66,14 +64,14 @@ pub(crate) fn append_packed(elem: ArrayElem, body: &[u8], column: &mut Column) -
         }
         (ArrayElem::Float32, ColumnData::Float32(v)) => le(v, body, f32::from_le_bytes),
         (ArrayElem::Float64, ColumnData::Float64(v)) => le(v, body, f64::from_le_bytes),
-        _ => return false,
+        _ => return Err(DbError::internal(format!("a packed {elem:?} array into a {:?} column", column.data_type))),
     }
     if let Some(validity) = column.validity.as_mut() {
         for _ in before..column.data.len() {
             validity.push(true);
         }
     }
-    true
+    Ok(())
 }
 
 fn zero_step() -> DbError {
@@ -99,24 +97,19 @@ impl Series {
                     return Ok(Series::Done);
                 };
                 if call.func == TableFunc::Unnest {
-                    let header = crate::types::array::ArrayHeader::read(bytes)?;
-                    if let Some(column) = header.packed_body(bytes, elem).and_then(|body| packed_column(elem, body)) {
-                        return Ok(Series::Column { column, next: 0 });
-                    }
+                    let mut column = Column::with_capacity(elem.data_type(), 0);
+                    append_elements(bytes, elem, &mut column)?;
+                    return Ok(Series::Column { column, next: 0 });
                 }
-                let array = crate::types::array::ArrayValue::decode(bytes, elem)?;
-                let values = if call.func == TableFunc::Unnest {
-                    array.elems
-                } else {
-                    let dim = args[1].as_i64().unwrap_or(0);
-                    let reverse = matches!(args.get(2), Some(Datum::Bool(true)));
-                    let n = if dim >= 1 && (dim as usize) <= array.dims.len() { array.dims[dim as usize - 1] } else { 0 };
-                    let mut v: Vec<Datum> = (1..=n as i32).map(Datum::Int32).collect();
-                    if reverse {
-                        v.reverse();
-                    }
-                    v
-                };
+                let header = ArrayHeader::read(bytes)?;
+                let dims = header.dims();
+                let dim = args[1].as_i64().unwrap_or(0);
+                let reverse = matches!(args.get(2), Some(Datum::Bool(true)));
+                let n = if dim >= 1 && (dim as usize) <= dims.len() { dims[dim as usize - 1] } else { 0 };
+                let mut values: Vec<Datum> = (1..=n as i32).map(Datum::Int32).collect();
+                if reverse {
+                    values.reverse();
+                }
                 Ok(Series::Values { values, next: 0 })
             }
         }

@@ -274,8 +274,7 @@ impl Column {
             .map_or(0, |v| v.len() - v.count_set())
     }
 
-    /// A column of `len` copies of one value (NULL allowed).
-    /// `value` repeated `len` times (a constant operand, a NULL column):
+    /// `value` (NULL allowed) repeated `len` times (a constant operand, a NULL column):
     /// the one value converted once, then its slot copied.
     pub fn from_datum(data_type: DataType, value: &Datum, len: usize) -> Column {
         if len == 0 {
@@ -769,7 +768,6 @@ pub fn repack_arrays(data_type: DataType, data: &mut ColumnData) {
 mod tests {
     use super::*;
 
-    /// `slice` copies ranges directly; it must agree with `take` of the same rows.
     /// A constant column equals the value pushed row by row, NULL and a
     /// datum of the wrong kind (which becomes NULL) included.
     #[test]
@@ -797,6 +795,7 @@ mod tests {
         }
     }
 
+    /// `slice` copies ranges directly; it must agree with `take` of the same rows.
     #[test]
     fn slice_agrees_with_take_of_the_range() {
         let types = [DataType::Int64, DataType::Text, DataType::Float64, DataType::Bool];

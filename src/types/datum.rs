@@ -116,6 +116,15 @@ impl Datum {
         }
     }
 
+    /// `total_cmp` for two values of type `ty`: arrays element by element
+    /// (`array::compare_held`), whose held bytes do not order as values do.
+    pub fn total_cmp_as(&self, other: &Datum, ty: DataType) -> Ordering {
+        match (self, other, ty) {
+            (Datum::Bytes(a), Datum::Bytes(b), DataType::Array(e)) => super::array::compare_held(a, b, e),
+            _ => self.total_cmp(other),
+        }
+    }
+
     /// The natural type of a datum when nothing else says (catalog rows, tests).
     pub fn natural_type(&self) -> DataType {
         match self {

@@ -761,10 +761,6 @@ fn coalesce(ty: DataType, ops: &[Operand], len: usize) -> DbResult<Column> {
 fn extreme(greatest: bool, ty: DataType, ops: &[Operand], len: usize) -> DbResult<Column> {
     let cols: Vec<std::borrow::Cow<Column>> = ops.iter().map(|o| o.to_column(len)).collect();
     let bpchar = matches!(ty, DataType::Bpchar(_));
-    let array_elem = match ty {
-        DataType::Array(e) => Some(e),
-        _ => None,
-    };
     let mut out = Column::with_capacity(ty, len);
     for i in 0..len {
         let mut best: Option<Datum> = None;
@@ -776,15 +772,11 @@ fn extreme(greatest: bool, ty: DataType, ops: &[Operand], len: usize) -> DbResul
             best = Some(match best {
                 None => v,
                 Some(b) => {
-                    let ord = match (&v, &b) {
-                        (Datum::Bytes(x), Datum::Bytes(y)) if bpchar => {
+                    let ord = match (&v, &b, bpchar) {
+                        (Datum::Bytes(x), Datum::Bytes(y), true) => {
                             super::compare::rtrim_blanks(x).cmp(super::compare::rtrim_blanks(y))
                         }
-                        (Datum::Bytes(x), Datum::Bytes(y)) => match array_elem {
-                            Some(e) => crate::types::array::compare_held(x, y, e),
-                            None => x.cmp(y),
-                        },
-                        _ => v.total_cmp(&b),
+                        _ => v.total_cmp_as(&b, ty),
                     };
                     let better = if greatest {
                         ord == std::cmp::Ordering::Greater
