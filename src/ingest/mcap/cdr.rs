@@ -877,18 +877,23 @@ fn array_header(out: &mut Vec<u8>, n: usize, elem_oid: u32) {
 }
 
 /// A one-dimensional array's header (an empty array has no dimension and
-/// flags 0, as `ArrayValue::encode` writes it).
+/// flags 0, as `ArrayValue::encode` writes it), written as one copy: this
+/// runs once per array value, three times per IMU message.
+#[inline(always)]
 fn array_header_flags(out: &mut Vec<u8>, n: usize, elem_oid: u32, flags: i32) {
     if n == 0 {
-        out.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 0]);
-        out.extend_from_slice(&elem_oid.to_be_bytes());
+        let mut h = [0u8; 12];
+        h[8..12].copy_from_slice(&elem_oid.to_be_bytes());
+        out.extend_from_slice(&h);
         return;
     }
-    out.extend_from_slice(&[0, 0, 0, 1]);
-    out.extend_from_slice(&flags.to_be_bytes());
-    out.extend_from_slice(&elem_oid.to_be_bytes());
-    out.extend_from_slice(&(n as i32).to_be_bytes());
-    out.extend_from_slice(&[0, 0, 0, 1]);
+    let mut h = [0u8; 20];
+    h[3] = 1;
+    h[4..8].copy_from_slice(&flags.to_be_bytes());
+    h[8..12].copy_from_slice(&elem_oid.to_be_bytes());
+    h[12..16].copy_from_slice(&(n as i32).to_be_bytes());
+    h[19] = 1;
+    out.extend_from_slice(&h);
 }
 
 /// Encodes CDR elements of `src` (raw, `BE` byte order) as a packed array
@@ -926,6 +931,7 @@ fn encode_prim_array<const BE: bool>(
             if BE {
                 fill!($src_n, $src_n, $oid, |b| b)
             } else {
+                out.reserve(20 + src.len());
                 array_header_flags(out, n, $oid, FLAG_PACKED);
                 out.extend_from_slice(src);
             }
