@@ -4,8 +4,9 @@
 //! connected sessions (`activity.rs`, pg_stat_activity) and COPYs in progress
 //! (`copy_progress.rs`, pg_stat_progress_copy); who may connect and how
 //! (`Access`: authentication mode, TLS, `--max-connections`), the live
-//! session counts behind the connection limits (`connections.rs`) and the
-//! failed-login delays (`auth::FailedLogins`).
+//! session counts behind the connection limits (`connections.rs`), the
+//! failed-login delays (`auth::FailedLogins`) and the tables running
+//! recording ingests write to (`ingest_targets.rs`).
 //! Must not: hold table data (shards do) or session state (sessions do; the
 //! registries only describe them).
 
@@ -16,6 +17,7 @@ use std::sync::{Arc, Mutex};
 pub mod activity;
 pub mod connections;
 pub mod copy_progress;
+pub mod ingest_targets;
 
 use crate::catalog::CatalogStore;
 use crate::exec::cancel::{CancelFlag, StopReason};
@@ -55,6 +57,8 @@ pub struct Server {
     pub failed_logins: crate::auth::FailedLogins,
     /// The latest row per series, fed by every shard (`storage/last_rows.rs`).
     pub last_rows: Arc<crate::storage::last_rows::LastRowRegistry>,
+    /// Tables running recording ingests write to (`ingest_targets.rs`).
+    pub ingest_targets: Arc<ingest_targets::IngestTargets>,
 }
 
 /// How clients connect: the wire layer's policy, set from the configuration.
@@ -106,6 +110,7 @@ impl Server {
             connections: Default::default(),
             failed_logins: Default::default(),
             last_rows,
+            ingest_targets: Default::default(),
         }
     }
 

@@ -78,6 +78,19 @@ fn kept_recordings(data_dir: &Path) -> usize {
     std::fs::read_dir(data_dir.join("recordings")).map_or(0, |d| d.count())
 }
 
+/// The schema's tables (views left out), by name.
+async fn base_tables(client: &Client, schema: &str) -> Vec<String> {
+    let rows = client
+        .query(
+            "SELECT table_name::text FROM information_schema.tables \
+             WHERE table_schema = $1 AND table_type = 'BASE TABLE' ORDER BY 1",
+            &[&schema],
+        )
+        .await
+        .unwrap();
+    rows.iter().map(|r| r.get::<_, String>(0)).collect()
+}
+
 async fn one_i64(client: &Client, sql: &str, recording: &str) -> i64 {
     let row = client.query_one(sql, &[&recording]).await.unwrap_or_else(|e| panic!("{sql}: {}", common::describe_error(&e)));
     row.get::<_, Option<i64>>(0).unwrap_or(0)
@@ -389,12 +402,11 @@ async fn bad_recordings_fail_whole_with_where_and_the_server_stays_up() {
     assert!(err.contains("RECORDING"), "{err}");
     expect_error(client.execute(&copy_file(&junk, ", SPEED 'fast'"), &[]).await, "42601", &["speed"]);
 
-    // Nothing of the failures is stored: no recording, no rows.
-    for table in ["recordings", "imu"] {
-        if let Ok(row) = client.query_one(&format!("SELECT count(*) FROM fleet.{table}"), &[]).await {
-            assert_eq!(row.get::<_, i64>(0), 0, "fleet.{table} after failed COPYs");
-        }
-    }
+    // Nothing of the failures is stored: no recording, no rows, and none of
+    // the topic tables they created (the schema's recording catalog stays).
+    let recordings: i64 = client.query_one("SELECT count(*) FROM fleet.recordings", &[]).await.unwrap().get(0);
+    assert_eq!(recordings, 0, "fleet.recordings after failed COPYs");
+    assert_eq!(base_tables(&client, "fleet").await, ["frame_index", "recording_topics", "recordings"], "tables after failed COPYs");
 
     // The same recording twice: the second is refused and changes nothing.
     let path = dir.join("robot01.mcap");
@@ -406,12 +418,57 @@ async fn bad_recordings_fail_whole_with_where_and_the_server_stays_up() {
     client.execute(&copy_file(&path, ", RECORDING 'robot01_again'"), &[]).await.unwrap();
     let n: i64 = client.query_one("SELECT count(DISTINCT recording) FROM fleet.imu", &[]).await.unwrap().get(0);
     assert_eq!(n, 2);
+    // A failed COPY into tables that hold other recordings leaves them and their rows.
+    expect_error(client.execute(&copy_file(&bad, ", RECORDING 'damaged'"), &[]).await, "22P04", &["chunk"]);
+    let n: i64 = client.query_one("SELECT count(*) FROM fleet.imu", &[]).await.unwrap().get(0);
+    assert_eq!(n, 2 * truth_i64(&truth["files"][0]["topics"]["/imu"], "message_count"));
+    assert!(base_tables(&client, "fleet").await.contains(&"imu".to_string()));
     // Inside a transaction block it is refused.
     client.batch_execute("BEGIN").await.unwrap();
     expect_error(client.execute(&copy_file(&path, ", RECORDING 'in_txn'"), &[]).await, "25001", &["transaction block"]);
     client.batch_execute("ROLLBACK").await.unwrap();
     let ok: i64 = client.query_one("SELECT 1::int8", &[]).await.unwrap().get(0);
     assert_eq!(ok, 1);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A COPY that fails removes the tables it created, but never one that a
+/// COPY running beside it writes to: that one's rows all stay.
+#[tokio::test]
+async fn a_failed_copy_beside_a_good_one_removes_no_table_the_good_one_fills() {
+    let dir = temp_dir("beside");
+    let truth = generate_fleet(&dir, 1, 4, "zstd");
+    let good = dir.join("robot01.mcap");
+    let bytes = std::fs::read(&good).unwrap();
+    let first_chunk = top_level_records(&bytes).into_iter().find(|r| r.1 == CHUNK).unwrap().0;
+    let mut damaged = bytes.clone();
+    damaged[first_chunk + 200] ^= 0x5a;
+    let bad = dir.join("damaged.mcap");
+    std::fs::write(&bad, &damaged).unwrap();
+    let imu = truth_i64(&truth["files"][0]["topics"]["/imu"], "message_count");
+
+    let server = common::start();
+    let (a, b) = (server.connect("postgres").await, server.connect("postgres").await);
+    for round in 0..6 {
+        let schema = format!("beside{round}");
+        let (good_sql, bad_sql) = (
+            format!("COPY {schema} FROM '{}' WITH (FORMAT mcap)", good.display()),
+            format!("COPY {schema} FROM '{}' WITH (FORMAT mcap)", bad.display()),
+        );
+        // Alternate which one starts first.
+        let (ok, failed) = if round % 2 == 0 {
+            tokio::join!(a.execute(&good_sql, &[]), b.execute(&bad_sql, &[]))
+        } else {
+            let (f, o) = tokio::join!(b.execute(&bad_sql, &[]), a.execute(&good_sql, &[]));
+            (o, f)
+        };
+        let stored = ok.unwrap_or_else(|e| panic!("round {round}: the good COPY failed: {}", common::describe_error(&e)));
+        assert!(stored > 0);
+        assert!(failed.is_err(), "round {round}: the damaged COPY should fail");
+        let n: i64 = a.query_one(&format!("SELECT count(*) FROM {schema}.imu"), &[]).await.unwrap().get(0);
+        assert_eq!(n, imu, "round {round}: every IMU row of the good recording");
+        assert!(base_tables(&a, &schema).await.contains(&"imu".to_string()));
+    }
     let _ = std::fs::remove_dir_all(dir);
 }
 

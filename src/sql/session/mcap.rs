@@ -22,6 +22,7 @@ use super::*;
 use crate::exec::vector::ColumnData;
 use crate::storage::recordings::{RecordingRef, RecordingTarget};
 use crate::server::copy_progress::{CopyCommand, CopyIoType, CopyProgressCounter, CopyProgressGuard};
+use crate::server::ingest_targets::TableClaims;
 use crate::ingest::mcap::{
     BlobRef, TableBatch, ChannelPlan, Channels, ChunkBuffer, ColumnRole, DecodeOptions, Decoder, IndexedFile, McapError, McapStream,
     MetadataRecord, ReaderOptions, Record, TableLayout, TopicBatch,
@@ -173,6 +174,11 @@ struct RecordingIngest {
     by_reference: Option<ReferenceIngest>,
     /// `<schema>.frame_index` rows: one per value stored as a reference.
     frame_rows: Vec<Vec<Datum>>,
+    /// Every table this ingest writes to, claimed until it ends.
+    table_claims: TableClaims,
+    /// The topic tables this ingest created: a failed ingest removes them
+    /// (see [`Session::remove_created_tables`]).
+    created: Vec<Arc<TableDef>>,
 }
 
 /// A recording whose rows the WAL logs by reference (`storage::recordings`):
@@ -272,6 +278,7 @@ impl Session {
         if let Some(write) = copy.ingest.write.take() {
             self.abort_write(write).await;
         }
+        self.remove_created_tables(&mut copy.ingest).await;
     }
 
     /// `COPY <schema> FROM '<path>' WITH (FORMAT mcap …)`: the file mapped,
@@ -292,14 +299,13 @@ impl Session {
         ingest.progress = Some(self.begin_copy_progress(0, CopyCommand::From, CopyIoType::File, map.len() as u64));
         let result = match self.ingest_mapped_file(&mut ingest, map, &recording, path).await {
             Ok(()) => self.finish_recording(&mut ingest).await.map(|s| s.messages),
-            Err(e) => {
-                if let Some(write) = ingest.write.take() {
-                    self.abort_write(write).await;
-                }
-                Err(e)
-            }
+            Err(e) => Err(e),
         };
         if result.is_err() {
+            if let Some(write) = ingest.write.take() {
+                self.abort_write(write).await;
+            }
+            self.remove_created_tables(&mut ingest).await;
             if let Some(r) = &ingest.by_reference {
                 crate::storage::recordings::forget_file(&r.data_dir, &r.file);
             }
@@ -509,6 +515,8 @@ impl Session {
             progress: None,
             by_reference: None,
             frame_rows: Vec::new(),
+            table_claims: TableClaims::new(self.server.ingest_targets.clone()),
+            created: Vec::new(),
         })
     }
 
@@ -547,34 +555,7 @@ impl Session {
                 self.warning(warning.clone());
             }
         }
-        let existing = self
-            .server
-            .catalog
-            .snapshot()
-            .database(&self.database)?
-            .table(&ingest.schema, &layout.name)
-            .cloned();
-        let mut table = match existing {
-            Some(t) => t,
-            None => {
-                let time = layout.columns.iter().position(|c| c.role == ColumnRole::LogTime);
-                self.create_ingest_table(TableDef {
-                    oid: self.server.catalog.allocate_oid(),
-                    name: layout.name.clone(),
-                    schema: ingest.schema.clone(),
-                    columns: layout
-                        .columns
-                        .iter()
-                        .map(|c| ColumnDef {
-                            frame_refs: c.data_type == DataType::Bytea,
-                            ..ColumnDef::plain(&c.name, c.data_type)
-                        })
-                        .collect(),
-                    time_column: time,
-                    frame_files: Vec::new(),
-                })?
-            }
-        };
+        let mut table = self.claim_target(ingest, layout)?;
         let missing: Vec<(&str, DataType)> = layout
             .columns
             .iter()
@@ -602,6 +583,105 @@ impl Session {
         let types = table.column_types();
         ingest.targets.insert(key, Target { table, types, sources });
         Ok(())
+    }
+
+    /// Finds or creates the table of `layout` and claims it for this
+    /// ingest. A failed ingest may remove a table it created between the
+    /// lookup and the claim: the claim holds only once the table is seen
+    /// still there, else the lookup runs again.
+    fn claim_target(&self, ingest: &mut RecordingIngest, layout: &TableLayout) -> DbResult<Arc<TableDef>> {
+        let current = |oid: Option<u32>| -> DbResult<Option<Arc<TableDef>>> {
+            let catalog = self.server.catalog.snapshot();
+            let table = catalog.database(&self.database)?.table(&ingest.schema, &layout.name).cloned();
+            Ok(table.filter(|t| oid.is_none_or(|o| t.oid == o)))
+        };
+        for _ in 0..3 {
+            let (table, created) = match current(None)? {
+                Some(t) => (t, false),
+                None => {
+                    let time = layout.columns.iter().position(|c| c.role == ColumnRole::LogTime);
+                    let oid = self.server.catalog.allocate_oid();
+                    let table = self.create_ingest_table(TableDef {
+                        oid,
+                        name: layout.name.clone(),
+                        schema: ingest.schema.clone(),
+                        columns: layout
+                            .columns
+                            .iter()
+                            .map(|c| ColumnDef {
+                                frame_refs: c.data_type == DataType::Bytea,
+                                ..ColumnDef::plain(&c.name, c.data_type)
+                            })
+                            .collect(),
+                        time_column: time,
+                        frame_files: Vec::new(),
+                    })?;
+                    let created = table.oid == oid;
+                    (table, created)
+                }
+            };
+            ingest.table_claims.claim(table.oid);
+            if current(Some(table.oid))?.is_some() {
+                if created {
+                    ingest.created.push(table.clone());
+                }
+                return Ok(table);
+            }
+            ingest.table_claims.release(table.oid);
+        }
+        Err(DbError::new(
+            "40001",
+            format!("table \"{}.{}\" was removed while this recording was being stored", ingest.schema, layout.name),
+        )
+        .with_hint("Run the COPY again."))
+    }
+
+    /// After a failed ingest (its write aborted): removes the topic tables
+    /// it created, unless another writer has put rows in one or another
+    /// ingest claims it. Writes wait meanwhile (the rewrite lock), so no row
+    /// lands between the emptiness check and the removal. The schema and its
+    /// recording catalog stay, as do columns the ingest added to existing
+    /// tables.
+    async fn remove_created_tables(&mut self, ingest: &mut RecordingIngest) {
+        ingest.table_claims.release_all();
+        let created = std::mem::take(&mut ingest.created);
+        if created.is_empty() {
+            return;
+        }
+        let _alone = self.server.rewrites.write().await;
+        let q = crate::catalog::quote_ident;
+        for table in created {
+            let sql = format!("SELECT 1 FROM {}.{} LIMIT 1", q(&table.schema), q(&table.name));
+            match self.internal_query(&sql, &[], &[]).await {
+                Ok((_, batches)) if batches.iter().all(|b| b.len == 0) => {}
+                _ => continue,
+            }
+            let removed = self.server.ingest_targets.if_unclaimed(table.oid, || {
+                self.server.catalog.update_database(&self.database, |db| {
+                    let relation = (table.schema.clone(), table.name.clone());
+                    // A view made over it meanwhile keeps it, as DROP TABLE without CASCADE would.
+                    if dependent_views(db, &relation, "table", false).is_err() {
+                        return Ok(false);
+                    }
+                    let Some(s) = db.schemas.get_mut(&table.schema) else {
+                        return Ok(false);
+                    };
+                    if !s.tables.get(&table.name).is_some_and(|t| t.oid == table.oid) {
+                        return Ok(false);
+                    }
+                    s.tables.remove(&table.name);
+                    s.indexes.retain(|_, i| i.table != table.name);
+                    Ok(true)
+                })
+            });
+            if let Some(Ok(true)) = removed {
+                self.server.forget_derived_write_state(table.oid);
+                for shard in &self.server.shards {
+                    let oid = table.oid;
+                    let _ = shard.run(move |ctx| ctx.storage.borrow_mut().drop_table(oid)).await;
+                }
+            }
+        }
     }
 
     /// Prepares one decoded batch's rows on the shards (opening the
