@@ -28,6 +28,10 @@ use crate::ingest::mcap::{
     MetadataRecord, ReaderOptions, Record, TableLayout, TopicBatch,
 };
 
+/// How long a failed ingest waits for the rewrite lock to remove the tables
+/// it created.
+const REMOVAL_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// A topic's rows are handed to the shards once it holds this many rows,
 /// or this many bytes (scans, camera frames): a memtable block's size, so
 /// that the memtable keeps the batch as a block instead of copying it.
@@ -648,7 +652,19 @@ impl Session {
         if created.is_empty() {
             return;
         }
-        let _alone = self.server.rewrites.write().await;
+        // A transaction block that rewrote rows holds the lock until it
+        // ends: past a bound the tables stay (empty), rather than the
+        // failed COPY's answer waiting on another client.
+        let Ok(_alone) = tokio::time::timeout(REMOVAL_LOCK_WAIT, self.server.rewrites.write()).await else {
+            let names: Vec<&str> = created.iter().map(|t| t.name.as_str()).collect();
+            eprintln!(
+                "brewricd: a failed recording ingest left its tables in schema \"{}\" ({}): writes held the rewrite lock for over {} s",
+                ingest.schema,
+                names.join(", "),
+                REMOVAL_LOCK_WAIT.as_secs()
+            );
+            return;
+        };
         let q = crate::catalog::quote_ident;
         for table in created {
             let sql = format!("SELECT 1 FROM {}.{} LIMIT 1", q(&table.schema), q(&table.name));
