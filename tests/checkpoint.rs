@@ -448,19 +448,24 @@ async fn writes_wait_for_the_flush_when_memtables_pass_their_limit_and_lose_noth
         return;
     }
     // A 1 MiB flush threshold and a 2 MiB limit: ~24 MiB of rows written in
-    // 1,000-row statements pass the limit again and again.
+    // 10,000-row statements (~2 MiB each, made by the server so they follow
+    // each other faster than a flush of the last one, in debug builds too)
+    // pass the limit again and again.
     let dir = server.kill9();
     let mut server = common::start_configured(dir, 2, &["--flush-mb", "1", "--memtable-limit-mb", "2"], &[]);
     let client = server.connect(common::DEFAULT_DB).await;
     client.batch_execute("CREATE TABLE m (time timestamptz, host integer, v double precision, s text)").await.unwrap();
-    let (statements, rows) = (120, 1000);
+    let (statements, rows) = (12, 10_000);
     for k in 0..statements {
         let first = k * rows;
-        let pad = "x".repeat(150);
-        let values: Vec<String> = (first..first + rows)
-            .map(|i| format!("('2016-01-01 00:00:00+00'::timestamptz + interval '10 seconds' * {i}, {}, {}.5, 'row {i} {pad}')", i % 7, i % 100))
-            .collect();
-        client.batch_execute(&format!("INSERT INTO m VALUES {}", values.join(","))).await.unwrap();
+        client
+            .batch_execute(&format!(
+                "INSERT INTO m SELECT '2016-01-01 00:00:00+00'::timestamptz + interval '10 seconds' * i, i % 7, i % 100 + 0.5, \
+                 'row ' || i || ' ' || repeat('x', 150) FROM generate_series({first}, {}) AS i",
+                first + rows - 1
+            ))
+            .await
+            .unwrap();
     }
     let n = statements * rows;
     let count: i64 = client.query_one("SELECT count(*) FROM m", &[]).await.unwrap().get(0);
