@@ -870,19 +870,22 @@ impl Session {
     /// ROLLBACK of a transaction that created tables removes them again.
     async fn rollback_created_tables(&mut self) {
         for table in std::mem::take(&mut self.txn_created) {
-            let _ = self.server.catalog.update_database(&self.database, |db| {
-                if let Some(s) = db.schemas.get_mut(&table.schema) {
-                    if s.tables
-                        .get(&table.name)
-                        .is_some_and(|t| t.oid == table.oid)
-                    {
-                        s.tables.remove(&table.name);
-                        s.indexes.retain(|_, i| i.table != table.name);
-                    }
-                }
-                Ok(())
-            });
+            let _ = self
+                .server
+                .catalog
+                .update_database(&self.database, |db| Ok(remove_table_entry(db, &table)));
         }
+    }
+
+    /// Frees what the server and the shards hold for a table whose catalog
+    /// entry is gone (`remove_table_entry`): its derived write state and
+    /// every shard's rows.
+    async fn release_table_storage(&self, oid: TableId) -> DbResult<()> {
+        self.server.forget_derived_write_state(oid);
+        for shard in &self.server.shards {
+            shard.run(move |ctx| ctx.storage.borrow_mut().drop_table(oid)).await?;
+        }
+        Ok(())
     }
 
     fn show(&self, name: &str) -> DbResult<String> {
@@ -1233,24 +1236,18 @@ impl Session {
                                     s.views.remove(vn);
                                 }
                             }
-                            if let Some(s) = db.schemas.get_mut(&table.schema) {
-                                s.tables.remove(&table.name);
-                                s.indexes.retain(|_, i| i.table != table.name);
-                                s.sequences.retain(|k, _| {
-                                    !k.starts_with(&format!("{}_", table.name))
-                                        || !k.ends_with("_seq")
-                                });
+                            if remove_table_entry(db, &table) {
+                                if let Some(s) = db.schemas.get_mut(&table.schema) {
+                                    s.sequences.retain(|k, _| {
+                                        !k.starts_with(&format!("{}_", table.name))
+                                            || !k.ends_with("_seq")
+                                    });
+                                }
                             }
                             Ok(views)
                         })?;
                     self.cascade_notices(&dropped_views);
-                    self.server.forget_derived_write_state(table.oid);
-                    for shard in &self.server.shards {
-                        let oid = table.oid;
-                        shard
-                            .run(move |ctx| ctx.storage.borrow_mut().drop_table(oid))
-                            .await?;
-                    }
+                    self.release_table_storage(table.oid).await?;
                 }
                 Ok(StatementResult::Command("DROP TABLE".into()))
             }
@@ -3076,6 +3073,20 @@ fn make_object_name(name1: &str, name2: &str, label: &str) -> String {
     } else {
         format!("{n1}_{n2}_{label}")
     }
+}
+
+/// Removes `table`'s catalog entry and its indexes, if the entry under its
+/// name is still that table (same oid: it was not dropped and made again
+/// meanwhile). True when removed; the caller then releases its storage
+/// (`Session::release_table_storage`).
+fn remove_table_entry(db: &mut crate::catalog::Database, table: &TableDef) -> bool {
+    let Some(s) = db.schemas.get_mut(&table.schema) else { return false };
+    if !s.tables.get(&table.name).is_some_and(|t| t.oid == table.oid) {
+        return false;
+    }
+    s.tables.remove(&table.name);
+    s.indexes.retain(|_, i| i.table != table.name);
+    true
 }
 
 /// Views that depend (directly or through other views) on `rel`: with

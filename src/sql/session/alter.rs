@@ -377,16 +377,11 @@ impl Session {
     }
 
     async fn abandon_rewrite(&self, new_def: &Arc<TableDef>) {
-        let _ = self.server.catalog.update_database(&self.database, |db| {
-            if let Some(s) = db.schemas.get_mut(&new_def.schema) {
-                s.tables.remove(&new_def.name);
-            }
-            Ok(())
-        });
-        for shard in &self.server.shards {
-            let oid = new_def.oid;
-            let _ = shard.run(move |ctx| ctx.storage.borrow_mut().drop_table(oid)).await;
-        }
+        let _ = self
+            .server
+            .catalog
+            .update_database(&self.database, |db| Ok(remove_table_entry(db, new_def)));
+        let _ = self.release_table_storage(new_def.oid).await;
     }
 }
 

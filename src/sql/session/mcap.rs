@@ -679,23 +679,11 @@ impl Session {
                     if dependent_views(db, &relation, "table", false).is_err() {
                         return Ok(false);
                     }
-                    let Some(s) = db.schemas.get_mut(&table.schema) else {
-                        return Ok(false);
-                    };
-                    if !s.tables.get(&table.name).is_some_and(|t| t.oid == table.oid) {
-                        return Ok(false);
-                    }
-                    s.tables.remove(&table.name);
-                    s.indexes.retain(|_, i| i.table != table.name);
-                    Ok(true)
+                    Ok(remove_table_entry(db, &table))
                 })
             });
             if let Some(Ok(true)) = removed {
-                self.server.forget_derived_write_state(table.oid);
-                for shard in &self.server.shards {
-                    let oid = table.oid;
-                    let _ = shard.run(move |ctx| ctx.storage.borrow_mut().drop_table(oid)).await;
-                }
+                let _ = self.release_table_storage(table.oid).await;
             }
         }
     }
