@@ -10,10 +10,14 @@
 //! before storage, to tell decoding from writing. With `--brewric-walk`,
 //! Brewric's reader only walks the records (chunks decompressed and
 //! CRC-checked, messages decoded not at all): the part of the ingest that
-//! is the same work as the crate's.
+//! is the same work as the crate's. With `--brewric-decode-keep`, decoded
+//! as `--brewric-decode` but every batch is kept until the run ends, as a
+//! server keeps the rows it ingests: their memory is touched for the first
+//! time (page faults, the kernel zeroing pages) instead of reused; the JSON
+//! line adds `kept_bytes`, the batches' size.
 //!
 //! ```text
-//! cargo run --release --example mcap_read_baseline -- [--threads N] [--runs 3] [--brewric-decode | --brewric-walk] FILE...
+//! cargo run --release --example mcap_read_baseline -- [--threads N] [--runs 3] [--brewric-decode | --brewric-decode-keep | --brewric-walk] FILE...
 //! ```
 //! Prints one JSON line: threads, bytes (file bytes), messages, seconds
 //! (median of the runs), mb_per_s, messages_per_s.
@@ -33,6 +37,7 @@ fn main() {
             "--runs" => runs = args.next().and_then(|v| v.parse().ok()).expect("--runs N"),
             "--brewric-decode" => mode = Mode::BrewricDecode,
             "--brewric-walk" => mode = Mode::BrewricWalk,
+            "--brewric-decode-keep" => mode = Mode::BrewricDecodeKeep,
             _ => paths.push(a),
         }
     }
@@ -44,7 +49,9 @@ fn main() {
     let bytes: usize = files.iter().map(Vec::len).sum();
     let mut times = Vec::new();
     let mut messages = 0usize;
+    let mut kept_bytes = 0usize;
     for _ in 0..runs.max(1) {
+        let kept = std::sync::Mutex::new(Vec::new());
         let next = AtomicUsize::new(0);
         let count = AtomicUsize::new(0);
         let start = Instant::now();
@@ -54,8 +61,9 @@ fn main() {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(file) = files.get(i) else { break };
                     let n = match mode {
-                        Mode::BrewricDecode => read_with_brewric(file, true),
-                        Mode::BrewricWalk => read_with_brewric(file, false),
+                        Mode::BrewricDecode => read_with_brewric(file, true, None),
+                        Mode::BrewricDecodeKeep => read_with_brewric(file, true, Some(&kept)),
+                        Mode::BrewricWalk => read_with_brewric(file, false, None),
                         Mode::Crate => mcap::MessageStream::new(file)
                             .expect("mcap stream")
                             .map(|m| m.expect("message").data.len())
@@ -68,11 +76,28 @@ fn main() {
         });
         times.push(start.elapsed().as_secs_f64());
         messages = count.into_inner();
+        let kept = kept.into_inner().unwrap_or_default();
+        kept_bytes = kept
+            .iter()
+            .flat_map(|b: &brewric::ingest::mcap::TopicBatch| &b.tables)
+            .flat_map(|t| &t.columns)
+            .map(|c| c.byte_size())
+            .sum();
+        // The next run must touch fresh memory too, as a server's next rows do.
+        drop(kept);
+        // SAFETY: malloc_trim takes an integer and only returns free memory to the kernel.
+        unsafe {
+            libc::malloc_trim(0);
+        }
     }
     times.sort_by(f64::total_cmp);
     let secs = times[times.len() / 2];
+    let kept = match mode {
+        Mode::BrewricDecodeKeep => format!(", \"kept_bytes\": {kept_bytes}"),
+        _ => String::new(),
+    };
     println!(
-        "{{\"threads\": {threads}, \"bytes\": {bytes}, \"messages\": {messages}, \"seconds\": {secs:.4}, \"mb_per_s\": {:.1}, \"messages_per_s\": {:.0}}}",
+        "{{\"threads\": {threads}, \"bytes\": {bytes}, \"messages\": {messages}, \"seconds\": {secs:.4}, \"mb_per_s\": {:.1}, \"messages_per_s\": {:.0}{kept}}}",
         bytes as f64 / secs / 1e6,
         messages as f64 / secs
     );
@@ -95,12 +120,18 @@ fn keep_freed_memory() {
 enum Mode {
     Crate,
     BrewricDecode,
+    BrewricDecodeKeep,
     BrewricWalk,
 }
 
 /// Every message of `file` read by Brewric's chunk reader and, when
-/// `decode`, decoded; returns the number of messages.
-fn read_with_brewric(file: &[u8], decode: bool) -> usize {
+/// `decode`, decoded, the batches put in `keep` when given (else dropped);
+/// returns the number of messages.
+fn read_with_brewric(
+    file: &[u8],
+    decode: bool,
+    keep: Option<&std::sync::Mutex<Vec<brewric::ingest::mcap::TopicBatch>>>,
+) -> usize {
     use brewric::ingest::mcap::{Channels, ChunkBuffer, DecodeOptions, Decoder, IndexedFile, ReaderOptions};
     let reader = ReaderOptions::default();
     let indexed = IndexedFile::open(file, &reader).expect("open").expect("a summary");
@@ -121,10 +152,18 @@ fn read_with_brewric(file: &[u8], decode: bool) -> usize {
         }
         for batch in decoder.take_batches_over(8192, 8 << 20) {
             messages += batch.messages;
+            keep_batch(keep, batch);
         }
     }
     for batch in decoder.take_batches() {
         messages += batch.messages;
+        keep_batch(keep, batch);
     }
     messages
+}
+
+fn keep_batch(keep: Option<&std::sync::Mutex<Vec<brewric::ingest::mcap::TopicBatch>>>, batch: brewric::ingest::mcap::TopicBatch) {
+    if let Some(kept) = keep {
+        kept.lock().expect("kept batches").push(batch);
+    }
 }
