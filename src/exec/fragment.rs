@@ -22,7 +22,7 @@ use crate::storage::scan::{
 use crate::storage::segment::column::{sum_f64_block, sum_i64_block, CachedBlock};
 use crate::types::{DataType, Datum};
 use rust_decimal::Decimal;
-use crate::storage::table::ScanSnapshot;
+use crate::storage::table::{MemoryBlock, ScanSnapshot};
 
 /// Batches in flight per fragment before the shard waits for the coordinator.
 pub const FRAGMENT_CHANNEL_DEPTH: usize = 8;
@@ -467,10 +467,10 @@ fn concat_pieces(pieces: &[Batch]) -> Batch {
 /// before they are filtered and sent on.
 const GATHER_ROWS: usize = 1024;
 
-fn narrow_block(batch: &Batch, columns: &[usize], rows: Option<&[u32]>) -> Batch {
-    let narrow = Batch::new(columns.iter().map(|&c| batch.columns[c].clone()).collect(), batch.len);
+fn narrow_block(block: MemoryBlock<'_>, columns: &[usize], rows: Option<&[u32]>) -> Batch {
+    let narrow = block.columns(columns);
     match rows {
-        Some(rows) if rows.len() < batch.len => narrow.take(rows),
+        Some(rows) if rows.len() < narrow.len => narrow.take(rows),
         _ => narrow,
     }
 }

@@ -34,6 +34,8 @@ pub type ShardJob = Box<dyn FnOnce(&Rc<ShardContext>) + Send>;
 #[derive(Debug)]
 pub enum PreparedOp {
     Rows(TableId, Vec<DataType>, Batch),
+    /// Rows whose repeated values are kept once (an MCAP batch).
+    CompactRows(TableId, Vec<DataType>, crate::storage::memtable::CompactBatch),
     /// Every row of the table (a DELETE or UPDATE rewrite, followed by the
     /// table's new rows).
     Truncate(TableId),

@@ -2689,7 +2689,14 @@ impl Session {
     /// Holds rows prepared on `shard` without logging them: the caller logs
     /// what they stand for (`log_prepared_reference`) before the commit.
     /// The rows are in the stored form (`storage/frames.rs`).
-    pub async fn hold_rows(&self, write: &mut ShardWrite, shard: usize, table: TableId, types: &[DataType], batch: Batch) -> DbResult<()> {
+    pub async fn hold_rows(
+        &self,
+        write: &mut ShardWrite,
+        shard: usize,
+        table: TableId,
+        types: &[DataType],
+        rows: crate::storage::memtable::CompactBatch,
+    ) -> DbResult<()> {
         crate::storage::checkpoint::wait_for_memtable_room(&self.server).await?;
         if !write.participants.contains(&shard) {
             write.participants.push(shard);
@@ -2697,7 +2704,7 @@ impl Session {
         let (txn, types) = (write.txn, types.to_vec());
         self.server.shards[shard]
             .run(move |ctx| {
-                ctx.prepared.borrow_mut().entry(txn).or_default().push(PreparedOp::Rows(table, types, batch));
+                ctx.prepared.borrow_mut().entry(txn).or_default().push(PreparedOp::CompactRows(table, types, rows));
             })
             .await
     }
@@ -2802,6 +2809,9 @@ impl Session {
                                 match op {
                                     PreparedOp::Rows(table, types, batch) => {
                                         storage.append(*table, types, batch)
+                                    }
+                                    PreparedOp::CompactRows(table, types, rows) => {
+                                        storage.append_compact(*table, types, rows.clone())
                                     }
                                     PreparedOp::Truncate(table) => storage.truncate(*table),
                                 }

@@ -249,7 +249,7 @@ pub async fn checkpoint(server: &Server) -> DbResult<CheckpointStats> {
                         let written = match encoded {
                             Ok((encoded, next)) => {
                                 ctx.storage.borrow_mut().next_segment = next;
-                                stats.rows += t.rows.iter().map(|b| b.len as u64).sum::<u64>();
+                                stats.rows += t.rows.row_count() as u64;
                                 write_segments(ctx.storage_io(), &data_dir, dir, t.table, encoded)
                                     .await
                             }

@@ -104,7 +104,7 @@ pub fn encode_frozen(
     next_id: &mut u64,
     cache_budget: usize,
 ) -> Vec<EncodedSegment> {
-    encode_blocks(def, declared_series, frozen.table, &frozen.types, &frozen.rows, shard_dir, next_id, cache_budget)
+    encode_blocks(def, declared_series, frozen.table, &frozen.types, &frozen.rows.batches(), shard_dir, next_id, cache_budget)
 }
 
 /// Sorts, partitions and encodes a table's rows (the merged rows of a
@@ -693,7 +693,7 @@ mod tests {
             types,
             generation: 0,
             flush_id: 0,
-            rows: Arc::new(vec![batch]),
+            rows: super::super::table::FrozenRows { sealed: Default::default(), open: Some(batch) },
         };
         (def, frozen)
     }

@@ -253,6 +253,11 @@ impl LastRowRegistry {
         self.tables.write().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// Whether `table` has an entry, which every batch of it must reach.
+    pub fn tracks(&self, table: TableId) -> bool {
+        self.entry(table).is_some()
+    }
+
     /// A committed batch of `table` (all its columns) became visible.
     pub fn absorb(&self, table: TableId, batch: &Batch) {
         if let Some(e) = self.entry(table) {

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use crate::exec::vector::{Batch, Column, ColumnData, BATCH_ROWS};
+use crate::exec::vector::{Batch, BytesColumn, Column, ColumnData, ColumnRef, BATCH_ROWS};
 use crate::types::DataType;
 
 /// The values of one integer, date or timestamp column of a sealed block.
@@ -61,11 +61,134 @@ impl Postings {
     }
 }
 
+/// A batch whose variable-length columns that hold one value on every row
+/// keep it once (an MCAP topic's covariance arrays and frame ids, which never
+/// change within a recording: most of the bytes a recording's rows held).
+/// Readers get rows through [`CompactBatch::columns`] and
+/// [`CompactBatch::to_batch`], which spell such a column out again.
+#[derive(Debug, Clone)]
+pub struct CompactBatch {
+    /// The columns; a column marked in `repeated` holds one row.
+    batch: Batch,
+    repeated: Vec<bool>,
+}
+
+/// Below this many rows a repeated value is kept as it is.
+const MIN_REPEAT_ROWS: usize = 16;
+/// Nor is a value shorter than this (a short text tag): spelling it out for
+/// every scan would cost more than its bytes save. Covariance arrays are
+/// 92 and 308 bytes.
+const MIN_REPEAT_VALUE_BYTES: u32 = 32;
+
+impl CompactBatch {
+    /// `batch` with each column that repeats one value kept once.
+    pub fn new(mut batch: Batch) -> CompactBatch {
+        let mut repeated = vec![false; batch.columns.len()];
+        if batch.len >= MIN_REPEAT_ROWS {
+            for (c, flag) in batch.columns.iter_mut().zip(&mut repeated) {
+                if let Some(one) = single_value(c) {
+                    *c = Arc::new(one);
+                    *flag = true;
+                }
+            }
+        }
+        CompactBatch { batch, repeated }
+    }
+
+    pub fn len(&self) -> usize {
+        self.batch.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.batch.len == 0
+    }
+
+    /// Whether some column is kept as one value.
+    pub fn is_compact(&self) -> bool {
+        self.repeated.contains(&true)
+    }
+
+    /// Bytes held (a repeated value counted once).
+    pub fn byte_size(&self) -> usize {
+        self.batch.byte_size()
+    }
+
+    /// Column `c`'s rows (shared unless kept as one repeated value).
+    pub fn column(&self, c: usize) -> ColumnRef {
+        let col = &self.batch.columns[c];
+        if self.repeated[c] {
+            Arc::new(repeat_value(col, self.batch.len))
+        } else {
+            col.clone()
+        }
+    }
+
+    /// The rows of the given columns, in that order.
+    pub fn columns(&self, columns: &[usize]) -> Batch {
+        Batch::new(columns.iter().map(|&c| self.column(c)).collect(), self.batch.len)
+    }
+
+    /// Every column's rows.
+    pub fn to_batch(&self) -> Batch {
+        if !self.is_compact() {
+            return self.batch.clone();
+        }
+        Batch::new((0..self.batch.columns.len()).map(|c| self.column(c)).collect(), self.batch.len)
+    }
+}
+
 /// A sealed block and what a scan knows of it without reading it.
 #[derive(Debug)]
 pub struct SealedBlock {
-    pub batch: Batch,
+    pub rows: CompactBatch,
     pub index: Arc<BlockIndex>,
+}
+
+impl SealedBlock {
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+}
+
+/// `col` as one row when it is a variable-length column without NULLs
+/// whose rows all hold the same bytes.
+fn single_value(col: &Column) -> Option<Column> {
+    let ColumnData::Bytes(b) = &col.data else { return None };
+    if col.validity.is_some() || b.len() < 2 {
+        return None;
+    }
+    let width = b.offsets[1] - b.offsets[0];
+    if width < MIN_REPEAT_VALUE_BYTES {
+        return None;
+    }
+    // Equal lengths first (cheap), then the bytes.
+    if b.offsets.windows(2).any(|w| w[1] - w[0] != width) {
+        return None;
+    }
+    let first = b.get(0);
+    if !(1..b.len()).all(|i| b.get(i) == first) {
+        return None;
+    }
+    let mut one = BytesColumn::with_capacity(1, first.len());
+    one.push(first);
+    Some(Column::new(col.data_type, ColumnData::Bytes(one), None))
+}
+
+/// A one-row variable-length column repeated `rows` times.
+fn repeat_value(one: &Column, rows: usize) -> Column {
+    let ColumnData::Bytes(b) = &one.data else {
+        unreachable!("only variable-length columns are kept as one value")
+    };
+    let value = b.get(0);
+    let mut out = BytesColumn::with_capacity(rows, rows * value.len());
+    for _ in 0..rows {
+        out.push(value);
+    }
+    Column::new(one.data_type, ColumnData::Bytes(out), None)
 }
 
 /// The sealed blocks, shared whole with scans: taking a snapshot is one
@@ -183,7 +306,7 @@ impl Memtable {
     }
 
     pub fn row_count(&self) -> usize {
-        self.sealed.iter().map(|b| b.batch.len).sum::<usize>() + self.open_rows
+        self.sealed.iter().map(|b| b.len()).sum::<usize>() + self.open_rows
     }
 
     /// Appends a batch whose columns match the table's types.
@@ -249,9 +372,30 @@ impl Memtable {
         self.open_rows = 0;
     }
 
+    /// Seals `batch` as a block, its repeated values kept once.
     fn seal(&mut self, batch: Batch) {
         let index = index_of(&batch, &self.distinct);
-        Arc::make_mut(&mut self.sealed).push(Arc::new(SealedBlock { batch, index }));
+        let rows = CompactBatch::new(batch);
+        Arc::make_mut(&mut self.sealed).push(Arc::new(SealedBlock { rows, index }));
+    }
+
+    /// Appends rows already compacted (an MCAP batch, compacted as it came):
+    /// a batch of about a block's size is sealed as it is, others are
+    /// spelled out and appended.
+    pub fn append_compact(&mut self, rows: CompactBatch) {
+        let near_a_block = rows.len() >= BATCH_ROWS / 2 || rows.byte_size() >= BLOCK_MAX_BYTES / 2;
+        if !rows.is_compact() || !near_a_block || rows.len() > BATCH_ROWS || rows.byte_size() > 2 * BLOCK_MAX_BYTES {
+            self.append(&rows.to_batch());
+            return;
+        }
+        debug_assert_eq!(rows.batch.columns.len(), self.types.len());
+        self.track_distinct(&rows.batch);
+        if self.open_rows > 0 {
+            self.seal_open();
+        }
+        // Zones and postings read integer columns only, which a compact batch holds whole.
+        let index = index_of(&rows.batch, &self.distinct);
+        Arc::make_mut(&mut self.sealed).push(Arc::new(SealedBlock { rows, index }));
     }
 
     /// The sealed blocks (shared) and a copy of the open block's rows.
@@ -294,7 +438,7 @@ impl Memtable {
     /// All rows as batches: sealed blocks shared, the open block copied.
     pub fn snapshot(&self) -> Vec<Batch> {
         let (sealed, open) = self.scan_parts();
-        sealed.iter().map(|b| b.batch.clone()).chain(open).collect()
+        sealed.iter().map(|b| b.rows.to_batch()).chain(open).collect()
     }
 
     pub fn truncate(&mut self) {
@@ -314,9 +458,72 @@ mod tests {
     use super::*;
     use crate::types::Datum;
 
+    /// A value long enough to be kept once when it repeats.
+    const LONG: &str = "a value longer than 32 bytes, as a covariance array is";
+
     fn ints(n: usize, start: i64) -> Batch {
         let v: Vec<Datum> = (0..n as i64).map(|i| Datum::Int64(start + i)).collect();
         Batch::from_columns(vec![Column::from_datums(DataType::Int64, &v)])
+    }
+
+    #[test]
+    fn a_column_repeating_one_value_is_kept_once_and_read_back_whole() {
+        let n = BATCH_ROWS;
+        let text = |i: usize| Datum::text(if i == 7 { "other" } else { LONG });
+        let same: Vec<Datum> = (0..n).map(|_| Datum::text(LONG)).collect();
+        let differs: Vec<Datum> = (0..n).map(text).collect();
+        let with_null: Vec<Datum> = (0..n).map(|i| if i == 3 { Datum::Null } else { Datum::text("x") }).collect();
+        let types = vec![DataType::Int64, DataType::Text, DataType::Text, DataType::Text];
+        let ints: Vec<Datum> = (0..n as i64).map(Datum::Int64).collect();
+        let batch = Batch::from_columns(vec![
+            Column::from_datums(DataType::Int64, &ints),
+            Column::from_datums(DataType::Text, &same),
+            Column::from_datums(DataType::Text, &differs),
+            Column::from_datums(DataType::Text, &with_null),
+        ]);
+        let mut m = Memtable::new(types);
+        m.append(&batch);
+        let (sealed, _) = m.scan_parts();
+        assert_eq!(sealed.len(), 1);
+        let block = &sealed[0];
+        assert_eq!(block.rows.repeated, vec![false, true, false, false]);
+        assert_eq!(block.rows.batch.columns[1].len(), 1, "kept once");
+        for c in 0..4 {
+            assert_eq!(*block.rows.column(c), *batch.columns[c], "column {c} reads back whole");
+        }
+        let narrow = block.rows.columns(&[1, 0]);
+        assert_eq!(narrow.len, n);
+        assert_eq!(*narrow.columns[0], *batch.columns[1]);
+        let snap = m.snapshot();
+        assert_eq!(snap.len(), 1);
+        assert_eq!(snap[0].row(n - 1), batch.row(n - 1));
+        assert_eq!(m.row_count(), n);
+    }
+
+    #[test]
+    fn compacted_rows_seal_as_they_are_and_small_ones_are_spelled_out() {
+        let rows = |n: usize, start: i64| {
+            let ints: Vec<Datum> = (start..start + n as i64).map(Datum::Int64).collect();
+            let same: Vec<Datum> = (0..n).map(|_| Datum::text(LONG)).collect();
+            let short: Vec<Datum> = (0..n).map(|_| Datum::text("odom")).collect();
+            Batch::from_columns(vec![
+                Column::from_datums(DataType::Int64, &ints),
+                Column::from_datums(DataType::Text, &same),
+                Column::from_datums(DataType::Text, &short),
+            ])
+        };
+        let types = [DataType::Int64, DataType::Text, DataType::Text];
+        let mut m = Memtable::new(types.to_vec());
+        m.append_compact(CompactBatch::new(rows(100, 0)));
+        m.append_compact(CompactBatch::new(rows(BATCH_ROWS, 100)));
+        let (sealed, open) = m.scan_parts();
+        assert_eq!(sealed.len(), 2, "the open rows sealed first, then the batch as it came");
+        assert_eq!(sealed[1].rows.repeated, vec![false, true, false], "a short value is kept on every row");
+        assert_eq!(sealed[1].rows.batch.columns[1].len(), 1);
+        assert!(open.is_none());
+        assert_eq!(m.row_count(), 100 + BATCH_ROWS);
+        let all = Batch::concat(&types, &m.snapshot());
+        assert_eq!(all, Batch::concat(&types, &[rows(100 + BATCH_ROWS, 0)]));
     }
 
     #[test]
@@ -380,7 +587,7 @@ mod tests {
         m.append(&batch);
         let (sealed, open) = m.scan_parts();
         assert_eq!((sealed.len(), open.map(|b| b.len)), (1, None));
-        assert!(Arc::ptr_eq(&sealed[0].batch.columns[0], &batch.columns[0]), "shared, not copied");
+        assert!(Arc::ptr_eq(&sealed[0].rows.column(0), &batch.columns[0]), "shared, not copied");
         // A small batch still goes to the open block; the next block-sized
         // one seals it as a small block and is kept as it is too, so that
         // one misaligned batch does not make every later one a copy.
@@ -390,8 +597,8 @@ mod tests {
         m.append(&next);
         let (sealed, open) = m.scan_parts();
         assert_eq!((sealed.len(), open.map(|b| b.len)), (3, None));
-        assert_eq!(sealed[1].batch.len, 10);
-        assert!(Arc::ptr_eq(&sealed[2].batch.columns[0], &next.columns[0]), "shared, not copied");
+        assert_eq!(sealed[1].len(), 10);
+        assert!(Arc::ptr_eq(&sealed[2].rows.column(0), &next.columns[0]), "shared, not copied");
         let all: Vec<Datum> = m.snapshot().iter().flat_map(|b| (0..b.len).map(move |i| b.columns[0].datum(i))).collect();
         assert_eq!(all.len(), 2 * n + 10);
         assert!(all.iter().enumerate().all(|(i, d)| *d == Datum::Int64(i as i64)), "rows in order");

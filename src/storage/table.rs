@@ -15,7 +15,7 @@ use std::time::Instant;
 use super::cache::BlockCache;
 use super::files::SegmentFile;
 use super::last_rows::LastRowRegistry;
-use super::memtable::Memtable;
+use super::memtable::{CompactBatch, Memtable};
 use crate::catalog::TableId;
 use crate::exec::vector::Batch;
 use crate::types::DataType;
@@ -75,17 +75,54 @@ impl ScanSnapshot {
     }
 
     /// Memory block `i`: its rows, its index if sealed, and whether it is the memtable's.
-    pub fn memory_block(&self, i: usize) -> (&Batch, Option<&super::memtable::BlockIndex>, bool) {
+    pub fn memory_block(&self, i: usize) -> (MemoryBlock<'_>, Option<&super::memtable::BlockIndex>, bool) {
         let Some(mut k) = i.checked_sub(self.batches.len()) else {
-            return (&self.batches[i], None, i >= self.memtable_from);
+            return (MemoryBlock::Rows(&self.batches[i]), None, i >= self.memtable_from);
         };
         for frozen in &self.frozen_sealed {
             if k < frozen.len() {
-                return (&frozen[k].batch, Some(&frozen[k].index), false);
+                return (MemoryBlock::Sealed(&frozen[k]), Some(&frozen[k].index), false);
             }
             k -= frozen.len();
         }
-        (&self.sealed[k].batch, Some(&self.sealed[k].index), true)
+        (MemoryBlock::Sealed(&self.sealed[k]), Some(&self.sealed[k].index), true)
+    }
+}
+
+/// A block of rows in memory: a batch, or a memtable's sealed block (which
+/// may keep a repeated value once; see `memtable::SealedBlock`).
+#[derive(Debug, Clone, Copy)]
+pub enum MemoryBlock<'a> {
+    Rows(&'a Batch),
+    Sealed(&'a super::memtable::SealedBlock),
+}
+
+impl MemoryBlock<'_> {
+    pub fn len(&self) -> usize {
+        match self {
+            MemoryBlock::Rows(b) => b.len,
+            MemoryBlock::Sealed(s) => s.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The rows of the given columns, in that order.
+    pub fn columns(&self, columns: &[usize]) -> Batch {
+        match self {
+            MemoryBlock::Rows(b) => Batch::new(columns.iter().map(|&c| b.columns[c].clone()).collect(), b.len),
+            MemoryBlock::Sealed(s) => s.rows.columns(columns),
+        }
+    }
+
+    /// Every column's rows.
+    pub fn to_batch(&self) -> Batch {
+        match self {
+            MemoryBlock::Rows(b) => (*b).clone(),
+            MemoryBlock::Sealed(s) => s.rows.to_batch(),
+        }
     }
 }
 
@@ -97,9 +134,27 @@ struct Frozen {
     id: u64,
     /// The memtable's byte count when it was frozen.
     bytes: usize,
-    rows: Arc<Vec<Batch>>,
-    sealed: super::memtable::SealedBlocks,
-    open: Option<Batch>,
+    rows: FrozenRows,
+}
+
+/// A frozen memtable's rows: its sealed blocks (shared with scans, which
+/// also use their zones and postings) and a copy of its open block.
+#[derive(Debug, Clone, Default)]
+pub struct FrozenRows {
+    pub sealed: super::memtable::SealedBlocks,
+    pub open: Option<Batch>,
+}
+
+impl FrozenRows {
+    pub fn row_count(&self) -> usize {
+        self.sealed.iter().map(|b| b.len()).sum::<usize>() + self.open.as_ref().map_or(0, |b| b.len)
+    }
+
+    /// Every row as batches, in order (a sealed block's repeated values
+    /// spelled out: this is for the flush, on a background thread).
+    pub fn batches(&self) -> Vec<Batch> {
+        self.sealed.iter().map(|b| b.rows.to_batch()).chain(self.open.clone()).collect()
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -108,7 +163,7 @@ pub struct FrozenTable {
     pub types: Vec<DataType>,
     pub generation: u64,
     pub flush_id: u64,
-    pub rows: Arc<Vec<Batch>>,
+    pub rows: FrozenRows,
 }
 
 /// All tables' rows on one shard.
@@ -188,6 +243,19 @@ impl ShardStorage {
         self.memory_gauge.fetch_add(bytes, std::sync::atomic::Ordering::Relaxed);
     }
 
+    /// Appends rows already compacted (see `memtable::CompactBatch`).
+    pub fn append_compact(&mut self, table: TableId, types: &[DataType], rows: CompactBatch) {
+        if self.last_rows.tracks(table) {
+            self.last_rows.absorb(table, &rows.to_batch());
+        }
+        let bytes = rows.byte_size();
+        let t = self.table_mut(table, types);
+        t.memtable.append_compact(rows);
+        t.memtable_bytes += bytes;
+        t.memtable_since.get_or_insert_with(Instant::now);
+        self.memory_gauge.fetch_add(bytes, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Adds a segment found at start (recovery) or written by a flush.
     pub fn add_segment(&mut self, types: &[DataType], segment: Rc<SegmentFile>) {
         self.table_mut(segment.table, types).segments.push(segment);
@@ -198,8 +266,8 @@ impl ShardStorage {
             return ScanSnapshot::default();
         };
         // Frozen memtables keep their sealed blocks' zones and postings while they are flushed.
-        let mut batches: Vec<Batch> = t.frozen.iter().filter_map(|f| f.open.clone()).collect();
-        let frozen_sealed = t.frozen.iter().map(|f| f.sealed.clone()).collect();
+        let mut batches: Vec<Batch> = t.frozen.iter().filter_map(|f| f.rows.open.clone()).collect();
+        let frozen_sealed = t.frozen.iter().map(|f| f.rows.sealed.clone()).collect();
         let memtable_from = batches.len();
         let (sealed, open) = t.memtable.scan_parts();
         batches.extend(open);
@@ -218,7 +286,7 @@ impl ShardStorage {
     /// do not read segments.
     pub fn snapshot(&self, table: TableId) -> Vec<Batch> {
         let snap = self.scan(table);
-        (0..snap.memory_blocks()).map(|i| snap.memory_block(i).0.clone()).collect()
+        (0..snap.memory_blocks()).map(|i| snap.memory_block(i).0.to_batch()).collect()
     }
 
     pub fn drop_table(&mut self, table: TableId) {
@@ -272,15 +340,14 @@ impl ShardStorage {
                 continue;
             }
             let (sealed, open) = t.memtable.scan_parts();
-            let rows = Arc::new(t.memtable.take_all());
+            t.memtable.truncate();
+            let rows = FrozenRows { sealed, open };
             let bytes = std::mem::take(&mut t.memtable_bytes);
             t.memtable_since = None;
             t.frozen.push(Frozen {
                 id: flush_id,
                 bytes,
                 rows: rows.clone(),
-                sealed,
-                open,
             });
             out.push(FrozenTable {
                 table,
@@ -334,7 +401,7 @@ impl ShardStorage {
         if let Some(t) = self.tables.get_mut(&frozen.table) {
             if t.generation == frozen.generation {
                 if let Some(pos) = t.frozen.iter().position(|f| f.id == frozen.flush_id) {
-                    let rows = t.frozen.remove(pos).rows;
+                    let rows = t.frozen.remove(pos).rows.batches();
                     for b in rows.iter() {
                         t.memtable.append(b);
                         t.memtable_bytes += b.byte_size();
@@ -476,11 +543,7 @@ impl ShardStorage {
     pub fn row_count(&self, table: TableId) -> u64 {
         self.tables.get(&table).map_or(0, |t| {
             t.segments.iter().map(|s| s.footer.rows).sum::<u64>()
-                + t.frozen
-                    .iter()
-                    .flat_map(|f| f.rows.iter())
-                    .map(|b| b.len as u64)
-                    .sum::<u64>()
+                + t.frozen.iter().map(|f| f.rows.row_count() as u64).sum::<u64>()
                 + t.memtable.row_count() as u64
         })
     }

@@ -760,7 +760,10 @@ impl Session {
                     if !reference.shards.contains(&shard) {
                         reference.shards.push(shard);
                     }
-                    self.hold_rows(write, shard, oid, &types, rows_batch).await?
+                    // Compacted as it comes, so that the decoded copies of
+                    // repeated values are freed now and their memory reused.
+                    let rows = crate::storage::memtable::CompactBatch::new(rows_batch);
+                    self.hold_rows(write, shard, oid, &types, rows).await?
                 }
                 _ => self.prepare_stored_rows(write, oid, &types, vec![rows_batch]).await?,
             }
