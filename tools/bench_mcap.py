@@ -100,7 +100,8 @@ class Server:
 
 
 def brewric_run(binary, shards, connections, files, messages):
-    """Seconds from the first COPY to the last one's return, checked by the row counts."""
+    """Seconds from the first COPY to the last one's return, checked by the row counts,
+    and the server's resident memory (MB) once the load returned."""
     server = Server(binary, shards)
     try:
         parts = [files[i::connections] for i in range(connections)]
@@ -119,13 +120,15 @@ def brewric_run(binary, shards, connections, files, messages):
         for t in threads:
             t.join()
         secs = time.perf_counter() - start
+        with open(f"/proc/{server.proc.pid}/status") as f:
+            rss_mb = int(f.read().split("VmRSS:")[1].split()[0]) / 1024
         if errors:
             raise RuntimeError(errors[0])
         stored = int(server.psql("SELECT sum(message_count) FROM fleet.recordings"))
         rows = int(server.psql("SELECT count(*) FROM fleet.imu")) + int(server.psql("SELECT count(*) FROM fleet.joint_states"))
         if stored != messages or rows == 0:
             raise RuntimeError(f"stored {stored} messages of {messages}")
-        return secs
+        return secs, rss_mb
     finally:
         server.stop()
 
@@ -203,12 +206,16 @@ def main():
     print(f"fleet: {len(files)} files, {total_bytes / 1e6:.1f} MB, {messages:,} messages", flush=True)
 
     results = {}
+    rss = {}
     for label, shards, conns in [("brewric 1 shard", 1, 1), (f"brewric {n} shards", n, n)]:
-        times = []
+        times, rss_runs = [], []
         for _ in range(args.runs):
-            times.append(brewric_run(args.brewricd, shards, conns, files, messages))
-            print(f"  {label}: {times[-1]:.2f} s", flush=True)
+            secs, rss_mb = brewric_run(args.brewricd, shards, conns, files, messages)
+            times.append(secs)
+            rss_runs.append(rss_mb)
+            print(f"  {label}: {secs:.2f} s, server RSS after the load {rss_mb:.0f} MB", flush=True)
         results[label] = statistics.median(times)
+        rss[label] = statistics.median(rss_runs)
     for threads in (1, n):
         r = crate_run(threads, files, args.runs)
         results[f"mcap crate {threads} thread{'s' if threads > 1 else ''}"] = r["seconds"]
@@ -238,7 +245,8 @@ def main():
     print("memory; the load adds storage: memtables, the commit, the flush on the other core):")
     for label, secs in part_secs.items():
         print(f"  {label:<34} {secs:6.2f} s  {total_bytes / secs / 1e6:7.1f} MB/s")
-    print(f"  {'brewric 1 shard, until queryable':<34} {results['brewric 1 shard']:6.2f} s")
+    print(f"  {'brewric 1 shard, until queryable':<34} {results['brewric 1 shard']:6.2f} s"
+          f"   (server RSS after the load {rss['brewric 1 shard']:.0f} MB)")
     print()
     one = rates["brewric 1 shard"] / rates["mcap crate 1 thread"]
     all_ = rates[f"brewric {n} shards"] / rates[f"mcap crate {n} threads"]
