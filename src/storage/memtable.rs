@@ -191,6 +191,13 @@ fn repeat_value(one: &Column, rows: usize) -> Column {
     Column::new(one.data_type, ColumnData::Bytes(out), None)
 }
 
+/// Whether a batch of `rows` rows holding `bytes` bytes is about a block's
+/// size (a COPY's or an MCAP topic's batch).
+fn is_block_sized(rows: usize, bytes: usize) -> bool {
+    let near_a_block = rows >= BATCH_ROWS / 2 || bytes >= BLOCK_MAX_BYTES / 2;
+    near_a_block && rows <= BATCH_ROWS && bytes <= 2 * BLOCK_MAX_BYTES
+}
+
 /// The sealed blocks, shared whole with scans: taking a snapshot is one
 /// reference, and an append copies the list of pointers only while a scan
 /// still holds the old one.
@@ -319,18 +326,8 @@ impl Memtable {
         let bytes = batch.byte_size();
         let row_bytes = (bytes / batch.len.max(1)).max(1);
         let block_rows = (BLOCK_MAX_BYTES / row_bytes).clamp(1, BATCH_ROWS);
-        // A batch of about a block's size (a COPY's or an MCAP topic's batch)
-        // arriving at an empty open block becomes a block as it is, shared:
-        // cutting it to the exact block size would copy every value.
-        // Rows already open are sealed first, as a smaller block: copying
-        // them and the batch into a fresh block instead would leave the open
-        // block partly filled again, so every later batch would be copied too.
-        let near_a_block = batch.len >= BATCH_ROWS / 2 || bytes >= BLOCK_MAX_BYTES / 2;
-        if near_a_block && batch.len <= BATCH_ROWS && bytes <= 2 * BLOCK_MAX_BYTES {
-            if self.open_rows > 0 {
-                self.seal_open();
-            }
-            self.seal(batch.clone());
+        if is_block_sized(batch.len, bytes) {
+            self.seal_whole(CompactBatch::new(batch.clone()));
             return;
         }
         let mut offset = 0;
@@ -374,28 +371,39 @@ impl Memtable {
 
     /// Seals `batch` as a block, its repeated values kept once.
     fn seal(&mut self, batch: Batch) {
-        let index = index_of(&batch, &self.distinct);
-        let rows = CompactBatch::new(batch);
+        self.seal_rows(CompactBatch::new(batch));
+    }
+
+    /// Seals rows already compacted. Zones and postings read integer
+    /// columns only, which a compact batch holds whole.
+    fn seal_rows(&mut self, rows: CompactBatch) {
+        let index = index_of(&rows.batch, &self.distinct);
         Arc::make_mut(&mut self.sealed).push(Arc::new(SealedBlock { rows, index }));
+    }
+
+    /// A block-sized batch arriving becomes a block as it is, shared:
+    /// cutting it to the exact block size would copy every value. Rows
+    /// already open are sealed first, as a smaller block: copying them and
+    /// the batch into a fresh block instead would leave the open block
+    /// partly filled again, so every later batch would be copied too.
+    fn seal_whole(&mut self, rows: CompactBatch) {
+        if self.open_rows > 0 {
+            self.seal_open();
+        }
+        self.seal_rows(rows);
     }
 
     /// Appends rows already compacted (an MCAP batch, compacted as it came):
     /// a batch of about a block's size is sealed as it is, others are
     /// spelled out and appended.
     pub fn append_compact(&mut self, rows: CompactBatch) {
-        let near_a_block = rows.len() >= BATCH_ROWS / 2 || rows.byte_size() >= BLOCK_MAX_BYTES / 2;
-        if !rows.is_compact() || !near_a_block || rows.len() > BATCH_ROWS || rows.byte_size() > 2 * BLOCK_MAX_BYTES {
+        if !is_block_sized(rows.len(), rows.byte_size()) {
             self.append(&rows.to_batch());
             return;
         }
         debug_assert_eq!(rows.batch.columns.len(), self.types.len());
         self.track_distinct(&rows.batch);
-        if self.open_rows > 0 {
-            self.seal_open();
-        }
-        // Zones and postings read integer columns only, which a compact batch holds whole.
-        let index = index_of(&rows.batch, &self.distinct);
-        Arc::make_mut(&mut self.sealed).push(Arc::new(SealedBlock { rows, index }));
+        self.seal_whole(rows);
     }
 
     /// The sealed blocks (shared) and a copy of the open block's rows.

@@ -98,17 +98,6 @@ pub enum MemoryBlock<'a> {
 }
 
 impl MemoryBlock<'_> {
-    pub fn len(&self) -> usize {
-        match self {
-            MemoryBlock::Rows(b) => b.len,
-            MemoryBlock::Sealed(s) => s.len(),
-        }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// The rows of the given columns, in that order.
     pub fn columns(&self, columns: &[usize]) -> Batch {
         match self {
@@ -235,12 +224,8 @@ impl ShardStorage {
 
     pub fn append(&mut self, table: TableId, types: &[DataType], batch: &Batch) {
         self.last_rows.absorb(table, batch);
-        let t = self.table_mut(table, types);
-        t.memtable.append(batch);
-        let bytes = batch.byte_size();
-        t.memtable_bytes += bytes;
-        t.memtable_since.get_or_insert_with(Instant::now);
-        self.memory_gauge.fetch_add(bytes, std::sync::atomic::Ordering::Relaxed);
+        self.table_mut(table, types).memtable.append(batch);
+        self.count_appended(table, batch.byte_size());
     }
 
     /// Appends rows already compacted (see `memtable::CompactBatch`).
@@ -249,10 +234,16 @@ impl ShardStorage {
             self.last_rows.absorb(table, &rows.to_batch());
         }
         let bytes = rows.byte_size();
-        let t = self.table_mut(table, types);
-        t.memtable.append_compact(rows);
-        t.memtable_bytes += bytes;
-        t.memtable_since.get_or_insert_with(Instant::now);
+        self.table_mut(table, types).memtable.append_compact(rows);
+        self.count_appended(table, bytes);
+    }
+
+    /// Counts `bytes` appended to `table`'s memtable (its flush age starts).
+    fn count_appended(&mut self, table: TableId, bytes: usize) {
+        if let Some(t) = self.tables.get_mut(&table) {
+            t.memtable_bytes += bytes;
+            t.memtable_since.get_or_insert_with(Instant::now);
+        }
         self.memory_gauge.fetch_add(bytes, std::sync::atomic::Ordering::Relaxed);
     }
 
