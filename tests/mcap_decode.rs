@@ -1243,7 +1243,10 @@ struct Decoded {
 
 impl Decoded {
     fn collect(&mut self, batches: Vec<TopicBatch>) {
-        for batch in batches {
+        for mut batch in batches {
+            for t in &mut batch.tables {
+                t.spell_out();
+            }
             if let Some(w) = &batch.plan.warning {
                 if !self.warnings.contains(w) {
                     self.warnings.push(w.clone());

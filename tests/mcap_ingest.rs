@@ -176,6 +176,12 @@ async fn check_recording(client: &Client, schema: &str, file: &Value) {
             "/imu" => {
                 assert_close("sum linear_acceleration_z", one_f64(client, &sum("linear_acceleration_z"), r).await, truth_f64(t, "sum_linear_acceleration_z"));
                 assert_close("sum angular_velocity_z", one_f64(client, &sum("angular_velocity_z"), r).await, truth_f64(t, "sum_angular_velocity_z"));
+                // Covariances repeat on every row (kept once in memory): each
+                // row reads its own whole copy back.
+                let cells = "cardinality(orientation_covariance) + cardinality(angular_velocity_covariance) + cardinality(linear_acceleration_covariance)";
+                assert_eq!(one_i64(client, &format!("SELECT sum({cells})::bigint {from}"), r).await, 27 * count);
+                let diagonal = "orientation_covariance[1] + orientation_covariance[9] + angular_velocity_covariance[5] + linear_acceleration_covariance[1]";
+                assert_close("sum covariance diagonals", one_f64(client, &sum(diagonal), r).await, count as f64 * (0.0025 + 0.0025 + 0.0004 + 0.01));
             }
             "/odom" => {
                 assert_close("sum pose x", one_f64(client, &sum("pose_pose_position_x"), r).await, truth_f64(t, "sum_pose_position_x"));
@@ -186,6 +192,10 @@ async fn check_recording(client: &Client, schema: &str, file: &Value) {
                     .unwrap()
                     .get::<_, String>(0);
                 assert_eq!(child, t["child_frame_id"].as_str().unwrap());
+                let cells = one_i64(client, &format!("SELECT sum(cardinality(pose_covariance) + cardinality(twist_covariance))::bigint {from}"), r).await;
+                assert_eq!(cells, 72 * count);
+                let corners = one_f64(client, &sum("pose_covariance[1] + pose_covariance[36] + twist_covariance[36] - twist_covariance[2]"), r).await;
+                assert_close("sum covariance corners", corners, count as f64 * (0.001 + 0.03 + 0.01));
             }
             "/scan" => {
                 let ranges = one_i64(client, &format!("SELECT sum(cardinality(ranges))::bigint {from}"), r).await;

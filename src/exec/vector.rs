@@ -176,6 +176,14 @@ impl BytesColumn {
     pub fn iter(&self) -> impl Iterator<Item = &[u8]> + '_ {
         (0..self.len()).map(move |i| self.get(i))
     }
+    /// `value` on each of `rows` rows.
+    pub fn repeat(value: &[u8], rows: usize) -> Self {
+        let mut out = BytesColumn::with_capacity(rows, rows * value.len());
+        for _ in 0..rows {
+            out.push(value);
+        }
+        out
+    }
 }
 
 /// The values of a column, by physical type.

@@ -95,6 +95,31 @@ impl CompactBatch {
         CompactBatch { batch, repeated }
     }
 
+    /// `batch` whose columns marked in `repeated` already hold one value
+    /// for every row (an MCAP decoder's batch); the others are checked for
+    /// repeats as [`CompactBatch::new`] does. A marked column that does not
+    /// hold exactly one variable-length value without NULLs is a bug in the
+    /// caller.
+    pub fn from_repeated(mut batch: Batch, repeated: Vec<bool>) -> CompactBatch {
+        debug_assert_eq!(repeated.len(), batch.columns.len());
+        for (c, &flag) in batch.columns.iter().zip(&repeated) {
+            let one = matches!(&c.data, ColumnData::Bytes(b) if b.len() == 1) && c.validity.is_none();
+            assert!(!flag || one, "a column kept once holds one value without NULLs");
+        }
+        if batch.len < MIN_REPEAT_ROWS {
+            let columns = batch.columns.iter().zip(&repeated);
+            batch.columns = columns
+                .map(|(c, &flag)| if flag { Arc::new(repeat_value(c, batch.len)) } else { c.clone() })
+                .collect();
+            return CompactBatch::new(batch);
+        }
+        let mut compact = CompactBatch::new(batch);
+        for (flag, given) in compact.repeated.iter_mut().zip(repeated) {
+            *flag |= given;
+        }
+        compact
+    }
+
     pub fn len(&self) -> usize {
         self.batch.len
     }
@@ -183,12 +208,7 @@ fn repeat_value(one: &Column, rows: usize) -> Column {
     let ColumnData::Bytes(b) = &one.data else {
         unreachable!("only variable-length columns are kept as one value")
     };
-    let value = b.get(0);
-    let mut out = BytesColumn::with_capacity(rows, rows * value.len());
-    for _ in 0..rows {
-        out.push(value);
-    }
-    Column::new(one.data_type, ColumnData::Bytes(out), None)
+    Column::new(one.data_type, ColumnData::Bytes(BytesColumn::repeat(b.get(0), rows)), None)
 }
 
 /// Whether a batch of `rows` rows holding `bytes` bytes is about a block's
@@ -532,6 +552,35 @@ mod tests {
         assert_eq!(m.row_count(), 100 + BATCH_ROWS);
         let all = Batch::concat(&types, &m.snapshot());
         assert_eq!(all, Batch::concat(&types, &[rows(100 + BATCH_ROWS, 0)]));
+    }
+
+    #[test]
+    fn a_batch_marked_repeated_by_its_maker_is_kept_as_marked() {
+        let one = |n: usize| {
+            let ints: Vec<Datum> = (0..n as i64).map(Datum::Int64).collect();
+            Batch::new(
+                vec![
+                    Arc::new(Column::from_datums(DataType::Int64, &ints)),
+                    Arc::new(Column::from_datums(DataType::Text, &[Datum::text(LONG)])),
+                    Arc::new(Column::from_datums(DataType::Text, &vec![Datum::text(LONG); n])),
+                ],
+                n,
+            )
+        };
+        let whole = |n: usize| {
+            let ints: Vec<Datum> = (0..n as i64).map(Datum::Int64).collect();
+            Batch::from_columns(vec![
+                Column::from_datums(DataType::Int64, &ints),
+                Column::from_datums(DataType::Text, &vec![Datum::text(LONG); n]),
+                Column::from_datums(DataType::Text, &vec![Datum::text(LONG); n]),
+            ])
+        };
+        let big = CompactBatch::from_repeated(one(100), vec![false, true, false]);
+        assert_eq!(big.repeated, vec![false, true, true], "the marked column as it came, the other found");
+        assert_eq!(big.to_batch(), whole(100));
+        let small = CompactBatch::from_repeated(one(5), vec![false, true, false]);
+        assert!(!small.is_compact(), "a few rows are spelled out");
+        assert_eq!(small.to_batch(), whole(5));
     }
 
     #[test]

@@ -280,10 +280,12 @@ pub fn expand(
     let mut out = Vec::new();
     for topic in decoder.take_batches() {
         let channel = topic.plan.channel_id;
-        for table_batch_rows in topic.tables {
+        for mut table_batch_rows in topic.tables {
             if table_batch_rows.rows == 0 {
                 continue;
             }
+            // The memtable keeps repeated values once again as it seals blocks.
+            table_batch_rows.spell_out();
             let blobs: Vec<_> = topic.blobs.iter().filter(|b| b.table == table_batch_rows.table).copied().collect();
             let target = targets
                 .get(&(channel, table_batch_rows.table))

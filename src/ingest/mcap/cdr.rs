@@ -520,7 +520,10 @@ impl Program {
             }};
         }
         match op {
-            Op::Recording(s) => t.bytes[s as usize].push(ctx.recording),
+            Op::Recording(s) => {
+                t.bytes[s as usize].push(ctx.recording);
+                t.keep_once(s as usize);
+            }
             Op::LogTime(s) => t.i64s[s as usize].push(ctx.log_time),
             Op::PublishTime(s) => t.i64s[s as usize].push(ctx.publish_time),
             Op::Sequence(s) => t.i64s[s as usize].push(ctx.sequence),
@@ -577,12 +580,14 @@ impl Program {
             Op::Str(s) => {
                 let text = st.string::<BE>(pc)?;
                 push_text(&mut t.bytes[s as usize], text, out);
+                t.keep_once(s as usize);
             }
             Op::WStr(s) => {
                 let units = st.wstring::<BE>(pc)?;
                 let col = &mut t.bytes[s as usize];
                 push_wide_text::<BE>(&mut col.data, units);
                 col.offsets.push(col.data.len() as u32);
+                t.keep_once(s as usize);
             }
             Op::Bytes {
                 slot,
@@ -618,7 +623,10 @@ impl Program {
                 let src = st.take(pc, n * size)?;
                 let col = &mut t.bytes[slot as usize];
                 match encode_prim_array::<BE>(&mut col.data, prim, src) {
-                    Ok(()) => col.offsets.push(col.data.len() as u32),
+                    Ok(()) => {
+                        col.offsets.push(col.data.len() as u32);
+                        t.keep_once(slot as usize);
+                    }
                     Err(v) => {
                         return Err(Fail {
                             op: pc,
@@ -646,6 +654,7 @@ impl Program {
                     col.data[len_at..len_at + 4].copy_from_slice(&len.to_be_bytes());
                 }
                 col.offsets.push(col.data.len() as u32);
+                t.keep_once(slot as usize);
             }
             Op::TimeArray { slot, count } | Op::DurationArray { slot, count } => {
                 let is_time = matches!(op, Op::TimeArray { .. });
@@ -664,6 +673,7 @@ impl Program {
                     col.data.extend_from_slice(&ns.to_le_bytes());
                 }
                 col.offsets.push(col.data.len() as u32);
+                t.keep_once(slot as usize);
             }
             Op::Pad => {
                 st.read::<1, BE>(pc)?;
@@ -1065,11 +1075,18 @@ mod tests {
         );
     }
 
+    use crate::exec::vector::Column;
     use crate::ingest::mcap::decode::TableColumns;
     use crate::ingest::mcap::layout::ros2_layout;
     use crate::ingest::mcap::ros2msg::parse_ros2msg;
 
-    fn decode_one(schema: &str, payload: &[u8]) -> Result<Vec<Vec<Datum>>, (String, usize)> {
+    /// Per table of a batch: rows, columns, which columns are kept once.
+    type DecodedBatch = Vec<(usize, Vec<Column>, Vec<bool>)>;
+
+    /// Decodes each payload in turn into one batch, a failing payload
+    /// truncated away as `Decoder` does, and gives each one's failure
+    /// (field path, offset).
+    fn decode_payloads(schema: &str, payloads: &[Vec<u8>]) -> (DecodedBatch, Vec<Option<(String, usize)>>) {
         let parsed = parse_ros2msg("p/msg/T", schema).unwrap();
         let (layout, steps) = ros2_layout(&parsed).unwrap();
         let program = Program::compile(&layout, &steps);
@@ -1083,30 +1100,52 @@ mod tests {
             payload_in_chunk: None,
         };
         let mut blobs = Vec::new();
-        let mut out = DecodeOut {
-            blob_threshold: None,
-            blobs: &mut blobs,
-            repaired_strings: 0,
-        };
-        program
-            .decode(payload, &ctx, &mut tables, &mut out)
-            .map_err(|f| {
-                (
-                    program.field_path(f.op, f.field as usize).to_string(),
-                    f.offset,
-                )
-            })?;
-        Ok(tables
+        let mut failures = Vec::new();
+        for payload in payloads {
+            let before: Vec<usize> = tables.iter().map(|t| t.rows).collect();
+            let mut out = DecodeOut {
+                blob_threshold: None,
+                blobs: &mut blobs,
+                repaired_strings: 0,
+            };
+            let failure = program.decode(payload, &ctx, &mut tables, &mut out).err();
+            if failure.is_some() {
+                for (t, rows) in tables.iter_mut().zip(before) {
+                    t.truncate(rows);
+                }
+            }
+            failures.push(failure.map(|f| (program.field_path(f.op, f.field as usize).to_string(), f.offset)));
+        }
+        let batch = tables
             .iter_mut()
             .zip(&layout.tables)
             .map(|(t, l)| {
                 let rows = t.rows;
-                let cols = t.take(l);
-                (0..rows)
-                    .flat_map(|r| cols.iter().map(move |c| c.datum(r)))
-                    .collect()
+                let (columns, repeated) = t.take(l);
+                (rows, columns, repeated)
             })
+            .collect();
+        (batch, failures)
+    }
+
+    fn decode_one(schema: &str, payload: &[u8]) -> Result<Vec<Vec<Datum>>, (String, usize)> {
+        let (batch, mut failures) = decode_payloads(schema, &[payload.to_vec()]);
+        if let Some(failure) = failures.pop().flatten() {
+            return Err(failure);
+        }
+        Ok(batch
+            .iter()
+            .map(|(rows, columns, repeated)| (0..*rows).flat_map(|r| row_of(columns, repeated, r)).collect())
             .collect())
+    }
+
+    fn decode_batch(schema: &str, payloads: &[Vec<u8>]) -> DecodedBatch {
+        decode_payloads(schema, payloads).0
+    }
+
+    /// A row of the batch, each repeated column's one value read for it.
+    fn row_of(columns: &[Column], repeated: &[bool], r: usize) -> Vec<Datum> {
+        columns.iter().zip(repeated).map(|(c, &once)| c.datum(if once { 0 } else { r })).collect()
     }
 
     fn le(parts: &[&[u8]]) -> Vec<u8> {
@@ -1115,6 +1154,93 @@ mod tests {
             v.extend_from_slice(p);
         }
         v
+    }
+
+    /// Arrays whose values (with their array headers) pass the kept-once
+    /// threshold, at the top level and in a child table.
+    const REPEAT_SCHEMA: &str = "float64[4] cov\nstring[] names\nInner[] items\n===\nMSG: p/Inner\nfloat64[4] cov\n";
+
+    fn repeat_payload(cov: f64, names: &[&str], items: usize) -> Vec<u8> {
+        let mut parts: Vec<Vec<u8>> = Vec::new();
+        parts.extend((0..4).map(|i| (cov + i as f64).to_le_bytes().to_vec()));
+        parts.push((names.len() as u32).to_le_bytes().to_vec());
+        for n in names {
+            parts.push((n.len() as u32 + 1).to_le_bytes().to_vec());
+            let mut text = n.as_bytes().to_vec();
+            text.push(0);
+            text.resize(text.len().next_multiple_of(4), 0);
+            parts.push(text);
+        }
+        parts.push((items as u32).to_le_bytes().to_vec());
+        // Each item's float64s align to 8 from the body's start.
+        let mut body: Vec<u8> = parts.concat();
+        body.resize(body.len().next_multiple_of(8), 0);
+        for _ in 0..items {
+            body.extend((0..4).flat_map(|i| (7.0 + i as f64).to_le_bytes()));
+        }
+        le(&[&body])
+    }
+
+    #[test]
+    fn a_value_every_row_repeats_is_kept_once_and_a_different_one_spells_it_out() {
+        let names = ["shoulder_pan_joint", "elbow_joint"];
+        let same: Vec<Vec<u8>> = (0..20).map(|_| repeat_payload(1.0, &names, 2)).collect();
+        let tables = decode_batch(REPEAT_SCHEMA, &same);
+        let (rows, columns, repeated) = &tables[0];
+        assert_eq!(*rows, 20);
+        // recording, log_time, publish_time, sequence, cov, names
+        assert_eq!(repeated, &vec![false, false, false, false, true, true]);
+        assert_eq!(columns[4].len(), 1, "the covariance is kept once");
+        let one = decode_one(REPEAT_SCHEMA, &same[0]).unwrap();
+        for r in 0..20 {
+            assert_eq!(row_of(columns, repeated, r), one[0]);
+        }
+        let (child_rows, child_columns, child_repeated) = &tables[1];
+        assert_eq!(*child_rows, 40);
+        assert_eq!(child_columns.last().unwrap().len(), 1, "a child table's repeated array too");
+        assert!(child_repeated.last().unwrap());
+
+        // Row 12 differs: rows 0..12 are spelled out, then row 12's value.
+        let mut mixed = same.clone();
+        mixed[12] = repeat_payload(2.0, &names, 2);
+        let tables = decode_batch(REPEAT_SCHEMA, &mixed);
+        let (rows, columns, repeated) = &tables[0];
+        assert_eq!(*rows, 20);
+        assert_eq!(repeated[4..], [false, true]);
+        assert_eq!(columns[4].len(), 20);
+        let other = decode_one(REPEAT_SCHEMA, &mixed[12]).unwrap();
+        for r in 0..20 {
+            let want = if r == 12 { &other[0] } else { &one[0] };
+            assert_eq!(&row_of(columns, repeated, r), want, "row {r}");
+        }
+    }
+
+    #[test]
+    fn a_failed_message_leaves_a_kept_once_value_as_it_was() {
+        let names = ["a_joint_name_of_some_length", "another_joint_name"];
+        let good = repeat_payload(1.0, &names, 1);
+        let other = repeat_payload(5.0, &names, 1);
+        // A message whose covariance differs but which ends early: the
+        // spelled-out rows are taken back to the single value's rows.
+        let cut = other[..other.len() - 3].to_vec();
+        let mut payloads = vec![good.clone(); 3];
+        // First one that ends early after its (equal) covariance was read.
+        payloads.push(good[..good.len() - 3].to_vec());
+        payloads.push(cut);
+        payloads.extend(vec![good.clone(); 17]);
+        let tables = decode_batch(REPEAT_SCHEMA, &payloads);
+        let (rows, columns, repeated) = &tables[0];
+        assert_eq!(*rows, 20);
+        let one = decode_one(REPEAT_SCHEMA, &good).unwrap();
+        for r in 0..20 {
+            assert_eq!(row_of(columns, repeated, r), one[0], "row {r}");
+        }
+        // The first message failing: nothing is left of it.
+        let mut payloads = vec![other[..10].to_vec()];
+        payloads.extend(vec![good.clone(); 2]);
+        let (rows, columns, repeated) = &decode_batch(REPEAT_SCHEMA, &payloads)[0];
+        assert_eq!(*rows, 2);
+        assert_eq!(row_of(columns, repeated, 1), one[0]);
     }
 
     #[test]

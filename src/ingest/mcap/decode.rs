@@ -17,7 +17,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::exec::vector::{Batch, Bitmap, BytesColumn, Column, ColumnData};
+use crate::exec::vector::{Bitmap, BytesColumn, Column, ColumnData};
 use crate::types::{DataType, PhysicalType};
 
 use super::cdr::{DecodeOut, Fail, FailKind, Program};
@@ -392,9 +392,30 @@ pub(crate) struct TableColumns {
     /// Per column, validity so far; empty while the column has no NULL.
     nulls: Vec<Vec<bool>>,
     slots: Vec<(Store, u32)>,
+    /// Per bytes slot, whether it holds one value for every row so far.
+    repeats: Vec<Repeat>,
     /// Complete rows.
     pub rows: usize,
 }
+
+/// Whether a bytes column keeps one value for all its rows (see
+/// [`TableColumns::keep_once`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Repeat {
+    /// No value pushed through `keep_once` yet.
+    Fresh,
+    /// The column holds one value standing for this many rows (the
+    /// table's complete rows, and the row being decoded once it reached
+    /// the column).
+    One(usize),
+    /// One value per row.
+    Plain,
+}
+
+/// Values shorter than this are written on every row (text tags, short
+/// arrays): spelling them out on every scan would cost more than they save.
+/// Covariance arrays are 92 and 308 bytes; joint name arrays ~60–100.
+const KEEP_ONCE_MIN_BYTES: usize = 32;
 
 impl TableColumns {
     pub fn new(layout: &TableLayout) -> Self {
@@ -408,6 +429,7 @@ impl TableColumns {
             f32s: vec![Vec::new(); count(Store::F32)],
             f64s: vec![Vec::new(); count(Store::F64)],
             bytes: vec![BytesColumn::default(); count(Store::Bytes)],
+            repeats: vec![Repeat::Fresh; count(Store::Bytes)],
             nulls: vec![Vec::new(); slots.len()],
             slots,
             rows: 0,
@@ -418,8 +440,78 @@ impl TableColumns {
         self.slots[column]
     }
 
+    /// Called right after a value was pushed to bytes slot `s` for row
+    /// `self.rows`: while every row of the batch holds the same value of
+    /// `KEEP_ONCE_MIN_BYTES` or more, the column keeps it once (the value just
+    /// pushed is taken back off, so the column's memory does not grow); the
+    /// first different value spells the earlier rows out. An op calls this
+    /// for every row or for none.
+    #[inline]
+    pub fn keep_once(&mut self, s: usize) {
+        let col = &mut self.bytes[s];
+        match self.repeats[s] {
+            Repeat::Plain => {}
+            Repeat::Fresh => {
+                let first = self.rows == 0 && col.len() == 1 && col.data.len() >= KEEP_ONCE_MIN_BYTES;
+                self.repeats[s] = if first { Repeat::One(1) } else { Repeat::Plain };
+            }
+            Repeat::One(n) => {
+                debug_assert_eq!(col.len(), 2);
+                let split = col.offsets[1] as usize;
+                let (first, new) = col.data.split_at(split);
+                if first == new {
+                    col.data.truncate(split);
+                    col.offsets.pop();
+                    self.repeats[s] = Repeat::One(n + 1);
+                } else {
+                    self.spell_out(s);
+                }
+            }
+        }
+    }
+
+    /// Writes a kept-once value of slot `s` on each row it stands for,
+    /// followed by a value pushed after it.
+    fn spell_out(&mut self, s: usize) {
+        let Repeat::One(rows) = std::mem::replace(&mut self.repeats[s], Repeat::Plain) else {
+            return;
+        };
+        let col = &mut self.bytes[s];
+        let split = col.offsets[1] as usize;
+        let pushed = col.data.len() - split;
+        let mut data = Vec::with_capacity(split * rows + pushed);
+        let mut offsets = Vec::with_capacity(rows + 2);
+        offsets.push(0);
+        for _ in 0..rows {
+            data.extend_from_slice(&col.data[..split]);
+            offsets.push(data.len() as u32);
+        }
+        if col.len() == 2 {
+            data.extend_from_slice(&col.data[split..]);
+            offsets.push(data.len() as u32);
+        }
+        col.data = data;
+        col.offsets = offsets;
+    }
+
+    /// The largest bytes column's size once spelled out.
+    pub fn largest_bytes_column(&self) -> usize {
+        self.bytes
+            .iter()
+            .zip(&self.repeats)
+            .map(|(b, r)| match r {
+                Repeat::One(n) => b.offsets[1] as usize * n,
+                _ => b.data.len(),
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
     /// Marks the value just pushed to `column` (at row `self.rows`) NULL.
     pub fn set_null(&mut self, column: usize) {
+        if let (Store::Bytes, s) = self.slots[column] {
+            self.spell_out(s as usize);
+        }
         let mask = &mut self.nulls[column];
         if mask.is_empty() {
             mask.resize(self.rows, true);
@@ -457,8 +549,19 @@ impl TableColumns {
         for v in &mut self.f64s {
             v.truncate(rows);
         }
-        for b in &mut self.bytes {
-            b.offsets.truncate(rows + 1);
+        for (b, repeat) in self.bytes.iter_mut().zip(&mut self.repeats) {
+            match repeat {
+                Repeat::One(n) if rows > 0 => {
+                    *n = (*n).min(rows);
+                    b.offsets.truncate(2);
+                }
+                _ => {
+                    b.offsets.truncate(rows + 1);
+                    if rows == 0 {
+                        *repeat = Repeat::Fresh;
+                    }
+                }
+            }
             let end = b.offsets.last().copied().unwrap_or(0) as usize;
             b.data.truncate(end);
         }
@@ -489,14 +592,16 @@ impl TableColumns {
                 .sum::<usize>()
     }
 
-    /// The columns in layout order; the builders start over (keeping
-    /// their capacity's size for the next batch).
-    pub fn take(&mut self, layout: &TableLayout) -> Vec<Column> {
+    /// The columns in layout order, and which of them keep one value for
+    /// every row (see [`TableBatch::repeated`]); the builders start over
+    /// (keeping their capacity's size for the next batch).
+    pub fn take(&mut self, layout: &TableLayout) -> (Vec<Column>, Vec<bool>) {
         fn take_vec<T>(v: &mut Vec<T>) -> Vec<T> {
             let cap = v.len();
             std::mem::replace(v, Vec::with_capacity(cap))
         }
         let mut out = Vec::with_capacity(self.slots.len());
+        let mut repeated = vec![false; self.slots.len()];
         for (c, col) in layout.columns.iter().enumerate() {
             let (store, slot) = self.slots[c];
             let s = slot as usize;
@@ -508,6 +613,10 @@ impl TableColumns {
                 Store::F32 => ColumnData::Float32(take_vec(&mut self.f32s[s])),
                 Store::F64 => ColumnData::Float64(take_vec(&mut self.f64s[s])),
                 Store::Bytes => {
+                    if let Repeat::One(n) = std::mem::replace(&mut self.repeats[s], Repeat::Fresh) {
+                        debug_assert_eq!(n, self.rows);
+                        repeated[c] = self.rows > 1;
+                    }
                     let b = &mut self.bytes[s];
                     ColumnData::Bytes(std::mem::replace(
                         b,
@@ -520,7 +629,7 @@ impl TableColumns {
             out.push(Column::new(col.data_type, data, validity));
         }
         self.rows = 0;
-        out
+        (out, repeated)
     }
 }
 
@@ -574,15 +683,33 @@ pub struct TableBatch {
     /// Index into the topic layout's tables (0 = the topic's table).
     pub table: usize,
     pub rows: usize,
+    /// A column marked in `repeated` holds one value standing for all
+    /// `rows` rows (a variable-length value without NULLs that every row
+    /// repeated: a covariance array, a list of joint names); the others hold
+    /// `rows` values. [`TableBatch::spell_out`] writes them out.
     pub columns: Vec<Column>,
+    pub repeated: Vec<bool>,
 }
 
 impl TableBatch {
-    pub fn into_batch(self) -> Batch {
-        let rows = self.rows;
-        let mut b = Batch::from_columns(self.columns);
-        b.len = rows;
-        b
+    /// Column `c`'s value on `row`, if both exist.
+    pub fn datum(&self, c: usize, row: usize) -> Option<crate::types::Datum> {
+        let column = self.columns.get(c)?;
+        let row = if self.repeated[c] { 0 } else { row };
+        (row < column.len()).then(|| column.datum(row))
+    }
+
+    /// Writes each repeated column's value on every row.
+    pub fn spell_out(&mut self) {
+        for (column, repeated) in self.columns.iter_mut().zip(&mut self.repeated) {
+            if std::mem::take(repeated) {
+                let ColumnData::Bytes(one) = &column.data else {
+                    unreachable!("only variable-length columns keep one value")
+                };
+                let data = ColumnData::Bytes(BytesColumn::repeat(one.get(0), self.rows));
+                *column = Column::new(column.data_type, data, None);
+            }
+        }
     }
 }
 
@@ -707,8 +834,7 @@ impl TopicColumns {
                 && self
                     .tables
                     .iter()
-                    .flat_map(|t| &t.bytes)
-                    .any(|b| b.data.len() > u32::MAX as usize);
+                    .any(|t| t.largest_bytes_column() > u32::MAX as usize);
             if overfull {
                 return Err(McapError::TooLarge {
                     at,
@@ -746,10 +872,12 @@ impl TopicColumns {
             .enumerate()
             .map(|(i, (t, layout))| {
                 let rows = t.rows;
+                let (columns, repeated) = t.take(layout);
                 TableBatch {
                     table: i,
                     rows,
-                    columns: t.take(layout),
+                    columns,
+                    repeated,
                 }
             })
             .collect();

@@ -328,7 +328,7 @@ mod tests {
             .unwrap_err();
         assert!(e.to_string().contains("speed"), "{e}");
         t.truncate(before);
-        let cols = t.take(layout.main());
+        let (cols, _) = t.take(layout.main());
         assert_eq!(cols[4].datum(0), Datum::Int64(3));
         assert_eq!(cols[4].datum(1), Datum::Null);
         assert_eq!(cols[7].datum(1), Datum::Null);

@@ -739,6 +739,9 @@ impl Session {
             for blob in &blobs {
                 ingest.frame_rows.push(frame_index_row(&ingest.recording, &plan.topic, layout, &table_batch, blob));
             }
+            // Which of the target's columns keep one value for every row.
+            let repeated: Vec<bool> =
+                target.sources.iter().map(|s| s.is_some_and(|s| table_batch.repeated.get(s) == Some(&true))).collect();
             let rows_batch = crate::storage::recordings::table_batch(
                 &target.types,
                 &target.sources,
@@ -760,12 +763,14 @@ impl Session {
                     if !reference.shards.contains(&shard) {
                         reference.shards.push(shard);
                     }
-                    // Compacted as it comes, so that the decoded copies of
-                    // repeated values are freed now and their memory reused.
-                    let rows = crate::storage::memtable::CompactBatch::new(rows_batch);
+                    // Repeated values stay kept once, as the decoder wrote them.
+                    let rows = crate::storage::memtable::CompactBatch::from_repeated(rows_batch, repeated);
                     self.hold_rows(write, shard, oid, &types, rows).await?
                 }
-                _ => self.prepare_stored_rows(write, oid, &types, vec![rows_batch]).await?,
+                _ => {
+                    let rows = crate::storage::memtable::CompactBatch::from_repeated(rows_batch, repeated);
+                    self.prepare_stored_rows(write, oid, &types, vec![rows.to_batch()]).await?
+                }
             }
         }
         Ok(())
@@ -996,12 +1001,11 @@ fn frame_index_row(recording: &str, topic: &str, layout: &TableLayout, rows: &Ta
         names
             .iter()
             .find_map(|n| layout.column_index(n))
-            .and_then(|c| rows.columns.get(c))
-            .filter(|c| blob.row < c.len())
-            .map_or(Datum::Null, |c| c.datum(blob.row))
+            .and_then(|c| rows.datum(c, blob.row))
+            .unwrap_or(Datum::Null)
     };
     let role = |role: ColumnRole| {
-        layout.columns.iter().position(|c| c.role == role).and_then(|c| rows.columns.get(c)).map_or(Datum::Null, |c| c.datum(blob.row))
+        layout.columns.iter().position(|c| c.role == role).and_then(|c| rows.datum(c, blob.row)).unwrap_or(Datum::Null)
     };
     let integer = |d: Datum| match d {
         Datum::Int16(v) => Datum::Int64(v as i64),
