@@ -471,27 +471,26 @@ impl TableColumns {
     }
 
     /// Writes a kept-once value of slot `s` on each row it stands for,
-    /// followed by a value pushed after it.
+    /// followed by a value pushed after it, in the column's own buffers (the
+    /// capacity the last batch left them is kept).
     fn spell_out(&mut self, s: usize) {
         let Repeat::One(rows) = std::mem::replace(&mut self.repeats[s], Repeat::Plain) else {
             return;
         };
         let col = &mut self.bytes[s];
         let split = col.offsets[1] as usize;
-        let pushed = col.data.len() - split;
-        let mut data = Vec::with_capacity(split * rows + pushed);
-        let mut offsets = Vec::with_capacity(rows + 2);
-        offsets.push(0);
-        for _ in 0..rows {
-            data.extend_from_slice(&col.data[..split]);
-            offsets.push(data.len() as u32);
+        let has_pushed = col.len() == 2;
+        let pushed = col.data.split_off(split);
+        col.offsets.truncate(2);
+        col.data.reserve(split * (rows - 1) + pushed.len());
+        col.offsets.reserve(rows);
+        for _ in 1..rows {
+            col.data.extend_from_within(..split);
+            col.offsets.push(col.data.len() as u32);
         }
-        if col.len() == 2 {
-            data.extend_from_slice(&col.data[split..]);
-            offsets.push(data.len() as u32);
+        if has_pushed {
+            col.push(&pushed);
         }
-        col.data = data;
-        col.offsets = offsets;
     }
 
     /// The largest bytes column's size once spelled out.
@@ -596,8 +595,14 @@ impl TableColumns {
     /// every row (see [`TableBatch::repeated`]); the builders start over
     /// (keeping their capacity's size for the next batch).
     pub fn take(&mut self, layout: &TableLayout) -> (Vec<Column>, Vec<bool>) {
+        // Room for a batch a little larger than this one (a child table's
+        // rows and a variable-length column's bytes vary from batch to
+        // batch): outgrowing a buffer copies all of it.
+        fn room(len: usize) -> usize {
+            len + len / 4
+        }
         fn take_vec<T>(v: &mut Vec<T>) -> Vec<T> {
-            let cap = v.len();
+            let cap = room(v.len());
             std::mem::replace(v, Vec::with_capacity(cap))
         }
         let mut out = Vec::with_capacity(self.slots.len());
@@ -620,7 +625,7 @@ impl TableColumns {
                     let b = &mut self.bytes[s];
                     ColumnData::Bytes(std::mem::replace(
                         b,
-                        BytesColumn::with_capacity(b.len(), b.data.len()),
+                        BytesColumn::with_capacity(room(b.len()), room(b.data.len())),
                     ))
                 }
             };
