@@ -621,6 +621,12 @@ impl Program {
                     st.cur.pos = st.cur.pos.next_multiple_of(size);
                 }
                 let src = st.take(pc, n * size)?;
+                // A little-endian array of same-width elements is its
+                // header (fixed by `n`) and these bytes: the repeat of a
+                // kept-once value is seen without encoding it.
+                if !BE && n > 0 && copied_into_arrays(prim) && t.repeats_tail(slot as usize, ARRAY_HEADER_BYTES, src) {
+                    return Ok(());
+                }
                 let col = &mut t.bytes[slot as usize];
                 match encode_prim_array::<BE>(&mut col.data, prim, src) {
                     Ok(()) => {
@@ -886,6 +892,16 @@ fn array_header(out: &mut Vec<u8>, n: usize, elem_oid: u32) {
     array_header_flags(out, n, elem_oid, 0);
 }
 
+/// Whether `encode_prim_array` copies little-endian elements of `prim` as
+/// they are (a uint64 after checking it fits bigint).
+fn copied_into_arrays(prim: Primitive) -> bool {
+    use Primitive::*;
+    matches!(prim, Int16 | Int32 | Int64 | UInt64 | Float32 | Float64)
+}
+
+/// The header of a one-dimensional array with elements.
+const ARRAY_HEADER_BYTES: usize = 20;
+
 /// A one-dimensional array's header (an empty array has no dimension and
 /// flags 0, as `ArrayValue::encode` writes it), written as one copy: this
 /// runs once per array value, three times per IMU message.
@@ -897,7 +913,7 @@ fn array_header_flags(out: &mut Vec<u8>, n: usize, elem_oid: u32, flags: i32) {
         out.extend_from_slice(&h);
         return;
     }
-    let mut h = [0u8; 20];
+    let mut h = [0u8; ARRAY_HEADER_BYTES];
     h[3] = 1;
     h[4..8].copy_from_slice(&flags.to_be_bytes());
     h[8..12].copy_from_slice(&elem_oid.to_be_bytes());

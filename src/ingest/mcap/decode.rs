@@ -470,6 +470,21 @@ impl TableColumns {
         }
     }
 
+    /// Whether bytes slot `s` keeps one value for its rows that is a
+    /// `head`-byte prefix followed by `tail`: the row being decoded then
+    /// repeats it, is counted, and nothing is written (a caller that knows
+    /// the prefix is the same for the same `tail` skips encoding the value).
+    #[inline]
+    pub fn repeats_tail(&mut self, s: usize, head: usize, tail: &[u8]) -> bool {
+        let Repeat::One(n) = self.repeats[s] else { return false };
+        let col = &self.bytes[s];
+        let same = col.len() == 1 && col.data.len() == head + tail.len() && &col.data[head..] == tail;
+        if same {
+            self.repeats[s] = Repeat::One(n + 1);
+        }
+        same
+    }
+
     /// Writes a kept-once value of slot `s` on each row it stands for,
     /// followed by a value pushed after it, in the column's own buffers (the
     /// capacity the last batch left them is kept).
