@@ -9,7 +9,11 @@
 //! a typed vector by slot without matching on a column's type; they become
 //! `Column`s in layout order when a batch is taken. A message that fails to
 //! decode leaves nothing behind: every table of its topic is truncated back
-//! to its row count before the message.
+//! to its row count before the message. A variable-length value of 32
+//! bytes or more that every row of a batch repeats (covariance arrays, joint
+//! name lists) is written once (`TableColumns::keep_once`) and the column
+//! marked in [`TableBatch::repeated`]: readers of a batch either honour the
+//! mark or call [`TableBatch::spell_out`].
 //!
 //! Must not: read container bytes (that is `reader`) or decide table
 //! existence, widening or storage (the caller's).
