@@ -7,7 +7,7 @@
 //! - CDR payloads, generated at random but valid for a set of schemas by a
 //!   schema-driven encoder here. Every case: no panic, and a message either
 //!   decodes into exactly one more topic row or leaves every table as it
-//!   was; taken batches have equal-length columns, UTF-8 text without NUL,
+//!   was; taken batches have equal-length columns (a value kept once aside), UTF-8 text without NUL,
 //!   and arrays PostgreSQL's binary array decoder accepts.
 //! - whole MCAP files written by the `mcap` crate in each container mode.
 //!   Every case: no panic, the same outcome whatever piece sizes the stream
@@ -311,14 +311,16 @@ fn message(data: &[u8]) -> MessageRecord<'_> {
     }
 }
 
-/// Taken batches are well formed: equal lengths, text UTF-8 without NUL,
+/// Taken batches are well formed: equal lengths (a value kept once aside), text UTF-8 without NUL,
 /// arrays readable by the array codec.
 fn check_batches(decoder: &mut Decoder) {
     for batch in decoder.take_batches() {
         for t in &batch.tables {
             let layout = &batch.plan.layout.tables[t.table];
-            for (c, l) in t.columns.iter().zip(&layout.columns) {
-                assert_eq!(c.len(), t.rows, "{}.{}", layout.name, l.name);
+            for ((c, l), &once) in t.columns.iter().zip(&layout.columns).zip(&t.repeated) {
+                // A value every row repeats is kept once, without NULLs.
+                assert_eq!(c.len(), if once { 1 } else { t.rows }, "{}.{}", layout.name, l.name);
+                assert!(!once || c.validity.is_none(), "{}.{}", layout.name, l.name);
                 let ColumnData::Bytes(b) = &c.data else {
                     continue;
                 };

@@ -4,7 +4,7 @@
 //! through its summary; even = the rest is `u16 length, schema name, NUL,
 //! ros2msg text, CDR payload`, decoded on a channel of that schema (a
 //! message either adds its row or leaves every table as it was; taken
-//! batches have equal-length columns). Seeds: `fuzz/seeds/mcap_cdr`.
+//! batches have equal-length columns, a value kept once aside). Seeds: `fuzz/seeds/mcap_cdr`.
 
 #![no_main]
 
@@ -76,8 +76,10 @@ fn container(control: u8, file: &[u8]) {
 fn check(decoder: &mut Decoder) {
     for batch in decoder.take_batches() {
         for t in &batch.tables {
-            for c in &t.columns {
-                assert_eq!(c.len(), t.rows);
+            for (c, &once) in t.columns.iter().zip(&t.repeated) {
+                // A value every row repeats is kept once, without NULLs.
+                assert_eq!(c.len(), if once { 1 } else { t.rows });
+                assert!(!once || c.validity.is_none());
             }
         }
     }
