@@ -95,16 +95,15 @@ impl CompactBatch {
         CompactBatch { batch, repeated }
     }
 
-    /// `batch` whose columns marked in `repeated` already hold one value
-    /// for every row (an MCAP decoder's batch); the others are checked for
-    /// repeats as [`CompactBatch::new`] does. A marked column that does not
-    /// hold exactly one variable-length value without NULLs is a bug in the
-    /// caller.
-    pub fn from_repeated(mut batch: Batch, repeated: Vec<bool>) -> CompactBatch {
-        debug_assert_eq!(repeated.len(), batch.columns.len());
-        for (c, &flag) in batch.columns.iter().zip(&repeated) {
+    /// `batch` whose columns marked in `repeated` hold one value for every
+    /// row (an MCAP decoder's batch); the others are checked for repeats as
+    /// [`CompactBatch::new`] does. A mark on a column holding a value per
+    /// row (one a caller filled with NULLs in its place) is dropped.
+    pub fn from_repeated(mut batch: Batch, mut repeated: Vec<bool>) -> CompactBatch {
+        repeated.resize(batch.columns.len(), false);
+        for (c, flag) in batch.columns.iter().zip(&mut repeated) {
             let one = matches!(&c.data, ColumnData::Bytes(b) if b.len() == 1) && c.validity.is_none();
-            assert!(!flag || one, "a column kept once holds one value without NULLs");
+            *flag &= one && batch.len > 1;
         }
         if batch.len < MIN_REPEAT_ROWS {
             let columns = batch.columns.iter().zip(&repeated);
@@ -578,6 +577,9 @@ mod tests {
         let big = CompactBatch::from_repeated(one(100), vec![false, true, false]);
         assert_eq!(big.repeated, vec![false, true, true], "the marked column as it came, the other found");
         assert_eq!(big.to_batch(), whole(100));
+        let marked_wrongly = CompactBatch::from_repeated(whole(100), vec![true, false, false]);
+        assert_eq!(marked_wrongly.repeated, vec![false, true, true], "a mark on a column of 100 values is dropped");
+        assert_eq!(marked_wrongly.to_batch(), whole(100));
         let small = CompactBatch::from_repeated(one(5), vec![false, true, false]);
         assert!(!small.is_compact(), "a few rows are spelled out");
         assert_eq!(small.to_batch(), whole(5));
