@@ -198,7 +198,10 @@ impl RecordingRef {
 }
 
 /// One decoded layout table's columns as a batch of a table's columns:
-/// each table column takes its source layout column, or NULLs.
+/// each table column takes its source layout column, or NULLs. A source
+/// column the decoder kept once (`TableBatch::repeated`) stays one value
+/// long: such a batch goes to `CompactBatch::from_repeated` with the marks,
+/// or is spelled out before it is read as rows.
 pub fn table_batch(types: &[DataType], sources: &[Option<usize>], columns: Vec<Column>, rows: usize) -> Batch {
     let mut layout_columns: Vec<Option<Column>> = columns.into_iter().map(Some).collect();
     let columns: Vec<Column> = sources
@@ -210,9 +213,9 @@ pub fn table_batch(types: &[DataType], sources: &[Option<usize>], columns: Vec<C
                 .unwrap_or_else(|| null_column(t, rows))
         })
         .collect();
-    let mut batch = Batch::from_columns(columns);
-    batch.len = rows;
-    batch
+    // Not `Batch::new`: its check that every column holds `rows` values
+    // does not hold for a column kept once.
+    Batch { columns: columns.into_iter().map(std::sync::Arc::new).collect(), len: rows }
 }
 
 fn null_column(data_type: DataType, rows: usize) -> Column {

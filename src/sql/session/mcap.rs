@@ -726,7 +726,7 @@ impl Session {
             ingest.write = Some(write);
         }
         let kept_file = ingest.by_reference.as_ref().map(|r| r.file.clone());
-        for table_batch in batch.tables {
+        for mut table_batch in batch.tables {
             if table_batch.rows == 0 {
                 continue;
             }
@@ -739,6 +739,12 @@ impl Session {
             for blob in &blobs {
                 ingest.frame_rows.push(frame_index_row(&ingest.recording, &plan.topic, layout, &table_batch, blob));
             }
+            // Camera frame columns are rewritten row by row: a table that
+            // has them gets its rows spelled out first.
+            let frame_columns = target.table.frame_columns();
+            if frame_columns.iter().any(|&f| f) {
+                table_batch.spell_out();
+            }
             // Which of the target's columns keep one value for every row.
             let repeated: Vec<bool> =
                 target.sources.iter().map(|s| s.is_some_and(|s| table_batch.repeated.get(s) == Some(&true))).collect();
@@ -750,7 +756,7 @@ impl Session {
             );
             let rows_batch = crate::storage::frames::store_decoded(
                 rows_batch,
-                &target.table.frame_columns(),
+                &frame_columns,
                 &target.sources,
                 &blobs,
                 kept_file.as_deref(),
