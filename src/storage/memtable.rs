@@ -99,19 +99,18 @@ impl CompactBatch {
     /// row (an MCAP decoder's batch); the others are checked for repeats as
     /// [`CompactBatch::new`] does. A mark on a column holding a value per
     /// row (one a caller filled with NULLs in its place) is dropped.
-    pub fn from_repeated(mut batch: Batch, mut repeated: Vec<bool>) -> CompactBatch {
+    pub fn from_repeated(batch: Batch, mut repeated: Vec<bool>) -> CompactBatch {
         repeated.resize(batch.columns.len(), false);
         for (c, flag) in batch.columns.iter().zip(&mut repeated) {
             let one = matches!(&c.data, ColumnData::Bytes(b) if b.len() == 1) && c.validity.is_none();
             *flag &= one && batch.len > 1;
         }
-        if batch.len < MIN_REPEAT_ROWS {
-            let columns = batch.columns.iter().zip(&repeated);
-            batch.columns = columns
-                .map(|(c, &flag)| if flag { Arc::new(repeat_value(c, batch.len)) } else { c.clone() })
-                .collect();
-            return CompactBatch::new(batch);
+        let marked = CompactBatch { batch, repeated };
+        if marked.len() < MIN_REPEAT_ROWS {
+            // Too few rows to keep anything once: spelled out whole.
+            return CompactBatch::new(marked.to_batch());
         }
+        let CompactBatch { batch, repeated } = marked;
         let mut compact = CompactBatch::new(batch);
         for (flag, given) in compact.repeated.iter_mut().zip(repeated) {
             *flag |= given;
