@@ -739,10 +739,13 @@ impl Session {
             for blob in &blobs {
                 ingest.frame_rows.push(frame_index_row(&ingest.recording, &plan.topic, layout, &table_batch, blob));
             }
-            // Camera frame columns are rewritten row by row: a table that
-            // has them gets its rows spelled out first.
+            // Rows are spelled out where they are not kept as a memtable
+            // block as they come (a stream's rows are logged and appended as
+            // any write's) and where camera frame columns are rewritten row
+            // by row.
             let frame_columns = target.table.frame_columns();
-            if frame_columns.iter().any(|&f| f) {
+            let held = shard.is_some() && ingest.by_reference.is_some();
+            if !held || frame_columns.iter().any(|&f| f) {
                 table_batch.spell_out();
             }
             // Which of the target's columns keep one value for every row.
@@ -773,10 +776,7 @@ impl Session {
                     let rows = crate::storage::memtable::CompactBatch::from_repeated(rows_batch, repeated);
                     self.hold_rows(write, shard, oid, &types, rows).await?
                 }
-                _ => {
-                    let rows = crate::storage::memtable::CompactBatch::from_repeated(rows_batch, repeated);
-                    self.prepare_stored_rows(write, oid, &types, vec![rows.to_batch()]).await?
-                }
+                _ => self.prepare_stored_rows(write, oid, &types, vec![rows_batch]).await?,
             }
         }
         Ok(())
