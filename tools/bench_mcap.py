@@ -14,7 +14,11 @@ durable and queryable), next to:
 and, to show where the 1-shard time goes, Brewric's own reader on 1 thread with
 no server: walking the records only (the crate's work, without copying each
 message), then walking and decoding into column batches that are dropped (their
-memory reused, as a server's is not: it keeps the rows).
+memory reused, as a server's is not: it keeps the rows), and the server's CPU
+during the 1-shard loads by thread group (from /proc: the decoding threads, the
+storage background, the shard, io_uring workers) with its minor page faults —
+the decoding threads' CPU against the load's wall time shows how much of the
+load runs outside them (per-COPY setup and commit, which they do not overlap).
 
 Brewric runs twice: 1 shard, the files COPYed one after another on one
 connection; and N shards (N = cores), N connections each COPYing its share.
@@ -102,9 +106,48 @@ class Server:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+def server_cpu(pid):
+    """CPU seconds of the process (exited threads included) and of each live
+    thread, by name with its number dropped (shard, storage-bg, iou-wrk), and
+    the process's minor page faults."""
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def fields(path):
+        with open(path) as f:
+            text = f.read()
+        return text[text.index("(") + 1:text.rindex(")")], text[text.rindex(")") + 2:].split()
+
+    _, f = fields(f"/proc/{pid}/stat")
+    out = {"process": (int(f[11]) + int(f[12])) / tick, "faults": int(f[7]), "threads": {}}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            name, f = fields(f"/proc/{pid}/task/{tid}/stat")
+        except (OSError, ValueError):
+            continue  # exited meanwhile
+        name = name.rstrip("0123456789").rstrip("-")
+        out["threads"][name] = out["threads"].get(name, 0.0) + (int(f[11]) + int(f[12])) / tick
+    return out
+
+
+def cpu_during(before, after):
+    """Where the server's CPU went between two `server_cpu` readings. The MCAP
+    decoding threads live for one COPY: their time is the process's less its
+    live threads'."""
+    live = {name: after["threads"][name] - before["threads"].get(name, 0.0) for name in after["threads"]}
+    total = after["process"] - before["process"]
+    groups = {"decoding threads": total - sum(live.values()),
+              "storage background": live.get("storage-bg", 0.0),
+              "shard": live.get("shard", 0.0),
+              "io workers": live.get("iou-wrk", 0.0)}
+    # Rounding of the per-thread clock ticks can leave a hair below zero.
+    groups["other"] = max(0.0, total - sum(groups.values()))
+    return {"total": total, "groups": groups, "faults": after["faults"] - before["faults"]}
+
+
 def brewric_run(binary, shards, connections, files, messages):
     """Seconds from the first COPY to the last one's return, checked by the row counts,
-    and the server's resident memory (MB) once the load returned."""
+    the server's resident memory (MB) once the load returned, and where its CPU
+    went during the load (`cpu_during`)."""
     server = Server(binary, shards)
     try:
         parts = [files[i::connections] for i in range(connections)]
@@ -117,12 +160,14 @@ def brewric_run(binary, shards, connections, files, messages):
                 errors.append(str(e))
 
         threads = [threading.Thread(target=load, args=(p,)) for p in parts if p]
+        cpu_before = server_cpu(server.proc.pid)
         start = time.perf_counter()
         for t in threads:
             t.start()
         for t in threads:
             t.join()
         secs = time.perf_counter() - start
+        cpu = cpu_during(cpu_before, server_cpu(server.proc.pid))
         with open(f"/proc/{server.proc.pid}/status") as f:
             rss_mb = int(f.read().split("VmRSS:")[1].split()[0]) / 1024
         if errors:
@@ -131,7 +176,7 @@ def brewric_run(binary, shards, connections, files, messages):
         rows = int(server.psql("SELECT count(*) FROM fleet.imu")) + int(server.psql("SELECT count(*) FROM fleet.joint_states"))
         if stored != messages or rows == 0:
             raise RuntimeError(f"stored {stored} messages of {messages}")
-        return secs, rss_mb
+        return secs, rss_mb, cpu
     finally:
         server.stop()
 
@@ -214,10 +259,12 @@ def main():
     configs = [("brewric 1 shard", 1, "mcap crate 1 thread", 1), (f"brewric {n} shards", n, f"mcap crate {n} threads", n)]
     times = {label: [] for c in configs for label in (c[0], c[2])}
     rss_runs = {c[0]: [] for c in configs}
+    cpu_runs = {c[0]: [] for c in configs}
     paired = {c[0]: [] for c in configs}
     for round_ in range(args.runs):
         for label, shards, crate_label, threads in configs:
-            secs, rss_mb = brewric_run(args.brewricd, shards, shards, files, messages)
+            secs, rss_mb, cpu = brewric_run(args.brewricd, shards, shards, files, messages)
+            cpu_runs[label].append(cpu)
             crate_secs = crate_run(threads, files, 1)["seconds"]
             times[label].append(secs)
             times[crate_label].append(crate_secs)
@@ -255,6 +302,13 @@ def main():
         print(f"  {label:<34} {secs:6.2f} s  {total_bytes / secs / 1e6:7.1f} MB/s")
     print(f"  {'brewric 1 shard, until queryable':<34} {results['brewric 1 shard']:6.2f} s"
           f"   (server RSS after the load {rss['brewric 1 shard']:.0f} MB)")
+    # The server's CPU during the 1-shard loads (medians per group): the
+    # decoding thread is the load's critical path; the rest runs beside it.
+    one_cpu = cpu_runs["brewric 1 shard"]
+    groups = {g: statistics.median(c["groups"][g] for c in one_cpu) for g in one_cpu[0]["groups"]}
+    print(f"  server CPU during the 1-shard load: {statistics.median(c['total'] for c in one_cpu):.2f} s ("
+          + ", ".join(f"{g} {v:.2f}" for g, v in groups.items()) + "); "
+          f"{statistics.median(c['faults'] for c in one_cpu):,.0f} minor page faults")
     print()
     one = statistics.median(paired["brewric 1 shard"])
     all_ = statistics.median(paired[f"brewric {n} shards"])
