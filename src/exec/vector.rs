@@ -257,6 +257,15 @@ impl Column {
     pub fn empty(data_type: DataType) -> Column {
         Column::with_capacity(data_type, 0)
     }
+    /// A variable-length column kept as one value (an MCAP batch's or a
+    /// memtable block's repeated covariance array) spelled out on `rows` rows.
+    /// Such a column holds one value and no NULLs.
+    pub fn repeat_first(&self, rows: usize) -> Column {
+        let ColumnData::Bytes(one) = &self.data else {
+            unreachable!("only variable-length columns are kept as one value")
+        };
+        Column::new(self.data_type, ColumnData::Bytes(BytesColumn::repeat(one.get(0), rows)), None)
+    }
     pub fn with_capacity(data_type: DataType, rows: usize) -> Column {
         Column {
             data_type,

@@ -140,7 +140,7 @@ impl CompactBatch {
     pub fn column(&self, c: usize) -> ColumnRef {
         let col = &self.batch.columns[c];
         if self.repeated[c] {
-            Arc::new(repeat_value(col, self.batch.len))
+            Arc::new(col.repeat_first(self.batch.len))
         } else {
             col.clone()
         }
@@ -199,14 +199,6 @@ fn single_value(col: &Column) -> Option<Column> {
     let mut one = BytesColumn::with_capacity(1, first.len());
     one.push(first);
     Some(Column::new(col.data_type, ColumnData::Bytes(one), None))
-}
-
-/// A one-row variable-length column repeated `rows` times.
-fn repeat_value(one: &Column, rows: usize) -> Column {
-    let ColumnData::Bytes(b) = &one.data else {
-        unreachable!("only variable-length columns are kept as one value")
-    };
-    Column::new(one.data_type, ColumnData::Bytes(BytesColumn::repeat(b.get(0), rows)), None)
 }
 
 /// Whether a batch of `rows` rows holding `bytes` bytes is about a block's

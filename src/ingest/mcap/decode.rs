@@ -727,11 +727,7 @@ impl TableBatch {
     pub fn spell_out(&mut self) {
         for (column, repeated) in self.columns.iter_mut().zip(&mut self.repeated) {
             if std::mem::take(repeated) {
-                let ColumnData::Bytes(one) = &column.data else {
-                    unreachable!("only variable-length columns keep one value")
-                };
-                let data = ColumnData::Bytes(BytesColumn::repeat(one.get(0), self.rows));
-                *column = Column::new(column.data_type, data, None);
+                *column = column.repeat_first(self.rows);
             }
         }
     }
