@@ -2668,16 +2668,17 @@ impl Session {
                 write.participants.push(shard);
             }
             let (txn, synchronous, types) = (write.txn, write.synchronous, types.to_vec());
-            waits.push(
+            waits.push((
+                shard,
                 self.server.shards[shard].run_local(move |ctx| {
                     log_rows(ctx, txn, table, types, part, false, synchronous)
                 }),
-            );
+            ));
         }
         let mut failure = None;
-        for w in waits {
+        for (shard, w) in waits {
             match w.await.and_then(|r| r) {
-                Ok(durable) => write.durable.extend(durable),
+                Ok(durable) => write.durable.extend(durable.into_iter().map(|rx| (shard, rx))),
                 Err(e) => {
                     failure.get_or_insert(e);
                 }
@@ -2736,7 +2737,7 @@ impl Session {
             })
             .await??;
         if write.synchronous {
-            write.durable.push(rx);
+            write.durable.push((shard, rx));
         }
         Ok(())
     }
@@ -2744,9 +2745,17 @@ impl Session {
     /// Logs the write's Commit record on this session's shard, then publishes
     /// the prepared rows on every participant.
     pub async fn commit_write(&self, mut write: ShardWrite) -> DbResult<()> {
-        // Every prepared record durable before the Commit record can be.
+        let shards = &self.server.shards;
+        let commit_shard = self.shard % shards.len();
+        // Every prepared record durable before the Commit record can be. The
+        // commit shard's own need no wait of their own: its WAL writes and
+        // syncs groups in order and takes nothing after a failed one, so the
+        // Commit record's group is durable only if theirs are.
         let mut failure = None;
-        for rx in std::mem::take(&mut write.durable) {
+        for (shard, rx) in std::mem::take(&mut write.durable) {
+            if shard == commit_shard {
+                continue;
+            }
             if let Err(e) = wait_durable(rx).await {
                 failure.get_or_insert(e);
             }
@@ -2758,9 +2767,8 @@ impl Session {
         // A checkpoint must not freeze between this Commit record and the
         // publication of the rows (see storage::checkpoint).
         let _gate = self.server.checkpoints.gate.read().await;
-        let shards = &self.server.shards;
         let (txn, synchronous) = (write.txn, write.synchronous);
-        let commit = shards[self.shard % shards.len()]
+        let commit = shards[commit_shard]
             .run_local(move |ctx| async move {
                 let rx = ctx
                     .wal()?
@@ -2832,10 +2840,10 @@ pub struct ShardWrite {
     synchronous: bool,
     /// A COPY's share of `Server::rewrites`, held until it commits.
     rewrites: Option<tokio::sync::OwnedRwLockReadGuard<()>>,
-    /// The prepared records' durability, awaited once before the Commit
-    /// record is logged (not per prepare: a long COPY keeps the WAL busy
-    /// instead of waiting out one fsync per batch).
-    durable: Vec<tokio::sync::oneshot::Receiver<DbResult<()>>>,
+    /// The prepared records' durability by shard, awaited once before the
+    /// Commit record is logged (not per prepare: a long COPY keeps the WAL
+    /// busy instead of waiting out one fsync per batch).
+    durable: Vec<(usize, tokio::sync::oneshot::Receiver<DbResult<()>>)>,
 }
 
 /// Waits for a WAL group to be durable.

@@ -298,6 +298,19 @@ async fn writer_task(wal: Rc<Wal>, mut segment: Segment, mut io: Io) {
             let spare = std::mem::take(&mut q.spare);
             (std::mem::replace(&mut q.bytes, spare), std::mem::take(&mut q.waiters))
         };
+        // Records queued before an earlier group failed are refused too: a
+        // later group durable after a failed one would let a Commit record
+        // stand without the records it commits (`Session::commit_write`
+        // relies on this).
+        if let Some(e) = wal.broken.borrow().clone() {
+            for w in waiters {
+                let _ = w.send(Err(e.clone()));
+            }
+            bytes.clear();
+            wal.queue.borrow_mut().spare = bytes;
+            wal.drained.notify_waiters();
+            continue;
+        }
         let lsn = wal.next_lsn.get();
         wal.next_lsn.set(lsn + 1);
         encode_record(RecordType::GroupEnd, 0, lsn, &[0u8; 8], &mut bytes);
@@ -378,6 +391,12 @@ mod tests {
 
     /// A WAL whose disk is /dev/full: the write fails with ENOSPC.
     async fn wal_on_dev_full(io: Io) -> Rc<Wal> {
+        wal_on_dev_full_at(io, 0, std::env::temp_dir())
+    }
+
+    /// As `wal_on_dev_full`, its current segment `offset` bytes in; a
+    /// rolled segment would be a real file in `dir`.
+    fn wal_on_dev_full_at(io: Io, offset: u64, dir: PathBuf) -> Rc<Wal> {
         let file = OpenOptions::new()
             .write(true)
             .open("/dev/full")
@@ -385,10 +404,10 @@ mod tests {
         let segment = Segment {
             file: Arc::new(file),
             method: SyncMethod::Fdatasync,
-            dir: std::env::temp_dir(),
+            dir,
             shard: 0,
             number: 0,
-            offset: 0,
+            offset,
         };
         let wal = Rc::new(Wal {
             queue: RefCell::new(Queue::default()),
@@ -404,14 +423,18 @@ mod tests {
         wal
     }
 
-    #[test]
-    fn a_failed_write_is_refused_and_the_wal_takes_no_more() {
+    /// Runs `f` to completion on a current-thread runtime's LocalSet, as a shard does.
+    fn on_a_local_runtime(f: impl std::future::Future<Output = ()>) {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .unwrap();
-        let local = tokio::task::LocalSet::new();
-        local.block_on(&rt, async {
+        tokio::task::LocalSet::new().block_on(&rt, f);
+    }
+
+    #[test]
+    fn a_failed_write_is_refused_and_the_wal_takes_no_more() {
+        on_a_local_runtime(async {
             let mut kinds = vec![Io::Blocking];
             if let Ok(ring) = Uring::new(8) {
                 kinds.push(Io::Uring(ring));
@@ -433,6 +456,26 @@ mod tests {
                     .unwrap();
                 assert_eq!(second.unwrap_err().code, DISK_FULL);
             }
+        });
+    }
+
+    #[test]
+    fn records_queued_before_a_failed_group_are_refused_even_where_a_later_write_would_succeed() {
+        on_a_local_runtime(async {
+            let dir = std::env::temp_dir().join(format!("brewric-wal-refuse-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            // The first group goes to /dev/full; the second would roll to a
+            // new segment file in `dir`, where its write would succeed.
+            let wal = wal_on_dev_full_at(Io::Blocking, 1 << 20, dir.clone());
+            let first = wal.append(RecordType::Commit, 0, &1u64.to_le_bytes()).await;
+            tokio::task::yield_now().await;
+            assert!(wal.queue.borrow().waiters.is_empty(), "the writer took the first group");
+            assert!(wal.broken.borrow().is_none(), "the first group is still being written");
+            wal.roll_segment();
+            let second = wal.append(RecordType::Commit, 0, &2u64.to_le_bytes()).await;
+            assert_eq!(first.await.unwrap().unwrap_err().code, DISK_FULL);
+            assert_eq!(second.await.unwrap().unwrap_err().code, DISK_FULL);
+            let _ = std::fs::remove_dir_all(&dir);
         });
     }
 }
