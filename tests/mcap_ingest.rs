@@ -334,6 +334,7 @@ async fn generated_fleet_reads_back_exactly_by_every_path() {
 }
 
 const CHUNK: u8 = 0x06;
+const MESSAGE_INDEX: u8 = 0x07;
 const DATA_END: u8 = 0x0F;
 
 /// (offset, opcode, body length) of every record of the data section, in file order.
@@ -402,6 +403,20 @@ async fn bad_recordings_fail_whole_with_where_and_the_server_stays_up() {
     let e = client.execute(&copy_file(&bad, ""), &[]).await.expect_err("damaged chunk");
     let text = common::describe_error(&e);
     assert!(text.contains("chunk") && text.contains(&format!("offset {first_chunk}")), "names the chunk's offset: {text}");
+
+    // A damaged byte outside every chunk (in a message index, which the
+    // ingest does not read): only the data section's CRC finds it.
+    let index = top_level_records(&good).into_iter().find(|r| r.1 == MESSAGE_INDEX && r.2 > 16).unwrap();
+    let data_end = top_level_records(&good).into_iter().find(|r| r.1 == DATA_END).unwrap().0;
+    let mut damaged = good.clone();
+    damaged[index.0 + 9 + index.2 - 1] ^= 0x5a;
+    let bad_index = dir.join("damaged_index.mcap");
+    std::fs::write(&bad_index, &damaged).unwrap();
+    expect_error(
+        client.execute(&copy_file(&bad_index, ""), &[]).await,
+        "22P04",
+        &["data section CRC mismatch", &format!("offset {data_end}")],
+    );
 
     // Not MCAP at all; a missing file; STDIN without a name; an unknown option.
     let junk = dir.join("junk.mcap");

@@ -40,33 +40,36 @@ pub fn kept_path(data_dir: &Path, name: &str) -> PathBuf {
     data_dir.join(DIR).join(name)
 }
 
-/// Keeps `source` in the data directory under a fresh name (returned): a
+/// A fresh name for a file kept in `recordings/`.
+pub fn new_kept_name() -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    format!("{stamp:016x}-{:04x}.mcap", NEXT.fetch_add(1, Ordering::Relaxed))
+}
+
+/// Keeps `source` in the data directory as `name` (see `new_kept_name`): a
 /// hard link when the file system allows one, else a copy; the file and the
-/// folder are fsynced, so a reference to it may be logged.
+/// folder are fsynced, so a reference to it may be logged. On failure
+/// nothing is left under `name`.
 ///
 /// A hard link shares the user's file: deleting or replacing theirs is fine,
 /// rewriting it in place would change Brewric's copy too (recovery then
 /// refuses it: its size or its chunks' CRCs no longer match).
-pub fn keep_file(data_dir: &Path, source: &Path) -> io::Result<String> {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
+pub fn keep_file(data_dir: &Path, source: &Path, name: &str) -> io::Result<()> {
     let dir = data_dir.join(DIR);
     std::fs::create_dir_all(&dir)?;
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
-    let name = format!("{stamp:016x}-{:04x}.mcap", NEXT.fetch_add(1, Ordering::Relaxed));
-    let dest = dir.join(&name);
-    if std::fs::hard_link(source, &dest).is_err() {
-        std::fs::copy(source, &dest)?;
-    }
-    let synced = std::fs::File::open(&dest)
+    let dest = dir.join(name);
+    let kept = std::fs::hard_link(source, &dest)
+        .or_else(|_| std::fs::copy(source, &dest).map(|_| ()))
+        .and_then(|_| std::fs::File::open(&dest))
         .and_then(|f| f.sync_all())
         .and_then(|_| crate::wal::sync_dir(&dir));
-    if let Err(e) = synced {
+    if kept.is_err() {
         let _ = std::fs::remove_file(&dest);
-        return Err(e);
     }
-    Ok(name)
+    kept
 }
 
 /// Whether `name` is a plain file name (what a kept file is called): not

@@ -192,6 +192,10 @@ struct ReferenceIngest {
     data_dir: std::path::PathBuf,
     /// The kept file's name in the data directory's `recordings/`.
     file: String,
+    /// Keeping the file (`keep_recording_file`), off the session's thread
+    /// while the chunks decode; awaited before a reference to the file is
+    /// logged, and before the file is removed again.
+    keeping: Option<tokio::task::JoinHandle<DbResult<()>>>,
     file_bytes: u64,
     /// Per worker (= shard), the file offsets of the chunks it decodes, in order.
     chunks: Vec<Vec<u64>>,
@@ -309,6 +313,10 @@ impl Session {
             if let Some(write) = ingest.write.take() {
                 self.abort_write(write).await;
             }
+            // The keeping ends before the file goes and the tables naming it do.
+            if let Some(keeping) = ingest.by_reference.as_mut().and_then(|r| r.keeping.take()) {
+                let _ = keeping.await;
+            }
             self.remove_created_tables(&mut ingest).await;
             if let Some(r) = &ingest.by_reference {
                 crate::storage::recordings::forget_file(&r.data_dir, &r.file);
@@ -349,11 +357,10 @@ impl Session {
         // A server with a data directory keeps the file and logs references
         // into it; the rows of worker `w` then stay on shard `w`.
         if let Some(data_dir) = self.server.checkpoints.data_dir.get() {
-            let file = crate::storage::recordings::keep_file(data_dir, std::path::Path::new(path))
-                .map_err(|e| DbError::new("58030", format!("could not keep a copy of \"{path}\" in the data directory: {e}")))?;
             ingest.by_reference = Some(ReferenceIngest {
                 data_dir: data_dir.clone(),
-                file,
+                file: crate::storage::recordings::new_kept_name(),
+                keeping: None,
                 file_bytes: map.len() as u64,
                 chunks: (0..workers)
                     .map(|w| chunks_of_worker(&indexed.chunks, w, workers).map(|c| c.offset).collect())
@@ -361,9 +368,15 @@ impl Session {
                 frame_threshold: None,
                 shards: Vec::new(),
             });
-            self.keep_frames_in(ingest, &mut channels)?;
+            let frame_tables = self.keep_frames_in(ingest, &mut channels);
+            if let Some(reference) = ingest.by_reference.as_mut() {
+                let (server, database, schema) = (self.server.clone(), self.database.clone(), ingest.schema.clone());
+                let (source, data_dir, file) = (path.to_string(), data_dir.clone(), reference.file.clone());
+                reference.keeping = Some(tokio::task::spawn_blocking(move || {
+                    keep_recording_file(&server, &database, &schema, &source, &data_dir, &file, &frame_tables)
+                }));
+            }
         }
-        drop(indexed);
         let (tx, mut rx) = tokio::sync::mpsc::channel::<WorkerMessage>(workers * BATCHES_IN_FLIGHT_PER_WORKER);
         let progress = ingest.progress.as_ref().map(|p| p.counter());
         for worker in 0..workers {
@@ -379,21 +392,26 @@ impl Session {
                 .map_err(|e| DbError::internal(format!("could not start a decoding thread: {e}")))?;
         }
         drop(tx);
+        // The whole data section's checksum, here while the workers decode;
+        // reported only once they all finished, so that a damaged chunk is
+        // reported as itself rather than as the section's checksum.
+        let data_crc = indexed.verify_data_crc();
+        drop(indexed);
         let mut done = 0;
-        while let Some(message) = rx.recv().await {
-            match message {
-                WorkerMessage::Batch(worker, b) => {
+        // Each worker's last message is Done: past the last one, nothing is
+        // left to wait for (not even the workers' exits).
+        while done < workers {
+            match rx.recv().await {
+                Some(WorkerMessage::Batch(worker, b)) => {
                     let shard = ingest.by_reference.is_some().then_some(worker);
                     self.absorb_topic_batch(ingest, b, shard).await?
                 }
-                WorkerMessage::Done => done += 1,
-                WorkerMessage::Failed(e) => return Err(e),
+                Some(WorkerMessage::Done) => done += 1,
+                Some(WorkerMessage::Failed(e)) => return Err(e),
+                None => return Err(DbError::internal("an MCAP decoding worker stopped without finishing")),
             }
         }
-        if done != workers {
-            return Err(DbError::internal("an MCAP decoding worker stopped without finishing"));
-        }
-        Ok(())
+        Ok(data_crc?)
     }
 
     /// A mapped file without a usable summary, read in file order.
@@ -840,6 +858,11 @@ impl Session {
                 .await
                 .map_err(|e| if e.code == sqlstate::UNIQUE_VIOLATION { duplicate_recording(&ingest.schema, &ingest.recording) } else { e })?;
             added.extend(keys);
+            if let Some(keeping) = ingest.by_reference.as_mut().and_then(|r| r.keeping.take()) {
+                keeping
+                    .await
+                    .map_err(|e| DbError::internal(format!("keeping \"{}\" stopped: {e}", ingest.source)))??;
+            }
             if let Some(reference) = &ingest.by_reference {
                 self.log_recording_references(&mut write, ingest, reference).await?;
             }
@@ -892,32 +915,22 @@ impl Session {
 impl Session {
     /// A kept recording's large byte sequences (camera frames) become
     /// references into it when every bytea column its topics fill holds the
-    /// frame form (tables made before that form existed store bytes inline):
-    /// each such table names the kept file in the catalog, which keeps the
-    /// file as long as the table exists.
-    fn keep_frames_in(&self, ingest: &mut RecordingIngest, channels: &mut Channels) -> DbResult<()> {
-        let Some(reference) = ingest.by_reference.as_mut() else { return Ok(()) };
+    /// frame form (tables made before that form existed store bytes inline).
+    /// Returns the tables that must name the kept file in the catalog (see
+    /// `keep_recording_file`); none when frames stay inline.
+    fn keep_frames_in(&self, ingest: &mut RecordingIngest, channels: &mut Channels) -> Vec<TableId> {
+        let Some(reference) = ingest.by_reference.as_mut() else { return Vec::new() };
         let all_frame_form = ingest.targets.values().all(|t| {
             t.table.columns.iter().all(|c| c.data_type != DataType::Bytea || c.frame_refs)
         });
         let tables: Vec<TableId> =
             ingest.targets.values().filter(|t| t.table.has_frame_columns()).map(|t| t.table.oid).collect();
         if !all_frame_form || tables.is_empty() {
-            return Ok(());
+            return Vec::new();
         }
-        let (schema, file) = (ingest.schema.clone(), reference.file.clone());
-        self.server.catalog.update_database(&self.database, |db| {
-            let s = db.schemas.get_mut(&schema).ok_or_else(|| DbError::internal("schema vanished"))?;
-            for t in s.tables.values_mut() {
-                if tables.contains(&t.oid) && !t.frame_files.contains(&file) {
-                    Arc::make_mut(t).frame_files.push(file.clone());
-                }
-            }
-            Ok(())
-        })?;
         reference.frame_threshold = Some(crate::storage::frames::FRAME_THRESHOLD);
         channels.set_blob_threshold(reference.frame_threshold);
-        Ok(())
+        tables
     }
 
     /// Marks `columns` of `table` (bytea, all NULL) as holding the frame form.
@@ -1069,6 +1082,36 @@ fn duplicate_recording(schema: &str, recording: &str) -> DbError {
 /// The chunks worker `worker` of `workers` decodes, in file order: the one
 /// assignment both the workers and the WAL references (which list each
 /// shard's chunks for recovery) follow.
+/// Keeps the recording file at `source` in the data directory as `file`
+/// (linked or copied, and synced) and names it in the catalog entries of
+/// `frame_tables`, which keeps it as long as they exist. Blocking file and
+/// catalog writes: run it beside the decoding.
+fn keep_recording_file(
+    server: &Server,
+    database: &str,
+    schema: &str,
+    source: &str,
+    data_dir: &std::path::Path,
+    file: &str,
+    frame_tables: &[TableId],
+) -> DbResult<()> {
+    crate::storage::recordings::keep_file(data_dir, std::path::Path::new(source), file).map_err(|e| {
+        DbError::new("58030", format!("could not keep a copy of \"{source}\" in the data directory: {e}"))
+    })?;
+    if frame_tables.is_empty() {
+        return Ok(());
+    }
+    server.catalog.update_database(database, |db| {
+        let s = db.schemas.get_mut(schema).ok_or_else(|| DbError::internal("schema vanished"))?;
+        for t in s.tables.values_mut() {
+            if frame_tables.contains(&t.oid) && !t.frame_files.iter().any(|f| f == file) {
+                Arc::make_mut(t).frame_files.push(file.to_string());
+            }
+        }
+        Ok(())
+    })
+}
+
 fn chunks_of_worker(
     chunks: &[crate::ingest::mcap::ChunkRef],
     worker: usize,
@@ -1121,11 +1164,6 @@ fn decode_chunks(
         }
         if !decoder.take_batches().into_iter().all(send) {
             return Ok(false);
-        }
-        // After the chunks: a damaged chunk is reported as itself (by worker 0
-        // for the first chunk) rather than as the whole section's checksum.
-        if worker == 0 {
-            indexed.verify_data_crc()?;
         }
         Ok(true)
     };
