@@ -16,7 +16,7 @@ use std::os::unix::fs::FileExt;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use io_uring::{opcode, types, IoUring};
+use io_uring::{opcode, squeue, types, IoUring};
 use tokio::io::unix::AsyncFd;
 use tokio::sync::oneshot;
 
@@ -188,10 +188,14 @@ impl Ring {
             0 => opcode::Read::new(fd, buf.as_mut_ptr(), len)
                 .offset(offset)
                 .build(),
+            // Writes and fsyncs go straight to the kernel's workers: tried
+            // inline, a buffered write would copy a whole segment into the
+            // page cache on the shard thread, stalling its sessions.
             1 => opcode::Write::new(fd, buf.as_ptr(), len)
                 .offset(offset)
-                .build(),
-            _ => opcode::Fsync::new(fd).build(),
+                .build()
+                .flags(squeue::Flags::ASYNC),
+            _ => opcode::Fsync::new(fd).build().flags(squeue::Flags::ASYNC),
         }
         .user_data(id);
         // The buffer's heap allocation does not move when the Vec is moved

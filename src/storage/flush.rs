@@ -300,6 +300,10 @@ impl SegmentRows for BlockRows<'_> {
 
 /// Writes encoded segments durably (each file written and fsynced through
 /// `io`, then the directory fsynced) and opens them.
+/// A segment up to this size is written by one write of its own buffer
+/// (Linux writes at most ~2 GiB per call).
+const ONE_WRITE_MAX_BYTES: usize = 1 << 30;
+
 pub async fn write_segments(
     io: &StorageIo,
     data_dir: &std::path::Path,
@@ -320,23 +324,28 @@ pub async fn write_segments(
                 .open(&path)?,
         );
         let len = seg.bytes.len() as u64;
-        // Large segments go out in 8 MiB writes, eight submitted together: the
-        // copies handed to the ring are then reused wave after wave instead
-        // of a second copy of the whole segment existing at once.
-        let mut off = 0usize;
-        while off < seg.bytes.len() {
-            let mut requests = Vec::new();
-            while off < seg.bytes.len() && requests.len() < 8 {
-                let end = (off + (8 << 20)).min(seg.bytes.len());
-                requests.push(crate::runtime::storage_io::IoRequest::Write {
-                    file: file.clone(),
-                    offset: off as u64,
-                    data: seg.bytes[off..end].to_vec(),
-                });
-                off = end;
-            }
-            for r in io.submit(requests).await {
-                r?;
+        if seg.bytes.len() <= ONE_WRITE_MAX_BYTES {
+            // The segment's own buffer goes to the ring: no copy.
+            io.write(file.clone(), 0, seg.bytes).await?;
+        } else {
+            // Beyond what one write takes: 8 MiB writes, eight submitted
+            // together, their copies reused wave after wave instead of a
+            // second copy of the whole segment existing at once.
+            let mut off = 0usize;
+            while off < seg.bytes.len() {
+                let mut requests = Vec::new();
+                while off < seg.bytes.len() && requests.len() < 8 {
+                    let end = (off + (8 << 20)).min(seg.bytes.len());
+                    requests.push(crate::runtime::storage_io::IoRequest::Write {
+                        file: file.clone(),
+                        offset: off as u64,
+                        data: seg.bytes[off..end].to_vec(),
+                    });
+                    off = end;
+                }
+                for r in io.submit(requests).await {
+                    r?;
+                }
             }
         }
         crate::failpoint::hit("flush-after-segment-write");
