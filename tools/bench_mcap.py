@@ -77,7 +77,9 @@ class Server:
         cmd = [binary, "--listen", "127.0.0.1:0", "--http", "off", "--ilp", "off",
                "--shards", str(shards), "--data-dir", os.path.join(self.dir, "data")]
         self.log = open(os.path.join(self.dir, "brewricd.log"), "w")
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.log, text=True)
+        # Each COPY's timeline (setup, decoding, commit) goes to the log.
+        env = dict(os.environ, BREWRIC_MCAP_TIMELINE="1")
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.log, text=True, env=env)
         deadline = time.time() + 60
         addr = None
         while time.time() < deadline and addr is None:
@@ -98,6 +100,17 @@ class Server:
         if r.returncode != 0:
             raise RuntimeError(f"psql failed: {r.stderr.strip()}")
         return r.stdout.strip()
+
+    def copy_timelines(self):
+        """Each finished file COPY's phases, {name: ms}, from the log."""
+        marker = "brewricd: mcap timeline (ms) "
+        out = []
+        with open(self.log.name) as f:
+            for line in f:
+                if line.startswith(marker):
+                    phases = line[len(marker):].rstrip("\n").split(": ", 1)[1].split(", ")
+                    out.append({p.rsplit(" ", 1)[0]: float(p.rsplit(" ", 1)[1]) for p in phases})
+        return out
 
     def stop(self):
         self.proc.kill()
@@ -144,6 +157,16 @@ def cpu_during(before, after):
     return {"total": total, "groups": groups, "faults": after["faults"] - before["faults"]}
 
 
+def warm_page_cache(files):
+    """Reads the files whole, so that every run finds them in the page cache:
+    on this VM pages that a run does not read (message indexes) drop out
+    between runs, and the first to open a file then waits on the disk."""
+    for path in files:
+        with open(path, "rb") as f:
+            while f.read(1 << 22):
+                pass
+
+
 def brewric_run(binary, shards, connections, files, messages):
     """Seconds from the first COPY to the last one's return, checked by the row counts,
     the server's resident memory (MB) once the load returned, and where its CPU
@@ -168,6 +191,7 @@ def brewric_run(binary, shards, connections, files, messages):
             t.join()
         secs = time.perf_counter() - start
         cpu = cpu_during(cpu_before, server_cpu(server.proc.pid))
+        cpu["timelines"] = server.copy_timelines()
         with open(f"/proc/{server.proc.pid}/status") as f:
             rss_mb = int(f.read().split("VmRSS:")[1].split()[0]) / 1024
         if errors:
@@ -263,8 +287,10 @@ def main():
     paired = {c[0]: [] for c in configs}
     for round_ in range(args.runs):
         for label, shards, crate_label, threads in configs:
+            warm_page_cache(files)
             secs, rss_mb, cpu = brewric_run(args.brewricd, shards, shards, files, messages)
             cpu_runs[label].append(cpu)
+            warm_page_cache(files)
             crate_secs = crate_run(threads, files, 1)["seconds"]
             times[label].append(secs)
             times[crate_label].append(crate_secs)
@@ -309,6 +335,14 @@ def main():
     print(f"  server CPU during the 1-shard load: {statistics.median(c['total'] for c in one_cpu):.2f} s ("
           + ", ".join(f"{g} {v:.2f}" for g, v in groups.items()) + "); "
           f"{statistics.median(c['faults'] for c in one_cpu):,.0f} minor page faults")
+    # Each COPY's phases (medians over every file of every 1-shard round):
+    # all but "decoding" run while no decoding thread does.
+    timelines = [t for c in one_cpu for t in c["timelines"]]
+    if timelines:
+        phases = {name: statistics.median(t.get(name, 0.0) for t in timelines) for name in timelines[0]}
+        outside = statistics.median(sum(v for k, v in t.items() if k != "decoding") for t in timelines)
+        print(f"  per COPY, median ms of {len(timelines)}: " + ", ".join(f"{k} {v:.2f}" for k, v in phases.items())
+              + f"; outside the decoding {outside:.1f} ms a file")
     print()
     one = statistics.median(paired["brewric 1 shard"])
     all_ = statistics.median(paired[f"brewric {n} shards"])

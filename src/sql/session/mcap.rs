@@ -183,6 +183,45 @@ struct RecordingIngest {
     /// The topic tables this ingest created: a failed ingest removes them
     /// (see [`Session::remove_created_tables`]).
     created: Vec<Arc<TableDef>>,
+    timeline: CopyTimeline,
+}
+
+/// Where a server file's COPY spends its time, logged to stderr when
+/// `BREWRIC_MCAP_TIMELINE` is set (tools/bench_mcap.py reads it): the phases
+/// before and after the decoding are what the decoding threads do not
+/// overlap.
+struct CopyTimeline {
+    enabled: bool,
+    last: std::time::Instant,
+    phases: Vec<(&'static str, std::time::Duration)>,
+}
+
+impl CopyTimeline {
+    fn start() -> CopyTimeline {
+        static ENABLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        CopyTimeline {
+            enabled: *ENABLED.get_or_init(|| std::env::var_os("BREWRIC_MCAP_TIMELINE").is_some_and(|v| !v.is_empty())),
+            last: std::time::Instant::now(),
+            phases: Vec::new(),
+        }
+    }
+
+    /// Ends phase `name` (begun at the previous mark).
+    fn mark(&mut self, name: &'static str) {
+        if self.enabled {
+            let now = std::time::Instant::now();
+            self.phases.push((name, now - self.last));
+            self.last = now;
+        }
+    }
+
+    fn log(&self, path: &str) {
+        if self.enabled {
+            let phases: Vec<String> =
+                self.phases.iter().map(|(name, d)| format!("{name} {:.2}", d.as_secs_f64() * 1e3)).collect();
+            eprintln!("brewricd: mcap timeline (ms) {path}: {}", phases.join(", "));
+        }
+    }
 }
 
 /// A recording whose rows the WAL logs by reference (`storage::recordings`):
@@ -302,13 +341,19 @@ impl Session {
         let map = unsafe { memmap2::Mmap::map(&file) }
             .map_err(|e| DbError::new("58030", format!("could not read file \"{path}\": {e}")))?;
         let map = Arc::new(map);
+        let timeline = CopyTimeline::start();
         let mut ingest = self.start_recording(&copy.schema, &recording, path).await?;
+        ingest.timeline = timeline;
+        ingest.timeline.mark("catalog");
         ingest.bytes = map.len() as u64;
         ingest.progress = Some(self.begin_copy_progress(0, CopyCommand::From, CopyIoType::File, map.len() as u64));
         let result = match self.ingest_mapped_file(&mut ingest, map, &recording, path).await {
             Ok(()) => self.finish_recording(&mut ingest).await.map(|s| s.messages),
             Err(e) => Err(e),
         };
+        if result.is_ok() {
+            ingest.timeline.log(path);
+        }
         if result.is_err() {
             if let Some(write) = ingest.write.take() {
                 self.abort_write(write).await;
@@ -341,6 +386,7 @@ impl Session {
         let Some(indexed) = indexed else {
             return self.stream_mapped_file(ingest, &map, options).await;
         };
+        ingest.timeline.mark("open");
         let mut channels = Channels::from_indexed(&indexed, options)?;
         for m in &indexed.metadata {
             ingest.metadata(m);
@@ -352,6 +398,7 @@ impl Session {
                 self.ensure_target(ingest, &plan, t).await?;
             }
         }
+        ingest.timeline.mark("tables");
         let chunks = indexed.chunks.len();
         let workers = self.server.shards.len().clamp(1, chunks.max(1));
         // A server with a data directory keeps the file and logs references
@@ -392,6 +439,7 @@ impl Session {
                 .map_err(|e| DbError::internal(format!("could not start a decoding thread: {e}")))?;
         }
         drop(tx);
+        ingest.timeline.mark("start_decoding");
         // The whole data section's checksum, here while the workers decode;
         // reported only once they all finished, so that a damaged chunk is
         // reported as itself rather than as the section's checksum.
@@ -411,6 +459,7 @@ impl Session {
                 None => return Err(DbError::internal("an MCAP decoding worker stopped without finishing")),
             }
         }
+        ingest.timeline.mark("decoding");
         Ok(data_crc?)
     }
 
@@ -539,6 +588,7 @@ impl Session {
             frame_rows: Vec::new(),
             table_claims: TableClaims::new(self.server.ingest_targets.clone()),
             created: Vec::new(),
+            timeline: CopyTimeline::start(),
         })
     }
 
@@ -802,6 +852,7 @@ impl Session {
 
     /// The recording's catalog rows, then the commit.
     async fn finish_recording(&mut self, ingest: &mut RecordingIngest) -> DbResult<RecordingSummary> {
+        ingest.timeline.mark("after_decoding");
         let catalog = self.server.catalog.snapshot();
         let db = catalog.database(&self.database)?;
         let relation = |name: &str| {
@@ -880,7 +931,9 @@ impl Session {
             Ok(())
         }
         .await;
+        ingest.timeline.mark("catalog_rows");
         let result = self.settle_write(write, prepared).await;
+        ingest.timeline.mark("commit");
         // Done either way: the progress row goes before CommandComplete.
         ingest.progress = None;
         if result.is_err() {
