@@ -459,6 +459,9 @@ impl Session {
                 None => return Err(DbError::internal("an MCAP decoding worker stopped without finishing")),
             }
         }
+        // Unmapping the file (~0.7 ms for 20 MB, when the workers are gone
+        // already) need not hold up the commit.
+        tokio::task::spawn_blocking(move || drop(map));
         ingest.timeline.mark("decoding");
         Ok(data_crc?)
     }
