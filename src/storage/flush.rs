@@ -298,12 +298,12 @@ impl SegmentRows for BlockRows<'_> {
     }
 }
 
-/// Writes encoded segments durably (each file written and fsynced through
-/// `io`, then the directory fsynced) and opens them.
 /// A segment up to this size is written by one write of its own buffer
 /// (Linux writes at most ~2 GiB per call).
 const ONE_WRITE_MAX_BYTES: usize = 1 << 30;
 
+/// Writes encoded segments durably (each file written and fsynced through
+/// `io`, then the directory fsynced) and opens them.
 pub async fn write_segments(
     io: &StorageIo,
     data_dir: &std::path::Path,

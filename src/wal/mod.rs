@@ -302,36 +302,36 @@ async fn writer_task(wal: Rc<Wal>, mut segment: Segment, mut io: Io) {
         // later group durable after a failed one would let a Commit record
         // stand without the records it commits (`Session::commit_write`
         // relies on this).
-        if let Some(e) = wal.broken.borrow().clone() {
-            for w in waiters {
-                let _ = w.send(Err(e.clone()));
+        let broken = wal.broken.borrow().clone();
+        let result = match broken {
+            Some(e) => Err(e),
+            None => {
+                let lsn = wal.next_lsn.get();
+                wal.next_lsn.set(lsn + 1);
+                encode_record(RecordType::GroupEnd, 0, lsn, &[0u8; 8], &mut bytes);
+                let roll = wal.roll.replace(false);
+                let result = write_group(&mut segment, &mut io, &bytes, roll).await;
+                match &result {
+                    Ok(()) => {
+                        let mut segs = wal.segments.borrow_mut();
+                        if segs.last().map(|(n, _)| *n) != Some(segment.number) {
+                            segs.push((segment.number, None));
+                        }
+                        if let Some(last) = segs.last_mut() {
+                            last.1 = Some(lsn);
+                        }
+                    }
+                    Err(e) => {
+                        eprintln!(
+                            "brewricd: shard {} WAL: {} — refusing further writes until restart",
+                            segment.shard, e.message
+                        );
+                        *wal.broken.borrow_mut() = Some(e.clone());
+                    }
+                }
+                result
             }
-            bytes.clear();
-            wal.queue.borrow_mut().spare = bytes;
-            wal.drained.notify_waiters();
-            continue;
-        }
-        let lsn = wal.next_lsn.get();
-        wal.next_lsn.set(lsn + 1);
-        encode_record(RecordType::GroupEnd, 0, lsn, &[0u8; 8], &mut bytes);
-        let roll = wal.roll.replace(false);
-        let result = write_group(&mut segment, &mut io, &bytes, roll).await;
-        if result.is_ok() {
-            let mut segs = wal.segments.borrow_mut();
-            if segs.last().map(|(n, _)| *n) != Some(segment.number) {
-                segs.push((segment.number, None));
-            }
-            if let Some(last) = segs.last_mut() {
-                last.1 = Some(lsn);
-            }
-        }
-        if let Err(e) = &result {
-            eprintln!(
-                "brewricd: shard {} WAL: {} — refusing further writes until restart",
-                segment.shard, e.message
-            );
-            *wal.broken.borrow_mut() = Some(e.clone());
-        }
+        };
         for w in waiters {
             let _ = w.send(result.clone());
         }

@@ -341,9 +341,7 @@ impl Session {
         let map = unsafe { memmap2::Mmap::map(&file) }
             .map_err(|e| DbError::new("58030", format!("could not read file \"{path}\": {e}")))?;
         let map = Arc::new(map);
-        let timeline = CopyTimeline::start();
         let mut ingest = self.start_recording(&copy.schema, &recording, path).await?;
-        ingest.timeline = timeline;
         ingest.timeline.mark("catalog");
         ingest.bytes = map.len() as u64;
         ingest.progress = Some(self.begin_copy_progress(0, CopyCommand::From, CopyIoType::File, map.len() as u64));
@@ -353,8 +351,7 @@ impl Session {
         };
         if result.is_ok() {
             ingest.timeline.log(path);
-        }
-        if result.is_err() {
+        } else {
             if let Some(write) = ingest.write.take() {
                 self.abort_write(write).await;
             }
@@ -497,6 +494,7 @@ impl Session {
     /// Makes the schema and its recording catalog, and refuses a recording
     /// name the schema already holds.
     async fn start_recording(&mut self, schema: &str, recording: &str, source: &str) -> DbResult<RecordingIngest> {
+        let timeline = CopyTimeline::start();
         if self.txn != TxnState::Idle {
             return Err(DbError::new(
                 sqlstate::ACTIVE_SQL_TRANSACTION,
@@ -591,7 +589,7 @@ impl Session {
             frame_rows: Vec::new(),
             table_claims: TableClaims::new(self.server.ingest_targets.clone()),
             created: Vec::new(),
-            timeline: CopyTimeline::start(),
+            timeline,
         })
     }
 
@@ -855,7 +853,6 @@ impl Session {
 
     /// The recording's catalog rows, then the commit.
     async fn finish_recording(&mut self, ingest: &mut RecordingIngest) -> DbResult<RecordingSummary> {
-        ingest.timeline.mark("after_decoding");
         let catalog = self.server.catalog.snapshot();
         let db = catalog.database(&self.database)?;
         let relation = |name: &str| {
@@ -1135,9 +1132,6 @@ fn duplicate_recording(schema: &str, recording: &str) -> DbError {
     .with_hint("Name this copy with RECORDING '<name>', or delete the stored one first.")
 }
 
-/// The chunks worker `worker` of `workers` decodes, in file order: the one
-/// assignment both the workers and the WAL references (which list each
-/// shard's chunks for recovery) follow.
 /// Keeps the recording file at `source` in the data directory as `file`
 /// (linked or copied, and synced) and names it in the catalog entries of
 /// `frame_tables`, which keeps it as long as they exist. Blocking file and
@@ -1168,6 +1162,9 @@ fn keep_recording_file(
     })
 }
 
+/// The chunks worker `worker` of `workers` decodes, in file order: the one
+/// assignment both the workers and the WAL references (which list each
+/// shard's chunks for recovery) follow.
 fn chunks_of_worker(
     chunks: &[crate::ingest::mcap::ChunkRef],
     worker: usize,
