@@ -497,6 +497,50 @@ async fn a_failed_copy_beside_a_good_one_removes_no_table_the_good_one_fills() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+#[tokio::test]
+async fn a_schema_dropped_with_cascade_takes_its_recordings_and_can_be_filled_again() {
+    let dir = temp_dir("dropped");
+    let truth = generate_fleet(&dir, 1, 4, "zstd");
+    let file = dir.join("robot01.mcap");
+    let imu = truth_i64(&truth["files"][0]["topics"]["/imu"], "message_count");
+    let Some((server, data_dir)) = own_server_with_two_shards() else { return };
+    let client = server.connect("postgres").await;
+    let copy = format!("COPY again FROM '{}' WITH (FORMAT mcap)", file.display());
+    client.execute(&copy, &[]).await.unwrap();
+    let second = client.execute(&copy, &[]).await.expect_err("a recording is stored once per schema");
+    assert_eq!(second.code(), Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION));
+    let refused = client.execute("DROP SCHEMA again", &[]).await.expect_err("the schema holds tables");
+    assert_eq!(refused.code().map(|c| c.code()), Some("2BP01"));
+
+    client.batch_execute("CREATE VIEW imu_rows AS SELECT count(*) AS n FROM again.imu").await.unwrap();
+    client.execute("DROP SCHEMA again CASCADE", &[]).await.unwrap();
+    assert!(base_tables(&client, "again").await.is_empty());
+    let gone = client.query("SELECT * FROM imu_rows", &[]).await.expect_err("the view on it went too");
+    assert_eq!(gone.code(), Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE));
+
+    client.execute(&copy, &[]).await.unwrap();
+    let n: i64 = client.query_one("SELECT count(*) FROM again.imu", &[]).await.unwrap().get(0);
+    assert_eq!(n, imu, "the IMU rows once: none left from before the drop");
+    let recordings: i64 = client.query_one("SELECT count(*) FROM again.recordings", &[]).await.unwrap().get(0);
+    assert_eq!(recordings, 1);
+
+    // Recovery replays the dropped tables' logged recording as nothing, and
+    // once no WAL record names its kept copy a restart removes it.
+    drop(client);
+    let server = common::start_in(server.kill9(), 2);
+    let client = server.connect("postgres").await;
+    let n: i64 = client.query_one("SELECT count(*) FROM again.imu", &[]).await.unwrap().get(0);
+    assert_eq!(n, imu, "the IMU rows once after a restart");
+    client.execute("CHECKPOINT", &[]).await.unwrap();
+    drop(client);
+    let server = common::start_in(server.kill9(), 2);
+    assert_eq!(kept_recordings(&data_dir), 1, "only the stored recording's copy is kept");
+    let client = server.connect("postgres").await;
+    let n: i64 = client.query_one("SELECT count(*) FROM again.imu", &[]).await.unwrap().get(0);
+    assert_eq!(n, imu);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// A raw HTTP/1.1 PUT; returns (status, body).
 fn http_put(addr: &str, target: &str, body: &[u8]) -> (u16, String) {
     use std::io::{Read, Write};

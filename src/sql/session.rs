@@ -1246,7 +1246,7 @@ impl Session {
                             }
                             Ok(views)
                         })?;
-                    self.cascade_notices(&dropped_views);
+                    self.cascade_view_notices(&dropped_views);
                     self.release_table_storage(table.oid).await?;
                 }
                 Ok(StatementResult::Command("DROP TABLE".into()))
@@ -1254,27 +1254,7 @@ impl Session {
             ast::ObjectType::Schema => {
                 for n in names {
                     let name = object_name_parts(n).join(".");
-                    self.server.catalog.update_database(&self.database, |db| {
-                        match db.schemas.get(&name) {
-                            None if if_exists => Ok(()),
-                            None => Err(DbError::new(
-                                sqlstate::INVALID_SCHEMA_NAME,
-                                format!("schema \"{name}\" does not exist"),
-                            )),
-                            Some(s) if !s.tables.is_empty() || !s.views.is_empty() => {
-                                Err(DbError::new(
-                                    "2BP01",
-                                    format!(
-                                    "cannot drop schema {name} because other objects depend on it"
-                                ),
-                                ))
-                            }
-                            Some(_) => {
-                                db.schemas.remove(&name);
-                                Ok(())
-                            }
-                        }
-                    })?;
+                    self.drop_schema(&name, if_exists, cascade).await?;
                 }
                 Ok(StatementResult::Command("DROP SCHEMA".into()))
             }
@@ -1338,13 +1318,104 @@ impl Session {
             .map(|k| (schema, rel, k)))
     }
 
-    fn cascade_notices(&mut self, views: &[(String, String)]) {
-        match views {
-            [] => {}
-            [(_, v)] => self.notice(
+    /// DROP SCHEMA: without CASCADE only an empty schema goes (2BP01 naming
+    /// what depends on it); with CASCADE its tables (their storage, indexes
+    /// and serial sequences), views, sequences and functions go too, and so
+    /// do views elsewhere built on them — what re-ingesting an MCAP fleet
+    /// into a fresh schema needs. Objects are named as PostgreSQL names them:
+    /// unqualified where the search path finds them, each outside view after
+    /// the relation it is built on.
+    async fn drop_schema(&mut self, name: &str, if_exists: bool, cascade: bool) -> DbResult<()> {
+        if matches!(name, "pg_catalog" | "information_schema") {
+            return Err(DbError::new(
+                "2BP01",
+                format!("cannot drop schema {name} because it is required by the database system"),
+            ));
+        }
+        let search_path = self.search_path();
+        let display = |schema: &str, object: &str| {
+            if schema != name && search_path.iter().any(|s| s == schema) {
+                crate::catalog::quote_ident(object)
+            } else {
+                format!("{}.{}", crate::catalog::quote_ident(schema), crate::catalog::quote_ident(object))
+            }
+        };
+        let dropped = self.server.catalog.update_database(&self.database, |db| {
+            let Some(schema) = db.schemas.get(name) else {
+                return if if_exists {
+                    Ok(None)
+                } else {
+                    Err(DbError::new(
+                        sqlstate::INVALID_SCHEMA_NAME,
+                        format!("schema \"{name}\" does not exist"),
+                    ))
+                };
+            };
+            // (what goes, why it goes), in PostgreSQL's order.
+            let mut objects: Vec<(String, String)> = Vec::new();
+            let mut outside: Vec<(String, String)> = Vec::new();
+            for (kind, object, _) in schema_contents(schema) {
+                objects.push((
+                    format!("{kind} {}", display(name, &object)),
+                    format!("schema {}", crate::catalog::quote_ident(name)),
+                ));
+                if kind != "table" && kind != "view" {
+                    continue;
+                }
+                let mut frontier = vec![(format!("{kind} {}", display(name, &object)), (name.to_string(), object))];
+                while let Some((rel_text, rel)) = frontier.pop() {
+                    for s in db.schemas.values().filter(|s| s.name != name) {
+                        for v in s.views.values() {
+                            let key = (v.schema.clone(), v.name.clone());
+                            if v.depends_on.contains(&rel) && !outside.contains(&key) {
+                                let text = format!("view {}", display(&v.schema, &v.name));
+                                objects.push((text.clone(), rel_text.clone()));
+                                outside.push(key.clone());
+                                frontier.push((text, key));
+                            }
+                        }
+                    }
+                }
+            }
+            if !objects.is_empty() && !cascade {
+                return Err(DbError::new(
+                    "2BP01",
+                    format!("cannot drop schema {name} because other objects depend on it"),
+                )
+                .with_detail(
+                    objects.iter().map(|(what, on)| format!("{what} depends on {on}")).collect::<Vec<_>>().join("\n"),
+                )
+                .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+            }
+            let tables: Vec<TableId> = schema.tables.values().map(|t| t.oid).collect();
+            for (vs, vn) in &outside {
+                if let Some(s) = db.schemas.get_mut(vs) {
+                    s.views.remove(vn);
+                }
+            }
+            db.schemas.remove(name);
+            Ok(Some((tables, objects.into_iter().map(|(what, _)| what).collect::<Vec<_>>())))
+        })?;
+        let Some((tables, objects)) = dropped else {
+            self.notice(
                 sqlstate::SUCCESSFUL_COMPLETION,
-                format!("drop cascades to view {v}"),
-            ),
+                format!("schema \"{name}\" does not exist, skipping"),
+            );
+            return Ok(());
+        };
+        self.cascade_notices(&objects);
+        for oid in tables {
+            self.release_table_storage(oid).await?;
+        }
+        Ok(())
+    }
+
+    /// The NOTICE a cascading DROP gives: each object it took besides the
+    /// one named (`view v`, `table s.t`), one line each past the first.
+    fn cascade_notices(&mut self, objects: &[String]) {
+        match objects {
+            [] => {}
+            [one] => self.notice(sqlstate::SUCCESSFUL_COMPLETION, format!("drop cascades to {one}")),
             many => {
                 let mut n = DbError::new(
                     sqlstate::SUCCESSFUL_COMPLETION,
@@ -1352,14 +1423,17 @@ impl Session {
                 );
                 n.severity = "NOTICE";
                 n = n.with_detail(
-                    many.iter()
-                        .map(|(_, v)| format!("drop cascades to view {v}"))
-                        .collect::<Vec<_>>()
-                        .join("\n"),
+                    many.iter().map(|o| format!("drop cascades to {o}")).collect::<Vec<_>>().join("\n"),
                 );
                 self.notices.push(n);
             }
         }
+    }
+
+    /// `cascade_notices` for views, named as `dependent_views` gives them.
+    fn cascade_view_notices(&mut self, views: &[(String, String)]) {
+        let objects: Vec<String> = views.iter().map(|(_, v)| format!("view {v}")).collect();
+        self.cascade_notices(&objects);
     }
 
     async fn create_index(&mut self, ci: &ast::CreateIndex) -> DbResult<StatementResult> {
@@ -1769,7 +1843,7 @@ impl Session {
             }
             Ok(cascaded)
         })?;
-        self.cascade_notices(&cascaded);
+        self.cascade_view_notices(&cascaded);
         Ok(StatementResult::Command("DROP VIEW".into()))
     }
 
@@ -3097,6 +3171,23 @@ fn make_object_name(name1: &str, name2: &str, label: &str) -> String {
 /// name is still that table (same oid: it was not dropped and made again
 /// meanwhile). True when removed; the caller then releases its storage
 /// (`Session::release_table_storage`).
+/// What a schema holds that DROP SCHEMA names, as PostgreSQL names it:
+/// (kind, name, oid) in creation (oid) order. A table's indexes and its
+/// serial columns' sequences go with the table and are not named.
+fn schema_contents(schema: &crate::catalog::Schema) -> Vec<(&'static str, String, u32)> {
+    let owned_sequence =
+        |seq: &str| seq.ends_with("_seq") && schema.tables.keys().any(|t| seq.starts_with(&format!("{t}_")));
+    let mut out: Vec<(&'static str, String, u32)> = Vec::new();
+    out.extend(schema.tables.values().map(|t| ("table", t.name.clone(), t.oid)));
+    out.extend(schema.views.values().map(|v| ("view", v.name.clone(), v.oid)));
+    out.extend(
+        schema.sequences.values().filter(|q| !owned_sequence(&q.name)).map(|q| ("sequence", q.name.clone(), q.oid)),
+    );
+    out.extend(schema.functions.values().flatten().map(|f| ("function", f.name.clone(), f.oid)));
+    out.sort_by_key(|o| o.2);
+    out
+}
+
 fn remove_table_entry(db: &mut crate::catalog::Database, table: &TableDef) -> bool {
     let Some(s) = db.schemas.get_mut(&table.schema) else { return false };
     if !s.tables.get(&table.name).is_some_and(|t| t.oid == table.oid) {
