@@ -59,6 +59,8 @@ pub struct Server {
     pub last_rows: Arc<crate::storage::last_rows::LastRowRegistry>,
     /// Tables running recording ingests write to (`ingest_targets.rs`).
     pub ingest_targets: Arc<ingest_targets::IngestTargets>,
+    /// Kept recording files whose ingest is still running (`storage::recordings`).
+    pub kept_pins: crate::storage::recordings::KeptPins,
 }
 
 /// How clients connect: the wire layer's policy, set from the configuration.
@@ -111,6 +113,7 @@ impl Server {
             failed_logins: Default::default(),
             last_rows,
             ingest_targets: Default::default(),
+            kept_pins: Default::default(),
         }
     }
 

@@ -515,6 +515,16 @@ async fn a_schema_dropped_with_cascade_takes_its_recordings_and_can_be_filled_ag
     client.batch_execute("CREATE VIEW imu_rows AS SELECT count(*) AS n FROM again.imu").await.unwrap();
     client.execute("DROP SCHEMA again CASCADE", &[]).await.unwrap();
     assert!(base_tables(&client, "again").await.is_empty());
+    // Its copy goes at the first checkpoint after every shard's WAL moved
+    // on from the segment holding the recording's references (each WAL
+    // starts a new segment at its first write after a checkpoint).
+    client.execute("CHECKPOINT", &[]).await.unwrap();
+    client.batch_execute("CREATE TABLE tick (a int)").await.unwrap();
+    for a in 0..4 {
+        client.execute("INSERT INTO tick VALUES ($1)", &[&a]).await.unwrap();
+    }
+    client.execute("CHECKPOINT", &[]).await.unwrap();
+    assert_eq!(kept_recordings(&data_dir), 0, "nothing needs the copy any more: its disk space comes back");
     let gone = client.query("SELECT * FROM imu_rows", &[]).await.expect_err("the view on it went too");
     assert_eq!(gone.code(), Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE));
 
@@ -524,8 +534,7 @@ async fn a_schema_dropped_with_cascade_takes_its_recordings_and_can_be_filled_ag
     let recordings: i64 = client.query_one("SELECT count(*) FROM again.recordings", &[]).await.unwrap().get(0);
     assert_eq!(recordings, 1);
 
-    // Recovery replays the dropped tables' logged recording as nothing, and
-    // once no WAL record names its kept copy a restart removes it.
+    // Recovery replays the recording stored again.
     drop(client);
     let server = common::start_in(server.kill9(), 2);
     let client = server.connect("postgres").await;
@@ -534,10 +543,53 @@ async fn a_schema_dropped_with_cascade_takes_its_recordings_and_can_be_filled_ag
     client.execute("CHECKPOINT", &[]).await.unwrap();
     drop(client);
     let server = common::start_in(server.kill9(), 2);
-    assert_eq!(kept_recordings(&data_dir), 1, "only the stored recording's copy is kept");
+    assert_eq!(kept_recordings(&data_dir), 1, "the stored recording's copy is kept");
     let client = server.connect("postgres").await;
     let n: i64 = client.query_one("SELECT count(*) FROM again.imu", &[]).await.unwrap().get(0);
     assert_eq!(n, imu);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A checkpoint deletes the kept copies nothing needs any more; one running
+/// beside COPYs must not take a copy whose ingest is still running (its file
+/// is pinned until the catalog and the WAL name it): after a kill -9 every
+/// recording comes back, its camera frames read from its copy.
+#[tokio::test]
+async fn checkpoints_beside_copies_keep_every_copy_a_recording_needs() {
+    let dir = temp_dir("ckpt-beside");
+    let truth = generate_fleet(&dir, 2, 12, "zstd");
+    let files = truth["files"].as_array().unwrap().clone();
+    let Some((server, data_dir)) = own_server_with_two_shards() else { return };
+    let (loader, checkpointer) = (server.connect("postgres").await, server.connect("postgres").await);
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let checkpoints = async {
+        let mut n = 0;
+        while !done.load(std::sync::atomic::Ordering::Relaxed) {
+            checkpointer.execute("CHECKPOINT", &[]).await.unwrap();
+            n += 1;
+        }
+        n
+    };
+    let loads = async {
+        for schema in ["first", "second"] {
+            for file in &files {
+                let path = dir.join(file["file"].as_str().unwrap());
+                loader.execute(&format!("COPY {schema} FROM '{}' WITH (FORMAT mcap)", path.display()), &[]).await.unwrap();
+            }
+        }
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+    };
+    let (n, ()) = tokio::join!(checkpoints, loads);
+    assert!(n > 1, "checkpoints ran while the COPYs did");
+    assert_eq!(kept_recordings(&data_dir), 4, "every recording's copy (their frames live there)");
+    drop((loader, checkpointer));
+    let server = common::start_in(server.kill9(), 2);
+    let client = server.connect("postgres").await;
+    for schema in ["first", "second"] {
+        for file in &files {
+            check_recording(&client, schema, file).await;
+        }
+    }
     let _ = std::fs::remove_dir_all(dir);
 }
 

@@ -156,6 +156,8 @@ pub struct CheckpointStats {
     pub segments: usize,
     pub bytes: u64,
     pub wal_segments_removed: usize,
+    /// Kept recording files deleted (nothing needed them any more).
+    pub recordings_removed: usize,
 }
 
 impl Checkpoints {
@@ -378,6 +380,19 @@ pub async fn checkpoint(server: &Server) -> DbResult<CheckpointStats> {
         .unwrap_or_else(|p| p.into_inner())
         .orphans
         .clear();
+    // 5. Kept recordings nothing names any more (their tables dropped, their
+    // rows in segments now) go, as at start; the WAL is read off the shards.
+    let candidates = super::recordings::unpinned_unframed(&data_dir, &server.kept_pins, || {
+        server.catalog.snapshot().frame_files()
+    });
+    if !candidates.is_empty() {
+        let dir = data_dir.clone();
+        stats.recordings_removed = tokio::task::spawn_blocking(move || {
+            super::recordings::remove_unlogged(&dir, &candidates, || crate::wal::recovery::logged_recordings(&dir))
+        })
+        .await
+        .unwrap_or(0);
+    }
     Ok(stats)
 }
 

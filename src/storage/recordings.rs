@@ -14,7 +14,9 @@
 //! segment files, and for as long as a table's camera frames are references
 //! into it (`frames.rs`; the table's `frame_files` in the catalog); at
 //! start, files neither a live WAL record nor a table names are deleted
-//! ([`remove_unreferenced`]).
+//! ([`remove_unreferenced`]), and after each checkpoint those that no
+//! running ingest pins either ([`KeptPins`], [`unpinned_unframed`],
+//! [`remove_unlogged`]).
 //!
 //! Must not: decide which chunks go to which shard or write WAL records
 //! (the session does), or trust a reference read back from disk: a kept
@@ -25,6 +27,7 @@ use std::collections::{HashMap, HashSet};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use crate::catalog::TableId;
 use crate::exec::vector::{Batch, Bitmap, Column};
@@ -81,6 +84,82 @@ pub fn is_plain_name(name: &str) -> bool {
 /// Removes a kept file whose recording did not commit.
 pub fn forget_file(data_dir: &Path, name: &str) {
     let _ = std::fs::remove_file(kept_path(data_dir, name));
+}
+
+/// The names of kept files whose ingest is still running: kept (or about to
+/// be) but not yet named by a durable WAL record or the catalog. A
+/// checkpoint's [`remove_unneeded`] leaves them alone.
+#[derive(Default)]
+pub struct KeptPins(Arc<Mutex<HashSet<String>>>);
+
+/// One running ingest's hold on its kept file's name; released on drop.
+pub struct KeptPin {
+    pins: Arc<Mutex<HashSet<String>>>,
+    name: String,
+}
+
+impl KeptPins {
+    /// Pins `name` until the returned guard is dropped.
+    pub fn pin(&self, name: &str) -> KeptPin {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).insert(name.to_string());
+        KeptPin { pins: self.0.clone(), name: name.to_string() }
+    }
+
+    fn names(&self) -> HashSet<String> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+impl Drop for KeptPin {
+    fn drop(&mut self) {
+        self.pins.lock().unwrap_or_else(|p| p.into_inner()).remove(&self.name);
+    }
+}
+
+/// The kept files in `recordings/`, by name.
+fn kept_names(data_dir: &Path) -> HashSet<String> {
+    let Ok(entries) = std::fs::read_dir(data_dir.join(DIR)) else { return HashSet::new() };
+    entries.flatten().map(|e| e.file_name().to_string_lossy().to_string()).collect()
+}
+
+/// While the server runs, after a checkpoint truncated the WAL, step 1 of 2:
+/// the kept files that no running ingest pins and no table's frames name
+/// (`frame_files`, read after the pins). Step 2, [`remove_unlogged`], drops
+/// those no WAL record still on disk names.
+///
+/// Why this order is safe: an ingest pins its name before the file exists
+/// and unpins only after the catalog names it for its frames and its
+/// references are durable in the WAL. A file listed here either was pinned
+/// when the pins are read, or its ingest had finished by then, so the
+/// catalog and the WAL read afterwards show it; a file kept after the
+/// listing is not a candidate at all.
+pub fn unpinned_unframed(data_dir: &Path, pins: &KeptPins, frame_files: impl FnOnce() -> HashSet<String>) -> Vec<String> {
+    let present = kept_names(data_dir);
+    if present.is_empty() {
+        return Vec::new();
+    }
+    let pinned = pins.names();
+    let framed = frame_files();
+    present.into_iter().filter(|n| !pinned.contains(n) && !framed.contains(n)).collect()
+}
+
+/// Step 2 of removing unneeded kept files: deletes the `candidates` (from
+/// [`unpinned_unframed`]) that no WAL record names (`logged`, read now; an
+/// `Err` keeps every file). Returns how many went.
+pub fn remove_unlogged(
+    data_dir: &Path,
+    candidates: &[String],
+    logged: impl FnOnce() -> Result<HashSet<String>, String>,
+) -> usize {
+    if candidates.is_empty() {
+        return 0;
+    }
+    let Ok(logged) = logged() else { return 0 };
+    candidates
+        .iter()
+        .filter(|n| !logged.contains(*n))
+        .filter(|n| std::fs::remove_file(kept_path(data_dir, n)).is_ok())
+        .count()
 }
 
 /// Deletes the kept files not in `referenced` (those live WAL records or
@@ -319,6 +398,34 @@ pub fn expand(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_running_server_removes_only_kept_files_nothing_pins_frames_or_logs() {
+        let data_dir = std::env::temp_dir().join(format!("brewric-kept-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&data_dir);
+        std::fs::create_dir_all(data_dir.join(DIR)).unwrap();
+        for name in ["pinned", "framed", "logged", "dropped"] {
+            std::fs::write(kept_path(&data_dir, name), name).unwrap();
+        }
+        let pins = KeptPins::default();
+        let pin = pins.pin("pinned");
+        let framed = || HashSet::from(["framed".to_string()]);
+        let mut candidates = unpinned_unframed(&data_dir, &pins, framed);
+        candidates.sort();
+        assert_eq!(candidates, ["dropped", "logged"]);
+        // A WAL that cannot be read keeps everything.
+        assert_eq!(remove_unlogged(&data_dir, &candidates, || Err("damaged".into())), 0);
+        assert_eq!(remove_unlogged(&data_dir, &candidates, || Ok(HashSet::from(["logged".to_string()]))), 1);
+        let mut left: Vec<String> = kept_names(&data_dir).into_iter().collect();
+        left.sort();
+        assert_eq!(left, ["framed", "logged", "pinned"]);
+        // Unpinned (its ingest ended), a file nothing else names goes too.
+        drop(pin);
+        let candidates = unpinned_unframed(&data_dir, &pins, framed);
+        assert_eq!(remove_unlogged(&data_dir, &candidates, || Ok(HashSet::from(["logged".to_string()]))), 1);
+        assert!(!kept_path(&data_dir, "pinned").exists());
+        let _ = std::fs::remove_dir_all(&data_dir);
+    }
 
     #[test]
     fn a_reference_reads_back_as_written() {

@@ -96,6 +96,51 @@ pub fn read_logs(data_dir: &Path) -> Result<Vec<ShardLog>, String> {
     Ok(logs)
 }
 
+/// Every kept recording a `RecordingRows` record in the WAL names, committed
+/// or not, read while the server runs (nothing is changed on disk, unlike
+/// recovery's reading). A torn record at the end of a shard's last segment
+/// is a write in progress and ends the scan there; damage anywhere else, or
+/// a segment that cannot be read, is an error (the caller then keeps every
+/// file).
+pub fn logged_recordings(data_dir: &Path) -> Result<HashSet<String>, String> {
+    let mut names = HashSet::new();
+    let Ok(entries) = std::fs::read_dir(data_dir.join("wal")) else {
+        return Ok(names);
+    };
+    for shard_dir in entries.flatten().filter(|e| e.file_name().to_string_lossy().starts_with("shard-")) {
+        let mut segments: Vec<std::path::PathBuf> = std::fs::read_dir(shard_dir.path())
+            .map_err(|e| format!("cannot read WAL directory {}: {e}", shard_dir.path().display()))?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "wal"))
+            .collect();
+        segments.sort();
+        let count = segments.len();
+        for (i, path) in segments.iter().enumerate() {
+            let bytes = std::fs::read(path).map_err(|e| format!("cannot read WAL segment {}: {e}", path.display()))?;
+            if bytes.len() < SEGMENT_HEADER_BYTES {
+                continue;
+            }
+            decode_segment_header(&bytes).map_err(|e| format!("WAL segment {}: {e}", path.display()))?;
+            let (records, _, damage) = read_all(&bytes[SEGMENT_HEADER_BYTES..]);
+            let damaged_inside = match damage {
+                None => false,
+                Some(Damage::TornTail { .. }) => i + 1 != count,
+                Some(Damage::Corrupt { .. }) => true,
+            };
+            if damaged_inside {
+                return Err(format!("WAL segment {} is damaged", path.display()));
+            }
+            for r in records.iter().filter(|r| r.record_type == RecordType::RecordingRows) {
+                let mut rd = Reader::new(r.payload);
+                rd.u64().map_err(|e| e.to_string())?;
+                names.insert(RecordingRef::decode(&mut rd).map_err(|e| e.to_string())?.file);
+            }
+        }
+    }
+    Ok(names)
+}
+
 fn read_shard(shard: u32, dir: &Path) -> Result<ShardLog, String> {
     let mut segments: Vec<(u64, std::path::PathBuf)> = std::fs::read_dir(dir)
         .map_err(|e| format!("cannot read WAL directory {}: {e}", dir.display()))?

@@ -235,6 +235,10 @@ struct ReferenceIngest {
     /// while the chunks decode; awaited before a reference to the file is
     /// logged, and before the file is removed again.
     keeping: Option<tokio::task::JoinHandle<DbResult<()>>>,
+    /// Holds the file against a checkpoint's removal of unneeded kept files
+    /// until the ingest ends (the keeping task holds it too, in case the
+    /// session goes first).
+    pin: Arc<crate::storage::recordings::KeptPin>,
     file_bytes: u64,
     /// Per worker (= shard), the file offsets of the chunks it decodes, in order.
     chunks: Vec<Vec<u64>>,
@@ -401,9 +405,11 @@ impl Session {
         // A server with a data directory keeps the file and logs references
         // into it; the rows of worker `w` then stay on shard `w`.
         if let Some(data_dir) = self.server.checkpoints.data_dir.get() {
+            let file = crate::storage::recordings::new_kept_name();
             ingest.by_reference = Some(ReferenceIngest {
                 data_dir: data_dir.clone(),
-                file: crate::storage::recordings::new_kept_name(),
+                pin: Arc::new(self.server.kept_pins.pin(&file)),
+                file,
                 keeping: None,
                 file_bytes: map.len() as u64,
                 chunks: (0..workers)
@@ -416,8 +422,11 @@ impl Session {
             if let Some(reference) = ingest.by_reference.as_mut() {
                 let (server, database, schema) = (self.server.clone(), self.database.clone(), ingest.schema.clone());
                 let (source, data_dir, file) = (path.to_string(), data_dir.clone(), reference.file.clone());
+                let pin = reference.pin.clone();
                 reference.keeping = Some(tokio::task::spawn_blocking(move || {
-                    keep_recording_file(&server, &database, &schema, &source, &data_dir, &file, &frame_tables)
+                    let kept = keep_recording_file(&server, &database, &schema, &source, &data_dir, &file, &frame_tables);
+                    drop(pin);
+                    kept
                 }));
             }
         }
