@@ -1,9 +1,12 @@
-//! Crash injection for the durability tests: `BREWRIC_FAILPOINT=<name>`
-//! makes the server abort (as a `kill -9` would stop it) the first time it
-//! reaches the point of that name, e.g. between writing a segment and the
-//! manifest that lists it. Unset (always, in production) it costs one
-//! relaxed load per call.
-//! Must not: do anything but abort.
+//! Crash and race injection for the durability tests:
+//! `BREWRIC_FAILPOINT=<name>` makes the server abort (as a `kill -9` would
+//! stop it) the first time it reaches the point of that name, e.g. between
+//! writing a segment and the manifest that lists it;
+//! `BREWRIC_FAILPOINT_PAUSE=<name>:<ms>` makes the task that reaches a pause
+//! point of that name wait that long (without blocking its thread), so a
+//! test can run a statement inside a window that is otherwise microseconds
+//! wide. Unset (always, in production) each costs one relaxed load per call.
+//! Must not: do anything but abort or wait.
 
 use std::sync::OnceLock;
 
@@ -19,5 +22,21 @@ pub fn hit(name: &str) {
     if armed.as_deref() == Some(name) {
         eprintln!("brewricd: failpoint {name} reached: aborting");
         std::process::abort();
+    }
+}
+
+static PAUSE: OnceLock<Option<(String, u64)>> = OnceLock::new();
+
+/// Waits `ms` if `BREWRIC_FAILPOINT_PAUSE` is `name:ms`.
+pub async fn pause(name: &str) {
+    let armed = PAUSE.get_or_init(|| {
+        let value = std::env::var("BREWRIC_FAILPOINT_PAUSE").ok()?;
+        let (point, ms) = value.rsplit_once(':')?;
+        Some((point.to_string(), ms.parse().ok()?))
+    });
+    if let Some((point, ms)) = armed {
+        if point == name {
+            tokio::time::sleep(std::time::Duration::from_millis(*ms)).await;
+        }
     }
 }

@@ -482,3 +482,33 @@ async fn writes_wait_for_the_flush_when_memtables_pass_their_limit_and_lose_noth
     let count: i64 = client.query_one("SELECT count(*) FROM m", &[]).await.unwrap().get(0);
     assert_eq!(count, n);
 }
+
+/// A table created while a checkpoint is starting keeps every acknowledged
+/// row: the checkpoint freezes them and must flush them as that table's. (It
+/// once read the catalog before the freeze, found no such table, dropped
+/// the rows as a dropped table's and truncated the WAL that held them.) A
+/// pause point holds the checkpoint just before its freeze while the table
+/// is created and filled.
+#[tokio::test]
+async fn a_table_created_as_a_checkpoint_starts_loses_no_row() {
+    let dir = std::env::temp_dir().join(format!("brewric-ckpt-fresh-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let server = common::start_configured(dir, 2, &[], &[("BREWRIC_FAILPOINT_PAUSE", "checkpoint-before-freeze:600")]);
+    if server.is_external() {
+        return;
+    }
+    let (checkpointer, writer) = (server.connect(common::DEFAULT_DB).await, server.connect(common::DEFAULT_DB).await);
+    let checkpoint = checkpointer.batch_execute("CHECKPOINT");
+    let write = async {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        writer.batch_execute("CREATE TABLE fresh (a int); INSERT INTO fresh VALUES (1), (2), (3)").await
+    };
+    let (checkpointed, written) = tokio::join!(checkpoint, write);
+    checkpointed.unwrap();
+    written.unwrap();
+    drop((checkpointer, writer));
+    let server = common::start_in(server.kill9(), 2);
+    let client = server.connect(common::DEFAULT_DB).await;
+    let n: i64 = client.query_one("SELECT count(*) FROM fresh", &[]).await.unwrap().get(0);
+    assert_eq!(n, 3, "every acknowledged row after the restart");
+}

@@ -191,7 +191,7 @@ pub async fn checkpoint(server: &Server) -> DbResult<CheckpointStats> {
         return Ok(CheckpointStats::default());
     };
     let _serial = cps.serial.lock().await;
-    let catalog = server.catalog.snapshot();
+    crate::failpoint::pause("checkpoint-before-freeze").await;
 
     // 1. Freeze every shard under the exclusive commit gate.
     let mut frozen = Vec::with_capacity(server.shards.len());
@@ -218,6 +218,12 @@ pub async fn checkpoint(server: &Server) -> DbResult<CheckpointStats> {
             );
         }
     }
+
+    // The catalog after the freeze: every table with frozen rows is in it
+    // unless it was dropped since. (One read before the freeze missed tables
+    // created meanwhile, and the flush then dropped their frozen rows as a
+    // dropped table's, while the WAL holding them was truncated.)
+    let catalog = server.catalog.snapshot();
 
     // 2. Flush on every shard at once.
     let mut flushes = Vec::new();
@@ -387,11 +393,19 @@ pub async fn checkpoint(server: &Server) -> DbResult<CheckpointStats> {
     });
     if !candidates.is_empty() {
         let dir = data_dir.clone();
-        stats.recordings_removed = tokio::task::spawn_blocking(move || {
+        let removed = tokio::task::spawn_blocking(move || {
             super::recordings::remove_unlogged(&dir, &candidates, || crate::wal::recovery::logged_recordings(&dir))
         })
         .await
-        .unwrap_or(0);
+        .unwrap_or_default();
+        stats.recordings_removed = removed.len();
+        if !removed.is_empty() {
+            let removed = std::sync::Arc::new(removed);
+            for shard in &server.shards {
+                let removed = removed.clone();
+                shard.run(move |ctx| ctx.frames.forget(&removed)).await?;
+            }
+        }
     }
     Ok(stats)
 }

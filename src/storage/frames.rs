@@ -266,6 +266,16 @@ impl FrameReader {
         Ok(())
     }
 
+    /// Closes kept files that were deleted (`recordings::remove_unlogged`),
+    /// so that their disk space comes back, and drops their cached chunks.
+    pub fn forget(&self, names: &[String]) {
+        let mut files = self.files.borrow_mut();
+        for name in names {
+            files.remove(name);
+        }
+        self.chunks.borrow_mut().retain(|(f, _, _)| !names.contains(f));
+    }
+
     fn file(&self, dir: &Path, name: &str) -> DbResult<Arc<File>> {
         if let Some(f) = self.files.borrow().get(name) {
             return Ok(f.clone());

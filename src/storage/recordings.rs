@@ -145,21 +145,23 @@ pub fn unpinned_unframed(data_dir: &Path, pins: &KeptPins, frame_files: impl FnO
 
 /// Step 2 of removing unneeded kept files: deletes the `candidates` (from
 /// [`unpinned_unframed`]) that no WAL record names (`logged`, read now; an
-/// `Err` keeps every file). Returns how many went.
+/// `Err` keeps every file). Returns the names deleted (shards' frame readers
+/// may hold them open: `FrameReader::forget`).
 pub fn remove_unlogged(
     data_dir: &Path,
     candidates: &[String],
     logged: impl FnOnce() -> Result<HashSet<String>, String>,
-) -> usize {
+) -> Vec<String> {
     if candidates.is_empty() {
-        return 0;
+        return Vec::new();
     }
-    let Ok(logged) = logged() else { return 0 };
+    let Ok(logged) = logged() else { return Vec::new() };
     candidates
         .iter()
         .filter(|n| !logged.contains(*n))
         .filter(|n| std::fs::remove_file(kept_path(data_dir, n)).is_ok())
-        .count()
+        .cloned()
+        .collect()
 }
 
 /// Deletes the kept files not in `referenced` (those live WAL records or
@@ -414,16 +416,15 @@ mod tests {
         candidates.sort();
         assert_eq!(candidates, ["dropped", "logged"]);
         // A WAL that cannot be read keeps everything.
-        assert_eq!(remove_unlogged(&data_dir, &candidates, || Err("damaged".into())), 0);
-        assert_eq!(remove_unlogged(&data_dir, &candidates, || Ok(HashSet::from(["logged".to_string()]))), 1);
+        assert!(remove_unlogged(&data_dir, &candidates, || Err("damaged".into())).is_empty());
+        assert_eq!(remove_unlogged(&data_dir, &candidates, || Ok(HashSet::from(["logged".to_string()]))), ["dropped"]);
         let mut left: Vec<String> = kept_names(&data_dir).into_iter().collect();
         left.sort();
         assert_eq!(left, ["framed", "logged", "pinned"]);
         // Unpinned (its ingest ended), a file nothing else names goes too.
         drop(pin);
         let candidates = unpinned_unframed(&data_dir, &pins, framed);
-        assert_eq!(remove_unlogged(&data_dir, &candidates, || Ok(HashSet::from(["logged".to_string()]))), 1);
-        assert!(!kept_path(&data_dir, "pinned").exists());
+        assert_eq!(remove_unlogged(&data_dir, &candidates, || Ok(HashSet::from(["logged".to_string()]))), ["pinned"]);
         let _ = std::fs::remove_dir_all(&data_dir);
     }
 

@@ -104,14 +104,23 @@ pub fn read_logs(data_dir: &Path) -> Result<Vec<ShardLog>, String> {
 /// file).
 pub fn logged_recordings(data_dir: &Path) -> Result<HashSet<String>, String> {
     let mut names = HashSet::new();
-    let Ok(entries) = std::fs::read_dir(data_dir.join("wal")) else {
-        return Ok(names);
+    let wal_dir = data_dir.join("wal");
+    let listing = |dir: &Path| -> Result<Vec<std::path::PathBuf>, String> {
+        std::fs::read_dir(dir)
+            .and_then(|entries| entries.map(|e| e.map(|e| e.path())).collect())
+            .map_err(|e| format!("cannot read WAL directory {}: {e}", dir.display()))
     };
-    for shard_dir in entries.flatten().filter(|e| e.file_name().to_string_lossy().starts_with("shard-")) {
-        let mut segments: Vec<std::path::PathBuf> = std::fs::read_dir(shard_dir.path())
-            .map_err(|e| format!("cannot read WAL directory {}: {e}", shard_dir.path().display()))?
-            .flatten()
-            .map(|e| e.path())
+    // No WAL at all logged nothing; any other failure to list is an error.
+    if matches!(std::fs::metadata(&wal_dir), Err(e) if e.kind() == std::io::ErrorKind::NotFound) {
+        return Ok(names);
+    }
+    let shard_dirs = listing(&wal_dir)?;
+    for shard_dir in shard_dirs
+        .iter()
+        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("shard-")))
+    {
+        let mut segments: Vec<std::path::PathBuf> = listing(shard_dir)?
+            .into_iter()
             .filter(|p| p.extension().is_some_and(|x| x == "wal"))
             .collect();
         segments.sort();

@@ -371,6 +371,20 @@ impl Session {
         result
     }
 
+    /// The recording's one write, begun at its first rows. A recording
+    /// logged by reference commits synchronously whatever
+    /// `synchronous_commit` says: its kept file is unpinned when the COPY
+    /// ends, and from then on only the WAL keeps a checkpoint from deleting
+    /// it (`recordings::remove_unlogged`), so its records must be on disk by then.
+    async fn open_recording_write(&self, ingest: &mut RecordingIngest) {
+        if ingest.write.is_none() {
+            let mut write = self.begin_write();
+            write.rewrites = Some(self.server.rewrites.clone().read_owned().await);
+            write.synchronous |= ingest.by_reference.is_some();
+            ingest.write = Some(write);
+        }
+    }
+
     async fn ingest_mapped_file(
         &mut self,
         ingest: &mut RecordingIngest,
@@ -798,11 +812,7 @@ impl Session {
                 }
             }
         }
-        if ingest.write.is_none() {
-            let mut write = self.begin_write();
-            write.rewrites = Some(self.server.rewrites.clone().read_owned().await);
-            ingest.write = Some(write);
-        }
+        self.open_recording_write(ingest).await;
         let kept_file = ingest.by_reference.as_ref().map(|r| r.file.clone());
         for mut table_batch in batch.tables {
             if table_batch.rows == 0 {
@@ -905,11 +915,7 @@ impl Session {
             .collect();
         let recording_batch = rows_batch(&recordings, &[recording_row]);
         let topics_batch = rows_batch(&recording_topics, &topic_rows);
-        if ingest.write.is_none() {
-            let mut write = self.begin_write();
-            write.rewrites = Some(self.server.rewrites.clone().read_owned().await);
-            ingest.write = Some(write);
-        }
+        self.open_recording_write(ingest).await;
         let mut write = ingest.write.take().ok_or_else(|| DbError::internal("MCAP write missing"))?;
         let mut added = crate::sql::unique::AddedKeys::default();
         let prepared: DbResult<()> = async {
