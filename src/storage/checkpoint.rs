@@ -18,6 +18,9 @@
 //! 4. Truncate. Each WAL deletes its segments whose records all lie below
 //!    the frozen LSN and below its in-flight transactions' first records;
 //!    segment files retired (TRUNCATE, DROP) are deleted.
+//! 5. Kept recordings. MCAP files kept in `recordings/` that no running
+//!    ingest pins, no table's frames name and no WAL record left on disk
+//!    names are deleted (`recordings::unpinned_unframed`, `remove_unlogged`).
 //!
 //! Why all shards at once: a multi-shard transaction's Commit record lives
 //! in one shard's WAL while its rows live in others'; truncating one WAL
