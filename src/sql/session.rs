@@ -1238,10 +1238,7 @@ impl Session {
                             }
                             if remove_table_entry(db, &table) {
                                 if let Some(s) = db.schemas.get_mut(&table.schema) {
-                                    s.sequences.retain(|k, _| {
-                                        !k.starts_with(&format!("{}_", table.name))
-                                            || !k.ends_with("_seq")
-                                    });
+                                    s.sequences.retain(|k, _| !is_serial_sequence_of(k, &table.name));
                                 }
                             }
                             Ok(views)
@@ -1355,14 +1352,12 @@ impl Session {
             let mut objects: Vec<(String, String)> = Vec::new();
             let mut outside: Vec<(String, String)> = Vec::new();
             for (kind, object, _) in schema_contents(schema) {
-                objects.push((
-                    format!("{kind} {}", display(name, &object)),
-                    format!("schema {}", crate::catalog::quote_ident(name)),
-                ));
+                let text = format!("{kind} {}", display(name, &object));
+                objects.push((text.clone(), format!("schema {}", crate::catalog::quote_ident(name))));
                 if kind != "table" && kind != "view" {
                     continue;
                 }
-                let mut frontier = vec![(format!("{kind} {}", display(name, &object)), (name.to_string(), object))];
+                let mut frontier = vec![(text, (name.to_string(), object))];
                 while let Some((rel_text, rel)) = frontier.pop() {
                     for s in db.schemas.values().filter(|s| s.name != name) {
                         for v in s.views.values() {
@@ -3167,16 +3162,11 @@ fn make_object_name(name1: &str, name2: &str, label: &str) -> String {
     }
 }
 
-/// Removes `table`'s catalog entry and its indexes, if the entry under its
-/// name is still that table (same oid: it was not dropped and made again
-/// meanwhile). True when removed; the caller then releases its storage
-/// (`Session::release_table_storage`).
 /// What a schema holds that DROP SCHEMA names, as PostgreSQL names it:
 /// (kind, name, oid) in creation (oid) order. A table's indexes and its
 /// serial columns' sequences go with the table and are not named.
 fn schema_contents(schema: &crate::catalog::Schema) -> Vec<(&'static str, String, u32)> {
-    let owned_sequence =
-        |seq: &str| seq.ends_with("_seq") && schema.tables.keys().any(|t| seq.starts_with(&format!("{t}_")));
+    let owned_sequence = |seq: &str| schema.tables.keys().any(|t| is_serial_sequence_of(seq, t));
     let mut out: Vec<(&'static str, String, u32)> = Vec::new();
     out.extend(schema.tables.values().map(|t| ("table", t.name.clone(), t.oid)));
     out.extend(schema.views.values().map(|v| ("view", v.name.clone(), v.oid)));
@@ -3188,6 +3178,16 @@ fn schema_contents(schema: &crate::catalog::Schema) -> Vec<(&'static str, String
     out
 }
 
+/// Whether sequence `seq` is one a serial column of table `table` made
+/// (`<table>_<column>_seq`), which goes with the table.
+fn is_serial_sequence_of(seq: &str, table: &str) -> bool {
+    seq.ends_with("_seq") && seq.strip_prefix(table).is_some_and(|rest| rest.starts_with('_'))
+}
+
+/// Removes `table`'s catalog entry and its indexes, if the entry under its
+/// name is still that table (same oid: it was not dropped and made again
+/// meanwhile). True when removed; the caller then releases its storage
+/// (`Session::release_table_storage`).
 fn remove_table_entry(db: &mut crate::catalog::Database, table: &TableDef) -> bool {
     let Some(s) = db.schemas.get_mut(&table.schema) else { return false };
     if !s.tables.get(&table.name).is_some_and(|t| t.oid == table.oid) {

@@ -88,7 +88,7 @@ pub fn forget_file(data_dir: &Path, name: &str) {
 
 /// The names of kept files whose ingest is still running: kept (or about to
 /// be) but not yet named by a durable WAL record or the catalog. A
-/// checkpoint's [`remove_unneeded`] leaves them alone.
+/// checkpoint leaves them alone ([`unpinned_unframed`]).
 #[derive(Default)]
 pub struct KeptPins(Arc<Mutex<HashSet<String>>>);
 
@@ -168,12 +168,8 @@ pub fn remove_unlogged(
 /// tables' frame references name): their rows are in segment files, or their
 /// ingest never committed. Run at start, before any ingest.
 pub fn remove_unreferenced(data_dir: &Path, referenced: &HashSet<String>) {
-    let Ok(entries) = std::fs::read_dir(data_dir.join(DIR)) else { return };
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().to_string();
-        if !referenced.contains(&name) {
-            let _ = std::fs::remove_file(entry.path());
-        }
+    for name in kept_names(data_dir).difference(referenced) {
+        let _ = std::fs::remove_file(kept_path(data_dir, name));
     }
 }
 

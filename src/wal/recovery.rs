@@ -75,22 +75,8 @@ pub struct Recovered {
 
 /// Reads the WAL of every shard under `data_dir/wal`. Errors are messages for the operator.
 pub fn read_logs(data_dir: &Path) -> Result<Vec<ShardLog>, String> {
-    let wal_dir = data_dir.join("wal");
     let mut logs = Vec::new();
-    let Ok(entries) = std::fs::read_dir(&wal_dir) else {
-        return Ok(logs);
-    };
-    let mut shard_dirs: Vec<(u32, std::path::PathBuf)> = entries
-        .filter_map(|e| e.ok())
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().to_string();
-            name.strip_prefix("shard-")
-                .and_then(|n| n.parse().ok())
-                .map(|n| (n, e.path()))
-        })
-        .collect();
-    shard_dirs.sort();
-    for (shard, dir) in shard_dirs {
+    for (shard, dir) in shard_dirs(&data_dir.join("wal"))? {
         logs.push(read_shard(shard, &dir)?);
     }
     Ok(logs)
@@ -104,28 +90,10 @@ pub fn read_logs(data_dir: &Path) -> Result<Vec<ShardLog>, String> {
 /// file).
 pub fn logged_recordings(data_dir: &Path) -> Result<HashSet<String>, String> {
     let mut names = HashSet::new();
-    let wal_dir = data_dir.join("wal");
-    let listing = |dir: &Path| -> Result<Vec<std::path::PathBuf>, String> {
-        std::fs::read_dir(dir)
-            .and_then(|entries| entries.map(|e| e.map(|e| e.path())).collect())
-            .map_err(|e| format!("cannot read WAL directory {}: {e}", dir.display()))
-    };
-    // No WAL at all logged nothing; any other failure to list is an error.
-    if matches!(std::fs::metadata(&wal_dir), Err(e) if e.kind() == std::io::ErrorKind::NotFound) {
-        return Ok(names);
-    }
-    let shard_dirs = listing(&wal_dir)?;
-    for shard_dir in shard_dirs
-        .iter()
-        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("shard-")))
-    {
-        let mut segments: Vec<std::path::PathBuf> = listing(shard_dir)?
-            .into_iter()
-            .filter(|p| p.extension().is_some_and(|x| x == "wal"))
-            .collect();
-        segments.sort();
+    for (_, shard_dir) in shard_dirs(&data_dir.join("wal"))? {
+        let segments = segment_files(&shard_dir)?;
         let count = segments.len();
-        for (i, path) in segments.iter().enumerate() {
+        for (i, (_, path)) in segments.iter().enumerate() {
             let bytes = std::fs::read(path).map_err(|e| format!("cannot read WAL segment {}: {e}", path.display()))?;
             if bytes.len() < SEGMENT_HEADER_BYTES {
                 continue;
@@ -150,18 +118,44 @@ pub fn logged_recordings(data_dir: &Path) -> Result<HashSet<String>, String> {
     Ok(names)
 }
 
-fn read_shard(shard: u32, dir: &Path) -> Result<ShardLog, String> {
-    let mut segments: Vec<(u64, std::path::PathBuf)> = std::fs::read_dir(dir)
-        .map_err(|e| format!("cannot read WAL directory {}: {e}", dir.display()))?
-        .filter_map(|e| e.ok())
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().to_string();
-            name.strip_suffix(".wal")
-                .and_then(|n| u64::from_str_radix(n, 16).ok())
-                .map(|n| (n, e.path()))
-        })
-        .collect();
+/// The shard directories (`shard-<n>`) of a WAL folder, by shard number;
+/// none when there is no WAL folder yet. A folder that cannot be listed is
+/// an error, never skipped: its records may be acknowledged writes.
+fn shard_dirs(wal_dir: &Path) -> Result<Vec<(u32, std::path::PathBuf)>, String> {
+    let listing_error = |e: std::io::Error| format!("cannot read WAL directory {}: {e}", wal_dir.display());
+    let entries = match std::fs::read_dir(wal_dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(listing_error(e)),
+    };
+    let mut dirs: Vec<(u32, std::path::PathBuf)> = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(listing_error)?;
+        if let Some(n) = entry.file_name().to_string_lossy().strip_prefix("shard-").and_then(|n| n.parse().ok()) {
+            dirs.push((n, entry.path()));
+        }
+    }
+    dirs.sort();
+    Ok(dirs)
+}
+
+/// A shard directory's segment files (`<hex number>.wal`), in order.
+fn segment_files(dir: &Path) -> Result<Vec<(u64, std::path::PathBuf)>, String> {
+    let listing_error = |e: std::io::Error| format!("cannot read WAL directory {}: {e}", dir.display());
+    let mut segments: Vec<(u64, std::path::PathBuf)> = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(listing_error)? {
+        let entry = entry.map_err(listing_error)?;
+        let name = entry.file_name().to_string_lossy().to_string();
+        if let Some(n) = name.strip_suffix(".wal").and_then(|n| u64::from_str_radix(n, 16).ok()) {
+            segments.push((n, entry.path()));
+        }
+    }
     segments.sort();
+    Ok(segments)
+}
+
+fn read_shard(shard: u32, dir: &Path) -> Result<ShardLog, String> {
+    let segments = segment_files(dir)?;
     let mut log = ShardLog {
         shard,
         ..Default::default()
