@@ -5,9 +5,13 @@
 //! `BREWRIC_FAILPOINT_PAUSE=<name>:<ms>` makes the task that reaches a pause
 //! point of that name wait that long (without blocking its thread), so a
 //! test can run a statement inside a window that is otherwise microseconds
-//! wide. Unset (always, in production) each costs one relaxed load per call.
-//! Must not: do anything but abort or wait.
+//! wide; `BREWRIC_FAILPOINT_ERROR=<name>[:<n>]` makes the operation at an
+//! error point of that name report an I/O error the first (n-th) time, after
+//! it did its work (a sync that fails although the bytes reached the disk). Unset (always, in
+//! production) each costs one relaxed load per call.
+//! Must not: do anything but abort, wait or tell its caller to fail.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 static ARMED: OnceLock<Option<String>> = OnceLock::new();
@@ -38,5 +42,26 @@ pub async fn pause(name: &str) {
         if point == name {
             tokio::time::sleep(std::time::Duration::from_millis(*ms)).await;
         }
+    }
+}
+
+static ERROR: OnceLock<Option<(String, u64)>> = OnceLock::new();
+static ERROR_SEEN: AtomicU64 = AtomicU64::new(0);
+
+/// True if `BREWRIC_FAILPOINT_ERROR` is `name` (or `name:n`) and this is the
+/// first (n-th) time the point is reached with `applies()` true (asked only
+/// when armed: the caller's check that this occurrence counts); the caller
+/// then reports an injected error.
+pub fn error(name: &str, applies: impl FnOnce() -> bool) -> bool {
+    let armed = ERROR.get_or_init(|| {
+        let value = std::env::var("BREWRIC_FAILPOINT_ERROR").ok().filter(|s| !s.is_empty())?;
+        match value.rsplit_once(':') {
+            Some((point, n)) => Some((point.to_string(), n.parse().ok()?)),
+            None => Some((value, 1)),
+        }
+    });
+    match armed {
+        Some((point, n)) if point == name && applies() => ERROR_SEEN.fetch_add(1, Ordering::Relaxed) + 1 == *n,
+        _ => false,
     }
 }

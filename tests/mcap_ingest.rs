@@ -78,6 +78,35 @@ fn kept_recordings(data_dir: &Path) -> usize {
     std::fs::read_dir(data_dir.join("recordings")).map_or(0, |d| d.count())
 }
 
+/// The kept files the catalog's tables name (`frame_files` in catalog.json).
+fn catalog_frame_files(data_dir: &Path) -> std::collections::BTreeSet<String> {
+    fn collect(v: &Value, out: &mut std::collections::BTreeSet<String>) {
+        match v {
+            Value::Object(m) => {
+                for (k, v) in m {
+                    match (k.as_str(), v) {
+                        ("frame_files", Value::Array(names)) => out.extend(names.iter().filter_map(|n| n.as_str().map(String::from))),
+                        _ => collect(v, out),
+                    }
+                }
+            }
+            Value::Array(a) => a.iter().for_each(|v| collect(v, out)),
+            _ => {}
+        }
+    }
+    let text = std::fs::read_to_string(data_dir.join("catalog.json")).expect("catalog.json");
+    let mut out = std::collections::BTreeSet::new();
+    collect(&serde_json::from_str(&text).expect("catalog.json parses"), &mut out);
+    out
+}
+
+/// The kept files in the data directory, by name.
+fn kept_names(data_dir: &Path) -> std::collections::BTreeSet<String> {
+    std::fs::read_dir(data_dir.join("recordings"))
+        .map(|d| d.filter_map(|e| e.ok()?.file_name().into_string().ok()).collect())
+        .unwrap_or_default()
+}
+
 /// The schema's tables (views left out), by name.
 async fn base_tables(client: &Client, schema: &str) -> Vec<String> {
     let rows = client
@@ -725,6 +754,11 @@ async fn a_recording_logged_by_reference_survives_kill_9_without_its_source_file
     std::fs::write(&bad, &damaged).unwrap();
     client.execute(&format!("COPY fleet FROM '{}' WITH (FORMAT mcap)", bad.display()), &[]).await.expect_err("damaged chunk");
     assert_eq!(kept(), 2, "the failed COPY's copy is removed");
+    assert_eq!(
+        catalog_frame_files(&data_dir),
+        kept_names(&data_dir),
+        "the camera tables name the kept files, not the failed COPY's removed one"
+    );
     drop(client);
     // The user deletes their files; the server dies without a checkpoint.
     let _ = std::fs::remove_dir_all(&dir);
@@ -743,6 +777,62 @@ async fn a_recording_logged_by_reference_survives_kill_9_without_its_source_file
     let client = server.connect("postgres").await;
     for file in &files {
         check_recording(&client, "fleet", file).await;
+    }
+}
+
+/// A COPY whose Commit record reached the disk but whose sync then failed
+/// gets an error, yet the next start counts the recording committed (its
+/// Commit record is there) and decodes it again from the kept file: the
+/// failed COPY must undo nothing, neither the file nor the tables it made.
+/// Both cases: a recording into tables an earlier one made, and the first
+/// one (the COPY made the tables). After a restart every recording is back
+/// whole, and the catalog names exactly the kept files.
+#[tokio::test]
+async fn a_copy_whose_commit_sync_fails_undoes_nothing_recovery_brings_back() {
+    let dir = temp_dir("commit-sync");
+    let truth = generate_fleet(&dir, 2, 12, "zstd");
+    let files = truth["files"].as_array().unwrap().clone();
+    let copy = |f: &Value| format!("COPY fleet FROM '{}' WITH (FORMAT mcap)", dir.join(f["file"].as_str().unwrap()).display());
+    for (case, fail_at) in [("into existing tables", 2), ("making the tables", 1)] {
+        let data_dir = std::env::temp_dir().join(format!("brewric-commit-sync-{fail_at}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&data_dir);
+        let failpoint = format!("wal-commit-sync-fails:{fail_at}");
+        let server = common::start_configured(data_dir.clone(), 2, &[], &[("BREWRIC_FAILPOINT_ERROR", &failpoint)]);
+        if server.is_external() {
+            return;
+        }
+        let client = server.connect("postgres").await;
+        for (i, f) in files.iter().enumerate().take(fail_at) {
+            let copied = client.execute(&copy(f), &[]).await;
+            if i + 1 < fail_at {
+                copied.unwrap();
+                continue;
+            }
+            let err = copied.expect_err("the Commit's sync fails");
+            let db = err.as_db_error().expect("a database error");
+            assert_eq!(db.code().code(), "58030", "{case}: {}", db.message());
+            assert!(db.message().contains("wal-commit-sync-fails"), "{case}: {}", db.message());
+        }
+        assert_eq!(kept_recordings(&data_dir), fail_at, "{case}: the failed COPY's file stays: its Commit may be on disk");
+        drop(client);
+        let server = common::start_in(server.kill9(), 2);
+        let client = server.connect("postgres").await;
+        for f in files.iter().take(fail_at) {
+            check_recording(&client, "fleet", f).await;
+        }
+        assert_eq!(catalog_frame_files(&data_dir), kept_names(&data_dir), "{case}");
+        // Checkpointed, the rows live in segments; the files stay, named by the camera tables.
+        client.execute("CHECKPOINT", &[]).await.unwrap();
+        drop(client);
+        let server = common::start_in(server.kill9(), 2);
+        let client = server.connect("postgres").await;
+        for f in files.iter().take(fail_at) {
+            check_recording(&client, "fleet", f).await;
+        }
+        assert_eq!(kept_recordings(&data_dir), fail_at, "{case}");
+        drop(client);
+        drop(server);
+        let _ = std::fs::remove_dir_all(&data_dir);
     }
 }
 

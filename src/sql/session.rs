@@ -2672,6 +2672,7 @@ impl Session {
             synchronous: self.synchronous(),
             rewrites: None,
             durable: Vec::new(),
+            commit_logged: Default::default(),
         }
     }
 
@@ -2837,6 +2838,7 @@ impl Session {
         // publication of the rows (see storage::checkpoint).
         let _gate = self.server.checkpoints.gate.read().await;
         let (txn, synchronous) = (write.txn, write.synchronous);
+        write.commit_logged.store(true, std::sync::atomic::Ordering::Relaxed);
         let commit = shards[commit_shard]
             .run_local(move |ctx| async move {
                 let rx = ctx
@@ -2913,6 +2915,22 @@ pub struct ShardWrite {
     /// Commit record is logged (not per prepare: a long COPY keeps the WAL
     /// busy instead of waiting out one fsync per batch).
     durable: Vec<(usize, tokio::sync::oneshot::Receiver<DbResult<()>>)>,
+    /// Set when the Commit record is handed to the WAL: a commit that fails
+    /// from then on (its sync failed) may still be on disk, and recovery
+    /// would count it committed. See [`ShardWrite::commit_logged`].
+    commit_logged: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl ShardWrite {
+    /// Whether this write's Commit record was handed to the WAL, read after
+    /// `commit_write`/`settle_write` took the write: after a failed commit,
+    /// true means the outcome is unknown until the next start (undoing
+    /// anything beside the rows, such as tables made for them or files they
+    /// name, could take what recovery brings back), false that nothing committed.
+    pub fn commit_logged(&self) -> impl Fn() -> bool {
+        let flag = self.commit_logged.clone();
+        move || flag.load(std::sync::atomic::Ordering::Relaxed)
+    }
 }
 
 /// Waits for a WAL group to be durable.

@@ -310,7 +310,10 @@ async fn writer_task(wal: Rc<Wal>, mut segment: Segment, mut io: Io) {
                 wal.next_lsn.set(lsn + 1);
                 encode_record(RecordType::GroupEnd, 0, lsn, &[0u8; 8], &mut bytes);
                 let roll = wal.roll.replace(false);
-                let result = write_group(&mut segment, &mut io, &bytes, roll).await;
+                let mut result = write_group(&mut segment, &mut io, &bytes, roll).await;
+                if result.is_ok() && crate::failpoint::error("wal-commit-sync-fails", || group_has_commit(&bytes)) {
+                    result = Err(io_error("fdatasync the WAL", &io::Error::other("failpoint wal-commit-sync-fails")));
+                }
                 match &result {
                     Ok(()) => {
                         let mut segs = wal.segments.borrow_mut();
@@ -341,6 +344,12 @@ async fn writer_task(wal: Rc<Wal>, mut segment: Segment, mut io: Io) {
         }
         wal.drained.notify_waiters();
     }
+}
+
+/// Whether a group's bytes hold a Commit record (for the failpoint that fails
+/// a Commit's sync after its bytes were written).
+fn group_has_commit(bytes: &[u8]) -> bool {
+    record::read_all(bytes).0.iter().any(|r| r.record_type == RecordType::Commit)
 }
 
 async fn write_group(segment: &mut Segment, io: &mut Io, bytes: &[u8], roll: bool) -> DbResult<()> {

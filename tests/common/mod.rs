@@ -133,6 +133,8 @@ pub fn start_configured(
         .env_remove("BREWRIC_DATA_DIR")
         .env_remove("BREWRIC_SHARDS")
         .env_remove("BREWRIC_FAILPOINT")
+        .env_remove("BREWRIC_FAILPOINT_PAUSE")
+        .env_remove("BREWRIC_FAILPOINT_ERROR")
         .args(args)
         .envs(envs.iter().copied())
         .stdin(Stdio::null())

@@ -183,6 +183,12 @@ struct RecordingIngest {
     /// The topic tables this ingest created: a failed ingest removes them
     /// (see [`Session::remove_created_tables`]).
     created: Vec<Arc<TableDef>>,
+    /// Set when the commit failed after its Commit record went to the WAL
+    /// (`ShardWrite::commit_logged`): the record may be on disk, and then
+    /// the next start brings the recording back. The failed ingest then
+    /// undoes nothing: its tables and its kept file stay (empty tables and
+    /// a file their frame columns name, if it did not commit).
+    may_have_committed: bool,
     timeline: CopyTimeline,
 }
 
@@ -364,11 +370,35 @@ impl Session {
                 let _ = keeping.await;
             }
             self.remove_created_tables(&mut ingest).await;
-            if let Some(r) = &ingest.by_reference {
+            // A commit that may be on disk keeps its file (see `may_have_committed`).
+            if let Some(r) = ingest.by_reference.as_ref().filter(|_| !ingest.may_have_committed) {
+                self.unname_kept_file(&ingest.schema, &r.file);
                 crate::storage::recordings::forget_file(&r.data_dir, &r.file);
             }
         }
         result
+    }
+
+    /// Takes kept file `file` out of the frame tables of `schema` that the
+    /// keeping named it in (tables the COPY did not create; those it created
+    /// are gone already), so that no catalog entry names a removed file.
+    fn unname_kept_file(&self, schema: &str, file: &str) {
+        let named = |t: &TableDef| t.frame_files.iter().any(|f| f == file);
+        let snapshot = self.server.catalog.snapshot();
+        let Ok(db) = snapshot.database(&self.database) else { return };
+        if !db.schemas.get(schema).is_some_and(|s| s.tables.values().any(|t| named(t))) {
+            return;
+        }
+        // A failure to save the catalog leaves the name: the file is gone
+        // either way, and a name without a file only keeps nothing.
+        let _ = self.server.catalog.update_database(&self.database, |db| {
+            if let Some(s) = db.schemas.get_mut(schema) {
+                for t in s.tables.values_mut().filter(|t| named(t)) {
+                    Arc::make_mut(t).frame_files.retain(|f| f != file);
+                }
+            }
+            Ok(())
+        });
     }
 
     /// The recording's one write, begun at its first rows. A recording
@@ -612,6 +642,7 @@ impl Session {
             frame_rows: Vec::new(),
             table_claims: TableClaims::new(self.server.ingest_targets.clone()),
             created: Vec::new(),
+            may_have_committed: false,
             timeline,
         })
     }
@@ -741,7 +772,7 @@ impl Session {
     async fn remove_created_tables(&mut self, ingest: &mut RecordingIngest) {
         ingest.table_claims.release_all();
         let created = std::mem::take(&mut ingest.created);
-        if created.is_empty() {
+        if created.is_empty() || ingest.may_have_committed {
             return;
         }
         // A transaction block that rewrote rows holds the lock until it
@@ -947,7 +978,9 @@ impl Session {
         }
         .await;
         ingest.timeline.mark("catalog_rows");
+        let commit_logged = write.commit_logged();
         let result = self.settle_write(write, prepared).await;
+        ingest.may_have_committed = result.is_err() && commit_logged();
         ingest.timeline.mark("commit");
         // Done either way: the progress row goes before CommandComplete.
         ingest.progress = None;
