@@ -17,7 +17,9 @@
 //!    at or above the LSN, or of those transactions.
 //! 4. Truncate. Each WAL deletes its segments whose records all lie below
 //!    the frozen LSN and below its in-flight transactions' first records;
-//!    segment files retired (TRUNCATE, DROP) are deleted.
+//!    segment files retired (TRUNCATE, DROP) are deleted. The freeze asked
+//!    each WAL to start a new segment; one whose shard wrote nothing since
+//!    does so now (`Wal::roll_now`), so its old segment goes too.
 //! 5. Kept recordings. MCAP files kept in `recordings/` that no running
 //!    ingest pins, no table's frames name and no WAL record left on disk
 //!    names are deleted (`recordings::unpinned_unframed`, `remove_unlogged`).
@@ -373,9 +375,15 @@ pub async fn checkpoint(server: &Server) -> DbResult<CheckpointStats> {
     // 4. Truncate the WALs and delete retired segment files.
     for (shard, bound) in server.shards.iter().zip(bounds) {
         let removed = shard
-            .run(move |ctx| match ctx.wal.borrow().as_ref() {
-                Some(w) => w.remove_segments_below(bound),
-                None => Ok(0),
+            .run_local(move |ctx| async move {
+                let Some(wal) = ctx.wal.borrow().clone() else { return Ok(0) };
+                // A shard that wrote nothing since the freeze rolls now. If
+                // that write fails the WAL refuses writes anyway, and its
+                // segment simply stays.
+                if let Some(rolled) = wal.roll_now() {
+                    let _ = rolled.await;
+                }
+                wal.remove_segments_below(bound)
             })
             .await?
             .map_err(|e| io_error("remove WAL segments", &e))?;

@@ -168,6 +168,10 @@ pub struct Wal {
     /// Set by a checkpoint: the next group starts a new segment, so that the
     /// current one can be deleted once it is behind the checkpoint.
     roll: Cell<bool>,
+    /// Whether the segment being written holds a record besides GroupEnds
+    /// (a segment [`roll_now`](Self::roll_now) began holds none: rolling it
+    /// again would leave nothing behind).
+    segment_has_records: Cell<bool>,
 }
 
 impl Wal {
@@ -194,6 +198,7 @@ impl Wal {
             segments: RefCell::new(segments),
             dir: dir.to_path_buf(),
             roll: Cell::new(false),
+            segment_has_records: Cell::new(false),
         });
         let io = match ring {
             Some(r) => Io::Uring(r),
@@ -206,6 +211,24 @@ impl Wal {
     /// Asks the writer to start a new segment with its next group.
     pub fn roll_segment(&self) {
         self.roll.set(true);
+    }
+
+    /// Makes a roll asked for by [`roll_segment`](Self::roll_segment) happen
+    /// now when no write has made it yet: an idle shard's segment then stops
+    /// being the one written, so a checkpoint can delete it (and the kept
+    /// recordings only it names, `storage::recordings`) instead of keeping
+    /// it until the shard writes again. Writes an empty group (its GroupEnd
+    /// record alone) into the new segment; the receiver completes when that
+    /// is durable. None when no roll is pending, the segment holds no
+    /// record, or the WAL refuses writes.
+    pub fn roll_now(&self) -> Option<oneshot::Receiver<DbResult<()>>> {
+        if !self.roll.get() || !self.segment_has_records.get() || self.broken.borrow().is_some() {
+            return None;
+        }
+        let (tx, rx) = oneshot::channel();
+        self.queue.borrow_mut().waiters.push(tx);
+        self.wake.notify_one();
+        Some(rx)
     }
 
     /// The LSN the next record will get.
@@ -308,6 +331,7 @@ async fn writer_task(wal: Rc<Wal>, mut segment: Segment, mut io: Io) {
             None => {
                 let lsn = wal.next_lsn.get();
                 wal.next_lsn.set(lsn + 1);
+                let has_records = !bytes.is_empty();
                 encode_record(RecordType::GroupEnd, 0, lsn, &[0u8; 8], &mut bytes);
                 let roll = wal.roll.replace(false);
                 let mut result = write_group(&mut segment, &mut io, &bytes, roll).await;
@@ -317,9 +341,11 @@ async fn writer_task(wal: Rc<Wal>, mut segment: Segment, mut io: Io) {
                 match &result {
                     Ok(()) => {
                         let mut segs = wal.segments.borrow_mut();
-                        if segs.last().map(|(n, _)| *n) != Some(segment.number) {
+                        let rolled = segs.last().map(|(n, _)| *n) != Some(segment.number);
+                        if rolled {
                             segs.push((segment.number, None));
                         }
+                        wal.segment_has_records.set(has_records || (!rolled && wal.segment_has_records.get()));
                         if let Some(last) = segs.last_mut() {
                             last.1 = Some(lsn);
                         }
@@ -427,6 +453,7 @@ mod tests {
             segments: RefCell::new(Vec::new()),
             dir: std::env::temp_dir(),
             roll: Cell::new(false),
+            segment_has_records: Cell::new(false),
         });
         tokio::task::spawn_local(writer_task(wal.clone(), segment, io));
         wal
@@ -485,6 +512,43 @@ mod tests {
             assert_eq!(first.await.unwrap().unwrap_err().code, DISK_FULL);
             assert_eq!(second.await.unwrap().unwrap_err().code, DISK_FULL);
             let _ = std::fs::remove_dir_all(&dir);
+        });
+    }
+
+    /// A checkpoint on a shard that writes nothing after it: `roll_now`
+    /// moves the WAL to a new segment at once (an empty group), so the old
+    /// one is deleted behind the checkpoint and recovery reads what is left.
+    #[test]
+    fn an_idle_wal_rolls_when_asked_so_its_segment_can_go() {
+        on_a_local_runtime(async {
+            let data_dir = std::env::temp_dir().join(format!("brewric-wal-roll-now-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&data_dir);
+            let dir = shard_dir(&data_dir, 0);
+            let wal = Wal::start(&dir, 0, Vec::new(), 0, None).unwrap();
+            wal.roll_segment();
+            assert!(wal.roll_now().is_none(), "a segment without records has nothing to leave behind");
+            let written = wal.append(RecordType::Commit, 0, &7u64.to_le_bytes()).await;
+            written.await.unwrap().unwrap();
+            assert!(wal.roll_now().is_none(), "no roll asked for");
+            // The checkpoint: a roll asked for, then no write.
+            wal.roll_segment();
+            let bound = wal.next_lsn();
+            assert_eq!(wal.remove_segments_below(bound).unwrap(), 0, "the segment being written stays");
+            wal.roll_now().expect("a roll pending over a segment with records").await.unwrap().unwrap();
+            assert!(wal.roll_now().is_none(), "rolled already");
+            wal.roll_segment();
+            assert!(wal.roll_now().is_none(), "the new segment holds the empty group only: nothing to leave behind");
+            assert_eq!(wal.remove_segments_below(bound).unwrap(), 1, "the old segment is behind the checkpoint");
+            let logs = recovery::read_logs(&data_dir).unwrap();
+            assert_eq!(logs.len(), 1);
+            assert_eq!(logs[0].segments.len(), 1, "{:?}", logs[0].segments);
+            assert!(logs[0].records.iter().all(|r| r.lsn >= bound), "only the roll's group is left");
+            assert!(logs[0].next_lsn > bound);
+            // Later writes go on in the new segment.
+            let later = wal.append(RecordType::Commit, 0, &8u64.to_le_bytes()).await;
+            later.await.unwrap().unwrap();
+            assert_eq!(recovery::read_logs(&data_dir).unwrap()[0].records.iter().filter(|r| r.record_type == RecordType::Commit).count(), 1);
+            let _ = std::fs::remove_dir_all(&data_dir);
         });
     }
 }
