@@ -8,7 +8,7 @@
 //! wide; `BREWRIC_FAILPOINT_ERROR=<name>[:<n>]` makes the operation at an
 //! error point of that name report an I/O error the first (n-th) time, after
 //! it did its work (a sync that fails although the bytes reached the disk). Unset (always, in
-//! production) each costs one relaxed load per call.
+//! production) each costs one load of an initialised cell per call.
 //! Must not: do anything but abort, wait or tell its caller to fail.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -55,10 +55,16 @@ static ERROR_SEEN: AtomicU64 = AtomicU64::new(0);
 pub fn error(name: &str, applies: impl FnOnce() -> bool) -> bool {
     let armed = ERROR.get_or_init(|| {
         let value = std::env::var("BREWRIC_FAILPOINT_ERROR").ok().filter(|s| !s.is_empty())?;
-        match value.rsplit_once(':') {
-            Some((point, n)) => Some((point.to_string(), n.parse().ok()?)),
-            None => Some((value, 1)),
-        }
+        let (point, n) = match value.rsplit_once(':') {
+            Some((point, n)) => (point.to_string(), n.parse().ok().filter(|&n| n >= 1)),
+            None => (value.clone(), Some(1)),
+        };
+        // A test that armed a failpoint it did not spell right must not pass unharmed.
+        let Some(n) = n else {
+            eprintln!("brewricd: BREWRIC_FAILPOINT_ERROR={value} is not <name>[:<n>] with n >= 1: aborting");
+            std::process::abort();
+        };
+        Some((point, n))
     });
     match armed {
         Some((point, n)) if point == name && applies() => ERROR_SEEN.fetch_add(1, Ordering::Relaxed) + 1 == *n,

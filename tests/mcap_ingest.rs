@@ -807,6 +807,10 @@ async fn a_copy_whose_commit_sync_fails_undoes_nothing_recovery_brings_back() {
             let db = err.as_db_error().expect("a database error");
             assert_eq!(db.code().code(), "58030", "{case}: {}", db.message());
             assert!(db.message().contains("wal-commit-sync-fails"), "{case}: {}", db.message());
+            // Its name stays taken: a second recording of that name would
+            // stand beside it once the restart brings it back.
+            let again = client.execute(&copy(f), &[]).await.expect_err("the name is taken");
+            assert_eq!(again.code(), Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION), "{case}: {again:?}");
         }
         assert_eq!(kept_recordings(&data_dir), fail_at, "{case}: the failed COPY's file stays: its Commit may be on disk");
         drop(client);

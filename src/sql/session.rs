@@ -2838,13 +2838,16 @@ impl Session {
         // publication of the rows (see storage::checkpoint).
         let _gate = self.server.checkpoints.gate.read().await;
         let (txn, synchronous) = (write.txn, write.synchronous);
-        write.commit_logged.store(true, std::sync::atomic::Ordering::Relaxed);
+        let commit_logged = write.commit_logged.clone();
         let commit = shards[commit_shard]
             .run_local(move |ctx| async move {
-                let rx = ctx
-                    .wal()?
-                    .append(RecordType::Commit, 0, &txn.to_le_bytes())
-                    .await;
+                let wal = ctx.wal()?;
+                let rx = wal.append(RecordType::Commit, 0, &txn.to_le_bytes()).await;
+                // A WAL that refuses writes refused the record as it was
+                // queued (nothing awaited since): then nothing is logged.
+                if !wal.refuses_writes() {
+                    commit_logged.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
                 if synchronous {
                     wait_durable(rx).await?;
                 }
@@ -2915,9 +2918,9 @@ pub struct ShardWrite {
     /// Commit record is logged (not per prepare: a long COPY keeps the WAL
     /// busy instead of waiting out one fsync per batch).
     durable: Vec<(usize, tokio::sync::oneshot::Receiver<DbResult<()>>)>,
-    /// Set when the Commit record is handed to the WAL: a commit that fails
-    /// from then on (its sync failed) may still be on disk, and recovery
-    /// would count it committed. See [`ShardWrite::commit_logged`].
+    /// Set when the WAL queued the Commit record (did not refuse it): a
+    /// commit that fails from then on (its sync failed) may still be on
+    /// disk, and recovery would count it committed. See [`ShardWrite::commit_logged`].
     commit_logged: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 

@@ -127,12 +127,8 @@ impl Segment {
             .write(true)
             .custom_flags(flags)
             .open(&path)?;
-        // Preallocate the segment (zeros read back as "end of log"), so that a
-        // group's fdatasync need not also persist a new file size each time.
-        // SAFETY: fallocate on a descriptor we own; failure is only a lost optimisation.
-        unsafe {
-            libc::fallocate(file.as_raw_fd(), 0, 0, SEGMENT_TARGET_BYTES as libc::off_t);
-        }
+        // The header first: a crash before it leaves a file shorter than a
+        // header, which recovery knows for a segment never written.
         file.write_all_at(
             &encode_segment_header(&SegmentHeader {
                 shard,
@@ -140,6 +136,12 @@ impl Segment {
             }),
             0,
         )?;
+        // Preallocate the segment (zeros read back as "end of log"), so that a
+        // group's fdatasync need not also persist a new file size each time.
+        // SAFETY: fallocate on a descriptor we own; failure is only a lost optimisation.
+        unsafe {
+            libc::fallocate(file.as_raw_fd(), 0, 0, SEGMENT_TARGET_BYTES as libc::off_t);
+        }
         file.sync_all()?;
         sync_dir(dir)?;
         Ok(Segment {
@@ -229,6 +231,11 @@ impl Wal {
         self.queue.borrow_mut().waiters.push(tx);
         self.wake.notify_one();
         Some(rx)
+    }
+
+    /// Whether a failed write or sync made this WAL refuse every append.
+    pub fn refuses_writes(&self) -> bool {
+        self.broken.borrow().is_some()
     }
 
     /// The LSN the next record will get.
@@ -336,7 +343,7 @@ async fn writer_task(wal: Rc<Wal>, mut segment: Segment, mut io: Io) {
                 let roll = wal.roll.replace(false);
                 let mut result = write_group(&mut segment, &mut io, &bytes, roll).await;
                 if result.is_ok() && crate::failpoint::error("wal-commit-sync-fails", || group_has_commit(&bytes)) {
-                    result = Err(io_error("fdatasync the WAL", &io::Error::other("failpoint wal-commit-sync-fails")));
+                    result = Err(io_error("write and sync the WAL", &io::Error::other("failpoint wal-commit-sync-fails")));
                 }
                 match &result {
                     Ok(()) => {
@@ -549,6 +556,31 @@ mod tests {
             later.await.unwrap().unwrap();
             assert_eq!(recovery::read_logs(&data_dir).unwrap()[0].records.iter().filter(|r| r.record_type == RecordType::Commit).count(), 1);
             let _ = std::fs::remove_dir_all(&data_dir);
+        });
+    }
+
+    /// A crash while a segment is created leaves a file without its header
+    /// (empty, or sized and all zeros): recovery removes it when it is the
+    /// last, and the WAL starts again in a segment of the same number.
+    #[test]
+    fn a_segment_created_as_the_server_died_is_removed_and_made_again() {
+        on_a_local_runtime(async {
+            for unwritten in [vec![], vec![0u8; 1 << 20]] {
+                let data_dir = std::env::temp_dir().join(format!("brewric-wal-unwritten-{}-{}", std::process::id(), unwritten.len()));
+                let _ = std::fs::remove_dir_all(&data_dir);
+                let dir = shard_dir(&data_dir, 0);
+                let wal = Wal::start(&dir, 0, Vec::new(), 0, None).unwrap();
+                wal.append(RecordType::Commit, 0, &7u64.to_le_bytes()).await.await.unwrap().unwrap();
+                std::fs::write(segment_path(&dir, 1), &unwritten).unwrap();
+                let logs = recovery::read_logs(&data_dir).unwrap();
+                assert_eq!(logs[0].segments.len(), 1, "{:?}", logs[0].segments);
+                assert!(!segment_path(&dir, 1).exists(), "the unwritten segment is removed");
+                let restarted = Wal::start(&dir, 0, logs[0].segments.clone(), logs[0].next_lsn, None).unwrap();
+                restarted.append(RecordType::Commit, 0, &8u64.to_le_bytes()).await.await.unwrap().unwrap();
+                let commits = recovery::read_logs(&data_dir).unwrap()[0].records.iter().filter(|r| r.record_type == RecordType::Commit).count();
+                assert_eq!(commits, 2);
+                let _ = std::fs::remove_dir_all(&data_dir);
+            }
         });
     }
 }

@@ -95,7 +95,7 @@ pub fn logged_recordings(data_dir: &Path) -> Result<HashSet<String>, String> {
         let count = segments.len();
         for (i, (_, path)) in segments.iter().enumerate() {
             let bytes = std::fs::read(path).map_err(|e| format!("cannot read WAL segment {}: {e}", path.display()))?;
-            if bytes.len() < SEGMENT_HEADER_BYTES {
+            if header_unwritten(&bytes) {
                 continue;
             }
             decode_segment_header(&bytes).map_err(|e| format!("WAL segment {}: {e}", path.display()))?;
@@ -154,6 +154,12 @@ fn segment_files(dir: &Path) -> Result<Vec<(u64, std::path::PathBuf)>, String> {
     Ok(segments)
 }
 
+/// Whether a segment file's header was never written: shorter than a
+/// header, or (the file sized before its header reached the disk) zeros.
+fn header_unwritten(bytes: &[u8]) -> bool {
+    bytes.get(..SEGMENT_HEADER_BYTES).is_none_or(|h| h.iter().all(|&b| b == 0))
+}
+
 fn read_shard(shard: u32, dir: &Path) -> Result<ShardLog, String> {
     let segments = segment_files(dir)?;
     let mut log = ShardLog {
@@ -167,13 +173,17 @@ fn read_shard(shard: u32, dir: &Path) -> Result<ShardLog, String> {
             .map_err(|e| format!("cannot read WAL segment {}: {e}", path.display()))?;
         log.bytes += bytes.len() as u64;
         log.last_segment = Some(number);
-        if bytes.len() < SEGMENT_HEADER_BYTES {
-            // A crash while creating the segment: nothing in it was ever acknowledged.
+        if header_unwritten(&bytes) {
+            // A crash while creating the segment: nothing in it was ever
+            // acknowledged. It goes, so that the WAL can create a segment
+            // of that number again.
             if last {
                 eprintln!(
-                    "brewricd: recovery: {} has no complete header; ignoring it",
+                    "brewricd: recovery: {} has no complete header; removing it",
                     path.display()
                 );
+                std::fs::remove_file(&path)
+                    .map_err(|e| format!("cannot remove WAL segment {}: {e}", path.display()))?;
                 continue;
             }
             return Err(format!(

@@ -985,7 +985,11 @@ impl Session {
         // Done either way: the progress row goes before CommandComplete.
         ingest.progress = None;
         if result.is_err() {
-            added.undo();
+            // A recording that may have committed keeps its name taken: a
+            // second one of that name would stand beside it after the restart.
+            if !ingest.may_have_committed {
+                added.undo();
+            }
         } else {
             self.settle_unique_keys(added, &Ok(()));
         }
