@@ -316,6 +316,8 @@ fn replay(
                 .await
                 .map_err(|e| e.message)?;
         }
+        // One failure for all the WALs: a failed sync on one shard stops writes on all.
+        let wal_failure = std::sync::Arc::new(brewric::wal::WalFailure::default());
         for shard in shards.iter() {
             let id = shard.id as u32;
             let log = recovered.logs.iter().find(|l| l.shard == id);
@@ -326,10 +328,11 @@ fn replay(
                 .map_or(0, |l| l.next_lsn)
                 .max(manifest.shards.get(&id).map_or(0, |c| c.lsn));
             let dir = brewric::wal::shard_dir(&cfg.data_dir, id);
+            let failure = wal_failure.clone();
             shard
                 .run(move |ctx| {
                     let ring = ctx.ring.borrow_mut().take();
-                    Wal::start(&dir, id, existing, next_lsn, ring).map(|wal| {
+                    Wal::start(&dir, id, existing, next_lsn, ring, failure).map(|wal| {
                         *ctx.wal.borrow_mut() = Some(wal);
                     })
                 })

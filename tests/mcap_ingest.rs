@@ -811,6 +811,12 @@ async fn a_copy_whose_commit_sync_fails_undoes_nothing_recovery_brings_back() {
             // stand beside it once the restart brings it back.
             let again = client.execute(&copy(f), &[]).await.expect_err("the name is taken");
             assert_eq!(again.code(), Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION), "{case}: {again:?}");
+            // No shard takes a write until the restart tells the outcome.
+            client.batch_execute("CREATE TABLE probe (a int)").await.unwrap();
+            for a in 0..4 {
+                let refused = client.execute("INSERT INTO probe VALUES ($1)", &[&a]).await.expect_err("writes are refused");
+                assert_eq!(refused.code().map(|c| c.code()), Some("58030"), "{case}: {refused:?}");
+            }
         }
         assert_eq!(kept_recordings(&data_dir), fail_at, "{case}: the failed COPY's file stays: its Commit may be on disk");
         drop(client);

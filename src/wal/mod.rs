@@ -2,10 +2,14 @@
 //! task per shard takes everything queued, writes it with one linked
 //! write + fdatasync through the shard's io_uring ring (group commit), and
 //! then completes every waiter of that group. A full queue makes appenders
-//! wait (back-pressure). After a failed write or sync the WAL refuses all
-//! further writes until restart: PostgreSQL's lesson is that a failed fsync
-//! cannot be retried (the kernel may have dropped the dirty pages), so the
-//! only safe answers are re-writing from a known state or stopping.
+//! wait (back-pressure). After a failed write or sync every WAL of the
+//! server refuses all further writes until restart ([`WalFailure`]):
+//! PostgreSQL's lesson is that a failed fsync cannot be retried (the kernel
+//! may have dropped the dirty pages), so the only safe answers are
+//! re-writing from a known state or stopping. All of them, not the one shard:
+//! a failed sync may still have put a commit on disk, and until a restart
+//! tells, no other shard may acknowledge a write that contradicts it (the
+//! same unique key again, a table dropped by the failed statement's undo).
 //! Must not: decide visibility (the caller publishes rows after durability)
 //! or delete segments on its own (only `remove_segments_below`, called by the
 //! checkpoint once its manifest is durable; see `recovery`).
@@ -155,14 +159,29 @@ impl Segment {
     }
 }
 
+/// The first failed write or sync of any WAL of the server, shared by all
+/// of them: once set, every WAL refuses appends with it until restart.
+#[derive(Debug, Default)]
+pub struct WalFailure(std::sync::OnceLock<DbError>);
+
+impl WalFailure {
+    pub fn get(&self) -> Option<&DbError> {
+        self.0.get()
+    }
+    fn set(&self, e: DbError) {
+        let _ = self.0.set(e);
+    }
+}
+
 /// One shard's WAL: the queue shared by appenders and the writer task.
 pub struct Wal {
     queue: RefCell<Queue>,
     wake: Notify,
     drained: Notify,
     next_lsn: Cell<u64>,
-    /// Set after a failed write or sync: every later append is refused with it.
-    broken: RefCell<Option<DbError>>,
+    /// Set after a failed write or sync of any of the server's WALs: every
+    /// later append is refused with it.
+    failure: Arc<WalFailure>,
     /// This shard's segment files, oldest first: number and largest LSN written
     /// to it (None: no records yet). The last one is being written.
     segments: RefCell<Vec<(u64, Option<u64>)>>,
@@ -186,6 +205,7 @@ impl Wal {
         existing: Vec<(u64, Option<u64>)>,
         next_lsn: u64,
         ring: Option<Uring>,
+        failure: Arc<WalFailure>,
     ) -> io::Result<Rc<Wal>> {
         let number = existing.iter().map(|(n, _)| n + 1).max().unwrap_or(0);
         let segment = Segment::create(dir, shard, number, SyncMethod::from_env())?;
@@ -196,7 +216,7 @@ impl Wal {
             wake: Notify::new(),
             drained: Notify::new(),
             next_lsn: Cell::new(next_lsn),
-            broken: RefCell::new(None),
+            failure,
             segments: RefCell::new(segments),
             dir: dir.to_path_buf(),
             roll: Cell::new(false),
@@ -224,7 +244,7 @@ impl Wal {
     /// is durable. None when no roll is pending, the segment holds no
     /// record, or the WAL refuses writes.
     pub fn roll_now(&self) -> Option<oneshot::Receiver<DbResult<()>>> {
-        if !self.roll.get() || !self.segment_has_records.get() || self.broken.borrow().is_some() {
+        if !self.roll.get() || !self.segment_has_records.get() || self.refuses_writes() {
             return None;
         }
         let (tx, rx) = oneshot::channel();
@@ -233,9 +253,10 @@ impl Wal {
         Some(rx)
     }
 
-    /// Whether a failed write or sync made this WAL refuse every append.
+    /// Whether a failed write or sync (of any WAL of the server) made this
+    /// WAL refuse every append.
     pub fn refuses_writes(&self) -> bool {
-        self.broken.borrow().is_some()
+        self.failure.get().is_some()
     }
 
     /// The LSN the next record will get.
@@ -286,7 +307,7 @@ impl Wal {
         flags: u8,
         write_payload: impl FnOnce(&mut Vec<u8>),
     ) -> oneshot::Receiver<DbResult<()>> {
-        while self.queue.borrow().bytes.len() > QUEUE_LIMIT_BYTES && self.broken.borrow().is_none()
+        while self.queue.borrow().bytes.len() > QUEUE_LIMIT_BYTES && !self.refuses_writes()
         {
             self.drained.notified().await;
         }
@@ -301,7 +322,7 @@ impl Wal {
         write_payload: impl FnOnce(&mut Vec<u8>),
     ) -> oneshot::Receiver<DbResult<()>> {
         let (tx, rx) = oneshot::channel();
-        if let Some(e) = self.broken.borrow().clone() {
+        if let Some(e) = self.failure.get().cloned() {
             let _ = tx.send(Err(e));
             return rx;
         }
@@ -332,7 +353,7 @@ async fn writer_task(wal: Rc<Wal>, mut segment: Segment, mut io: Io) {
         // later group durable after a failed one would let a Commit record
         // stand without the records it commits (`Session::commit_write`
         // relies on this).
-        let broken = wal.broken.borrow().clone();
+        let broken = wal.failure.get().cloned();
         let result = match broken {
             Some(e) => Err(e),
             None => {
@@ -359,10 +380,10 @@ async fn writer_task(wal: Rc<Wal>, mut segment: Segment, mut io: Io) {
                     }
                     Err(e) => {
                         eprintln!(
-                            "brewricd: shard {} WAL: {} — refusing further writes until restart",
+                            "brewricd: shard {} WAL: {} — every shard refuses further writes until restart",
                             segment.shard, e.message
                         );
-                        *wal.broken.borrow_mut() = Some(e.clone());
+                        wal.failure.set(e.clone());
                     }
                 }
                 result
@@ -433,12 +454,12 @@ mod tests {
 
     /// A WAL whose disk is /dev/full: the write fails with ENOSPC.
     async fn wal_on_dev_full(io: Io) -> Rc<Wal> {
-        wal_on_dev_full_at(io, 0, std::env::temp_dir())
+        wal_on_dev_full_at(io, 0, std::env::temp_dir(), Default::default())
     }
 
     /// As `wal_on_dev_full`, its current segment `offset` bytes in; a
     /// rolled segment would be a real file in `dir`.
-    fn wal_on_dev_full_at(io: Io, offset: u64, dir: PathBuf) -> Rc<Wal> {
+    fn wal_on_dev_full_at(io: Io, offset: u64, dir: PathBuf, failure: Arc<WalFailure>) -> Rc<Wal> {
         let file = OpenOptions::new()
             .write(true)
             .open("/dev/full")
@@ -456,7 +477,7 @@ mod tests {
             wake: Notify::new(),
             drained: Notify::new(),
             next_lsn: Cell::new(0),
-            broken: RefCell::new(None),
+            failure,
             segments: RefCell::new(Vec::new()),
             dir: std::env::temp_dir(),
             roll: Cell::new(false),
@@ -509,11 +530,11 @@ mod tests {
             std::fs::create_dir_all(&dir).unwrap();
             // The first group goes to /dev/full; the second would roll to a
             // new segment file in `dir`, where its write would succeed.
-            let wal = wal_on_dev_full_at(Io::Blocking, 1 << 20, dir.clone());
+            let wal = wal_on_dev_full_at(Io::Blocking, 1 << 20, dir.clone(), Default::default());
             let first = wal.append(RecordType::Commit, 0, &1u64.to_le_bytes()).await;
             tokio::task::yield_now().await;
             assert!(wal.queue.borrow().waiters.is_empty(), "the writer took the first group");
-            assert!(wal.broken.borrow().is_none(), "the first group is still being written");
+            assert!(!wal.refuses_writes(), "the first group is still being written");
             wal.roll_segment();
             let second = wal.append(RecordType::Commit, 0, &2u64.to_le_bytes()).await;
             assert_eq!(first.await.unwrap().unwrap_err().code, DISK_FULL);
@@ -531,7 +552,7 @@ mod tests {
             let data_dir = std::env::temp_dir().join(format!("brewric-wal-roll-now-{}", std::process::id()));
             let _ = std::fs::remove_dir_all(&data_dir);
             let dir = shard_dir(&data_dir, 0);
-            let wal = Wal::start(&dir, 0, Vec::new(), 0, None).unwrap();
+            let wal = Wal::start(&dir, 0, Vec::new(), 0, None, Default::default()).unwrap();
             wal.roll_segment();
             assert!(wal.roll_now().is_none(), "a segment without records has nothing to leave behind");
             let written = wal.append(RecordType::Commit, 0, &7u64.to_le_bytes()).await;
@@ -569,18 +590,42 @@ mod tests {
                 let data_dir = std::env::temp_dir().join(format!("brewric-wal-unwritten-{}-{}", std::process::id(), unwritten.len()));
                 let _ = std::fs::remove_dir_all(&data_dir);
                 let dir = shard_dir(&data_dir, 0);
-                let wal = Wal::start(&dir, 0, Vec::new(), 0, None).unwrap();
+                let wal = Wal::start(&dir, 0, Vec::new(), 0, None, Default::default()).unwrap();
                 wal.append(RecordType::Commit, 0, &7u64.to_le_bytes()).await.await.unwrap().unwrap();
                 std::fs::write(segment_path(&dir, 1), &unwritten).unwrap();
                 let logs = recovery::read_logs(&data_dir).unwrap();
                 assert_eq!(logs[0].segments.len(), 1, "{:?}", logs[0].segments);
                 assert!(!segment_path(&dir, 1).exists(), "the unwritten segment is removed");
-                let restarted = Wal::start(&dir, 0, logs[0].segments.clone(), logs[0].next_lsn, None).unwrap();
+                let restarted = Wal::start(&dir, 0, logs[0].segments.clone(), logs[0].next_lsn, None, Default::default()).unwrap();
                 restarted.append(RecordType::Commit, 0, &8u64.to_le_bytes()).await.await.unwrap().unwrap();
                 let commits = recovery::read_logs(&data_dir).unwrap()[0].records.iter().filter(|r| r.record_type == RecordType::Commit).count();
                 assert_eq!(commits, 2);
                 let _ = std::fs::remove_dir_all(&data_dir);
             }
+        });
+    }
+
+    /// A failed write on one shard's WAL stops every WAL of the server: a
+    /// sync that failed may have left a commit on disk, and no other shard
+    /// may acknowledge a write that contradicts it before a restart tells.
+    #[test]
+    fn a_failure_on_one_wal_refuses_writes_on_all() {
+        on_a_local_runtime(async {
+            let data_dir = std::env::temp_dir().join(format!("brewric-wal-all-refuse-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&data_dir);
+            let failure: Arc<WalFailure> = Default::default();
+            let healthy = Wal::start(&shard_dir(&data_dir, 1), 1, Vec::new(), 0, None, failure.clone()).unwrap();
+            healthy.append(RecordType::Commit, 0, &1u64.to_le_bytes()).await.await.unwrap().unwrap();
+            let failing = wal_on_dev_full_at(Io::Blocking, 0, data_dir.clone(), failure.clone());
+            let e = failing.append(RecordType::Commit, 0, &2u64.to_le_bytes()).await.await.unwrap().unwrap_err();
+            assert_eq!(e.code, DISK_FULL);
+            assert!(healthy.refuses_writes());
+            let refused = healthy.append(RecordType::Commit, 0, &3u64.to_le_bytes()).await.await.unwrap();
+            assert_eq!(refused.unwrap_err().message, e.message, "the other shard answers with the failure");
+            let logs = recovery::read_logs(&data_dir).unwrap();
+            let commits = logs[0].records.iter().filter(|r| r.record_type == RecordType::Commit).count();
+            assert_eq!(commits, 1, "nothing written after the failure");
+            let _ = std::fs::remove_dir_all(&data_dir);
         });
     }
 }
