@@ -29,15 +29,28 @@ pub fn hit(name: &str) {
     }
 }
 
+/// `<name>:<n>` (or `<name>` alone, `default` then) from the environment
+/// variable `var`, read once by the caller's cell; unset is None. A value
+/// that does not parse aborts: a test that armed a failpoint it did not spell
+/// right must not pass unharmed.
+fn armed_point(var: &str, default: Option<u64>) -> Option<(String, u64)> {
+    let value = std::env::var(var).ok().filter(|s| !s.is_empty())?;
+    let parsed = match value.rsplit_once(':') {
+        Some((point, n)) => n.parse().ok().filter(|&n| n >= 1).map(|n| (point.to_string(), n)),
+        None => default.map(|n| (value.clone(), n)),
+    };
+    if parsed.is_none() {
+        eprintln!("brewricd: {var}={value} is not <name>:<n> with n >= 1: aborting");
+        std::process::abort();
+    }
+    parsed
+}
+
 static PAUSE: OnceLock<Option<(String, u64)>> = OnceLock::new();
 
 /// Waits `ms` if `BREWRIC_FAILPOINT_PAUSE` is `name:ms`.
 pub async fn pause(name: &str) {
-    let armed = PAUSE.get_or_init(|| {
-        let value = std::env::var("BREWRIC_FAILPOINT_PAUSE").ok()?;
-        let (point, ms) = value.rsplit_once(':')?;
-        Some((point.to_string(), ms.parse().ok()?))
-    });
+    let armed = PAUSE.get_or_init(|| armed_point("BREWRIC_FAILPOINT_PAUSE", None));
     if let Some((point, ms)) = armed {
         if point == name {
             tokio::time::sleep(std::time::Duration::from_millis(*ms)).await;
@@ -53,20 +66,7 @@ static ERROR_SEEN: AtomicU64 = AtomicU64::new(0);
 /// when armed: the caller's check that this occurrence counts); the caller
 /// then reports an injected error.
 pub fn error(name: &str, applies: impl FnOnce() -> bool) -> bool {
-    let armed = ERROR.get_or_init(|| {
-        let value = std::env::var("BREWRIC_FAILPOINT_ERROR").ok().filter(|s| !s.is_empty())?;
-        let (point, n) = match value.rsplit_once(':') {
-            Some((point, n)) => (point.to_string(), n.parse().ok().filter(|&n| n >= 1)),
-            None => (value.clone(), Some(1)),
-        };
-        // A test that armed a failpoint it did not spell right must not pass unharmed.
-        let Some(n) = n else {
-            eprintln!("brewricd: BREWRIC_FAILPOINT_ERROR={value} is not <name>[:<n>] with n >= 1: aborting");
-            std::process::abort();
-        };
-        Some((point, n))
-    });
-    match armed {
+    match ERROR.get_or_init(|| armed_point("BREWRIC_FAILPOINT_ERROR", Some(1))) {
         Some((point, n)) if point == name && applies() => ERROR_SEEN.fetch_add(1, Ordering::Relaxed) + 1 == *n,
         _ => false,
     }

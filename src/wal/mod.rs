@@ -487,6 +487,13 @@ mod tests {
         wal
     }
 
+    /// An empty data directory of this test process under the temp dir.
+    fn scratch_data_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("brewric-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
     /// Runs `f` to completion on a current-thread runtime's LocalSet, as a shard does.
     fn on_a_local_runtime(f: impl std::future::Future<Output = ()>) {
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -549,8 +556,7 @@ mod tests {
     #[test]
     fn an_idle_wal_rolls_when_asked_so_its_segment_can_go() {
         on_a_local_runtime(async {
-            let data_dir = std::env::temp_dir().join(format!("brewric-wal-roll-now-{}", std::process::id()));
-            let _ = std::fs::remove_dir_all(&data_dir);
+            let data_dir = scratch_data_dir("wal-roll-now");
             let dir = shard_dir(&data_dir, 0);
             let wal = Wal::start(&dir, 0, Vec::new(), 0, None, Default::default()).unwrap();
             wal.roll_segment();
@@ -587,8 +593,7 @@ mod tests {
     fn a_segment_created_as_the_server_died_is_removed_and_made_again() {
         on_a_local_runtime(async {
             for unwritten in [vec![], vec![0u8; 1 << 20]] {
-                let data_dir = std::env::temp_dir().join(format!("brewric-wal-unwritten-{}-{}", std::process::id(), unwritten.len()));
-                let _ = std::fs::remove_dir_all(&data_dir);
+                let data_dir = scratch_data_dir(&format!("wal-unwritten-{}", unwritten.len()));
                 let dir = shard_dir(&data_dir, 0);
                 let wal = Wal::start(&dir, 0, Vec::new(), 0, None, Default::default()).unwrap();
                 wal.append(RecordType::Commit, 0, &7u64.to_le_bytes()).await.await.unwrap().unwrap();
@@ -611,8 +616,7 @@ mod tests {
     #[test]
     fn a_failure_on_one_wal_refuses_writes_on_all() {
         on_a_local_runtime(async {
-            let data_dir = std::env::temp_dir().join(format!("brewric-wal-all-refuse-{}", std::process::id()));
-            let _ = std::fs::remove_dir_all(&data_dir);
+            let data_dir = scratch_data_dir("wal-all-refuse");
             let failure: Arc<WalFailure> = Default::default();
             let healthy = Wal::start(&shard_dir(&data_dir, 1), 1, Vec::new(), 0, None, failure.clone()).unwrap();
             healthy.append(RecordType::Commit, 0, &1u64.to_le_bytes()).await.await.unwrap().unwrap();

@@ -984,14 +984,12 @@ impl Session {
         ingest.timeline.mark("commit");
         // Done either way: the progress row goes before CommandComplete.
         ingest.progress = None;
-        if result.is_err() {
-            // A recording that may have committed keeps its name taken: a
-            // second one of that name would stand beside it after the restart.
-            if !ingest.may_have_committed {
-                added.undo();
-            }
-        } else {
+        // A recording that may have committed keeps its name taken: a
+        // second one of that name would stand beside it after the restart.
+        if result.is_ok() {
             self.settle_unique_keys(added, &Ok(()));
+        } else if !ingest.may_have_committed {
+            added.undo();
         }
         result?;
         if ingest.repaired_strings > 0 {
