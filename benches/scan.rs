@@ -151,8 +151,7 @@ fn bench(c: &mut Criterion) {
     g.bench_function("sum usage_user (fused, cached blocks)", |b| {
         b.iter(|| {
             let mut total = 0.0;
-            for gi in 0..footer.groups.len() {
-                let blk = &cached[2][gi];
+            for (gi, blk) in cached[2].iter().enumerate() {
                 total += match sum_f64_block(&blk.header, &blk.payload).expect("sums") {
                     Some(s) => s,
                     None => decode_sum(gi),

@@ -127,7 +127,7 @@ impl Config {
     /// memory but at least 4 × the flush threshold on every shard (so the
     /// flush always has room to run before writes wait).
     pub fn memtable_limit_bytes(&self) -> usize {
-        let floor = 4 * self.flush_mb.saturating_mul(self.shards) << 20;
+        let floor = (4 * self.flush_mb.saturating_mul(self.shards)) << 20;
         match self.memtable_limit_mb {
             Some(mb) => mb << 20,
             None => (physical_memory_bytes() / 4).max(floor),
@@ -316,7 +316,7 @@ mod tests {
         let cfg = Config::from_args(&["--memtable-limit-mb=64".into()], |_| None).unwrap();
         assert_eq!(cfg.memtable_limit_bytes(), 64 << 20);
         let cfg = Config::from_args(&["--shards=4".into(), "--flush-mb=1000000".into()], |_| None).unwrap();
-        assert_eq!(cfg.memtable_limit_bytes(), 4 * 4 * 1_000_000 << 20, "at least 4 x flush-mb per shard");
+        assert_eq!(cfg.memtable_limit_bytes(), (4 * 4 * 1_000_000) << 20, "at least 4 x flush-mb per shard");
         let cfg = Config::from_args(&["--shards=1".into(), "--flush-mb=1".into()], |_| None).unwrap();
         assert_eq!(cfg.memtable_limit_bytes(), (physical_memory_bytes() / 4).max(4 << 20));
         let env = |k: &str| (k == "BREWRIC_MEMTABLE_LIMIT_MB").then(|| "8".to_string());

@@ -75,8 +75,15 @@ pub mod sqlstate {
 }
 
 /// An error a client can be shown, with the SQLSTATE PostgreSQL would use.
+/// Its fields (see [`ErrorFields`]) are read and set through it as through a
+/// reference. Boxed: every `DbResult` carries one, and with the fields
+/// inline each `Result` of every layer was at least 136 bytes.
 #[derive(Debug, Clone, PartialEq)]
-pub struct DbError {
+pub struct DbError(Box<ErrorFields>);
+
+/// What an ErrorResponse tells the client.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ErrorFields {
     pub code: &'static str,
     pub message: String,
     pub detail: Option<String>,
@@ -89,11 +96,24 @@ pub struct DbError {
     pub severity: &'static str,
 }
 
+impl std::ops::Deref for DbError {
+    type Target = ErrorFields;
+    fn deref(&self) -> &ErrorFields {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for DbError {
+    fn deref_mut(&mut self) -> &mut ErrorFields {
+        &mut self.0
+    }
+}
+
 pub type DbResult<T> = Result<T, DbError>;
 
 impl DbError {
     pub fn new(code: &'static str, message: impl Into<String>) -> Self {
-        DbError {
+        DbError(Box::new(ErrorFields {
             code,
             message: message.into(),
             detail: None,
@@ -101,7 +121,15 @@ impl DbError {
             position: None,
             where_: None,
             severity: "ERROR",
-        }
+        }))
+    }
+    /// The fields, owned (to move the strings out).
+    pub fn into_fields(self) -> ErrorFields {
+        *self.0
+    }
+    /// The message alone (for callers that report a plain string).
+    pub fn into_message(self) -> String {
+        self.0.message
     }
     pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
         self.detail = Some(detail.into());

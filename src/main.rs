@@ -314,7 +314,7 @@ fn replay(
                     }
                 })
                 .await
-                .map_err(|e| e.message)?;
+                .map_err(|e| e.into_message())?;
         }
         // One failure for all the WALs: a failed sync on one shard stops writes on all.
         let wal_failure = std::sync::Arc::new(brewric::wal::WalFailure::default());
@@ -337,7 +337,7 @@ fn replay(
                     })
                 })
                 .await
-                .map_err(|e| e.message)?
+                .map_err(|e| e.into_message())?
                 .map_err(|e| format!("cannot start the WAL: {e}"))?;
         }
         Ok::<(), String>(())
@@ -364,7 +364,7 @@ fn replay(
     if has_orphans {
         let s = server.clone();
         rt.block_on(shards[0].run_local(move |_| async move { checkpoint::checkpoint(&s).await }))
-            .map_err(|e| e.message)?
+            .map_err(|e| e.into_message())?
             .map_err(|e| {
                 format!(
                     "the checkpoint after a change of --shards failed: {}",
@@ -423,7 +423,7 @@ fn load_segments(
                 .borrow_mut()
                 .add_segment(&t, std::rc::Rc::new(seg))
         }))
-        .map_err(|e| e.message)?;
+        .map_err(|e| e.into_message())?;
     }
     if let Ok(dirs) = std::fs::read_dir(cfg.data_dir.join("segments")) {
         for d in dirs.flatten() {
@@ -462,7 +462,7 @@ fn load_segments(
             s.next_segment = next;
             s.cache = brewric::storage::cache::BlockCache::new(cache);
         }))
-        .map_err(|e| e.message)?;
+        .map_err(|e| e.into_message())?;
     }
     Ok(rows)
 }

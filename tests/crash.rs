@@ -5,6 +5,7 @@
 //! - every acknowledged statement / transaction is there, whole;
 //! - no statement or transaction is there in part (a statement's rows are all
 //!   present or all absent, even when they were split across shards).
+//!
 //! Checkpoints run all the while (CHECKPOINT statements at random moments,
 //! and background flushes of memtables above 1 MiB), so kills land before,
 //! inside and after flushes and WAL truncations.

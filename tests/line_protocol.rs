@@ -420,7 +420,7 @@ async fn ilp_keeps_lines_before_an_error_and_a_last_line_without_newline() {
     // Many lines in pieces, a line split across writes, the last without a newline.
     let mut s = TcpStream::connect(&addr).unwrap();
     for i in 0..20_000 {
-        write!(s, "cpu,host=h{} u={i}i {}\n", i % 10, i).unwrap();
+        writeln!(s, "cpu,host=h{} u={i}i {}", i % 10, i).unwrap();
     }
     s.write_all(b"cpu,host=last u=").unwrap();
     s.flush().unwrap();
@@ -442,7 +442,7 @@ async fn ilp_keeps_lines_before_an_error_and_a_last_line_without_newline() {
         let table = format!("disk{pause_ms}");
         let mut s = TcpStream::connect(&addr).unwrap();
         for i in 0..5_000 {
-            write!(s, "{table} free={i}i {i}\n").unwrap();
+            writeln!(s, "{table} free={i}i {i}").unwrap();
         }
         s.flush().unwrap();
         std::thread::sleep(std::time::Duration::from_millis(pause_ms));

@@ -245,7 +245,7 @@ fn segment_rows() -> Batch {
             Datum::Float32((i as f32 * 0.01).sin() * 20.0 + rng.unit() as f32 * 0.001),
             Datum::text(format!("host_{}", i / 1000)),
             Datum::text(format!("{i:06} GET /api/v1/items/{} 200 {}ms user-agent=probe/{}", rng.next() % 100_000, rng.next() % 500, i % 3)),
-            if i % 11 == 0 { Datum::Null } else { Datum::Bool(rng.next() % 4 != 0) },
+            if i % 11 == 0 { Datum::Null } else { Datum::Bool(!rng.next().is_multiple_of(4)) },
             Datum::Numeric(rust_decimal::Decimal::new((rng.next() % 1_000_000) as i64 - 500_000, 3).into()),
             Datum::Interval(Interval { months: (i % 13) as i32, days: (i % 31) as i32, micros: (rng.next() % 86_400_000_000) as i64 }),
             Datum::Int32(20_000 + (i / 100) as i32),

@@ -7,6 +7,7 @@
 //! - corrupt bytes in the unsynced tail;
 //! - a failed sync: the group is not acknowledged and the WAL takes no more writes;
 //! - corruption inside acknowledged data followed by valid records.
+//!
 //! Recovery (`read_logs`) must then return every acknowledged record and only
 //! whole records that were written — or, for the last fault, refuse to start.
 //! A failing seed is printed; BREWRIC_WAL_SEED=<seed> replays only it.

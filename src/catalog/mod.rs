@@ -487,7 +487,7 @@ impl CatalogStore {
                 }
                 Ok(())
             })
-            .map_err(|e| e.message)?;
+            .map_err(|e| e.into_message())?;
         Ok(store)
     }
 

@@ -173,7 +173,7 @@ async fn constant_of(s: &Subquery, ctx: &Rc<QueryContext>) -> DbResult<Option<Ex
             Expr::InList {
                 expr: Box::new(left),
                 list,
-                eq: eq.clone(),
+                eq: *eq,
                 negated,
             }
         }

@@ -342,7 +342,7 @@ impl Fragment {
                     return Ok(());
                 }
                 n += 1;
-                if n % 16 == 0 {
+                if n.is_multiple_of(16) {
                     tokio::task::yield_now().await;
                 }
             }
@@ -411,7 +411,7 @@ impl Fragment {
             }
         }
         *n += 1;
-        if *n % 16 == 0 {
+        if (*n).is_multiple_of(16) {
             tokio::task::yield_now().await;
         }
         Ok(true)

@@ -23,7 +23,7 @@ pub struct Bitmap {
 impl Bitmap {
     pub fn new_set(len: usize) -> Self {
         let mut words = vec![u64::MAX; len.div_ceil(64)];
-        if len % 64 != 0 {
+        if !len.is_multiple_of(64) {
             if let Some(last) = words.last_mut() {
                 *last = (1u64 << (len % 64)) - 1;
             }
@@ -67,7 +67,7 @@ impl Bitmap {
         self.words[i >> 6] &= !(1 << (i & 63));
     }
     pub fn push(&mut self, v: bool) {
-        if self.len % 64 == 0 {
+        if self.len.is_multiple_of(64) {
             self.words.push(0);
         }
         self.len += 1;
@@ -111,7 +111,7 @@ impl Bitmap {
                 lo | hi
             })
             .collect();
-        if len % 64 != 0 {
+        if !len.is_multiple_of(64) {
             if let Some(last) = words.last_mut() {
                 *last &= (1u64 << (len % 64)) - 1;
             }
@@ -526,7 +526,7 @@ impl Column {
             (ColumnData::Int64(a), ColumnData::Int64(b)) => a.push(b[row]),
             (ColumnData::Float32(a), ColumnData::Float32(b)) => a.push(b[row]),
             (ColumnData::Float64(a), ColumnData::Float64(b)) => a.push(b[row]),
-            (ColumnData::Numeric(a), ColumnData::Numeric(b)) => a.push(b[row].clone()),
+            (ColumnData::Numeric(a), ColumnData::Numeric(b)) => a.push(b[row]),
             (ColumnData::Interval(a), ColumnData::Interval(b)) => a.push(b[row]),
             (ColumnData::Bytes(a), ColumnData::Bytes(b)) => a.push(b.get(row)),
             _ => return self.push_datum(&other.datum(row)),

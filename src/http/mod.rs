@@ -218,7 +218,7 @@ fn db_error(e: crate::error::DbError) -> Reply {
         code if code.starts_with("22") || code.starts_with("42") || code.starts_with("54") => StatusCode::BAD_REQUEST,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     };
-    error(status, e.message)
+    error(status, e.into_message())
 }
 
 /// `Authorization: Token t` / `Bearer t` / Basic with password t, or `?p=t`.
@@ -277,7 +277,7 @@ async fn write(req: Request<Incoming>, state: &Arc<HttpState>, shard: usize, sch
     let body = if gzip {
         match gunzip(&body, state.config.max_body) {
             Ok(b) => b,
-            Err(r) => return r,
+            Err(r) => return *r,
         }
     } else {
         body.to_vec()
@@ -321,7 +321,7 @@ async fn write(req: Request<Incoming>, state: &Arc<HttpState>, shard: usize, sch
             crate::error::sqlstate::UNIQUE_VIOLATION | crate::error::sqlstate::WRONG_OBJECT_TYPE => StatusCode::BAD_REQUEST,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
-        return error(status, e.message);
+        return error(status, e.into_message());
     }
     match first_error {
         Some(first) => error(StatusCode::BAD_REQUEST, format!("partial write: {first} dropped={dropped}")),
@@ -355,14 +355,14 @@ async fn read_body(req: Request<Incoming>, max: usize) -> Result<Bytes, Reply> {
 }
 
 /// A gzip body (several members allowed) inflated, at most `max` bytes.
-fn gunzip(body: &[u8], max: usize) -> Result<Vec<u8>, Reply> {
+fn gunzip(body: &[u8], max: usize) -> Result<Vec<u8>, Box<Reply>> {
     let mut out = Vec::with_capacity((body.len() * 4).min(max));
     let mut decoder = flate2::read::MultiGzDecoder::new(body).take(max as u64 + 1);
     decoder
         .read_to_end(&mut out)
-        .map_err(|e| error(StatusCode::BAD_REQUEST, format!("unable to decode gzip body: {e}")))?;
+        .map_err(|e| Box::new(error(StatusCode::BAD_REQUEST, format!("unable to decode gzip body: {e}"))))?;
     if out.len() > max {
-        return Err(error(StatusCode::PAYLOAD_TOO_LARGE, "Request Entity Too Large"));
+        return Err(Box::new(error(StatusCode::PAYLOAD_TOO_LARGE, "Request Entity Too Large")));
     }
     Ok(out)
 }

@@ -47,13 +47,20 @@ pub fn push_text_value(
             .or_else(|| plain_float(raw).and_then(|s| s.parse().ok()))
             .map(|x| v.push(x)),
         (ColumnData::Bool(v), DataType::Bool) => match raw {
-            b"t" | b"true" => Some(v.push(true)),
-            b"f" | b"false" => Some(v.push(false)),
+            b"t" | b"true" => {
+                v.push(true);
+                Some(())
+            }
+            b"f" | b"false" => {
+                v.push(false);
+                Some(())
+            }
             _ => None,
         },
         (ColumnData::Int64(v), DataType::TimestampTz | DataType::Timestamp) => {
             if !last.raw.is_empty() && last.raw == raw {
-                Some(v.push(last.value))
+                v.push(last.value);
+                Some(())
             } else {
                 let zone = (col.data_type == DataType::TimestampTz).then_some(ctx.zone);
                 plain_timestamp(raw, zone).map(|x| {
@@ -67,7 +74,8 @@ pub fn push_text_value(
         (ColumnData::Bytes(v), DataType::Text | DataType::Varchar(None)) => {
             // Bad UTF-8 and NULs go to the general path, which words their errors.
             if std::str::from_utf8(raw).is_ok() && !raw.contains(&0) {
-                Some(v.push(raw))
+                v.push(raw);
+                Some(())
             } else {
                 None
             }

@@ -20,6 +20,9 @@ use io_uring::{opcode, squeue, types, IoUring};
 use tokio::io::unix::AsyncFd;
 use tokio::sync::oneshot;
 
+/// An operation's result as the ring hands it back: (kernel result, buffer).
+type Completion = oneshot::Receiver<(i32, Vec<u8>)>;
+
 struct InFlight {
     buf: Vec<u8>,
     /// Keeps the descriptor open until the operation completes.
@@ -86,7 +89,7 @@ impl StorageIo {
         match &self.ring {
             None => requests.into_iter().map(blocking_op).collect(),
             Some(ring) => {
-                let waits: Vec<io::Result<oneshot::Receiver<(i32, Vec<u8>)>>> =
+                let waits: Vec<io::Result<Completion>> =
                     requests.into_iter().map(|r| ring.push(r)).collect();
                 if let Err(e) = ring.ring.borrow_mut().submit() {
                     // Nothing was handed to the kernel: fail every request.
@@ -169,7 +172,7 @@ impl Ring {
     }
 
     /// Queues one operation (not yet submitted) and returns its completion.
-    fn push(&self, req: IoRequest) -> io::Result<oneshot::Receiver<(i32, Vec<u8>)>> {
+    fn push(&self, req: IoRequest) -> io::Result<Completion> {
         let id = self.next_id.get();
         self.next_id.set(id + 1);
         let (tx, rx) = oneshot::channel();

@@ -1279,7 +1279,7 @@ impl<'a> Binder<'a> {
             if let ast::Value::Number(n, _) = &v.value {
                 let pos: usize = n
                     .parse()
-                    .map_err(|_| DbError::syntax(format!("non-integer constant in ORDER BY")))?;
+                    .map_err(|_| DbError::syntax("non-integer constant in ORDER BY"))?;
                 if pos == 0 || pos > exprs.len() {
                     return Err(DbError::new(
                         sqlstate::INVALID_COLUMN_REFERENCE,
@@ -1369,10 +1369,10 @@ impl<'a> Binder<'a> {
         for item in items {
             match item {
                 ast::SelectItem::UnnamedExpr(e) => {
-                    out.push((SelectSource::Ast(e.clone()), output_name(e)))
+                    out.push((SelectSource::Ast(Box::new(e.clone())), output_name(e)))
                 }
                 ast::SelectItem::ExprWithAlias { expr, alias } => {
-                    out.push((SelectSource::Ast(expr.clone()), ident_name(alias)))
+                    out.push((SelectSource::Ast(Box::new(expr.clone())), ident_name(alias)))
                 }
                 ast::SelectItem::Wildcard(_) => {
                     if scope.fields.is_empty() {
@@ -3216,7 +3216,7 @@ impl<'a> Binder<'a> {
 }
 
 enum SelectSource {
-    Ast(ast::Expr),
+    Ast(Box<ast::Expr>),
     Column(usize),
 }
 

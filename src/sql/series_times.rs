@@ -374,7 +374,7 @@ mod tests {
     fn points(rows: &[(Option<&str>, i64)]) -> Batch {
         let tags: Vec<Datum> = rows
             .iter()
-            .map(|(t, _)| t.map_or(Datum::Null, |s| Datum::text(s)))
+            .map(|(t, _)| t.map_or(Datum::Null, Datum::text))
             .collect();
         let times: Vec<Datum> = rows.iter().map(|(_, t)| Datum::Int64(*t)).collect();
         Batch::from_columns(vec![

@@ -1513,11 +1513,7 @@ impl Session {
             let s = db.schemas.get_mut(&table.schema).ok_or_else(|| {
                 DbError::internal(format!("schema \"{}\" vanished", table.schema))
             })?;
-            if !s
-                .tables
-                .get(&table.name)
-                .is_some_and(|t| t.oid == table.oid)
-            {
+            if s.tables.get(&table.name).is_none_or(|t| t.oid != table.oid) {
                 return Err(DbError::new(
                     sqlstate::UNDEFINED_TABLE,
                     format!("relation \"{}\" does not exist", table.name),
@@ -3126,9 +3122,12 @@ fn choose_relation_name(s: &Schema, name1: &str, name2: &str, label: &str) -> St
     }
 }
 
+/// A PRIMARY KEY or UNIQUE constraint written on a column: (name, primary).
+type ColumnKey = (Option<String>, bool);
+
 /// A column of CREATE TABLE or ADD COLUMN: its type, NOT NULL and DEFAULT,
 /// and the PRIMARY KEY / UNIQUE constraints written on it (name, primary).
-fn column_def(c: &ast::ColumnDef) -> DbResult<(ColumnDef, Vec<(Option<String>, bool)>)> {
+fn column_def(c: &ast::ColumnDef) -> DbResult<(ColumnDef, Vec<ColumnKey>)> {
     let (data_type, numeric_typmod) = crate::sql::bind::bind_data_type_mod(&c.data_type)?;
     let mut def = ColumnDef {
         name: ident_name(&c.name),
@@ -3211,7 +3210,7 @@ fn is_serial_sequence_of(seq: &str, table: &str) -> bool {
 /// (`Session::release_table_storage`).
 fn remove_table_entry(db: &mut crate::catalog::Database, table: &TableDef) -> bool {
     let Some(s) = db.schemas.get_mut(&table.schema) else { return false };
-    if !s.tables.get(&table.name).is_some_and(|t| t.oid == table.oid) {
+    if s.tables.get(&table.name).is_none_or(|t| t.oid != table.oid) {
         return false;
     }
     s.tables.remove(&table.name);

@@ -220,7 +220,7 @@ pub fn check_no_duplicates(
                     sqlstate::UNIQUE_VIOLATION,
                     format!("could not create unique index \"{}\"", key.name),
                 )
-                .with_detail(err.detail.unwrap_or_default().replace("already exists", "is duplicated")));
+                .with_detail(err.into_fields().detail.unwrap_or_default().replace("already exists", "is duplicated")));
             }
         }
     }

@@ -125,6 +125,7 @@ pub fn encode_rows(
 /// time and series-key columns are gathered whole, to order the rows; every
 /// other column is gathered (and permuted) one at a time as it is encoded,
 /// so a flush needs memory for one column, not a second copy of the table.
+#[allow(clippy::too_many_arguments)] // the table's description, its rows, and where segments go
 fn encode_blocks(
     def: &TableDef,
     declared_series: Option<usize>,
@@ -626,7 +627,7 @@ mod tests {
             Column::from_datums(DataType::Int64, &counters),
         ]);
         let types = [DataType::TimestampTz, DataType::Text, DataType::Int64];
-        assert_eq!(series_columns(&[block.clone()], &types, 0, None), vec![1]);
+        assert_eq!(series_columns(std::slice::from_ref(&block), &types, 0, None), vec![1]);
         // A declared key leads, and the rest must still leave runs.
         assert_eq!(series_columns(&[block], &types, 0, Some(2)), vec![2]);
     }
@@ -785,7 +786,7 @@ mod tests {
                 h.push(Datum::Int32(host));
             }
         }
-        let types = vec![DataType::TimestampTz, DataType::Int32];
+        let types = [DataType::TimestampTz, DataType::Int32];
         let batch = Batch::from_columns(vec![
             Column::from_datums(types[0], &t),
             Column::from_datums(types[1], &h),
@@ -840,9 +841,9 @@ mod tests {
     #[test]
     fn an_index_on_column_and_time_declares_the_series_key() {
         // 40 rows of 40 hosts: too many distinct values for the key to be inferred.
-        let types = vec![DataType::TimestampTz, DataType::Int32];
+        let types = [DataType::TimestampTz, DataType::Int32];
         let t: Vec<Datum> = (0..40).map(|i| Datum::Int64(i * 1_000_000_000)).collect();
-        let h: Vec<Datum> = (0..40).map(|i| Datum::Int32(39 - i as i32)).collect();
+        let h: Vec<Datum> = (0..40).map(|i| Datum::Int32(39 - i)).collect();
         let batch = Batch::from_columns(vec![Column::from_datums(types[0], &t), Column::from_datums(types[1], &h)]);
         let (def, frozen) = cpu_table(Some(0), batch);
         assert_eq!(declared_series_key(&def, &[index(&["tags_id", "\"time\" DESC"])]), Some(1));

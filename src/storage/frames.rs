@@ -205,13 +205,16 @@ pub const ROWS_PER_READ: usize = 64;
 /// a few neighbouring chunks.
 const CACHED_CHUNKS: usize = 8;
 
+/// A decompressed chunk: (file, chunk offset, uncompressed records).
+type CachedChunk = (String, u64, Arc<[u8]>);
+
 /// A shard's reader of referenced frames: open kept files and the chunks
 /// decompressed last. Used only on its shard's thread.
 #[derive(Default)]
 pub struct FrameReader {
     files: RefCell<HashMap<String, Arc<File>>>,
-    /// (file, chunk offset, uncompressed records), newest last.
-    chunks: RefCell<VecDeque<(String, u64, Arc<[u8]>)>>,
+    /// Newest last.
+    chunks: RefCell<VecDeque<CachedChunk>>,
 }
 
 impl FrameReader {

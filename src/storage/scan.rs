@@ -451,6 +451,10 @@ fn corrupt(e: super::segment::SegmentError) -> DbError {
     DbError::new(DATA_CORRUPTED, e.to_string())
 }
 
+/// One read of contiguous blocks: (file offset, length, the blocks it holds as
+/// (group index, column index, block)).
+type CoalescedRead = (u64, u64, Vec<(usize, usize, BlockMeta)>);
+
 /// The cached blocks of groups `groups` of `seg`, columns `columns`, read
 /// (and cached) where missing: per group, one block per column in order.
 pub async fn read_blocks(
@@ -462,7 +466,7 @@ pub async fn read_blocks(
     let file_name = seg.path.display().to_string();
     // 1. What is missing from the cache, coalesced into contiguous reads.
     let mut have: Vec<Vec<Option<Rc<CachedBlock>>>> = Vec::with_capacity(groups.len());
-    let mut reads: Vec<(u64, u64, Vec<(usize, usize, BlockMeta)>)> = Vec::new(); // (offset, len, [(gi, ci, meta)])
+    let mut reads: Vec<CoalescedRead> = Vec::new();
     {
         let mut storage = ctx.storage.borrow_mut();
         for &g in groups {

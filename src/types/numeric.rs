@@ -212,7 +212,7 @@ mod tests {
 
     #[test]
     fn order_puts_nan_above_infinity_above_finite_values() {
-        let mut v = vec![n("NaN"), n("1.5"), n("-inf"), n("Infinity"), n("-7"), n("nan")];
+        let mut v = [n("NaN"), n("1.5"), n("-inf"), n("Infinity"), n("-7"), n("nan")];
         v.sort();
         let shown: Vec<String> = v.iter().map(|x| x.to_string()).collect();
         assert_eq!(shown, ["-Infinity", "-7", "1.5", "Infinity", "NaN", "NaN"]);

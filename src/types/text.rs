@@ -2534,6 +2534,7 @@ mod tests {
 
     fn err(ty: DataType, input: &str) -> (&'static str, String) {
         let e = parse_text(ty, input, &ctx()).unwrap_err();
+        let e = e.into_fields();
         (e.code, e.message)
     }
 
@@ -3260,7 +3261,7 @@ mod tests {
                 ("22P02", "invalid input syntax for type json"),
                 "{input}"
             );
-            e.detail.unwrap_or_default()
+            e.detail.clone().unwrap_or_default()
         };
         assert_eq!(detail("01"), "Token \"01\" is invalid.");
         assert_eq!(detail("1x"), "Token \"1x\" is invalid.");

@@ -62,7 +62,7 @@ pub fn encode_batch(batch: &Batch, out: &mut Vec<u8>) {
                     out.extend_from_slice(&w.to_le_bytes());
                 }
                 out.resize(start + bytes, 0);
-                if batch.len % 8 != 0 {
+                if !batch.len.is_multiple_of(8) {
                     out[start + bytes - 1] &= (1u8 << (batch.len % 8)) - 1;
                 }
             }

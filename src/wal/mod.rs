@@ -100,7 +100,7 @@ struct Queue {
 
 /// How the writer reaches the disk.
 enum Io {
-    Uring(Uring),
+    Uring(Box<Uring>),
     /// Where the kernel refuses io_uring: pwrite + fdatasync on the blocking pool.
     Blocking,
 }
@@ -223,7 +223,7 @@ impl Wal {
             segment_has_records: Cell::new(false),
         });
         let io = match ring {
-            Some(r) => Io::Uring(r),
+            Some(r) => Io::Uring(Box::new(r)),
             None => Io::Blocking,
         };
         tokio::task::spawn_local(writer_task(wal.clone(), segment, io));
@@ -508,7 +508,7 @@ mod tests {
         on_a_local_runtime(async {
             let mut kinds = vec![Io::Blocking];
             if let Ok(ring) = Uring::new(8) {
-                kinds.push(Io::Uring(ring));
+                kinds.push(Io::Uring(Box::new(ring)));
             }
             for io in kinds {
                 let wal = wal_on_dev_full(io).await;

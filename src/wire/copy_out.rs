@@ -35,7 +35,7 @@ pub fn csv_header(names: &[String], o: &CopyOptions, out: &mut Vec<u8>) {
 
 fn csv_field(v: &[u8], o: &CopyOptions, is_empty_text: bool, out: &mut Vec<u8>) {
     let needs_quotes = (v.is_empty() && is_empty_text)
-        || v.as_ref() == o.null.as_bytes()
+        || v == o.null.as_bytes()
         || v.iter().any(|&b| {
             b == o.delimiter || b == o.quote || b == b'\n' || b == b'\r' || b == o.escape
         });

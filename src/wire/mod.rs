@@ -110,7 +110,7 @@ impl Connection {
                     self.inbuf[3],
                     self.inbuf[4],
                 ]) as usize;
-                if len > MAX_MESSAGE_BYTES || len < 4 {
+                if !(4..=MAX_MESSAGE_BYTES).contains(&len) {
                     return Err(DbError::protocol(format!("invalid message length {len}")).fatal());
                 }
             } else if in_startup && self.inbuf.len() >= 4 {

@@ -301,7 +301,7 @@ pub(crate) fn numeric_mul(a: Numeric, b: Numeric) -> DbResult<Numeric> {
 /// `a / b` with PostgreSQL's result scale (numeric_div: NaN absorbs before the
 /// zero check, ±Infinity / ±Infinity is NaN, a finite value over Infinity is 0).
 pub(crate) fn numeric_div(a: Numeric, b: Numeric) -> DbResult<Numeric> {
-    numeric_quotient(a, b, |x, y| decimal_div(x, y))
+    numeric_quotient(a, b, decimal_div)
 }
 
 /// The shared special-value rules of `/` and div(); `finite` divides two finite values.

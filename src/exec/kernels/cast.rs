@@ -236,7 +236,7 @@ pub(crate) fn push_with_typmod(out: &mut BytesColumn, v: &[u8], to: DataType) {
             out.data.extend_from_slice(&v[..cut]);
             let have = char_count(&v[..cut]);
             out.data
-                .extend(std::iter::repeat(b' ').take(n.saturating_sub(have)));
+                .extend(std::iter::repeat_n(b' ', n.saturating_sub(have)));
             out.offsets.push(out.data.len() as u32);
         }
         // name keeps 63 bytes, "char" one (PostgreSQL cuts bytes, at a character boundary).

@@ -15,7 +15,7 @@ use crate::types::{DataType, Datum, Interval, Numeric, PhysicalType};
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Nulls {
     /// Every row valid.
-    NoNulls,
+    AllValid,
     /// Every row NULL (a NULL constant among strict inputs).
     AllNull,
     /// Bit set = valid.
@@ -34,14 +34,14 @@ impl Nulls {
                     )));
                 }
                 Ok(match &c.validity {
-                    None => Nulls::NoNulls,
+                    None => Nulls::AllValid,
                     Some(b) => Nulls::Mask(b.clone()),
                 })
             }
             Operand::Scalar(d, _) => Ok(if d.is_null() {
                 Nulls::AllNull
             } else {
-                Nulls::NoNulls
+                Nulls::AllValid
             }),
         }
     }
@@ -51,7 +51,7 @@ impl Nulls {
     }
 
     pub fn of_all(ops: &[Operand], len: usize) -> DbResult<Nulls> {
-        let mut n = Nulls::NoNulls;
+        let mut n = Nulls::AllValid;
         for op in ops {
             n = n.and(Nulls::of(op, len)?);
         }
@@ -62,7 +62,7 @@ impl Nulls {
     pub fn and(self, other: Nulls) -> Nulls {
         match (self, other) {
             (Nulls::AllNull, _) | (_, Nulls::AllNull) => Nulls::AllNull,
-            (Nulls::NoNulls, x) | (x, Nulls::NoNulls) => x,
+            (Nulls::AllValid, x) | (x, Nulls::AllValid) => x,
             (Nulls::Mask(a), Nulls::Mask(b)) => Nulls::Mask(a.and(&b)),
         }
     }
@@ -74,7 +74,7 @@ impl Nulls {
     #[inline]
     pub fn is_valid(&self, i: usize) -> bool {
         match self {
-            Nulls::NoNulls => true,
+            Nulls::AllValid => true,
             Nulls::AllNull => false,
             Nulls::Mask(b) => b.get(i),
         }
@@ -83,7 +83,7 @@ impl Nulls {
     /// The result column's validity bitmap (`None` when no NULLs).
     pub fn into_validity(self, len: usize) -> Option<Bitmap> {
         match self {
-            Nulls::NoNulls => None,
+            Nulls::AllValid => None,
             Nulls::AllNull => Some(Bitmap::new_unset(len)),
             Nulls::Mask(b) => {
                 if b.all_set() {
@@ -337,7 +337,7 @@ pub(crate) fn map2_try<A: Copy, B: Copy, O: Default + Clone>(
 ) -> DbResult<Vec<O>> {
     let mut out = Vec::with_capacity(len);
     match nulls {
-        Nulls::NoNulls => {
+        Nulls::AllValid => {
             if let (Arg::Const(p), Arg::Const(q)) = (a, b) {
                 let v = if len > 0 { f(p, q)? } else { O::default() };
                 return Ok(vec![v; len]);

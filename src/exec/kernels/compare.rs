@@ -269,7 +269,7 @@ mod tests {
             Operand::Column(&a),
             Operand::Scalar(&b, DataType::Bpchar(None)),
             2,
-            Nulls::NoNulls,
+            Nulls::AllValid,
         )
         .unwrap();
         assert_eq!(out.datum(0), Datum::Bool(true));
@@ -282,7 +282,7 @@ mod tests {
             Operand::Column(&t),
             Operand::Scalar(&s, DataType::Text),
             2,
-            Nulls::NoNulls,
+            Nulls::AllValid,
         )
         .unwrap();
         assert_eq!(lt.datum(0), Datum::Bool(true));

@@ -886,7 +886,7 @@ mod tests {
                     args.push(Operand::Scalar(o, DataType::TimestampTz));
                     types.push(DataType::TimestampTz);
                 }
-                let got = time_bucket(&types, &args, times.len(), Nulls::NoNulls, &ctx).unwrap();
+                let got = time_bucket(&types, &args, times.len(), Nulls::AllValid, &ctx).unwrap();
                 for (i, &v) in times.iter().enumerate() {
                     assert_eq!(got.datum(i), Datum::Int64(dt::time_bucket(width, v, origin).unwrap()), "{width:?} {origin:?} {v}");
                 }

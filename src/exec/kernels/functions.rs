@@ -531,32 +531,32 @@ pub(crate) fn eval_function(
             return Ok(prim_column(
                 DataType::Float64,
                 vec![std::f64::consts::PI; len],
-                Nulls::NoNulls,
+                Nulls::AllValid,
             ))
         }
         F::Random => {
             let v: Vec<f64> = (0..len).map(|_| super::math::random_f64()).collect();
-            return Ok(prim_column(DataType::Float64, v, Nulls::NoNulls));
+            return Ok(prim_column(DataType::Float64, v, Nulls::AllValid));
         }
         F::Now => {
             return Ok(prim_column(
                 DataType::TimestampTz,
                 vec![ctx.statement_time_ns; len],
-                Nulls::NoNulls,
+                Nulls::AllValid,
             ))
         }
         F::CurrentDate => {
             return Ok(prim_column(
                 DataType::Date,
                 vec![super::datetime::current_date(ctx)?; len],
-                Nulls::NoNulls,
+                Nulls::AllValid,
             ))
         }
         F::LocalTimestamp => {
             return Ok(prim_column(
                 DataType::Timestamp,
                 vec![super::datetime::local_timestamp(ctx)?; len],
-                Nulls::NoNulls,
+                Nulls::AllValid,
             ))
         }
         F::Cast => return super::cast::cast_column(&ops[0].to_column(len), sig.result, ctx),

@@ -264,7 +264,7 @@ pub(crate) fn like_op(
                 } else {
                     raw
                 };
-                if cache.as_ref().map_or(true, |(k, _)| k.as_slice() != pat) {
+                if cache.as_ref().is_none_or(|(k, _)| k.as_slice() != pat) {
                     cache = Some((pat.to_vec(), LikePattern::compile(pat, bytewise)?));
                 }
                 let v = s.get(i);
@@ -793,7 +793,7 @@ pub(crate) fn regex_op(
             continue;
         }
         let pat = p.get(i);
-        if cache.as_ref().map_or(true, |(k, _)| *k != pat) {
+        if cache.as_ref().is_none_or(|(k, _)| *k != pat) {
             cache = Some((
                 pat,
                 Regex::compile(std::str::from_utf8(pat).unwrap_or(""), icase)?,

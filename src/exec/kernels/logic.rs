@@ -13,13 +13,13 @@ use super::common::{map1, prim, prim_column, Nulls};
 pub(crate) fn and_or(is_and: bool, a: Operand, b: Operand, len: usize) -> DbResult<Column> {
     let (na, nb) = (Nulls::of(&a, len)?, Nulls::of(&b, len)?);
     let (x, y) = (prim::<bool>(a, len)?, prim::<bool>(b, len)?);
-    if matches!((&na, &nb), (Nulls::NoNulls, Nulls::NoNulls)) {
+    if matches!((&na, &nb), (Nulls::AllValid, Nulls::AllValid)) {
         let v = if is_and {
             super::common::map2(x, y, len, |p, q| p & q)
         } else {
             super::common::map2(x, y, len, |p, q| p | q)
         };
-        return Ok(prim_column(DataType::Bool, v, Nulls::NoNulls));
+        return Ok(prim_column(DataType::Bool, v, Nulls::AllValid));
     }
     let mut values = Vec::with_capacity(len);
     let mut validity = Bitmap::new_unset(len);

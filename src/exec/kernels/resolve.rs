@@ -709,7 +709,7 @@ fn with_typmod(ptype: DataType, types: &[DataType]) -> DataType {
     let mut mods = types
         .iter()
         .filter(|&&t| t != DataType::Unknown)
-        .map(|&t| t);
+        .copied();
     let Some(first) = mods.next() else {
         return ptype;
     };
@@ -790,7 +790,7 @@ mod tests {
         let e = resolve_binary(BinaryOp::Eq, Text, Int32).unwrap_err();
         assert_eq!(e.code, "42883");
         assert_eq!(e.message, "operator does not exist: text = integer");
-        assert!(e.hint.unwrap().starts_with("No operator matches"));
+        assert!(e.hint.as_deref().unwrap().starts_with("No operator matches"));
     }
 
     #[test]

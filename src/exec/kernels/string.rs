@@ -610,10 +610,10 @@ pub(crate) fn concat_fn(
     let (sep_nulls, first) = if with_sep {
         match args.first() {
             Some(a) => (Nulls::of(a, len)?, 1),
-            None => (Nulls::NoNulls, 0),
+            None => (Nulls::AllValid, 0),
         }
     } else {
-        (Nulls::NoNulls, 0)
+        (Nulls::AllValid, 0)
     };
     let sep = if with_sep {
         Some(bytes(args[0], len)?)
@@ -721,6 +721,121 @@ pub fn size_pretty(bytes: i64) -> String {
         size >>= 10;
     }
     format!("{} PB", half_rounded(size))
+}
+
+/// One escape character, or none for `''`; 22025 for a longer string.
+fn escape_char(esc: &str) -> DbResult<Option<char>> {
+    let mut chars = esc.chars();
+    match (chars.next(), chars.next()) {
+        (None, _) => Ok(None),
+        (Some(c), None) => Ok(Some(c)),
+        _ => Err(DbError::new(sqlstate::INVALID_ESCAPE_SEQUENCE, "invalid escape string")
+            .with_hint("Escape string must be empty or one character.")),
+    }
+}
+
+/// A LIKE pattern with escape character `esc` rewritten to use `\` (PostgreSQL's like_escape).
+pub(crate) fn like_escape(pattern: &str, esc: &str) -> DbResult<String> {
+    let esc = escape_char(esc)?;
+    if esc == Some('\\') {
+        return Ok(pattern.to_string());
+    }
+    let mut out = String::with_capacity(pattern.len());
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        if Some(c) == esc {
+            match chars.next() {
+                Some(n) => {
+                    out.push('\\');
+                    out.push(n);
+                }
+                None => {
+                    return Err(DbError::new(sqlstate::INVALID_ESCAPE_SEQUENCE, "LIKE pattern must not end with escape character"))
+                }
+            }
+        } else if c == '\\' {
+            out.push_str("\\\\");
+        } else {
+            out.push(c);
+        }
+    }
+    Ok(out)
+}
+
+/// A SIMILAR TO pattern as an anchored regular expression (PostgreSQL's
+/// similar_to_escape): `%` → `.*`, `_` → `.`, the escape character quotes the
+/// next one, and escape-double-quote marks the substring part (a group).
+pub(crate) fn similar_to_regex(pattern: &str, esc: &str) -> DbResult<String> {
+    let esc = escape_char(esc)?;
+    let mut out = String::from("^(?:");
+    let mut quotes = 0;
+    let mut in_class = false;
+    let mut chars = pattern.chars().peekable();
+    while let Some(c) = chars.next() {
+        if Some(c) == esc && !in_class {
+            match chars.next() {
+                Some('"') => {
+                    quotes += 1;
+                    match quotes {
+                        1 => out.push_str(")("),
+                        2 => out.push_str(")(?:"),
+                        _ => {
+                            return Err(DbError::new(
+                                sqlstate::INVALID_ESCAPE_SEQUENCE,
+                                "SQL regular expression may not contain more than two escape-double-quote separators",
+                            ))
+                        }
+                    }
+                }
+                Some(n) => {
+                    if !n.is_alphanumeric() {
+                        out.push('\\');
+                    }
+                    out.push(n);
+                }
+                None => {
+                    return Err(DbError::new(
+                        sqlstate::INVALID_ESCAPE_SEQUENCE,
+                        "SIMILAR TO pattern must not end with escape character",
+                    ))
+                }
+            }
+            continue;
+        }
+        if in_class {
+            if c == ']' {
+                in_class = false;
+            }
+            if c == '\\' {
+                out.push('\\');
+            }
+            out.push(c);
+            continue;
+        }
+        match c {
+            '[' => {
+                in_class = true;
+                out.push('[');
+                if chars.peek() == Some(&'^') {
+                    out.push('^');
+                    chars.next();
+                }
+                if chars.peek() == Some(&']') {
+                    out.push(']');
+                    chars.next();
+                }
+            }
+            '%' => out.push_str(".*"),
+            '_' => out.push('.'),
+            '.' | '^' | '$' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            other => out.push(other),
+        }
+    }
+    out.push_str(")$");
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -946,119 +1061,4 @@ mod tests {
         .unwrap();
         assert_eq!(s(r), "ab  x");
     }
-}
-
-/// One escape character, or none for `''`; 22025 for a longer string.
-fn escape_char(esc: &str) -> DbResult<Option<char>> {
-    let mut chars = esc.chars();
-    match (chars.next(), chars.next()) {
-        (None, _) => Ok(None),
-        (Some(c), None) => Ok(Some(c)),
-        _ => Err(DbError::new(sqlstate::INVALID_ESCAPE_SEQUENCE, "invalid escape string")
-            .with_hint("Escape string must be empty or one character.")),
-    }
-}
-
-/// A LIKE pattern with escape character `esc` rewritten to use `\` (PostgreSQL's like_escape).
-pub(crate) fn like_escape(pattern: &str, esc: &str) -> DbResult<String> {
-    let esc = escape_char(esc)?;
-    if esc == Some('\\') {
-        return Ok(pattern.to_string());
-    }
-    let mut out = String::with_capacity(pattern.len());
-    let mut chars = pattern.chars();
-    while let Some(c) = chars.next() {
-        if Some(c) == esc {
-            match chars.next() {
-                Some(n) => {
-                    out.push('\\');
-                    out.push(n);
-                }
-                None => {
-                    return Err(DbError::new(sqlstate::INVALID_ESCAPE_SEQUENCE, "LIKE pattern must not end with escape character"))
-                }
-            }
-        } else if c == '\\' {
-            out.push_str("\\\\");
-        } else {
-            out.push(c);
-        }
-    }
-    Ok(out)
-}
-
-/// A SIMILAR TO pattern as an anchored regular expression (PostgreSQL's
-/// similar_to_escape): `%` → `.*`, `_` → `.`, the escape character quotes the
-/// next one, and escape-double-quote marks the substring part (a group).
-pub(crate) fn similar_to_regex(pattern: &str, esc: &str) -> DbResult<String> {
-    let esc = escape_char(esc)?;
-    let mut out = String::from("^(?:");
-    let mut quotes = 0;
-    let mut in_class = false;
-    let mut chars = pattern.chars().peekable();
-    while let Some(c) = chars.next() {
-        if Some(c) == esc && !in_class {
-            match chars.next() {
-                Some('"') => {
-                    quotes += 1;
-                    match quotes {
-                        1 => out.push_str(")("),
-                        2 => out.push_str(")(?:"),
-                        _ => {
-                            return Err(DbError::new(
-                                sqlstate::INVALID_ESCAPE_SEQUENCE,
-                                "SQL regular expression may not contain more than two escape-double-quote separators",
-                            ))
-                        }
-                    }
-                }
-                Some(n) => {
-                    if !n.is_alphanumeric() {
-                        out.push('\\');
-                    }
-                    out.push(n);
-                }
-                None => {
-                    return Err(DbError::new(
-                        sqlstate::INVALID_ESCAPE_SEQUENCE,
-                        "SIMILAR TO pattern must not end with escape character",
-                    ))
-                }
-            }
-            continue;
-        }
-        if in_class {
-            if c == ']' {
-                in_class = false;
-            }
-            if c == '\\' {
-                out.push('\\');
-            }
-            out.push(c);
-            continue;
-        }
-        match c {
-            '[' => {
-                in_class = true;
-                out.push('[');
-                if chars.peek() == Some(&'^') {
-                    out.push('^');
-                    chars.next();
-                }
-                if chars.peek() == Some(&']') {
-                    out.push(']');
-                    chars.next();
-                }
-            }
-            '%' => out.push_str(".*"),
-            '_' => out.push('.'),
-            '.' | '^' | '$' | '\\' => {
-                out.push('\\');
-                out.push(c);
-            }
-            other => out.push(other),
-        }
-    }
-    out.push_str(")$");
-    Ok(out)
 }

@@ -1051,7 +1051,7 @@ impl Decoder {
         topic.decode(msg, at, &self.recording, self.blob_threshold)?;
         if let Some((rows, bytes)) = self.batch_limit {
             let full = topic.tables.iter().any(|t| t.rows >= rows)
-                || (topic.tables[0].rows % 64 == 0 && topic.tables.iter().map(|t| t.byte_size()).sum::<usize>() >= bytes);
+                || (topic.tables[0].rows.is_multiple_of(64) && topic.tables.iter().map(|t| t.byte_size()).sum::<usize>() >= bytes);
             if full {
                 self.ready.push(topic.take());
             }

@@ -258,7 +258,7 @@ impl JsonProgram {
                                 col.path.join(".")
                             },
                             offset: 0,
-                            detail: e.message,
+                            detail: e.into_message(),
                         })?;
                     t.bytes[s].push(canonical.as_bytes());
                 }

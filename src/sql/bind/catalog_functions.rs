@@ -50,15 +50,15 @@ impl Binder<'_> {
             ("obj_description", [obj, class]) => {
                 let class = self.class_oid(class)?;
                 let map = self.comments(|(_, c, s)| c == class && s == 0);
-                self.lookup(&[obj.clone()], &[DataType::Oid], map)?
+                self.lookup(std::slice::from_ref(obj), &[DataType::Oid], map)?
             }
             ("obj_description", [obj]) => {
                 let map = self.comments(|(_, _, s)| s == 0);
-                self.lookup(&[obj.clone()], &[DataType::Oid], map)?
+                self.lookup(std::slice::from_ref(obj), &[DataType::Oid], map)?
             }
             ("shobj_description", [obj, _class]) => {
                 let map = self.comments(|(_, c, _)| c == 1262);
-                self.lookup(&[obj.clone()], &[DataType::Oid], map)?
+                self.lookup(std::slice::from_ref(obj), &[DataType::Oid], map)?
             }
             ("col_description", [rel, column]) => {
                 let map: Vec<(Vec<Datum>, String)> = self
@@ -86,7 +86,7 @@ impl Binder<'_> {
                         ));
                     }
                 }
-                self.lookup(&[index.clone()], &[DataType::Oid], map)?
+                self.lookup(std::slice::from_ref(index), &[DataType::Oid], map)?
             }
             // Column 0: the whole definition; column n: that key (or INCLUDE column) alone.
             ("pg_get_indexdef", [index, column, ..]) => {
@@ -130,7 +130,7 @@ impl Binder<'_> {
                 {
                     map.push((vec![Datum::Int64(r.oid as i64)], r.name.clone()));
                 }
-                let found = self.lookup(&[role.clone()], &[DataType::Oid], map)?;
+                let found = self.lookup(std::slice::from_ref(role), &[DataType::Oid], map)?;
                 // PostgreSQL answers "unknown (OID=n)" for a role that does not exist.
                 let role_oid = self.coerce(role.clone(), DataType::Oid, name)?;
                 let role_text = self.cast(role_oid, DataType::Text)?;
@@ -159,7 +159,7 @@ impl Binder<'_> {
             }
             ("pg_get_function_result", [f]) => {
                 let map = self.function_texts(|f| f.returns.name());
-                self.lookup(&[f.clone()], &[DataType::Oid], map)?
+                self.lookup(std::slice::from_ref(f), &[DataType::Oid], map)?
             }
             (
                 "pg_get_function_arguments" | "pg_get_function_identity_arguments",
@@ -175,7 +175,7 @@ impl Binder<'_> {
                         .collect::<Vec<_>>()
                         .join(", ")
                 });
-                self.lookup(&[f.clone()], &[DataType::Oid], map)?
+                self.lookup(std::slice::from_ref(f), &[DataType::Oid], map)?
             }
             // adbin, indpred, … hold the expression's text already.
             ("pg_get_expr", [expr, _rel] | [expr, _rel, _]) => {
@@ -191,7 +191,7 @@ impl Binder<'_> {
                         )
                     })
                     .collect();
-                self.lookup(&[con.clone()], &[DataType::Oid], map)?
+                self.lookup(std::slice::from_ref(con), &[DataType::Oid], map)?
             }
             ("pg_get_viewdef", [view] | [view, _]) => {
                 let map = self
@@ -201,7 +201,7 @@ impl Binder<'_> {
                     .flat_map(|s| s.views.values())
                     .map(|v| (vec![Datum::Int64(v.oid as i64)], format!(" {};", v.query)))
                     .collect();
-                self.lookup(&[view.clone()], &[DataType::Oid], map)?
+                self.lookup(std::slice::from_ref(view), &[DataType::Oid], map)?
             }
             ("pg_relation_is_publishable", [rel]) => {
                 let list = self

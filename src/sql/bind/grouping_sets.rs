@@ -15,9 +15,12 @@ use crate::types::Datum;
 /// Most grouping sets one GROUP BY may expand to (CUBE of 12 keys).
 const MAX_SETS: usize = 4096;
 
+/// GROUP BY's distinct key expressions and its grouping sets as indexes into them.
+pub(super) type GroupingKeys = (Vec<ast::Expr>, Option<Vec<Vec<usize>>>);
+
 /// The distinct key expressions of `group_by`, and when it has grouping
 /// sets, each set as indexes into them (None for a plain GROUP BY).
-pub(super) fn expand(group_by: &[ast::Expr]) -> DbResult<(Vec<ast::Expr>, Option<Vec<Vec<usize>>>)> {
+pub(super) fn expand(group_by: &[ast::Expr]) -> DbResult<GroupingKeys> {
     let has_sets = group_by
         .iter()
         .any(|e| matches!(e, ast::Expr::Rollup(_) | ast::Expr::Cube(_) | ast::Expr::GroupingSets(_)));

@@ -211,7 +211,7 @@ impl Binder<'_> {
         &mut self,
         f: &ast::Function,
         scope: &Scope,
-        mut agg: Option<&mut AggContext>,
+        agg: Option<&mut AggContext>,
     ) -> DbResult<Expr> {
         self.check_select_call_allowed(SelectCall::Window)?;
         let Some(over) = &f.over else {
@@ -234,7 +234,7 @@ impl Binder<'_> {
 
         // Arguments, partition and order keys: no window calls inside them.
         self.set_windows_here(WindowsHere::InWindowCall);
-        let bound = self.bind_window_parts(f, &name, &spec, &arg_asts, star, scope, agg.as_deref_mut());
+        let bound = self.bind_window_parts(f, &name, &spec, &arg_asts, star, scope, agg);
         self.allow_windows(true);
         let (func, args, filter, partition_by, order_by, result_type) = bound?;
         let frame = self.bind_frame(spec.window_frame.as_ref(), &order_by)?;

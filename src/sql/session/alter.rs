@@ -301,7 +301,7 @@ impl Session {
                 .schemas
                 .get_mut(&table.schema)
                 .ok_or_else(|| DbError::internal(format!("schema \"{}\" vanished", table.schema)))?;
-            if !s.tables.get(&table.name).is_some_and(|t| t.oid == table.oid) {
+            if s.tables.get(&table.name).is_none_or(|t| t.oid != table.oid) {
                 return Err(DbError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{}\" does not exist", table.name)));
             }
             s.tables.remove(&temp);

@@ -119,7 +119,7 @@ impl Session {
                     if current.superuser || role.superuser {
                         return Err(denied("must be superuser to alter superuser roles or change superuser attribute".into()));
                     }
-                    if !create_role && !(own && only_password) {
+                    if !(create_role || (own && only_password)) {
                         return Err(denied(format!(
                             "permission denied to alter role \"{name}\""
                         )));

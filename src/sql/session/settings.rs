@@ -300,8 +300,11 @@ const MEMORY_UNITS: &[(&str, f64)] = &[
     ("B", 1.0),
 ];
 
+/// A family of units (name, size in the family's smallest unit).
+type UnitFamily = &'static [(&'static str, f64)];
+
 /// A base unit's family and its size in the family's smallest unit.
-fn base_unit(unit: &str) -> Option<(&'static [(&'static str, f64)], f64, &'static str)> {
+fn base_unit(unit: &str) -> Option<(UnitFamily, f64, &'static str)> {
     Some(match unit {
         "ms" => (TIME_UNITS, 1_000.0, "Valid units for this parameter are \"us\", \"ms\", \"s\", \"min\", \"h\", and \"d\"."),
         "s" => (TIME_UNITS, 1_000_000.0, "Valid units for this parameter are \"us\", \"ms\", \"s\", \"min\", \"h\", and \"d\"."),
@@ -1690,7 +1693,7 @@ mod tests {
     /// Each (setting, value given, value shown) of `cases`.
     fn check_shown(cases: &[(&str, &str, &str)]) {
         for (name, value, want) in cases {
-            let got = set(name, value).map_err(|e| e.message);
+            let got = set(name, value).map_err(|e| e.into_message());
             assert_eq!(got.as_deref(), Ok(*want), "SET {name} = {value}");
         }
     }

@@ -277,6 +277,7 @@ fn sums_block<const W: usize>(bytes: &[u8]) -> ([u64; LANES], [u64; LANES]) {
     }
     impl Sink for Lanes {
         #[inline(always)]
+        #[allow(clippy::needless_range_loop)] // three arrays in lockstep
         fn row(&mut self, vals: &[u64; LANES]) {
             for l in 0..LANES {
                 self.a[l] = self.a[l].wrapping_add(vals[l]);

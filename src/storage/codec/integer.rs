@@ -425,9 +425,12 @@ fn read_delta<'a>(r: &mut Reader<'a>, scheme: Scheme, n: usize) -> Result<(i64, 
     Ok((first, dmin, width, bits, patches))
 }
 
+/// A patched value: (position, step).
+type Patch = (usize, i64);
+
 /// Reads a patched delta + FOR's fields after its width: returns the packed
 /// steps and the patches `(position, step)`, leaving `r` at the end.
-fn read_patches<'a>(r: &mut Reader<'a>, n: usize, width: u32) -> Result<(&'a [u8], Vec<(usize, i64)>), CodecError> {
+fn read_patches<'a>(r: &mut Reader<'a>, n: usize, width: u32) -> Result<(&'a [u8], Vec<Patch>), CodecError> {
     let k = r.u32("exception count")? as usize;
     if k >= n.max(1) {
         return Err(CodecError::new(CODEC, r.pos() - 4, format!("{k} exceptions for {n} values")));
