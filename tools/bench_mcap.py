@@ -14,7 +14,10 @@ durable and queryable), next to:
 and, to show where the 1-shard time goes, Brewric's own reader on 1 thread with
 no server: walking the records only (the crate's work, without copying each
 message), then walking and decoding into column batches that are dropped (their
-memory reused, as a server's is not: it keeps the rows), and the server's CPU
+memory reused, as a server's is not: it keeps the rows), then the same keeping
+every batch (their memory touched for the first time, as a server's rows are;
+camera frames left in the file as the server leaves them), how fast this host
+hands out fresh memory (a 1 GiB mapping touched page by page), and the server's CPU
 during the 1-shard loads by thread group (from /proc: the decoding threads, the
 storage background, the shard, io_uring workers) with its minor page faults —
 the decoding threads' CPU against the load's wall time shows how much of the
@@ -217,6 +220,26 @@ def crate_run(threads, files, runs, mode=None):
     return json.loads(out.strip().splitlines()[-1])
 
 
+FIRST_TOUCH = r"""
+import mmap, sys, time
+n = 1 << 30
+m = mmap.mmap(-1, n)
+t = time.perf_counter()
+for i in range(0, n, 4096):
+    m[i] = 1
+print(n / 1e9 / (time.perf_counter() - t))
+"""
+
+
+def first_touch_gb_per_s():
+    """How fast this host hands a process fresh memory: 1 GiB of a new anonymous
+    mapping written one byte per page (each write a page fault, the page zeroed
+    by the kernel, on a VM perhaps backed by the host only then), median of 3
+    processes. Every row a load keeps is written to such memory once."""
+    runs = [float(subprocess.check_output([sys.executable, "-c", FIRST_TOUCH], text=True)) for _ in range(3)]
+    return statistics.median(runs)
+
+
 PYTHON_DECODER = r'''
 import sys, time, json
 import pandas as pd
@@ -306,7 +329,9 @@ def main():
     # keeps its rows); the load adds storage (memtable, commit, flush).
     parts = {"brewric walk only, 1 thread": "--brewric-walk", "brewric walk + decode, 1 thread": "--brewric-decode",
              "brewric decode, rows kept": "--brewric-decode-keep"}
-    part_secs = {label: crate_run(1, files, args.runs, mode)["seconds"] for label, mode in parts.items()}
+    part_runs = {label: crate_run(1, files, args.runs, mode) for label, mode in parts.items()}
+    part_secs = {label: r["seconds"] for label, r in part_runs.items()}
+    kept_bytes = part_runs["brewric decode, rows kept"]["kept_bytes"]
     py_files = files[:max(1, args.python_files)]
     py_bytes = sum(os.path.getsize(f) for f in py_files)
     py = python_run(py_files)
@@ -343,6 +368,9 @@ def main():
         outside = statistics.median(sum(v for k, v in t.items() if k != "decoding") for t in timelines)
         print(f"  per COPY, median ms of {len(timelines)}: " + ", ".join(f"{k} {v:.2f}" for k, v in phases.items())
               + f"; outside the decoding {outside:.1f} ms a file")
+    touch = first_touch_gb_per_s()
+    print(f"  fresh memory on this host: first touch {touch:.1f} GB/s (page faults, pages zeroed); the decoded rows "
+          f"({kept_bytes / 1e6:.0f} MB kept) cost ~{kept_bytes / 1e9 / touch:.2f} s of the load for it")
     print()
     one = statistics.median(paired["brewric 1 shard"])
     all_ = statistics.median(paired[f"brewric {n} shards"])

@@ -135,7 +135,9 @@ fn read_with_brewric(
     use brewric::ingest::mcap::{Channels, ChunkBuffer, DecodeOptions, Decoder, IndexedFile, ReaderOptions};
     let reader = ReaderOptions::default();
     let indexed = IndexedFile::open(file, &reader).expect("open").expect("a summary");
-    let options = DecodeOptions { recording: "bench".into(), blob_threshold: Some(64 << 10) };
+    // The server's threshold: frames above it stay in the kept recording, not in columns.
+    let threshold = brewric::storage::frames::FRAME_THRESHOLD;
+    let options = DecodeOptions { recording: "bench".into(), blob_threshold: Some(threshold) };
     let channels = Channels::from_indexed(&indexed, options).expect("channels");
     let mut buffer = ChunkBuffer::new();
     let mut decoder = Decoder::new(channels);
