@@ -16,6 +16,8 @@ use crate::sql::plan::*;
 use crate::types::text::parse_text;
 use crate::types::{DataType, Datum};
 
+use arrays::ArraySubscript;
+
 mod arrays;
 mod catalog_functions;
 pub mod sql_function;
@@ -1900,15 +1902,50 @@ impl<'a> Binder<'a> {
                 self.bind_array_constructor(elems)
             }
             A::CompoundFieldAccess { root, access_chain } => {
-                let array = self.bind_expr(root, scope, agg.as_deref_mut())?;
+                // `t.col[i]`, `schema.t.col[i]`: the names before the first
+                // subscript make up the column reference.
+                let names = access_chain
+                    .iter()
+                    .take_while(|a| matches!(a, ast::AccessExpr::Dot(ast::Expr::Identifier(_))))
+                    .count();
+                let array = if names == 0 {
+                    self.bind_expr(root, scope, agg.as_deref_mut())?
+                } else {
+                    let mut ids = match root.as_ref() {
+                        A::Identifier(id) => vec![id.clone()],
+                        A::CompoundIdentifier(ids) => ids.clone(),
+                        other => return Err(DbError::unsupported(format!("field selection from {other}"))),
+                    };
+                    for a in &access_chain[..names] {
+                        if let ast::AccessExpr::Dot(A::Identifier(id)) = a {
+                            ids.push(id.clone());
+                        }
+                    }
+                    self.bind_expr(&A::CompoundIdentifier(ids), scope, agg.as_deref_mut())?
+                };
                 let mut subscripts = Vec::new();
-                for a in access_chain {
-                    match a {
+                for a in &access_chain[names..] {
+                    let bound = match a {
                         ast::AccessExpr::Subscript(ast::Subscript::Index { index }) => {
-                            subscripts.push(self.bind_expr(index, scope, agg.as_deref_mut())?)
+                            ArraySubscript::Index(self.bind_expr(index, scope, agg.as_deref_mut())?)
+                        }
+                        ast::AccessExpr::Subscript(ast::Subscript::Slice {
+                            lower_bound,
+                            upper_bound,
+                            stride: None,
+                        }) => {
+                            let mut bound = |e: &Option<ast::Expr>| {
+                                e.as_ref().map(|e| self.bind_expr(e, scope, agg.as_deref_mut())).transpose()
+                            };
+                            ArraySubscript::Slice(bound(lower_bound)?, bound(upper_bound)?)
+                        }
+                        // PostgreSQL's grammar has no stride (`a[1:9:2]`).
+                        ast::AccessExpr::Subscript(ast::Subscript::Slice { .. }) => {
+                            return Err(DbError::syntax("syntax error at or near \":\""))
                         }
                         other => return Err(DbError::unsupported(format!("this subscript: {other}"))),
-                    }
+                    };
+                    subscripts.push(bound);
                 }
                 self.bind_array_subscript(array, subscripts)
             }
@@ -3421,6 +3458,15 @@ fn figure_colname(e: &ast::Expr) -> (String, u8) {
             _ => (type_output_name(data_type), 1),
         },
         ast::Expr::Nested(inner) => figure_colname(inner),
+        // The last field name (`t.col[1]` is `col`); subscripts alone keep
+        // the subscripted expression's name.
+        ast::Expr::CompoundFieldAccess { root, access_chain } => {
+            let field = access_chain.iter().rev().find_map(|a| match a {
+                ast::AccessExpr::Dot(ast::Expr::Identifier(id)) => Some(ident_name(id)),
+                _ => None,
+            });
+            field.map_or_else(|| figure_colname(root), |n| (n, 2))
+        }
         ast::Expr::Case { else_result, .. } => match else_result.as_deref().map(figure_colname) {
             Some((n, 2)) => (n, 2),
             _ => ("case".into(), 1),
@@ -3806,4 +3852,24 @@ fn rename_columns(
         exprs,
         fields,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::output_name;
+
+    fn name_of(expr: &str) -> String {
+        let dialect = sqlparser::dialect::PostgreSqlDialect {};
+        let parsed = sqlparser::parser::Parser::new(&dialect).try_with_sql(expr).and_then(|mut p| p.parse_expr());
+        output_name(&parsed.expect("an expression"))
+    }
+
+    #[test]
+    fn result_columns_are_named_as_postgresql_names_them() {
+        assert_eq!(name_of("ranges[1]"), "ranges");
+        assert_eq!(name_of("ranges[161:201]"), "ranges");
+        assert_eq!(name_of("s.ranges[2:][1]"), "ranges");
+        assert_eq!(name_of("(ARRAY[1, 2])[1:1]"), "array");
+        assert_eq!(name_of("1 + 2"), "?column?");
+    }
 }

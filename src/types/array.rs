@@ -404,6 +404,15 @@ fn malformed(what: &str) -> DbError {
     DbError::new(sqlstate::INVALID_BINARY_REPRESENTATION, format!("malformed array: {what}"))
 }
 
+/// A packed array of `dims` whose elements are `body` (count × width bytes,
+/// each little-endian, as [`ArrayHeader::packed_body`] reads them).
+pub fn packed_from_body(dims: &[usize], elem: ArrayElem, body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(12 + 8 * dims.len() + body.len());
+    write_header(&mut out, dims, FLAG_PACKED, elem);
+    out.extend_from_slice(body);
+    out
+}
+
 impl ArrayValue {
     /// A one-dimensional array of `elems`.
     pub fn of(elems: Vec<Datum>) -> ArrayValue {

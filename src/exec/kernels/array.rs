@@ -10,7 +10,7 @@
 use crate::error::{sqlstate, DbError, DbResult};
 use crate::exec::vector::{Column, ColumnData};
 use crate::exec::{EvalContext, Operand};
-use crate::types::array::{ArrayElem, ArrayHeader, ArrayValue, MAX_DIMS};
+use crate::types::array::{packed_from_body, ArrayElem, ArrayHeader, ArrayValue, MAX_DIMS};
 use crate::types::{DataType, Datum};
 
 use super::ScalarFunction as F;
@@ -117,6 +117,86 @@ pub(crate) fn subscript(result: DataType, arg_types: &[DataType], args: &[Operan
         out.push(value);
     }
     Ok(Column::from_datums(result, &out))
+}
+
+/// `a[lo:hi]…` (PostgreSQL's array_get_slice): per dimension, the elements
+/// from `lo` (omitted or below 1: the first) to `hi` (omitted or past the
+/// end: the last), dimensions beyond the subscripts whole; an empty array
+/// when a range is empty or there are more subscripts than dimensions, NULL
+/// when a bound is NULL. The slice's lower bounds are 1. A packed array's
+/// elements are copied as bytes, undecoded.
+pub(crate) fn slice(result: DataType, args: &[Operand], len: usize) -> DbResult<Column> {
+    let elem = elem_of(result)?;
+    let cols: Vec<_> = args.iter().map(|a| a.to_column(len)).collect();
+    let (Some(count), Some(given)) = (cols[1].datum(0).as_i64(), cols[2].datum(0).as_i64()) else {
+        return Err(DbError::internal("array slice without its shape"));
+    };
+    let count = (count as usize).min(MAX_DIMS);
+    let empty = ArrayValue::default().encode(elem);
+    let mut out = Vec::with_capacity(len);
+    'rows: for i in 0..len {
+        let Some(bytes) = held_bytes(&cols[0], i) else {
+            out.push(Datum::Null);
+            continue;
+        };
+        // Each subscript's (lower, upper), None where omitted.
+        let mut bounds = [(None, None); MAX_DIMS];
+        let mut next = 3;
+        for (k, (lower, upper)) in bounds.iter_mut().enumerate().take(count) {
+            for (bit, slot) in [(2 * k, lower), (2 * k + 1, upper)] {
+                if given >> bit & 1 == 1 {
+                    let Some(x) = cols.get(next).and_then(|c| c.datum(i).as_i64()) else {
+                        out.push(Datum::Null);
+                        continue 'rows;
+                    };
+                    *slot = Some(x);
+                    next += 1;
+                }
+            }
+        }
+        let header = ArrayHeader::read(bytes)?;
+        let dims = header.dims();
+        if dims.is_empty() || dims.len() < count {
+            out.push(Datum::Bytes(empty.clone()));
+            continue;
+        }
+        let mut ranges = [(0usize, 0usize); MAX_DIMS];
+        for (k, &d) in dims.iter().enumerate() {
+            let (lower, upper) = bounds[k];
+            let lo = lower.map_or(1, |x| x.max(1));
+            let hi = upper.map_or(d as i64, |x| x.min(d as i64));
+            if lo > hi {
+                out.push(Datum::Bytes(empty.clone()));
+                continue 'rows;
+            }
+            ranges[k] = (lo as usize - 1, hi as usize);
+        }
+        let ranges = &ranges[..dims.len()];
+        let positions = row_major_positions(dims, ranges);
+        let result_dims: Vec<usize> = ranges.iter().map(|(lo, hi)| hi - lo).collect();
+        if let (Some(body), Some(width)) = (header.packed_body(bytes, elem), elem.packed_width()) {
+            let mut picked = Vec::with_capacity(positions.len() * width);
+            for p in positions {
+                picked.extend_from_slice(&body[p * width..(p + 1) * width]);
+            }
+            out.push(Datum::Bytes(packed_from_body(&result_dims, elem, &picked)));
+        } else {
+            let v = ArrayValue::decode(bytes, elem)?;
+            let elems = positions.into_iter().map(|p| v.elems.get(p).cloned().unwrap_or(Datum::Null)).collect();
+            out.push(Datum::Bytes(ArrayValue { dims: result_dims, elems }.encode(elem)));
+        }
+    }
+    Ok(Column::from_datums(result, &out))
+}
+
+/// Row-major positions of the elements whose index in each dimension `k`
+/// lies in `ranges[k]` (0-based, end exclusive, none empty).
+fn row_major_positions(dims: &[usize], ranges: &[(usize, usize)]) -> Vec<usize> {
+    let mut positions = vec![0usize];
+    for (&d, &(lo, hi)) in dims.iter().zip(ranges) {
+        positions = positions.iter().flat_map(|&p| (lo..hi).map(move |x| p * d + x)).collect();
+    }
+    positions
 }
 
 /// `a[i]…` read from the header and, for a packed array, its one element

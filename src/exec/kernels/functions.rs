@@ -50,6 +50,10 @@ pub enum ScalarFunction {
     RowConstruct,
     /// a[i][j]…: the array, then one integer per subscript.
     ArraySubscript,
+    /// a[lo:hi]…: the array, the number of subscripts, a mask of the bounds
+    /// given (bit 2k: the k-th subscript's lower bound, 2k+1: its upper),
+    /// then those bounds.
+    ArraySlice,
     ArrayLength,
     ArrayLower,
     ArrayUpper,
@@ -509,6 +513,7 @@ pub(crate) fn eval_function(
             return Ok(Column::from_datums(DataType::Record, &rows));
         }
         F::ArraySubscript => return super::array::subscript(sig.result, types, &ops, len),
+        F::ArraySlice => return super::array::slice(sig.result, &ops, len),
         F::ArrayCat => return super::array::concat(sig.result, types, &ops, len),
         F::StringToArray => return super::array::string_to_array(&ops, len),
         F::ArrayLength | F::ArrayLower | F::ArrayUpper | F::ArrayNdims | F::Cardinality | F::ArrayToString => {

@@ -10,10 +10,17 @@ use std::sync::Arc;
 use crate::error::{sqlstate, DbError, DbResult};
 use crate::exec::kernels::{self, FunctionSignature, ScalarFunction};
 use crate::sql::plan::*;
-use crate::types::array::ArrayElem;
-use crate::types::DataType;
+use crate::types::array::{ArrayElem, MAX_DIMS};
+use crate::types::{DataType, Datum};
 
 use super::Binder;
+
+/// One `[…]` of a subscripted expression, bound.
+pub(super) enum ArraySubscript {
+    Index(Expr),
+    /// `[lower:upper]`, a bound omitted when `None`.
+    Slice(Option<Expr>, Option<Expr>),
+}
 
 fn call(func: ScalarFunction, args: Vec<Expr>, result: DataType) -> Expr {
     let sig = FunctionSignature {
@@ -59,19 +66,65 @@ impl Binder<'_> {
         Ok(call(ScalarFunction::RowConstruct, fields, DataType::Record))
     }
 
-    /// `a[i][j]…` with integer subscripts.
-    pub(super) fn bind_array_subscript(&mut self, array: Expr, subscripts: Vec<Expr>) -> DbResult<Expr> {
-        let DataType::Array(e) = array.data_type() else {
+    /// `a[i][j]…`: an element; or, when some subscript is a slice
+    /// (`a[lo:hi]`, either bound omitted), a slice, every subscript then
+    /// a slice (`[i]` standing for `[1:i]`, as in PostgreSQL).
+    pub(super) fn bind_array_subscript(&mut self, array: Expr, subscripts: Vec<ArraySubscript>) -> DbResult<Expr> {
+        let array_type = array.data_type();
+        let DataType::Array(e) = array_type else {
             return Err(DbError::new(
                 sqlstate::DATATYPE_MISMATCH,
-                format!("cannot subscript type {} because it does not support subscripting", array.data_type().name()),
+                format!("cannot subscript type {} because it does not support subscripting", array_type.name()),
             ));
         };
-        let mut args = vec![array];
-        for s in subscripts {
-            args.push(self.coerce(s, DataType::Int32, "array subscript")?);
+        if subscripts.len() > MAX_DIMS {
+            return Err(DbError::new(
+                sqlstate::PROGRAM_LIMIT_EXCEEDED,
+                format!("number of array dimensions ({}) exceeds the maximum allowed ({MAX_DIMS})", subscripts.len()),
+            ));
         }
-        Ok(call(ScalarFunction::ArraySubscript, args, e.data_type()))
+        let mut args = vec![array];
+        if subscripts.iter().all(|s| matches!(s, ArraySubscript::Index(_))) {
+            for s in subscripts {
+                if let ArraySubscript::Index(i) = s {
+                    args.push(self.coerce_subscript(i)?);
+                }
+            }
+            return Ok(call(ScalarFunction::ArraySubscript, args, e.data_type()));
+        }
+        // How many subscripts, which bounds are given, then those bounds.
+        let count = subscripts.len() as i64;
+        let mut given = 0i64;
+        let mut bounds = Vec::new();
+        for (k, s) in subscripts.into_iter().enumerate() {
+            let (lower, upper) = match s {
+                ArraySubscript::Index(i) => (None, Some(i)),
+                ArraySubscript::Slice(lower, upper) => (lower, upper),
+            };
+            for (bit, b) in [(2 * k, lower), (2 * k + 1, upper)] {
+                if let Some(b) = b {
+                    given |= 1 << bit;
+                    bounds.push(self.coerce_subscript(b)?);
+                }
+            }
+        }
+        args.push(Expr::Literal(Datum::Int64(count), DataType::Int64));
+        args.push(Expr::Literal(Datum::Int64(given), DataType::Int64));
+        args.extend(bounds);
+        Ok(call(ScalarFunction::ArraySlice, args, array_type))
+    }
+
+    /// A subscript as an integer, by assignment rules as PostgreSQL's
+    /// (`a[1.7]` is `a[2]`; bigint out of range fails when evaluated).
+    fn coerce_subscript(&mut self, e: Expr) -> DbResult<Expr> {
+        let from = e.data_type();
+        if from == DataType::Int32 || matches!(e, Expr::Param(_, DataType::Unknown) | Expr::Literal(_, DataType::Unknown)) {
+            return self.coerce(e, DataType::Int32, "array subscript");
+        }
+        if kernels::can_coerce(from, DataType::Int32, true) {
+            return Ok(Expr::Cast { expr: Box::new(e), to: DataType::Int32 });
+        }
+        Err(DbError::new(sqlstate::DATATYPE_MISMATCH, "array subscript must have type integer"))
     }
 
     /// `l || r` where one side is an array: arrays joined, or an element appended/prepended.
