@@ -457,8 +457,9 @@ mod tests {
     #[test]
     fn packed_slices_equal_decoded_ones() {
         let (t, col) = arrays();
-        // (subscripts as (lower, upper), None where omitted; the 2×3 grid's slice)
-        let cases: [(&[(Option<i64>, Option<i64>)], &str); 6] = [
+        // Subscripts as (lower, upper), None where omitted, and the 2×3 grid's slice.
+        type Bounds = (Option<i64>, Option<i64>);
+        let cases: [(&[Bounds], &str); 6] = [
             (&[(Some(2), Some(3))], "{{4,5,6}}"),
             (&[(None, None)], "{{1,2,3},{4,5,6}}"),
             (&[(None, Some(1)), (Some(2), None)], "{{2,3}}"),
