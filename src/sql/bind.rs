@@ -1943,7 +1943,17 @@ impl<'a> Binder<'a> {
                         ast::AccessExpr::Subscript(ast::Subscript::Slice { .. }) => {
                             return Err(DbError::syntax("syntax error at or near \":\""))
                         }
-                        other => return Err(DbError::unsupported(format!("this subscript: {other}"))),
+                        // `a[1].x`: no element or slice is a composite.
+                        ast::AccessExpr::Dot(field) => {
+                            let subscripted = self.bind_array_subscript(array, subscripts)?;
+                            return Err(DbError::new(
+                                sqlstate::WRONG_OBJECT_TYPE,
+                                format!(
+                                    "column notation .{field} applied to type {}, which is not a composite type",
+                                    subscripted.data_type().name()
+                                ),
+                            ));
+                        }
                     };
                     subscripts.push(bound);
                 }
