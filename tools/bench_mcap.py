@@ -221,7 +221,7 @@ def crate_run(threads, files, runs, mode=None):
 
 
 FIRST_TOUCH = r"""
-import mmap, sys, time
+import mmap, time
 n = 1 << 30
 m = mmap.mmap(-1, n)
 t = time.perf_counter()

@@ -3867,11 +3867,10 @@ fn rename_columns(
 #[cfg(test)]
 mod tests {
     use super::output_name;
+    use super::sql_function::parse_expr;
 
     fn name_of(expr: &str) -> String {
-        let dialect = sqlparser::dialect::PostgreSqlDialect {};
-        let parsed = sqlparser::parser::Parser::new(&dialect).try_with_sql(expr).and_then(|mut p| p.parse_expr());
-        output_name(&parsed.expect("an expression"))
+        output_name(&parse_expr(expr).expect("an expression"))
     }
 
     #[test]

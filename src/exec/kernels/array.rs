@@ -13,6 +13,7 @@ use crate::exec::{EvalContext, Operand};
 use crate::types::array::{packed_from_body, ArrayElem, ArrayHeader, ArrayValue, MAX_DIMS};
 use crate::types::{DataType, Datum};
 
+use super::common::prim;
 use super::ScalarFunction as F;
 
 fn elem_of(t: DataType) -> DbResult<ArrayElem> {
@@ -130,25 +131,28 @@ pub(crate) fn slice(result: DataType, args: &[Operand], len: usize) -> DbResult<
     if len == 0 {
         return Ok(Column::from_datums(result, &[]));
     }
-    let cols: Vec<_> = args.iter().map(|a| a.to_column(len)).collect();
-    let (Some(count), Some(given)) = (cols[1].datum(0).as_i64(), cols[2].datum(0).as_i64()) else {
+    let [array, count, given, bound_args @ ..] = args else {
         return Err(DbError::internal("array slice without its shape"));
     };
-    let count = (count as usize).min(MAX_DIMS);
+    // The shape is the binder's constants: one value for every row.
+    let count = (prim::<i64>(*count, len)?.get(0) as usize).min(MAX_DIMS);
+    let given = prim::<i64>(*given, len)?.get(0);
+    let array = array.to_column(len);
+    let bound_cols: Vec<_> = bound_args.iter().map(|a| a.to_column(len)).collect();
     let empty = ArrayValue::default().encode(elem);
     let mut out = Vec::with_capacity(len);
     'rows: for i in 0..len {
-        let Some(bytes) = held_bytes(&cols[0], i) else {
+        let Some(bytes) = held_bytes(&array, i) else {
             out.push(Datum::Null);
             continue;
         };
         // Each subscript's (lower, upper), None where omitted.
         let mut bounds = [(None, None); MAX_DIMS];
-        let mut next = 3;
+        let mut next = 0;
         for (k, (lower, upper)) in bounds.iter_mut().enumerate().take(count) {
             for (bit, slot) in [(2 * k, lower), (2 * k + 1, upper)] {
                 if given >> bit & 1 == 1 {
-                    let Some(x) = cols.get(next).and_then(|c| c.datum(i).as_i64()) else {
+                    let Some(x) = bound_cols.get(next).and_then(|c| c.datum(i).as_i64()) else {
                         out.push(Datum::Null);
                         continue 'rows;
                     };
