@@ -512,3 +512,76 @@ async fn a_table_created_as_a_checkpoint_starts_loses_no_row() {
     let n: i64 = client.query_one("SELECT count(*) FROM fresh", &[]).await.unwrap().get(0);
     assert_eq!(n, 3, "every acknowledged row after the restart");
 }
+
+/// Per table, (count(*), sum(v)).
+async fn counts_and_sums(client: &Client, tables: &[&str]) -> Vec<(i64, f64)> {
+    let mut out = Vec::new();
+    for t in tables {
+        let row = client.query_one(&format!("SELECT count(*), sum(v) FROM {t}"), &[]).await.unwrap();
+        out.push((row.get::<_, i64>(0), row.get::<_, f64>(1)));
+    }
+    out
+}
+
+/// A shard flushes several tables at once (their encodings run side by side
+/// on the background pool, each written as the ones before it are): when
+/// the second table's segment fails to be written, the checkpoint fails,
+/// the table written before it stays flushed, that table and the ones after
+/// it go back to memory with every row, and the next checkpoint writes them.
+/// A restart finds each row once (the failed write's file is an orphan).
+#[tokio::test]
+async fn a_failed_segment_write_in_a_checkpoint_of_many_tables_loses_and_duplicates_nothing() {
+    let dir = std::env::temp_dir().join(format!("brewric-ckpt-write-fails-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let server = common::start_configured(dir, 1, &[], &[("BREWRIC_FAILPOINT_ERROR", "segment-write-fails:2")]);
+    if server.is_external() {
+        return;
+    }
+    let client = server.connect(common::DEFAULT_DB).await;
+    let tables = ["t0", "t1", "t2", "t3", "t4"];
+    for (k, t) in tables.iter().enumerate() {
+        client
+            .batch_execute(&format!(
+                "CREATE TABLE {t} (time timestamptz, host integer, v double precision);
+                 INSERT INTO {t} SELECT '2016-01-01 00:00:00+00'::timestamptz + interval '1 second' * i, i % 5, i * {k}
+                 FROM generate_series(1, {}) AS i",
+                1000 * (k + 1)
+            ))
+            .await
+            .unwrap();
+    }
+    let written: Vec<(i64, f64)> = (0..tables.len())
+        .map(|k| {
+            let n = 1000 * (k as i64 + 1);
+            (n, (k as i64 * n * (n + 1) / 2) as f64)
+        })
+        .collect();
+    let err = client.batch_execute("CHECKPOINT").await.expect_err("the second segment write fails");
+    let db = err.as_db_error().expect("a database error");
+    assert!(db.message().contains("segment-write-fails"), "{}", db.message());
+    // Files are `shard-000/<table oid>-<segment id>.seg`: the first table's segment,
+    // and the file of the failed write.
+    let table_of = |files: &[String]| -> Vec<String> {
+        files.iter().map(|f| f.split(['/', '-']).nth(2).unwrap_or_default().to_string()).collect()
+    };
+    let after_failure = table_of(&segment_files(server.data_dir().unwrap()));
+    assert_eq!(after_failure.len(), 2, "{after_failure:?}");
+    assert_ne!(after_failure[0], after_failure[1], "{after_failure:?}");
+    assert_eq!(counts_and_sums(&client, &tables).await, written, "after the failed checkpoint");
+    client.batch_execute("CHECKPOINT").await.unwrap();
+    assert_eq!(counts_and_sums(&client, &tables).await, written, "after the checkpoint that wrote them");
+    // Every table has its segment now (the second one twice, counting the orphan).
+    let mut after_retry = table_of(&segment_files(server.data_dir().unwrap()));
+    assert_eq!(after_retry.len(), tables.len() + 1, "{after_retry:?}");
+    after_retry.dedup();
+    assert_eq!(after_retry.len(), tables.len(), "{after_retry:?}");
+    let dir = server.kill9();
+    let server = common::start_configured(dir, 1, &[], &[]);
+    let client = server.connect(common::DEFAULT_DB).await;
+    assert_eq!(counts_and_sums(&client, &tables).await, written, "after a restart");
+    // The start removed the orphan.
+    let mut after_restart = table_of(&segment_files(server.data_dir().unwrap()));
+    assert_eq!(after_restart.len(), tables.len(), "{after_restart:?}");
+    after_restart.dedup();
+    assert_eq!(after_restart.len(), tables.len(), "{after_restart:?}");
+}

@@ -35,11 +35,17 @@ the crate's read on as many threads, so that a ratio pairs two runs made in the
 same phase of a noisy host: the ratios are the medians of the paired ratios,
 the MB/s the medians of each system's runs.
 
+--sustained LOADS instead loads the fleet LOADS times in a row into one server
+whose memtables may hold --memtable-limit-mb MiB (1024): once they are full,
+writes wait for the flush, so this measures ingest that outruns the flush —
+each load's time, and the time until every row is in segment files.
+
 Targets (issue 8): 1 shard >= 1.0x the crate on 1 thread; N shards >= 0.9x the
 crate on N threads; >= 150x the Python decoder.
 
 Usage: python3 tools/bench_mcap.py [--fleet DIR] [--robots 24] [--seconds 375]
        [--runs 3] [--python-files 1] [--shards N] [--brewricd target/release/brewricd]
+       [--sustained LOADS [--memtable-limit-mb 1024]]
 """
 
 import argparse
@@ -80,10 +86,10 @@ def ensure_fleet(args):
 class Server:
     """A brewricd on fresh data."""
 
-    def __init__(self, binary, shards):
+    def __init__(self, binary, shards, extra_args=()):
         self.dir = tempfile.mkdtemp(prefix="brewric-mcap-bench-")
         cmd = [binary, "--listen", "127.0.0.1:0", "--http", "off", "--ilp", "off",
-               "--shards", str(shards), "--data-dir", os.path.join(self.dir, "data")]
+               "--shards", str(shards), "--data-dir", os.path.join(self.dir, "data"), *extra_args]
         self.log = open(os.path.join(self.dir, "brewricd.log"), "w")
         # Each COPY's timeline (setup, decoding, commit) goes to the log.
         env = dict(os.environ, BREWRIC_MCAP_TIMELINE="1")
@@ -179,6 +185,31 @@ def warm_page_cache(files):
 WARM = ", warm server"
 
 
+def load_fleet(server, schema, files, connections):
+    """COPYs every file into `schema`, the files shared out over `connections`
+    psql connections (each COPYing its share one after another); the seconds
+    from the first COPY sent until the last one returned."""
+    parts = [files[i::connections] for i in range(connections)]
+    errors = []
+
+    def load(part):
+        try:
+            server.psql(*[f"COPY {schema} FROM '{f}' WITH (FORMAT mcap)" for f in part])
+        except RuntimeError as e:
+            errors.append(str(e))
+
+    threads = [threading.Thread(target=load, args=(p,)) for p in parts if p]
+    start = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    secs = time.perf_counter() - start
+    if errors:
+        raise RuntimeError(errors[0])
+    return secs
+
+
 def brewric_run(binary, shards, connections, files, messages):
     """Seconds from the first COPY to the last one's return, checked by the row counts,
     the server's resident memory (MB) once the load returned, and where its CPU
@@ -188,25 +219,7 @@ def brewric_run(binary, shards, connections, files, messages):
     server = Server(binary, shards)
     try:
         def timed_load(schema):
-            parts = [files[i::connections] for i in range(connections)]
-            errors = []
-
-            def load(part):
-                try:
-                    server.psql(*[f"COPY {schema} FROM '{f}' WITH (FORMAT mcap)" for f in part])
-                except RuntimeError as e:
-                    errors.append(str(e))
-
-            threads = [threading.Thread(target=load, args=(p,)) for p in parts if p]
-            start = time.perf_counter()
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-            secs = time.perf_counter() - start
-            if errors:
-                raise RuntimeError(errors[0])
-            return secs
+            return load_fleet(server, schema, files, connections)
 
         def check(schema):
             stored = int(server.psql(f"SELECT sum(message_count) FROM {schema}.recordings"))
@@ -227,6 +240,46 @@ def brewric_run(binary, shards, connections, files, messages):
         return secs, rss_mb, cpu, warm_secs
     finally:
         server.stop()
+
+
+def sustained_run(binary, shards, files, messages, loads, limit_mb):
+    """The fleet loaded `loads` times in a row into one server whose memtables
+    may hold `limit_mb` MiB (past it, writes wait for the flush), each load
+    into its own schema, 1 connection per shard; then a CHECKPOINT. Returns
+    each load's seconds and the seconds from the first COPY until every row
+    is in segment files."""
+    server = Server(binary, shards, ["--memtable-limit-mb", str(limit_mb)])
+    try:
+        start = time.perf_counter()
+        each = []
+        for k in range(loads):
+            each.append(load_fleet(server, f"fleet{k}", files, shards))
+            print(f"  load {k + 1}: {each[-1]:.2f} s", flush=True)
+        server.psql("CHECKPOINT")
+        until_flushed = time.perf_counter() - start
+        for k in range(loads):
+            stored = int(server.psql(f"SELECT sum(message_count) FROM fleet{k}.recordings"))
+            if stored != messages:
+                raise RuntimeError(f"fleet{k}: stored {stored} messages of {messages}")
+        return each, until_flushed
+    finally:
+        server.stop()
+
+
+def sustained(args, files, total_bytes, messages):
+    """--sustained: ingest bounded by the flush rather than the decoding."""
+    for shards in (1, args.shards):
+        print(f"brewric {shards} shard{'s' if shards > 1 else ''}, the fleet loaded {args.sustained} times, "
+              f"--memtable-limit-mb {args.memtable_limit_mb}:", flush=True)
+        warm_page_cache(files)
+        each, until_flushed = sustained_run(args.brewricd, shards, files, messages, args.sustained, args.memtable_limit_mb)
+        mb = total_bytes * len(each) / 1e6
+        print(f"  until queryable (sum of loads) {sum(each):.2f} s: {mb / sum(each):.1f} MB/s; "
+              f"until all in segment files {until_flushed:.2f} s: {mb / until_flushed:.1f} MB/s; "
+              f"last load alone {total_bytes / each[-1] / 1e6:.1f} MB/s", flush=True)
+    print()
+    for k, v in spine.environment().items():
+        print(f"{k}: {v}")
 
 
 def crate_run(threads, files, runs, mode=None):
@@ -311,6 +364,10 @@ def main():
     ap.add_argument("--python-files", type=int, default=1)
     ap.add_argument("--shards", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--brewricd", default=os.path.join(ROOT, "target", "release", "brewricd"))
+    ap.add_argument("--sustained", type=int, default=0, metavar="LOADS",
+                    help="instead: load the fleet LOADS times into one server with a small memtable limit "
+                         "(ingest that outruns the flush), on 1 and N shards")
+    ap.add_argument("--memtable-limit-mb", type=int, default=1024)
     args = ap.parse_args()
     if not os.path.exists(args.brewricd):
         subprocess.check_call(["cargo", "build", "--release", "--bin", "brewricd"], cwd=ROOT)
@@ -320,6 +377,8 @@ def main():
     messages = truth["totals"]["message_count"]
     n = args.shards
     print(f"fleet: {len(files)} files, {total_bytes / 1e6:.1f} MB, {messages:,} messages", flush=True)
+    if args.sustained:
+        return sustained(args, files, total_bytes, messages)
 
     # Rounds alternate each Brewric load with the crate's read on as many
     # threads, so that each ratio pairs runs made in the same phase of a

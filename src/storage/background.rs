@@ -49,8 +49,7 @@ fn pool() -> Result<&'static Pool, BackgroundError> {
     // As many threads as the process has cores (checkpoints flush every
     // shard at once), free to run on any of them: the first caller is a
     // shard thread, pinned to its core, whose pinning a thread inherits.
-    let threads = crate::runtime::shard::process_core_count();
-    for i in 0..threads {
+    for i in 0..threads() {
         let rx = rx.clone();
         std::thread::Builder::new()
             .name(format!("storage-bg-{i}"))
@@ -86,6 +85,11 @@ fn lower_priority() {
 
 #[cfg(not(target_os = "linux"))]
 fn lower_priority() {}
+
+/// How many jobs the pool runs at once (one thread per core).
+pub fn threads() -> usize {
+    crate::runtime::shard::process_core_count()
+}
 
 /// Runs `job` on a background thread and waits for its result without
 /// blocking the caller's runtime. A panic in the job is `Panicked`.

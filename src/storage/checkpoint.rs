@@ -32,7 +32,8 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
-use std::sync::{Mutex, OnceLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use super::files::{Manifest, ShardCheckpoint};
@@ -40,6 +41,7 @@ use super::flush::{declared_series_key, encode_frozen, write_segments};
 use crate::error::{DbError, DbResult};
 use crate::server::Server;
 use crate::wal::io_error;
+use futures::StreamExt;
 
 /// The server-wide state of checkpoints.
 #[derive(Default)]
@@ -239,44 +241,55 @@ pub async fn checkpoint(server: &Server) -> DbResult<CheckpointStats> {
         flushes.push(shard.run_local(move |ctx| async move {
             let mut stats = CheckpointStats::default();
             let mut failure = None;
+            let (dir, cache_budget, ids) = {
+                let s = ctx.storage.borrow();
+                (s.dir, s.cache.limit() / 2, Arc::new(AtomicU64::new(s.next_segment)))
+            };
+            // Sorting and encoding is CPU work: off the shard thread, so
+            // queries and writes on this shard go on meanwhile, and at lower
+            // priority, as the rows are durable and queryable already. As
+            // many tables are encoded at once as the background pool has
+            // threads, and each is written (through this shard's ring) while
+            // the next ones encode: a shard flushing many tables (an MCAP
+            // fleet's topics) uses every core, not one.
+            let encodings = tables.iter().map(|t| {
+                let encode = catalog.table_by_oid(t.table).cloned().map(|def| {
+                    let (job, ids) = (t.clone(), ids.clone());
+                    let declared = declared_series_key(&def, &catalog.indexes_on(&def));
+                    move || encode_frozen(&def, declared, &job, dir, &ids, cache_budget)
+                });
+                async move {
+                    match encode {
+                        Some(encode) => Some(super::background::run(encode).await),
+                        None => None,
+                    }
+                }
+            });
+            let mut encoded = futures::stream::iter(encodings).buffered(super::background::threads());
             for t in &tables {
-                let def = catalog.table_by_oid(t.table).cloned();
-                let written = match (&failure, def) {
-                    (Some(_), _) | (None, None) => None,
-                    (None, Some(def)) => {
-                        let (dir, mut next, cache_budget) = {
-                            let s = ctx.storage.borrow();
-                            (s.dir, s.next_segment, s.cache.limit() / 2)
-                        };
-                        // Sorting and encoding is CPU work: off the shard thread,
-                        // so queries and writes on this shard go on meanwhile,
-                        // and at lower priority, as the rows are durable and
-                        // queryable already.
-                        let job = t.clone();
-                        let declared = declared_series_key(&def, &catalog.indexes_on(&def));
-                        let encoded = super::background::run(move || {
-                            let encoded = encode_frozen(&def, declared, &job, dir, &mut next, cache_budget);
-                            (encoded, next)
-                        })
-                        .await;
-                        let written = match encoded {
-                            Ok((encoded, next)) => {
-                                ctx.storage.borrow_mut().next_segment = next;
-                                stats.rows += t.rows.row_count() as u64;
-                                write_segments(ctx.storage_io(), &data_dir, dir, t.table, encoded)
-                                    .await
-                            }
-                            Err(e) => Err(std::io::Error::other(format!(
-                                "segment encoding failed: {e}"
-                            ))),
-                        };
-                        match written {
+                // After a failure nothing more is written: the remaining
+                // tables go back to the memtables below.
+                let encoding = match failure {
+                    Some(_) => None,
+                    None => encoded.next().await.flatten(),
+                };
+                let written = match encoding {
+                    // The table was dropped (or an earlier one failed).
+                    None => None,
+                    Some(Ok(segments)) => {
+                        stats.rows += t.rows.row_count() as u64;
+                        match write_segments(ctx.storage_io(), &data_dir, dir, t.table, segments).await {
                             Ok(segs) => Some(segs),
                             Err(e) => {
                                 failure = Some(io_error("write a segment file", &e));
                                 None
                             }
                         }
+                    }
+                    Some(Err(e)) => {
+                        let e = std::io::Error::other(format!("segment encoding failed: {e}"));
+                        failure = Some(io_error("write a segment file", &e));
+                        None
                     }
                 };
                 let mut storage = ctx.storage.borrow_mut();
@@ -300,6 +313,8 @@ pub async fn checkpoint(server: &Server) -> DbResult<CheckpointStats> {
                     }
                 }
             }
+            drop(encoded);
+            ctx.storage.borrow_mut().next_segment = ids.load(Ordering::Relaxed);
             match failure {
                 Some(e) => Err(e),
                 None => Ok(stats),

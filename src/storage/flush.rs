@@ -13,6 +13,7 @@
 use std::borrow::Cow;
 use std::fs::OpenOptions;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::files::{segment_file_name, segments_dir, SegmentFile};
@@ -94,17 +95,21 @@ fn cache_forms(bytes: &[u8], footer: &super::segment::Footer, budget: usize) -> 
     out
 }
 
-/// Sorts, partitions and encodes `frozen` (pure CPU work; ids from `next_id`),
-/// with the blocks' cache forms for segments of at most `cache_budget` bytes.
+/// Sorts, partitions and encodes `frozen` (pure CPU work), with the blocks'
+/// cache forms for segments of at most `cache_budget` bytes. Segment ids are
+/// taken from `ids`, a counter that the tables a checkpoint encodes at once
+/// share: each id is unique on the shard, and a table's segments get
+/// increasing ones.
 pub fn encode_frozen(
     def: &TableDef,
     declared_series: Option<usize>,
     frozen: &FrozenTable,
     shard_dir: u32,
-    next_id: &mut u64,
+    ids: &AtomicU64,
     cache_budget: usize,
 ) -> Vec<EncodedSegment> {
-    encode_blocks(def, declared_series, frozen.table, &frozen.types, &frozen.rows.batches(), shard_dir, next_id, cache_budget)
+    let mut next_id = || ids.fetch_add(1, Ordering::Relaxed);
+    encode_blocks(def, declared_series, frozen.table, &frozen.types, &frozen.rows.batches(), shard_dir, &mut next_id, cache_budget)
 }
 
 /// Sorts, partitions and encodes a table's rows (the merged rows of a
@@ -118,7 +123,12 @@ pub fn encode_rows(
     next_id: &mut u64,
 ) -> Vec<EncodedSegment> {
     let types: Vec<DataType> = all.columns.iter().map(|c| c.data_type).collect();
-    encode_blocks(def, declared_series, table, &types, std::slice::from_ref(&all), shard_dir, next_id, 0)
+    let mut take_id = || {
+        let id = *next_id;
+        *next_id += 1;
+        id
+    };
+    encode_blocks(def, declared_series, table, &types, std::slice::from_ref(&all), shard_dir, &mut take_id, 0)
 }
 
 /// [`encode_rows`] over rows held in blocks (a frozen memtable's). Only the
@@ -133,7 +143,7 @@ fn encode_blocks(
     types: &[DataType],
     blocks: &[Batch],
     shard_dir: u32,
-    next_id: &mut u64,
+    next_id: &mut dyn FnMut() -> u64,
     cache_budget: usize,
 ) -> Vec<EncodedSegment> {
     let len: usize = blocks.iter().map(|b| b.len).sum();
@@ -169,8 +179,7 @@ fn encode_blocks(
         }
     };
     for (perm, series) in parts {
-        let id = *next_id;
-        *next_id += 1;
+        let id = next_id();
         let spec = SegmentSpec {
             table,
             shard: shard_dir,
@@ -350,6 +359,9 @@ pub async fn write_segments(
             }
         }
         crate::failpoint::hit("flush-after-segment-write");
+        if crate::failpoint::error("segment-write-fails", || true) {
+            return Err(std::io::Error::other("injected by failpoint segment-write-fails"));
+        }
         io.fsync(file.clone()).await?;
         out.push((
             Rc::new(SegmentFile::from_written(path, shard_dir, file, seg.footer, len, table, seg.id)),
@@ -792,10 +804,11 @@ mod tests {
             Column::from_datums(types[1], &h),
         ]);
         let (def, frozen) = cpu_table(None, batch);
-        let mut next = 5;
-        let segs = encode_frozen(&def, None, &frozen, 0, &mut next, usize::MAX);
+        let ids = AtomicU64::new(5);
+        let segs = encode_frozen(&def, None, &frozen, 0, &ids, usize::MAX);
         assert_eq!(segs.len(), 2, "two days, two partitions");
-        assert_eq!(next, 7);
+        assert_eq!(ids.load(Ordering::Relaxed), 7);
+        assert_eq!((segs[0].id, segs[1].id), (5, 6));
         assert_eq!(segs[0].footer.rows, 300);
         assert_eq!(segs[0].footer.series_columns, vec![1]);
         assert_eq!(segs[0].footer.series.len(), 3);
@@ -818,8 +831,10 @@ mod tests {
             }
         }
         // a segment larger than the cache's budget makes none, nor does a compaction's output
-        assert!(encode_frozen(&def, None, &frozen, 0, &mut next, 100).iter().all(|s| s.cached.is_empty()));
+        assert!(encode_frozen(&def, None, &frozen, 0, &ids, 100).iter().all(|s| s.cached.is_empty()));
+        let mut next = 9;
         let merged = encode_rows(&def, None, 1, Batch::from_columns(vec![Column::from_datums(types[0], &t), Column::from_datums(types[1], &h)]), 0, &mut next);
+        assert_eq!((merged[0].id, next), (9, 11));
         assert!(merged.iter().all(|s| s.cached.is_empty()));
     }
 
@@ -849,10 +864,10 @@ mod tests {
         assert_eq!(declared_series_key(&def, &[index(&["tags_id", "\"time\" DESC"])]), Some(1));
         assert_eq!(declared_series_key(&def, &[index(&["tags_id"])]), None);
         assert_eq!(declared_series_key(&def, &[index(&["\"time\" DESC", "tags_id"])]), None);
-        let mut next = 0;
-        let inferred = encode_frozen(&def, None, &frozen, 0, &mut next, usize::MAX);
+        let ids = AtomicU64::new(0);
+        let inferred = encode_frozen(&def, None, &frozen, 0, &ids, usize::MAX);
         assert!(inferred[0].footer.series_columns.is_empty());
-        let declared = encode_frozen(&def, Some(1), &frozen, 0, &mut next, usize::MAX);
+        let declared = encode_frozen(&def, Some(1), &frozen, 0, &ids, usize::MAX);
         assert_eq!(declared[0].footer.series_columns, vec![1]);
         assert_eq!(declared[0].footer.series.len(), 40);
         assert_eq!(declared[0].footer.series[0].key, vec![Some(0i64.to_le_bytes().to_vec())]);
