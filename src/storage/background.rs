@@ -100,6 +100,11 @@ where
 {
     let (tx, rx) = tokio::sync::oneshot::channel();
     let wrapped: Job = Box::new(move || {
+        // Nobody waits for it any more (a checkpoint that failed dropped the
+        // encodings it had queued): not worth a thread's time.
+        if tx.is_closed() {
+            return;
+        }
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
         let _ = tx.send(result.map_err(|_| BackgroundError::Panicked));
     });

@@ -234,6 +234,7 @@ pub async fn checkpoint(server: &Server) -> DbResult<CheckpointStats> {
 
     // 2. Flush on every shard at once.
     let mut flushes = Vec::new();
+    let shards = server.shards.len().max(1);
     for (shard, (_, tables)) in server.shards.iter().zip(frozen.iter_mut()) {
         let tables = std::mem::take(tables);
         let catalog = catalog.clone();
@@ -265,16 +266,30 @@ pub async fn checkpoint(server: &Server) -> DbResult<CheckpointStats> {
                     }
                 }
             });
-            let mut encoded = futures::stream::iter(encodings).buffered(super::background::threads());
+            // Shards share the pool: beyond their share of its threads,
+            // encodings queued by one shard would only hold more encoded
+            // segments in memory. Two at least, so that one encodes while
+            // the one before it is written.
+            let at_once = (super::background::threads() / shards).max(2);
+            let mut encoded = futures::stream::iter(encodings).buffered(at_once);
             for t in &tables {
                 // After a failure nothing more is written: the remaining
                 // tables go back to the memtables below.
                 let encoding = match failure {
                     Some(_) => None,
-                    None => encoded.next().await.flatten(),
+                    None => match encoded.next().await {
+                        Some(encoding) => encoding,
+                        // One encoding per table: never, but a table must
+                        // not be taken for a dropped one (its rows discarded).
+                        None => {
+                            let e = std::io::Error::other("the flush lost a table's encoding");
+                            failure = Some(io_error("write a segment file", &e));
+                            None
+                        }
+                    },
                 };
                 let written = match encoding {
-                    // The table was dropped (or an earlier one failed).
+                    // The table was dropped (or this or an earlier one failed).
                     None => None,
                     Some(Ok(segments)) => {
                         stats.rows += t.rows.row_count() as u64;
