@@ -210,6 +210,15 @@ def load_fleet(server, schema, files, connections):
     return secs
 
 
+def check_load(server, schema, messages):
+    """Raises unless `schema` holds every message of the fleet (by its
+    recordings' counts) and rows in its topic tables."""
+    stored = int(server.psql(f"SELECT sum(message_count) FROM {schema}.recordings"))
+    rows = int(server.psql(f"SELECT count(*) FROM {schema}.imu")) + int(server.psql(f"SELECT count(*) FROM {schema}.joint_states"))
+    if stored != messages or rows == 0:
+        raise RuntimeError(f"{schema}: stored {stored} messages of {messages}")
+
+
 def brewric_run(binary, shards, connections, files, messages):
     """Seconds from the first COPY to the last one's return, checked by the row counts,
     the server's resident memory (MB) once the load returned, and where its CPU
@@ -218,25 +227,16 @@ def brewric_run(binary, shards, connections, files, messages):
     a second schema (a warm server: the memory the flush freed is reused)."""
     server = Server(binary, shards)
     try:
-        def timed_load(schema):
-            return load_fleet(server, schema, files, connections)
-
-        def check(schema):
-            stored = int(server.psql(f"SELECT sum(message_count) FROM {schema}.recordings"))
-            rows = int(server.psql(f"SELECT count(*) FROM {schema}.imu")) + int(server.psql(f"SELECT count(*) FROM {schema}.joint_states"))
-            if stored != messages or rows == 0:
-                raise RuntimeError(f"{schema}: stored {stored} messages of {messages}")
-
         cpu_before = server_cpu(server.proc.pid)
-        secs = timed_load("fleet")
+        secs = load_fleet(server, "fleet", files, connections)
         cpu = cpu_during(cpu_before, server_cpu(server.proc.pid))
         cpu["timelines"] = server.copy_timelines()
         with open(f"/proc/{server.proc.pid}/status") as f:
             rss_mb = int(f.read().split("VmRSS:")[1].split()[0]) / 1024
-        check("fleet")
+        check_load(server, "fleet", messages)
         server.psql("CHECKPOINT")
-        warm_secs = timed_load("fleet_warm")
-        check("fleet_warm")
+        warm_secs = load_fleet(server, "fleet_warm", files, connections)
+        check_load(server, "fleet_warm", messages)
         return secs, rss_mb, cpu, warm_secs
     finally:
         server.stop()
@@ -258,9 +258,7 @@ def sustained_run(binary, shards, files, messages, loads, limit_mb):
         server.psql("CHECKPOINT")
         until_flushed = time.perf_counter() - start
         for k in range(loads):
-            stored = int(server.psql(f"SELECT sum(message_count) FROM fleet{k}.recordings"))
-            if stored != messages:
-                raise RuntimeError(f"fleet{k}: stored {stored} messages of {messages}")
+            check_load(server, f"fleet{k}", messages)
         return each, until_flushed
     finally:
         server.stop()

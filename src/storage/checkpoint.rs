@@ -248,11 +248,11 @@ pub async fn checkpoint(server: &Server) -> DbResult<CheckpointStats> {
             };
             // Sorting and encoding is CPU work: off the shard thread, so
             // queries and writes on this shard go on meanwhile, and at lower
-            // priority, as the rows are durable and queryable already. As
-            // many tables are encoded at once as the background pool has
-            // threads, and each is written (through this shard's ring) while
-            // the next ones encode: a shard flushing many tables (an MCAP
-            // fleet's topics) uses every core, not one.
+            // priority, as the rows are durable and queryable already.
+            // Several tables are encoded at once (`at_once` below), and each
+            // is written (through this shard's ring) while the next ones
+            // encode: a shard flushing many tables (an MCAP fleet's topics)
+            // uses more than one core.
             let encodings = tables.iter().map(|t| {
                 let encode = catalog.table_by_oid(t.table).cloned().map(|def| {
                     let (job, ids) = (t.clone(), ids.clone());
