@@ -499,8 +499,11 @@ impl ArrayValue {
             count = count.checked_mul(len as usize).filter(|&c| c <= bytes.len()).ok_or_else(|| malformed("too many elements"))?;
             dims.push(len as usize);
         }
-        if ndim == 0 {
+        if ndim == 0 || count == 0 {
+            // No elements: the empty array, whatever dimensions were sent
+            // (PostgreSQL's array_recv does the same).
             count = 0;
+            dims.clear();
         }
         if let Some(width) = packed {
             let body = bytes.get(pos..).filter(|b| b.len() == count * width).ok_or_else(|| malformed("packed elements"))?;
@@ -539,13 +542,22 @@ impl ArrayValue {
             DbError::new(sqlstate::INVALID_TEXT_REPRESENTATION, format!("malformed array literal: \"{input}\""))
                 .with_detail(detail.to_string())
         };
-        let s: Vec<char> = input.trim().chars().collect();
+        let s: Vec<char> = input.trim_matches(is_array_space).chars().collect();
+        if s.first() == Some(&'[') {
+            // Lower bounds other than 1 are not kept (see README, Known gaps):
+            // refused rather than silently moved to 1.
+            return Err(DbError::new(
+                sqlstate::FEATURE_NOT_SUPPORTED,
+                format!("array dimension decorations are not supported: \"{input}\""),
+            )
+            .with_hint("Write the array without \"[lower:upper]=\"; its lower bound is then 1."));
+        }
         if s.first() != Some(&'{') {
             return Err(bad("Array value must start with \"{\" or dimension information."));
         }
         let mut p = TextParser { s: &s, pos: 0, items: Vec::new(), dims: Vec::new(), leaf_depth: None };
         p.level(0).map_err(|d| bad(&d))?;
-        if p.s[p.pos..].iter().any(|c| !c.is_whitespace()) {
+        if p.s[p.pos..].iter().any(|&c| !is_array_space(c)) {
             return Err(bad("Junk after closing right brace."));
         }
         let t = elem.data_type();
@@ -562,6 +574,12 @@ impl ArrayValue {
         }
         Ok(ArrayValue { dims, elems })
     }
+}
+
+/// The blanks array_in skips around elements and braces (PostgreSQL's
+/// `array_isspace`: ASCII only, so a no-break space is part of a value).
+fn is_array_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c')
 }
 
 fn format_level(dims: &[usize], elems: &[Datum], next: &mut usize, t: DataType, ctx: &FormatContext, out: &mut Vec<u8>) {
@@ -584,7 +602,7 @@ fn format_level(dims: &[usize], elems: &[Datum], next: &mut usize, t: DataType, 
         format_text(t, &e, ctx, &mut text);
         let needs_quotes = text.is_empty()
             || text.eq_ignore_ascii_case(b"NULL")
-            || text.iter().any(|&c| matches!(c, b'{' | b'}' | b',' | b'"' | b'\\' | b' ' | b'\t' | b'\n' | b'\r'));
+            || text.iter().any(|&c| matches!(c, b'{' | b'}' | b',' | b'"' | b'\\') || is_array_space(c as char));
         if needs_quotes {
             out.push(b'"');
             for &c in &text {
@@ -613,7 +631,7 @@ struct TextParser<'a> {
 
 impl TextParser<'_> {
     fn skip_blanks(&mut self) {
-        while self.pos < self.s.len() && self.s[self.pos].is_whitespace() {
+        while self.pos < self.s.len() && is_array_space(self.s[self.pos]) {
             self.pos += 1;
         }
     }
@@ -677,7 +695,8 @@ impl TextParser<'_> {
         Ok(())
     }
 
-    /// A quoted or bare element; bare `NULL` (any case) is NULL.
+    /// A quoted or bare element; bare `NULL` (any case, nothing escaped) is
+    /// NULL. A bare element ends before its unescaped trailing blanks.
     fn element(&mut self) -> Result<Option<String>, String> {
         let mut text = String::new();
         if self.s.get(self.pos) == Some(&'"') {
@@ -702,6 +721,9 @@ impl TextParser<'_> {
                 }
             }
         }
+        // The text up to its last character that is not an unescaped blank.
+        let mut kept = 0;
+        let mut escaped = false;
         while let Some(&c) = self.s.get(self.pos) {
             match c {
                 ',' | '}' => break,
@@ -710,13 +732,19 @@ impl TextParser<'_> {
                     self.pos += 1;
                     let n = *self.s.get(self.pos).ok_or("Unexpected end of input.")?;
                     text.push(n);
+                    kept = text.len();
+                    escaped = true;
                 }
-                _ => text.push(c),
+                c if is_array_space(c) => text.push(c),
+                _ => {
+                    text.push(c);
+                    kept = text.len();
+                }
             }
             self.pos += 1;
         }
-        let text = text.trim_end().to_string();
-        if text.eq_ignore_ascii_case("NULL") {
+        text.truncate(kept);
+        if !escaped && text.eq_ignore_ascii_case("NULL") {
             return Ok(None);
         }
         Ok(Some(text))
@@ -748,6 +776,42 @@ mod tests {
         assert_eq!(round_trip("{}", ArrayElem::Text), "{}");
         assert_eq!(round_trip(r#"{a,"b c","",NULL,"NULL","q\"x",x\,y}"#, ArrayElem::Text), r#"{a,"b c","",NULL,"NULL","q\"x","x,y"}"#);
         assert_eq!(round_trip("{1.5,-0.25}", ArrayElem::Float64), "{1.5,-0.25}");
+    }
+
+    /// A binary array with a zero-length dimension is the empty array, as
+    /// array_recv makes it (its text form reads back the same).
+    #[test]
+    fn a_binary_array_without_elements_is_the_empty_array() {
+        let mut wire = Vec::new();
+        for word in [2i32, 0, 23, 0, 1, 3, 1] {
+            wire.extend_from_slice(&word.to_be_bytes());
+        }
+        let v = ArrayValue::decode_pg(&wire, ArrayElem::Int32).unwrap();
+        assert_eq!(v, ArrayValue::parse_text("{}", ArrayElem::Int32, &ctx()).unwrap());
+    }
+
+    /// array_in's rules for what is a blank and what is NULL: only ASCII
+    /// blanks around elements, an escaped blank is part of the value, an
+    /// escaped or quoted NULL is the text NULL; blanks inside a value are
+    /// quoted on output so that it reads back.
+    #[test]
+    fn blanks_escapes_and_null_follow_array_in() {
+        let ctx = FormatContext::default();
+        let texts = |input: &str| {
+            let v = ArrayValue::parse_text(input, ArrayElem::Text, &ctx).unwrap();
+            v.elems.iter().map(|d| match d {
+                Datum::Null => None,
+                Datum::Bytes(b) => Some(String::from_utf8(b.clone()).unwrap()),
+                other => panic!("{other:?}"),
+            }).collect::<Vec<_>>()
+        };
+        assert_eq!(texts("{ a b ,c\\ }"), [Some("a b".into()), Some("c ".into())]);
+        assert_eq!(texts("{NULL,\\NULL,\"NULL\",null }"), [None, Some("NULL".into()), Some("NULL".into()), None]);
+        assert_eq!(texts("{\u{a0}x\u{a0}}"), [Some("\u{a0}x\u{a0}".into())]);
+        assert_eq!(texts("\u{b}{\u{c}x\u{b}}\u{c}"), [Some("x".into())]);
+        let decorated = ArrayValue::parse_text("[0:1]={1,2}", ArrayElem::Text, &ctx).unwrap_err();
+        assert_eq!(decorated.code, sqlstate::FEATURE_NOT_SUPPORTED);
+        assert_eq!(round_trip("{\"\u{c}b\",\"a\u{b}\"}", ArrayElem::Text), "{\"\u{c}b\",\"a\u{b}\"}");
     }
 
     /// Fixed-width arrays without NULLs are held packed; everything else in

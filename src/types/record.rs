@@ -79,7 +79,8 @@ pub fn format(bytes: &[u8], ctx: &FormatContext, out: &mut Vec<u8>) {
         let mut text = Vec::new();
         format_text(*t, v, ctx, &mut text);
         let quote = text.is_empty()
-            || text.iter().any(|&c| matches!(c, b'"' | b'\\' | b'(' | b')' | b',') || c.is_ascii_whitespace());
+            // isspace(): ASCII whitespace and the vertical tab.
+            || text.iter().any(|&c| matches!(c, b'"' | b'\\' | b'(' | b')' | b',' | b'\x0b') || c.is_ascii_whitespace());
         if !quote {
             out.extend_from_slice(&text);
             continue;
