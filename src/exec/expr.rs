@@ -1,7 +1,9 @@
 //! Vectorized expression evaluation: an `Expr` over a `Batch` gives a whole
 //! column (or one scalar standing for every row). Operators, functions and
 //! casts dispatch to `kernels` once per batch, never per row; only CASE
-//! branches and subquery results are assembled row by row.
+//! branches, subquery results, and the operands of AND/OR/COALESCE whose
+//! whole-batch run failed (an error only the rows they reach may raise) are
+//! assembled row by row.
 //! Must not: run subqueries (operators compute them and pass the results in).
 
 use std::collections::HashMap;
@@ -85,8 +87,19 @@ pub fn eval(expr: &Expr, batch: &Batch, cx: &EvalInputs) -> DbResult<Value> {
             ))
         }
         Expr::Binary { sig, left, right } => {
+            // `x OR true`, `x AND false`: decided without x, as PostgreSQL's
+            // planner folds them (an error x would raise does not happen).
+            if let (BinaryOp::And | BinaryOp::Or, Expr::Literal(Datum::Bool(b), _)) = (sig.op, right.as_ref()) {
+                if *b == (sig.op == BinaryOp::Or) {
+                    return Ok(Value::Scalar(Datum::Bool(*b), DataType::Bool));
+                }
+            }
             let l = eval(left, batch, cx)?;
-            let r = eval(right, batch, cx)?;
+            let r = match sig.op {
+                BinaryOp::And => eval_beside(&l, false, right, batch, cx)?,
+                BinaryOp::Or => eval_beside(&l, true, right, batch, cx)?,
+                _ => eval(right, batch, cx)?,
+            };
             scalar_or_column(&l, &r, len, |n| {
                 kernels::eval_binary(sig, l.operand(), r.operand(), n, cx.eval)
             })
@@ -98,6 +111,9 @@ pub fn eval(expr: &Expr, batch: &Batch, cx: &EvalInputs) -> DbResult<Value> {
             scalar_or_column(&a, &a, len, |n| {
                 kernels::eval_unary(*op, *arg_type, a.operand(), n)
             })
+        }
+        Expr::Func { sig, args } if matches!(sig.func, kernels::ScalarFunction::Coalesce) => {
+            eval_coalesce(sig, args, batch, cx)
         }
         Expr::Func { sig, args } => {
             let vals = args
@@ -213,10 +229,25 @@ pub fn eval(expr: &Expr, batch: &Batch, cx: &EvalInputs) -> DbResult<Value> {
             let or_sig = kernels::resolve_binary(BinaryOp::Or, DataType::Bool, DataType::Bool)?;
             let mut acc: Option<Value> = None;
             for item in list {
-                let v = eval(item, batch, cx)?;
-                let hit = scalar_or_column(&x, &v, len, |n| {
-                    kernels::eval_binary(eq, x.operand(), v.operand(), n, cx.eval)
-                })?;
+                // `x IN (a, b)` is `x = a OR x = b`: an item is compared only
+                // on the rows no earlier item matched (see `eval_beside`).
+                let pair = || Expr::Binary {
+                    sig: *eq,
+                    left: expr.clone(),
+                    right: Box::new(item.clone()),
+                };
+                let hit = match &acc {
+                    Some(prev) if item.has_side_effects() => eval_beside(prev, true, &pair(), batch, cx)?,
+                    _ => match eval(item, batch, cx).and_then(|v| {
+                        scalar_or_column(&x, &v, len, |n| kernels::eval_binary(eq, x.operand(), v.operand(), n, cx.eval))
+                    }) {
+                        Ok(hit) => hit,
+                        Err(e) => match &acc {
+                            Some(prev) => eval_beside(prev, true, &pair(), batch, cx)?,
+                            None => return Err(e),
+                        },
+                    },
+                };
                 acc = Some(match acc {
                     None => hit,
                     Some(prev) => scalar_or_column(&prev, &hit, len, |n| {
@@ -314,6 +345,102 @@ fn scalar_or_column(
     } else {
         Ok(Value::Column(Arc::new(kernel(len)?)))
     }
+}
+
+/// The right side of AND (`decisive` false) or OR (true) beside its
+/// evaluated left side `left`. A row the left side decides never raises the
+/// right side's error, as in PostgreSQL, where `x <> 0 AND 1 / x > 1` is
+/// safe: the right side runs over the whole batch first (the vectorized
+/// path, almost always right); only if that fails, or if it has side
+/// effects, does it run on just the rows the left side leaves open. Rows the
+/// left side decides get `decisive`, which does not change the result.
+fn eval_beside(left: &Value, decisive: bool, right: &Expr, batch: &Batch, cx: &EvalInputs) -> DbResult<Value> {
+    let decided = |d: Datum| d == Datum::Bool(decisive);
+    let whole_batch_error = if right.has_side_effects() {
+        None
+    } else {
+        match eval(right, batch, cx) {
+            Ok(v) => return Ok(v),
+            Err(e) => Some(e),
+        }
+    };
+    let open: Vec<u32> = match left {
+        Value::Scalar(d, _) if decided(d.clone()) => Vec::new(),
+        Value::Scalar(..) => (0..batch.len as u32).collect(),
+        Value::Column(c) => (0..batch.len as u32).filter(|&i| !decided(c.datum(i as usize))).collect(),
+    };
+    if open.len() == batch.len {
+        return match whole_batch_error {
+            Some(e) => Err(e),
+            None => eval(right, batch, cx),
+        };
+    }
+    let mut out = vec![Datum::Bool(decisive); batch.len];
+    if !open.is_empty() {
+        let v = eval_on_rows(right, batch, &open, cx)?;
+        for (j, &row) in open.iter().enumerate() {
+            out[row as usize] = v.datum(j);
+        }
+    }
+    Ok(Value::Column(Arc::new(Column::from_datums(DataType::Bool, &out))))
+}
+
+/// COALESCE evaluates an argument only for the rows still NULL after the
+/// ones before it (PostgreSQL's rule: `coalesce(x, 1 / 0)` is fine while x
+/// has values). As with AND, every argument first runs over the whole batch
+/// and the kernel picks; the row-by-row walk happens only when that fails
+/// or an argument has side effects.
+fn eval_coalesce(sig: &kernels::FunctionSignature, args: &[Expr], batch: &Batch, cx: &EvalInputs) -> DbResult<Value> {
+    let Some((first, rest)) = args.split_first() else {
+        return Err(DbError::internal("coalesce without arguments"));
+    };
+    let first = eval(first, batch, cx)?;
+    // No NULL in the first argument: the others are not needed at all.
+    match &first {
+        Value::Scalar(d, _) if !d.is_null() => return Ok(Value::Scalar(d.clone(), sig.result)),
+        Value::Column(c) if c.validity.is_none() && c.data_type == sig.result => return Ok(first),
+        _ => {}
+    }
+    if !rest.iter().any(Expr::has_side_effects) {
+        let mut vals = vec![first.clone()];
+        let mut failed = false;
+        for a in rest {
+            match eval(a, batch, cx) {
+                Ok(v) => vals.push(v),
+                Err(_) => {
+                    failed = true;
+                    break;
+                }
+            }
+        }
+        if !failed {
+            let ops: Vec<Operand> = vals.iter().map(|v| v.operand()).collect();
+            let all_scalar = vals.iter().all(|v| matches!(v, Value::Scalar(..)));
+            let col = kernels::eval_function(sig, &ops, if all_scalar { 1 } else { batch.len }, cx.eval)?;
+            return Ok(if all_scalar {
+                Value::Scalar(col.datum(0), sig.result)
+            } else {
+                Value::Column(Arc::new(col))
+            });
+        }
+    }
+    let mut out: Vec<Datum> = (0..batch.len).map(|i| first.datum(i)).collect();
+    let mut open: Vec<u32> = (0..batch.len as u32).filter(|&i| out[i as usize].is_null()).collect();
+    for a in rest {
+        if open.is_empty() {
+            break;
+        }
+        let v = eval_on_rows(a, batch, &open, cx)?;
+        let mut still = Vec::new();
+        for (j, &row) in open.iter().enumerate() {
+            match v.datum(j) {
+                Datum::Null => still.push(row),
+                d => out[row as usize] = d,
+            }
+        }
+        open = still;
+    }
+    Ok(Value::Column(Arc::new(Column::from_datums(sig.result, &out))))
 }
 
 /// CASE evaluates each branch only on the rows that reach it, so

@@ -404,6 +404,15 @@ impl Expr {
         pure
     }
 
+    /// Whether evaluating this expression changes something besides its
+    /// value (a sequence advanced, a backend signalled): such an expression
+    /// must run only on the rows that reach it.
+    pub fn has_side_effects(&self) -> bool {
+        let mut found = false;
+        self.walk(&mut |e| found |= matches!(e, Expr::NextVal(_) | Expr::SignalBackend { .. }));
+        found
+    }
+
     pub fn has_subquery(&self) -> bool {
         let mut found = false;
         self.walk(&mut |e| found |= matches!(e, Expr::Subquery(_)));
