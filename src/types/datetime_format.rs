@@ -5,7 +5,7 @@
 //! FX mode), separators in the input are skipped loosely and a number field
 //! takes the digits up to the next non-digit (its own width when the next
 //! field follows without a separator). Negative years and year 0 are BC.
-//! Must not: format values (that is to_char's direction, not here).
+//! Must not: format values (to_char's direction: `to_char.rs`).
 
 use crate::error::{sqlstate, DbError, DbResult};
 

@@ -10,6 +10,7 @@ pub mod datetime_format;
 pub mod datum;
 pub mod numeric;
 pub mod text;
+pub mod to_char;
 pub mod zone;
 
 pub use datum::{Datum, Interval};

@@ -111,6 +111,25 @@ impl Zone {
         }
     }
 
+    /// The zone's abbreviation in force at an instant, as to_char's TZ
+    /// prints it: the tz database's (`EST`, `CEST`, `+0545`), `UTC` for UTC,
+    /// the `%z` form for any other fixed offset.
+    pub fn abbreviation_at(self, utc_ns: i128) -> String {
+        use chrono_tz::OffsetName;
+        match self {
+            Zone::Fixed(0) => "UTC".to_string(),
+            Zone::Fixed(off) => numeric_abbreviation(off),
+            Zone::Named(tz) => {
+                let secs = (utc_ns.div_euclid(NANOS_PER_SEC) as i64).clamp(-MAX_CHRONO_SECS, MAX_CHRONO_SECS);
+                let Some(at) = chrono::DateTime::from_timestamp(secs, 0) else {
+                    return numeric_abbreviation(self.offset_at_utc(utc_ns));
+                };
+                let off = tz.offset_from_utc_datetime(&at.naive_utc());
+                off.abbreviation().map_or_else(|| numeric_abbreviation(off.fix().local_minus_utc()), str::to_string)
+            }
+        }
+    }
+
     /// The local wall clock of an instant.
     #[inline]
     pub fn utc_to_local(self, utc_ns: i128) -> i128 {

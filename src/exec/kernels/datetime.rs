@@ -397,6 +397,55 @@ pub(crate) fn date_trunc_interval(
     Ok(prim_column(DataType::Interval, out, nulls))
 }
 
+/// `to_char(x, template)` for a timestamp, timestamptz (seen in the session
+/// zone, whose abbreviation and offset TZ and OF print) or interval.
+pub(crate) fn to_char(
+    ty: DataType,
+    value: Operand,
+    template: Operand,
+    len: usize,
+    nulls: Nulls,
+    ctx: &EvalContext,
+) -> DbResult<Column> {
+    use crate::types::to_char::{to_char as write_template, ToCharInput};
+    let templates = bytes(template, len)?;
+    let mut out = crate::exec::vector::BytesColumn::with_capacity(len, len * 16);
+    let mut text = String::new();
+    let zone = ctx.format.zone;
+    if ty == DataType::Interval {
+        let ivs: Arg<Iv> = prim(value, len)?;
+        for i in 0..len {
+            text.clear();
+            if nulls.is_valid(i) {
+                write_template(&ToCharInput::Interval(ivs.get(i)), templates.get_str(i), &mut text)?;
+            }
+            out.push(text.as_bytes());
+        }
+        return Ok(super::common::bytes_column(DataType::Text, out, nulls));
+    }
+    let ts: Arg<i64> = prim(value, len)?;
+    // ±infinity: NULL, as PostgreSQL's to_char returns.
+    let printed: Vec<bool> = (0..len).map(|i| nulls.is_valid(i) && ts_finite(ts.get(i))).collect();
+    for (i, &printed) in printed.iter().enumerate() {
+        text.clear();
+        if printed {
+            let t = ts.get(i);
+            if ty == DataType::TimestampTz {
+                let offset = zone.offset_at_utc(t as i128);
+                let abbrev = zone.abbreviation_at(t as i128);
+                let parts = dt::split_timestamp_in_zone(t, Zone::Fixed(offset));
+                write_template(&ToCharInput::Moment { parts, zone: Some((&abbrev, offset)) }, templates.get_str(i), &mut text)?;
+            } else {
+                let parts = dt::split_timestamp(t);
+                write_template(&ToCharInput::Moment { parts, zone: None }, templates.get_str(i), &mut text)?;
+            }
+        }
+        out.push(text.as_bytes());
+    }
+    let nulls = Nulls::Mask(crate::exec::vector::Bitmap::from_bools(&printed));
+    Ok(super::common::bytes_column(DataType::Text, out, nulls))
+}
+
 /// `extract(field FROM x)` (numeric) and `date_part(field, x)` (float8).
 pub(crate) fn extract(
     as_float: bool,

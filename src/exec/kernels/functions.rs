@@ -69,6 +69,11 @@ pub enum ScalarFunction {
     /// to_date(text, template) and to_timestamp(text, template).
     ToDateFmt,
     ToTimestampFmt,
+    ToChar,
+    JustifyHours,
+    JustifyDays,
+    JustifyInterval,
+    Scale,
     /// like_escape(pattern, escape): the pattern with `\` as its escape character.
     LikeEscape,
     /// similar_to_escape(pattern [, escape]): a SIMILAR TO pattern as a regular expression.
@@ -229,6 +234,7 @@ const CATALOG: &[Entry] = &[
     ("round", F::Round, &[F8], F8),
     ("round", F::Round, &[N], N),
     ("round", F::Round, &[N, I4], N),
+    ("scale", F::Scale, &[N], I4),
     ("trunc", F::Trunc, &[F8], F8),
     ("trunc", F::Trunc, &[N], N),
     ("trunc", F::Trunc, &[N, I4], N),
@@ -324,6 +330,12 @@ const CATALOG: &[Entry] = &[
     ("to_timestamp", F::ToTimestamp, &[F8], TZ),
     ("to_timestamp", F::ToTimestampFmt, &[T, T], TZ),
     ("to_date", F::ToDateFmt, &[T, T], D),
+    ("to_char", F::ToChar, &[TS, T], T),
+    ("to_char", F::ToChar, &[TZ, T], T),
+    ("to_char", F::ToChar, &[IV, T], T),
+    ("justify_hours", F::JustifyHours, &[IV], IV),
+    ("justify_days", F::JustifyDays, &[IV], IV),
+    ("justify_interval", F::JustifyInterval, &[IV], IV),
     ("now", F::Now, &[], TZ),
     ("current_timestamp", F::Now, &[], TZ),
     ("statement_timestamp", F::Now, &[], TZ),
@@ -646,6 +658,23 @@ pub(crate) fn eval_function(
                 return Ok(prim_column(DataType::Date, days, nulls));
             }
             Ok(prim_column(DataType::TimestampTz, out, nulls))
+        }
+        ToChar => super::datetime::to_char(types[0], ops[0], ops[1], len, nulls, ctx),
+        JustifyHours | JustifyDays | JustifyInterval => {
+            let justify = match sig.func {
+                JustifyHours => crate::types::datetime::justify_hours,
+                JustifyDays => crate::types::datetime::justify_days,
+                _ => crate::types::datetime::justify_interval,
+            };
+            let v = super::common::map1_try(prim::<crate::types::Interval>(ops[0], len)?, len, &nulls, justify)?;
+            Ok(prim_column(DataType::Interval, v, nulls))
+        }
+        Scale => {
+            let values = prim::<crate::types::Numeric>(ops[0], len)?;
+            let v = super::common::map1(values, len, |n| n.scale() as i32);
+            // NaN and ±Infinity have no scale: NULL, as in PostgreSQL.
+            let finite: Vec<bool> = (0..len).map(|i| nulls.is_valid(i) && !values.get(i).is_special()).collect();
+            Ok(prim_column(DataType::Int32, v, Nulls::Mask(crate::exec::vector::Bitmap::from_bools(&finite))))
         }
         ToTimestamp => {
             let v = super::common::map1_try(
