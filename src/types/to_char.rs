@@ -266,23 +266,11 @@ pub fn to_char(input: &ToCharInput, template: &str, out: &mut String) -> DbResul
             }
             "AM" | "PM" | "A.M." | "P.M." => {
                 let pm = f.hour.rem_euclid(24) >= 12;
-                let text = match (pattern.len() == 4, pm) {
-                    (false, false) => "AM",
-                    (false, true) => "PM",
-                    (true, false) => "A.M.",
-                    (true, true) => "P.M.",
-                };
-                out.push_str(&if upper { text.to_string() } else { text.to_lowercase() });
+                out.push_str(&marker(if pm { "P.M." } else { "A.M." }, pattern.len() == 4, upper));
                 None
             }
             "AD" | "BC" | "A.D." | "B.C." => {
-                let text = match (pattern.len() == 4, f.bc) {
-                    (false, false) => "AD",
-                    (false, true) => "BC",
-                    (true, false) => "A.D.",
-                    (true, true) => "B.C.",
-                };
-                out.push_str(&if upper { text.to_string() } else { text.to_lowercase() });
+                out.push_str(&marker(if f.bc { "B.C." } else { "A.D." }, pattern.len() == 4, upper));
                 None
             }
             "MONTH" | "Month" | "MON" | "Mon" => {
@@ -360,6 +348,16 @@ pub fn to_char(input: &ToCharInput, template: &str, out: &mut String) -> DbResul
         }
     }
     Ok(())
+}
+
+/// A meridiem or era marker (`dotted` "A.M.", else "AM") in the pattern's case.
+fn marker(dotted_form: &str, dotted: bool, upper: bool) -> String {
+    let text = if dotted { dotted_form.to_string() } else { dotted_form.replace('.', "") };
+    if upper {
+        text
+    } else {
+        text.to_lowercase()
+    }
 }
 
 /// Day of the year (1-based) of a moment's date.
