@@ -12,7 +12,8 @@ use std::sync::Arc;
 use crate::error::{DbError, DbResult};
 use crate::exec::vector::{Batch, Column, ColumnData};
 use crate::sql::plan::AggFunc;
-use crate::types::{DataType, Datum, Numeric};
+use crate::types::datetime::{interval_add, interval_div};
+use crate::types::{DataType, Datum, Interval, Numeric};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AggMode {
@@ -290,6 +291,16 @@ enum Acc {
         sum: Vec<Numeric>,
         count: Vec<i64>,
     },
+    /// sum(interval) and avg(interval): months, days and microseconds added
+    /// apart, as PostgreSQL's interval_pl does (an overflow is 22008).
+    SumInterval {
+        sum: Vec<Interval>,
+        seen: Vec<bool>,
+    },
+    AvgInterval {
+        sum: Vec<Interval>,
+        count: Vec<i64>,
+    },
     MinMax {
         vals: Vec<Datum>,
         is_min: bool,
@@ -338,6 +349,10 @@ impl Accumulator {
                     sum: vec![],
                     seen: vec![],
                 },
+                DataType::Interval => Acc::SumInterval {
+                    sum: vec![],
+                    seen: vec![],
+                },
                 t => return Err(DbError::unsupported(format!("sum({})", t.name()))),
             },
             AggFunc::Avg => match arg_type {
@@ -350,6 +365,10 @@ impl Accumulator {
                     count: vec![],
                 },
                 DataType::Numeric => Acc::AvgDec {
+                    sum: vec![],
+                    count: vec![],
+                },
+                DataType::Interval => Acc::AvgInterval {
                     sum: vec![],
                     count: vec![],
                 },
@@ -406,6 +425,14 @@ impl Accumulator {
             }
             Acc::AvgDec { sum, count } => {
                 sum.resize(groups, Numeric::ZERO);
+                count.resize(groups, 0)
+            }
+            Acc::SumInterval { sum, seen } => {
+                sum.resize(groups, Interval::default());
+                seen.resize(groups, false)
+            }
+            Acc::AvgInterval { sum, count } => {
+                sum.resize(groups, Interval::default());
                 count.resize(groups, 0)
             }
             Acc::MinMax { vals, .. } => vals.resize(groups, Datum::Null),
@@ -560,6 +587,22 @@ impl Accumulator {
                     }
                 }
             }
+            (Acc::SumInterval { sum, seen }, ColumnData::Interval(v)) => {
+                for (i, &g) in ids.iter().enumerate() {
+                    if valid(i) {
+                        sum[g as usize] = interval_add(sum[g as usize], v[i])?;
+                        seen[g as usize] = true;
+                    }
+                }
+            }
+            (Acc::AvgInterval { sum, count }, ColumnData::Interval(v)) => {
+                for (i, &g) in ids.iter().enumerate() {
+                    if valid(i) {
+                        sum[g as usize] = interval_add(sum[g as usize], v[i])?;
+                        count[g as usize] += 1;
+                    }
+                }
+            }
             (Acc::MinMax { vals, is_min }, _) => {
                 for (i, &g) in ids.iter().enumerate() {
                     if valid(i) {
@@ -705,6 +748,14 @@ impl Accumulator {
                     Column::new(DataType::Int64, ColumnData::Int64(count.clone()), None),
                 ]
             }
+            Acc::SumInterval { sum, seen } => {
+                let d: Vec<Datum> = (0..groups).map(|g| if seen[g] { Datum::Interval(sum[g]) } else { Datum::Null }).collect();
+                vec![Column::from_datums(DataType::Interval, &d)]
+            }
+            Acc::AvgInterval { sum, count } => vec![
+                Column::new(DataType::Interval, ColumnData::Interval(sum.clone()), None),
+                Column::new(DataType::Int64, ColumnData::Int64(count.clone()), None),
+            ],
             Acc::MinMax { vals, .. } => vec![Column::from_datums(self.arg_type, vals)],
             Acc::Bookend { records, .. } => vec![Column::from_datums(DataType::Record, records)],
             Acc::Bool { vals, .. } => {
@@ -788,6 +839,23 @@ impl Accumulator {
                     count[g as usize] += c[i];
                 }
             }
+            Acc::SumInterval { sum, seen } => {
+                for (i, &g) in ids.iter().enumerate() {
+                    if let Datum::Interval(d) = state[0].datum(i) {
+                        sum[g as usize] = interval_add(sum[g as usize], d)?;
+                        seen[g as usize] = true;
+                    }
+                }
+            }
+            Acc::AvgInterval { sum, count } => {
+                let (ColumnData::Interval(s), ColumnData::Int64(c)) = (&state[0].data, &state[1].data) else {
+                    return Err(bad_state());
+                };
+                for (i, &g) in ids.iter().enumerate() {
+                    sum[g as usize] = interval_add(sum[g as usize], s[i])?;
+                    count[g as usize] += c[i];
+                }
+            }
             Acc::MinMax { .. } | Acc::Bool { .. } | Acc::Bookend { .. } => {
                 let mask = None;
                 return self.update(ids, groups, Some(state[0]), mask);
@@ -832,6 +900,16 @@ impl Accumulator {
                 },
                 Acc::AvgDec { sum, count } => match count.get(g) {
                     Some(&c) if c > 0 => Datum::Numeric(avg_numeric(sum[g], c)?),
+                    _ => Datum::Null,
+                },
+                Acc::SumInterval { sum, seen } => match seen.get(g) {
+                    Some(true) => Datum::Interval(sum[g]),
+                    _ => Datum::Null,
+                },
+                // PostgreSQL 15's interval_avg: the sum divided by the count as
+                // interval / float8 divides.
+                Acc::AvgInterval { sum, count } => match count.get(g) {
+                    Some(&c) if c > 0 => Datum::Interval(interval_div(sum[g], c as f64)?),
                     _ => Datum::Null,
                 },
                 Acc::MinMax { vals, .. } => vals.get(g).cloned().unwrap_or(Datum::Null),
