@@ -87,6 +87,7 @@ pub enum ScalarFunction {
     QuoteLiteral,
     Concat,
     ConcatWs,
+    Format,
     // math
     Abs,
     Sign,
@@ -421,6 +422,13 @@ pub(crate) fn resolve_function(name: &str, args: &[DataType]) -> DbResult<Functi
             let s = resolve::resolve_binary(super::BinaryOp::Eq, args[0], args[1])?;
             return sig(F::NullIf, vec![s.left, s.right], s.left);
         }
+        "format" => {
+            if args.is_empty() || !can_be(args[0], DataType::Text) {
+                return Err(no_function(name, args));
+            }
+            let a: Vec<DataType> = args.iter().map(|&t| if t == DataType::Unknown { DataType::Text } else { t }).collect();
+            return sig(F::Format, a, DataType::Text);
+        }
         "concat" | "concat_ws" => {
             if args.is_empty() || (name == "concat_ws" && !can_be(args[0], DataType::Text)) {
                 return Err(no_function(name, args));
@@ -541,6 +549,7 @@ pub(crate) fn eval_function(
                 .collect();
             return Ok(Column::from_datums(DataType::Text, &names));
         }
+        F::Format => return super::string::format_fn(types, &ops, len, ctx),
         F::Concat | F::ConcatWs => {
             return super::string::concat_fn(sig.func == F::ConcatWs, types, &ops, len, ctx)
         }

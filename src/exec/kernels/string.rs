@@ -575,19 +575,7 @@ pub(crate) fn eval_string(
         F::QuoteLiteral => {
             let a = s()?;
             build_bytes(t, len, nulls, |i, o| {
-                let v = a.get_str(i);
-                if v.contains('\\') {
-                    o.push(b'E');
-                }
-                o.push(b'\'');
-                for c in v.chars() {
-                    if c == '\'' || c == '\\' {
-                        o.push(c as u8);
-                    }
-                    let mut tmp = [0u8; 4];
-                    o.extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
-                }
-                o.push(b'\'');
+                o.extend_from_slice(quote_literal(a.get_str(i)).as_bytes());
                 Ok(())
             })
         }
@@ -650,6 +638,183 @@ pub(crate) fn concat_fn(
         out.offsets.push(out.data.len() as u32);
     }
     Ok(bytes_column(DataType::Text, out, sep_nulls))
+}
+
+/// `format(fmt, args…)`: PostgreSQL's `%[n$][-][width]{s|I|L}` and `%%`;
+/// width may be `*` or `*n$` (an argument; negative left-justifies). `%s`
+/// writes NULL as nothing, `%L` as `NULL`, `%I` refuses it (22004). A NULL
+/// format gives NULL.
+pub(crate) fn format_fn(types: &[DataType], args: &[Operand], len: usize, ctx: &EvalContext) -> DbResult<Column> {
+    let cols: Vec<std::borrow::Cow<Column>> = args.iter().map(|a| a.to_column(len)).collect();
+    let nulls = Nulls::of(&args[0], len)?;
+    let fmt = bytes(args[0], len)?;
+    let mut out = BytesColumn::with_capacity(len, len * 16);
+    let mut value = Vec::new();
+    let mut text = String::new();
+    for i in 0..len {
+        text.clear();
+        if nulls.is_valid(i) {
+            // The argument's text, or None for NULL.
+            let arg_text = |k: usize, value: &mut Vec<u8>| -> DbResult<Option<String>> {
+                let c = cols.get(k).ok_or_else(|| DbError::new(sqlstate::INVALID_PARAMETER_VALUE, "too few arguments for format()"))?;
+                if !c.is_valid(i) {
+                    return Ok(None);
+                }
+                value.clear();
+                let ty = types.get(k).copied().unwrap_or(c.data_type);
+                match &c.data {
+                    crate::exec::vector::ColumnData::Bytes(b) if ty != DataType::Bytea && ty != DataType::Jsonb => {
+                        value.extend_from_slice(b.get(i))
+                    }
+                    _ => format_text(ty, &c.datum(i), &ctx.format, value),
+                }
+                Ok(Some(String::from_utf8_lossy(value).into_owned()))
+            };
+            write_format(fmt.get_str(i), &mut text, |k| arg_text(k, &mut value))?;
+        }
+        out.push(text.as_bytes());
+    }
+    Ok(bytes_column(DataType::Text, out, nulls))
+}
+
+fn format_error(message: &str) -> DbError {
+    DbError::new(sqlstate::INVALID_PARAMETER_VALUE, message.to_string())
+}
+
+/// Writes `fmt` with its specifiers replaced; `arg(k)` is argument k's text
+/// (k ≥ 1; None for NULL).
+fn write_format(fmt: &str, out: &mut String, mut arg: impl FnMut(usize) -> DbResult<Option<String>>) -> DbResult<()> {
+    let unterminated = || {
+        format_error("unterminated format() type specifier").with_hint("For a single \"%\" use \"%%\".")
+    };
+    let mut chars = fmt.chars().peekable();
+    let mut next_arg = 1usize;
+    // Digits, then whether a `$` follows (consumed).
+    fn number(chars: &mut std::iter::Peekable<std::str::Chars>) -> DbResult<Option<usize>> {
+        let mut n: Option<usize> = None;
+        while let Some(d) = chars.peek().and_then(|c| c.to_digit(10)) {
+            chars.next();
+            n = Some(n.unwrap_or(0).checked_mul(10).and_then(|v| v.checked_add(d as usize)).filter(|&v| v <= i32::MAX as usize)
+                .ok_or_else(|| format_error("number is out of range"))?);
+        }
+        Ok(n)
+    }
+    let position = |n: usize| {
+        if n == 0 {
+            Err(format_error("format specifies argument 0, but arguments are numbered from 1"))
+        } else {
+            Ok(n)
+        }
+    };
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        if chars.peek() == Some(&'%') {
+            chars.next();
+            out.push('%');
+            continue;
+        }
+        // %[n$][-][width|*[n$]]type
+        let mut argpos = None;
+        let mut left = false;
+        let mut width: Option<i64> = None;
+        let lead = number(&mut chars)?;
+        match (lead, chars.peek()) {
+            (Some(n), Some('$')) => {
+                chars.next();
+                argpos = Some(position(n)?);
+            }
+            (Some(n), _) => width = Some(n as i64),
+            (None, _) => {}
+        }
+        if width.is_none() {
+            while chars.peek() == Some(&'-') {
+                chars.next();
+                left = true;
+            }
+            if chars.peek() == Some(&'*') {
+                chars.next();
+                let star = match number(&mut chars)? {
+                    Some(n) if chars.peek() == Some(&'$') => {
+                        // The value is then the argument after the width's.
+                        chars.next();
+                        next_arg = position(n)? + 1;
+                        n
+                    }
+                    Some(_) => return Err(format_error("width argument position must be ended by \"$\"")),
+                    None => {
+                        next_arg += 1;
+                        next_arg - 1
+                    }
+                };
+                let w = arg(star)?.map_or(Ok(0), |t| {
+                    t.trim().parse::<i64>().map_err(|_| {
+                        DbError::new(sqlstate::INVALID_TEXT_REPRESENTATION, format!("invalid input syntax for type integer: \"{t}\""))
+                    })
+                })?;
+                width = Some(w);
+            } else {
+                width = number(&mut chars)?.map(|n| n as i64);
+            }
+        }
+        let kind = chars.next().ok_or_else(unterminated)?;
+        let k = match argpos {
+            Some(n) => {
+                next_arg = n + 1;
+                n
+            }
+            None => {
+                next_arg += 1;
+                next_arg - 1
+            }
+        };
+        let piece = match kind {
+            's' => arg(k)?.unwrap_or_default(),
+            'I' => match arg(k)? {
+                Some(v) => crate::catalog::quote_ident(&v),
+                None => return Err(DbError::new(sqlstate::NULL_VALUE_NOT_ALLOWED, "null values cannot be formatted as an SQL identifier")),
+            },
+            'L' => match arg(k)? {
+                Some(v) => quote_literal(&v),
+                None => "NULL".to_string(),
+            },
+            other => {
+                return Err(format_error(&format!("unrecognized format() type specifier \"{other}\""))
+                    .with_hint("For a single \"%\" use \"%%\"."))
+            }
+        };
+        let w = width.unwrap_or(0);
+        let (left, w) = (left || w < 0, w.unsigned_abs() as usize);
+        let pad = w.saturating_sub(piece.chars().count());
+        if !left {
+            out.extend(std::iter::repeat_n(' ', pad));
+        }
+        out.push_str(&piece);
+        if left {
+            out.extend(std::iter::repeat_n(' ', pad));
+        }
+    }
+    Ok(())
+}
+
+/// quote_literal: `'…'` with quotes doubled; `E'…'` with backslashes
+/// doubled when there are any.
+pub(crate) fn quote_literal(v: &str) -> String {
+    let mut o = String::with_capacity(v.len() + 2);
+    if v.contains('\\') {
+        o.push('E');
+    }
+    o.push('\'');
+    for c in v.chars() {
+        if c == '\'' || c == '\\' {
+            o.push(c);
+        }
+        o.push(c);
+    }
+    o.push('\'');
+    o
 }
 
 /// MD5 (RFC 1321).
