@@ -2580,14 +2580,14 @@ impl<'a> Binder<'a> {
                     name: n,
                     arg: ast::FunctionArgExpr::Expr(x),
                     ..
-                } if MAINTENANCE_FUNCTIONS.contains(&name.as_str()) || name == "time_bucket_gapfill" => {
+                } if MAINTENANCE_FUNCTIONS.contains(&name.as_str()) || name == "time_bucket_gapfill" || name == "make_interval" => {
                     named.push((ident_name(n), self.bind_expr(x, scope, agg.as_deref_mut())?))
                 }
                 ast::FunctionArg::ExprNamed {
                     name: ast::Expr::Identifier(n),
                     arg: ast::FunctionArgExpr::Expr(x),
                     ..
-                } if MAINTENANCE_FUNCTIONS.contains(&name.as_str()) || name == "time_bucket_gapfill" => {
+                } if MAINTENANCE_FUNCTIONS.contains(&name.as_str()) || name == "time_bucket_gapfill" || name == "make_interval" => {
                     named.push((ident_name(n), self.bind_expr(x, scope, agg.as_deref_mut())?))
                 }
                 other => {
@@ -2599,6 +2599,9 @@ impl<'a> Binder<'a> {
         }
         if MAINTENANCE_FUNCTIONS.contains(&name.as_str()) {
             return self.bind_effect(&name, args, named);
+        }
+        if name == "make_interval" {
+            args = make_interval_args(args, std::mem::take(&mut named))?;
         }
         match name.as_str() {
             "time_bucket_gapfill" => return self.bind_time_bucket_gapfill(args, named),
@@ -3265,6 +3268,45 @@ impl<'a> Binder<'a> {
 enum SelectSource {
     Ast(Box<ast::Expr>),
     Column(usize),
+}
+
+/// make_interval(years, months, weeks, days, hours, mins, secs): the
+/// arguments given by position then by name, each missing one 0, as
+/// PostgreSQL's defaults make them.
+fn make_interval_args(positional: Vec<Expr>, named: Vec<(String, Expr)>) -> DbResult<Vec<Expr>> {
+    const PARAMS: [&str; 7] = ["years", "months", "weeks", "days", "hours", "mins", "secs"];
+    if positional.len() > PARAMS.len() {
+        return Err(DbError::new(
+            sqlstate::UNDEFINED_FUNCTION,
+            "function make_interval() with more than 7 arguments does not exist",
+        ));
+    }
+    let mut slots: Vec<Option<Expr>> = positional.into_iter().map(Some).collect();
+    slots.resize(PARAMS.len(), None);
+    for (n, e) in named {
+        let Some(i) = PARAMS.iter().position(|p| *p == n) else {
+            return Err(DbError::new(
+                sqlstate::UNDEFINED_FUNCTION,
+                format!("function make_interval({n} => …) does not exist"),
+            ));
+        };
+        if slots[i].replace(e).is_some() {
+            return Err(DbError::new(
+                sqlstate::SYNTAX_ERROR,
+                format!("argument name \"{n}\" used more than once"),
+            ));
+        }
+    }
+    Ok(slots
+        .into_iter()
+        .enumerate()
+        .map(|(i, e)| {
+            e.unwrap_or_else(|| match i {
+                6 => Expr::Literal(Datum::Float64(0.0), DataType::Float64),
+                _ => Expr::Literal(Datum::Int32(0), DataType::Int32),
+            })
+        })
+        .collect())
 }
 
 /// An aggregate's function and result type for an argument of type `t`

@@ -399,6 +399,23 @@ pub fn interval_div(iv: Interval, divisor: f64) -> DbResult<Interval> {
     )
 }
 
+/// `make_interval(years, months, weeks, days, hours, mins, secs)`; seconds
+/// rounded to microseconds. Overflow is 22008 (PostgreSQL 15 wraps around
+/// silently; 16 checks, as here).
+pub fn make_interval(fields: [i32; 6], secs: f64) -> DbResult<Interval> {
+    let [years, months, weeks, days, hours, mins] = fields.map(i64::from);
+    let month = years.checked_mul(12).and_then(|m| m.checked_add(months)).and_then(|m| i32::try_from(m).ok());
+    let day = weeks.checked_mul(7).and_then(|d| d.checked_add(days)).and_then(|d| i32::try_from(d).ok());
+    let secs_us = (secs * 1_000_000.0).round_ties_even();
+    let time = (secs_us.is_finite() && secs_us.abs() < 9.2e18)
+        .then_some(secs_us as i64)
+        .and_then(|s| hours.checked_mul(MICROS_PER_HOUR).and_then(|h| mins.checked_mul(60_000_000).and_then(|m| h.checked_add(m))).and_then(|t| t.checked_add(s)));
+    match (month, day, time) {
+        (Some(months), Some(days), Some(micros)) => Ok(Interval { months, days, micros }),
+        _ => Err(interval_out_of_range()),
+    }
+}
+
 /// `justify_hours`: moves whole 24-hour periods of the time part into days.
 pub fn justify_hours(iv: Interval) -> DbResult<Interval> {
     let extra = i32::try_from(iv.micros / MICROS_PER_DAY).map_err(|_| interval_out_of_range())?;

@@ -73,6 +73,7 @@ pub enum ScalarFunction {
     JustifyHours,
     JustifyDays,
     JustifyInterval,
+    MakeInterval,
     Scale,
     /// like_escape(pattern, escape): the pattern with `\` as its escape character.
     LikeEscape,
@@ -337,6 +338,7 @@ const CATALOG: &[Entry] = &[
     ("justify_hours", F::JustifyHours, &[IV], IV),
     ("justify_days", F::JustifyDays, &[IV], IV),
     ("justify_interval", F::JustifyInterval, &[IV], IV),
+    ("make_interval", F::MakeInterval, &[I4, I4, I4, I4, I4, I4, F8], IV),
     ("now", F::Now, &[], TZ),
     ("current_timestamp", F::Now, &[], TZ),
     ("statement_timestamp", F::Now, &[], TZ),
@@ -676,6 +678,20 @@ pub(crate) fn eval_function(
                 _ => crate::types::datetime::justify_interval,
             };
             let v = super::common::map1_try(prim::<crate::types::Interval>(ops[0], len)?, len, &nulls, justify)?;
+            Ok(prim_column(DataType::Interval, v, nulls))
+        }
+        MakeInterval => {
+            let ints: Vec<super::common::Arg<i32>> = ops[..6].iter().map(|&o| prim::<i32>(o, len)).collect::<DbResult<_>>()?;
+            let secs = prim::<f64>(ops[6], len)?;
+            let mut v = Vec::with_capacity(len);
+            for i in 0..len {
+                v.push(if nulls.is_valid(i) {
+                    let f: Vec<i32> = ints.iter().map(|a| a.get(i)).collect();
+                    crate::types::datetime::make_interval([f[0], f[1], f[2], f[3], f[4], f[5]], secs.get(i))?
+                } else {
+                    crate::types::Interval::default()
+                });
+            }
             Ok(prim_column(DataType::Interval, v, nulls))
         }
         Scale => {
