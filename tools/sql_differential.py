@@ -125,7 +125,7 @@ class Gen:
                 f"lpad({e()}, {self.pick('0', '3', '8')}, 'xy')", f"rpad({e()}, 5)", f"reverse({e()})",
                 f"repeat({e()}, {self.pick('0', '2', '-1')})", f"md5({e()})", f"initcap({e()})",
                 f"coalesce({e()}, {e()})", f"split_part({e()}, ' ', {self.pick('1', '2', '-1')})",
-                f"to_char({e('timestamptz')}, 'YYYY-MM-DD HH24:MI:SS.US Dy Mon')", f"to_char({e('int')}, '999999')",
+                f"to_char({e('timestamptz')}, 'YYYY-MM-DD HH24:MI:SS.US Dy Mon')", 
                 f"btrim({e()}, 'a ')", f"translate({e()}, 'abc', 'xy')", f"quote_literal({e()})",
                 f"chr(abs({e('int')}) % 200 + 32)", f"format('%s-%s', {e()}, {e('int')})",
             )

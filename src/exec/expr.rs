@@ -94,11 +94,28 @@ pub fn eval(expr: &Expr, batch: &Batch, cx: &EvalInputs) -> DbResult<Value> {
                     return Ok(Value::Scalar(Datum::Bool(*b), DataType::Bool));
                 }
             }
-            let l = eval(left, batch, cx)?;
-            let r = match sig.op {
-                BinaryOp::And => eval_beside(&l, false, right, batch, cx)?,
-                BinaryOp::Or => eval_beside(&l, true, right, batch, cx)?,
-                _ => eval(right, batch, cx)?,
+            let (l, r) = match sig.op {
+                BinaryOp::And | BinaryOp::Or => {
+                    let decisive = sig.op == BinaryOp::Or;
+                    match eval(left, batch, cx) {
+                        Ok(l) => {
+                            let r = eval_beside(&l, decisive, right, batch, cx)?;
+                            (l, r)
+                        }
+                        // The left side failed: PostgreSQL orders a WHERE
+                        // clause's conditions by cost, so the right one may
+                        // come first there. Its rows then decide which rows
+                        // the left side must run on; an error stands only if
+                        // a row needs it either way.
+                        Err(e) if !left.has_side_effects() && !right.has_side_effects() => {
+                            let Ok(r) = eval(right, batch, cx) else { return Err(e) };
+                            let l = eval_beside(&r, decisive, left, batch, cx)?;
+                            (l, r)
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+                _ => (eval(left, batch, cx)?, eval(right, batch, cx)?),
             };
             scalar_or_column(&l, &r, len, |n| {
                 kernels::eval_binary(sig, l.operand(), r.operand(), n, cx.eval)
