@@ -137,16 +137,7 @@ pub fn eval(expr: &Expr, batch: &Batch, cx: &EvalInputs) -> DbResult<Value> {
                 .iter()
                 .map(|a| eval(a, batch, cx))
                 .collect::<DbResult<Vec<_>>>()?;
-            let ops: Vec<Operand> = vals.iter().map(|v| v.operand()).collect();
-            let all_scalar =
-                vals.iter().all(|v| matches!(v, Value::Scalar(..))) && !sig_is_volatile(sig);
-            let n = if all_scalar { 1 } else { len };
-            let col = kernels::eval_function(sig, &ops, n, cx.eval)?;
-            Ok(if all_scalar {
-                Value::Scalar(col.datum(0), sig.result)
-            } else {
-                Value::Column(Arc::new(col))
-            })
+            apply_function(sig, &vals, len, cx)
         }
         Expr::Cast { expr, to } => {
             let v = eval(expr, batch, cx)?;
@@ -343,6 +334,19 @@ pub fn eval(expr: &Expr, batch: &Batch, cx: &EvalInputs) -> DbResult<Value> {
     }
 }
 
+/// A function over its evaluated arguments: once when every argument is a
+/// scalar (the result stays scalar), else over the batch.
+fn apply_function(sig: &kernels::FunctionSignature, vals: &[Value], len: usize, cx: &EvalInputs) -> DbResult<Value> {
+    let ops: Vec<Operand> = vals.iter().map(|v| v.operand()).collect();
+    let all_scalar = vals.iter().all(|v| matches!(v, Value::Scalar(..))) && !sig_is_volatile(sig);
+    let col = kernels::eval_function(sig, &ops, if all_scalar { 1 } else { len }, cx.eval)?;
+    Ok(if all_scalar {
+        Value::Scalar(col.datum(0), sig.result)
+    } else {
+        Value::Column(Arc::new(col))
+    })
+}
+
 /// Functions whose value differs per row even with constant arguments.
 fn sig_is_volatile(sig: &kernels::FunctionSignature) -> bool {
     matches!(sig.func, kernels::ScalarFunction::Random)
@@ -372,7 +376,7 @@ fn scalar_or_column(
 /// effects, does it run on just the rows the left side leaves open. Rows the
 /// left side decides get `decisive`, which does not change the result.
 fn eval_beside(left: &Value, decisive: bool, right: &Expr, batch: &Batch, cx: &EvalInputs) -> DbResult<Value> {
-    let decided = |d: Datum| d == Datum::Bool(decisive);
+    let decided = |d: &Datum| *d == Datum::Bool(decisive);
     let whole_batch_error = if right.has_side_effects() {
         None
     } else {
@@ -382,9 +386,9 @@ fn eval_beside(left: &Value, decisive: bool, right: &Expr, batch: &Batch, cx: &E
         }
     };
     let open: Vec<u32> = match left {
-        Value::Scalar(d, _) if decided(d.clone()) => Vec::new(),
+        Value::Scalar(d, _) if decided(d) => Vec::new(),
         Value::Scalar(..) => (0..batch.len as u32).collect(),
-        Value::Column(c) => (0..batch.len as u32).filter(|&i| !decided(c.datum(i as usize))).collect(),
+        Value::Column(c) => (0..batch.len as u32).filter(|&i| !decided(&c.datum(i as usize))).collect(),
     };
     if open.len() == batch.len {
         return match whole_batch_error {
@@ -419,26 +423,10 @@ fn eval_coalesce(sig: &kernels::FunctionSignature, args: &[Expr], batch: &Batch,
         _ => {}
     }
     if !rest.iter().any(Expr::has_side_effects) {
-        let mut vals = vec![first.clone()];
-        let mut failed = false;
-        for a in rest {
-            match eval(a, batch, cx) {
-                Ok(v) => vals.push(v),
-                Err(_) => {
-                    failed = true;
-                    break;
-                }
-            }
-        }
-        if !failed {
-            let ops: Vec<Operand> = vals.iter().map(|v| v.operand()).collect();
-            let all_scalar = vals.iter().all(|v| matches!(v, Value::Scalar(..)));
-            let col = kernels::eval_function(sig, &ops, if all_scalar { 1 } else { batch.len }, cx.eval)?;
-            return Ok(if all_scalar {
-                Value::Scalar(col.datum(0), sig.result)
-            } else {
-                Value::Column(Arc::new(col))
-            });
+        let whole_batch = rest.iter().map(|a| eval(a, batch, cx)).collect::<DbResult<Vec<_>>>();
+        if let Ok(mut vals) = whole_batch {
+            vals.insert(0, first);
+            return apply_function(sig, &vals, batch.len, cx);
         }
     }
     let mut out: Vec<Datum> = (0..batch.len).map(|i| first.datum(i)).collect();

@@ -13,7 +13,7 @@
 use std::fmt::Write;
 
 use crate::error::{sqlstate, DbError, DbResult};
-use crate::types::datetime::{civil_from_days, day_of_week, iso_year_week, DateTimeParts};
+use crate::types::datetime::{day_of_week, days_from_civil, iso_year_week, DateTimeParts};
 use crate::types::Interval;
 
 const MONTHS: [&str; 12] = [
@@ -69,25 +69,26 @@ fn not_for_interval() -> DbError {
 }
 
 /// The patterns, longest first where one is a prefix of another.
-const PATTERNS: [&str; 56] = [
+const PATTERNS: [&str; 57] = [
     "Y,YYY", "YYYY", "YYY", "YY", "Y", "IYYY", "IYY", "IY", "IDDD", "ID", "IW", "I", "CC", "MONTH", "Month", "MON",
     "Mon", "MM", "MI", "MS", "Q", "WW", "W", "DAY", "Day", "DDD", "DD", "DY", "Dy", "D", "J", "HH24", "HH12", "HH",
     "SSSSS", "SSSS", "SS", "US", "FF1", "FF2", "FF3", "FF4", "FF5", "FF6", "A.M.", "P.M.", "AM", "PM", "A.D.",
-    "B.C.", "AD", "BC", "RM", "TZH", "TZM", "TZ",
+    "B.C.", "AD", "BC", "RM", "TZH", "TZM", "TZ", "OF",
 ];
 
 /// The pattern at the start of `rest`, as written (upper case, its lower
 /// case twin, or the capitalized name patterns), with its case.
 fn pattern_at(rest: &str) -> Option<(&'static str, Case, usize)> {
-    for p in PATTERNS.iter().chain(["OF"].iter()) {
+    for p in PATTERNS {
         let n = p.len();
         let Some(head) = rest.get(..n) else { continue };
-        if head == *p {
-            let case = if p.chars().nth(1).is_some_and(|c| c.is_ascii_lowercase()) { Case::Capital } else { Case::Upper };
-            return Some((p, case, n));
+        // `Month`, `Mon`, `Day`, `Dy`: the capitalized spellings, which have
+        // no lower-case twin of their own (`month` is MONTH's).
+        let capitalized = p.chars().nth(1).is_some_and(|c| c.is_ascii_lowercase());
+        if head == p {
+            return Some((p, if capitalized { Case::Capital } else { Case::Upper }, n));
         }
-        let capitalized_only = p.chars().nth(1).is_some_and(|c| c.is_ascii_lowercase());
-        if !capitalized_only && head == p.to_ascii_lowercase() {
+        if !capitalized && head == p.to_ascii_lowercase() {
             return Some((p, Case::Lower, n));
         }
     }
@@ -117,7 +118,6 @@ pub fn to_char(input: &ToCharInput, template: &str, out: &mut String) -> DbResul
     let (f, zone) = match input {
         ToCharInput::Moment { parts, zone } => {
             let (y, bc) = if parts.year <= 0 { (1 - parts.year, true) } else { (parts.year, false) };
-            let jan1 = parts.days - civil_day_of_year(parts) + 1;
             let fields = Fields {
                 year: y,
                 bc,
@@ -127,7 +127,7 @@ pub fn to_char(input: &ToCharInput, template: &str, out: &mut String) -> DbResul
                 minute: parts.minute as i64,
                 second: parts.second as i64,
                 micros: (parts.nanos / 1000) as i64,
-                day_of_year: parts.days - jan1 + 1,
+                day_of_year: civil_day_of_year(parts),
                 days_since_epoch: Some(parts.days),
             };
             (fields, *zone)
@@ -276,25 +276,13 @@ pub fn to_char(input: &ToCharInput, template: &str, out: &mut String) -> DbResul
             "MONTH" | "Month" | "MON" | "Mon" => {
                 calendar_only()?;
                 let name = MONTHS[(f.month as usize).clamp(1, 12) - 1];
-                if pattern.len() == 3 {
-                    out.push_str(&with_case(&name[..3], case));
-                } else if fill {
-                    out.push_str(&with_case(name, case));
-                } else {
-                    let _ = write!(out, "{:<9}", with_case(name, case));
-                }
+                write_name(name, pattern.len() == 3, case, fill, out);
                 None
             }
             "DAY" | "Day" | "DY" | "Dy" => {
                 calendar_only()?;
                 let name = DAYS[day_of_week(f.days_since_epoch.unwrap_or(0)) as usize];
-                if pattern.len() == 2 {
-                    out.push_str(&with_case(&name[..3], case));
-                } else if fill {
-                    out.push_str(&with_case(name, case));
-                } else {
-                    let _ = write!(out, "{:<9}", with_case(name, case));
-                }
+                write_name(name, pattern.len() == 2, case, fill, out);
                 None
             }
             "RM" => {
@@ -350,6 +338,18 @@ pub fn to_char(input: &ToCharInput, template: &str, out: &mut String) -> DbResul
     Ok(())
 }
 
+/// A month or day name: its first three letters, or whole and blank-padded
+/// to 9 characters unless in fill mode, in the pattern's case.
+fn write_name(name: &str, abbreviated: bool, case: Case, fill: bool, out: &mut String) {
+    if abbreviated {
+        out.push_str(&with_case(&name[..3], case));
+    } else if fill {
+        out.push_str(&with_case(name, case));
+    } else {
+        let _ = write!(out, "{:<9}", with_case(name, case));
+    }
+}
+
 /// A meridiem or era marker (`dotted` "A.M.", else "AM") in the pattern's case.
 fn marker(dotted_form: &str, dotted: bool, upper: bool) -> String {
     let text = if dotted { dotted_form.to_string() } else { dotted_form.replace('.', "") };
@@ -362,8 +362,7 @@ fn marker(dotted_form: &str, dotted: bool, upper: bool) -> String {
 
 /// Day of the year (1-based) of a moment's date.
 fn civil_day_of_year(parts: &DateTimeParts) -> i64 {
-    let (y, _, _) = civil_from_days(parts.days);
-    parts.days - crate::types::datetime::days_from_civil(y, 1, 1) + 1
+    parts.days - days_from_civil(parts.year, 1, 1) + 1
 }
 
 #[cfg(test)]

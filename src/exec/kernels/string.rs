@@ -624,20 +624,23 @@ pub(crate) fn concat_fn(
                     out.data.extend_from_slice(s.get(i));
                 }
             }
-            let ty = types.get(k).copied().unwrap_or(c.data_type);
-            match &c.data {
-                crate::exec::vector::ColumnData::Bytes(b)
-                    if ty != DataType::Bytea && ty != DataType::Jsonb =>
-                {
-                    out.data.extend_from_slice(b.get(i))
-                }
-                _ => format_text(ty, &c.datum(i), &ctx.format, &mut out.data),
-            }
+            push_value_text(c, types.get(k).copied().unwrap_or(c.data_type), i, ctx, &mut out.data);
             wrote = true;
         }
         out.offsets.push(out.data.len() as u32);
     }
     Ok(bytes_column(DataType::Text, out, sep_nulls))
+}
+
+/// Row `i` of `c` (of SQL type `ty`) as its text output: text-like bytes as
+/// they are, everything else through its output function.
+fn push_value_text(c: &Column, ty: DataType, i: usize, ctx: &EvalContext, out: &mut Vec<u8>) {
+    match &c.data {
+        crate::exec::vector::ColumnData::Bytes(b) if ty != DataType::Bytea && ty != DataType::Jsonb => {
+            out.extend_from_slice(b.get(i))
+        }
+        _ => format_text(ty, &c.datum(i), &ctx.format, out),
+    }
 }
 
 /// `format(fmt, args…)`: PostgreSQL's `%[n$][-][width]{s|I|L}` and `%%`;
@@ -661,13 +664,7 @@ pub(crate) fn format_fn(types: &[DataType], args: &[Operand], len: usize, ctx: &
                     return Ok(None);
                 }
                 value.clear();
-                let ty = types.get(k).copied().unwrap_or(c.data_type);
-                match &c.data {
-                    crate::exec::vector::ColumnData::Bytes(b) if ty != DataType::Bytea && ty != DataType::Jsonb => {
-                        value.extend_from_slice(b.get(i))
-                    }
-                    _ => format_text(ty, &c.datum(i), &ctx.format, value),
-                }
+                push_value_text(c, types.get(k).copied().unwrap_or(c.data_type), i, ctx, value);
                 Ok(Some(String::from_utf8_lossy(value).into_owned()))
             };
             write_format(fmt.get_str(i), &mut text, |k| arg_text(k, &mut value))?;
