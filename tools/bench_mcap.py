@@ -35,6 +35,11 @@ the crate's read on as many threads, so that a ratio pairs two runs made in the
 same phase of a noisy host: the ratios are the medians of the paired ratios,
 the MB/s the medians of each system's runs.
 
+--server-args "ARGS" starts every brewricd with these extra flags (split as a shell
+would), and --server-env NAME=VALUE (repeatable) with these environment variables:
+the comparisons a diagnosis needs (`--server-args "--flush-mb 100000"` to defer the
+flush past the load, `--server-env MIMALLOC_ALLOW_THP=1`) made by the same driver.
+
 --sustained LOADS instead loads the fleet LOADS times in a row into one server
 whose memtables may hold --memtable-limit-mb MiB (1024): once they are full,
 writes wait for the flush, so this measures ingest that outruns the flush —
@@ -45,12 +50,14 @@ crate on N threads; >= 150x the Python decoder.
 
 Usage: python3 tools/bench_mcap.py [--fleet DIR] [--robots 24] [--seconds 375]
        [--runs 3] [--python-files 1] [--shards N] [--brewricd target/release/brewricd]
+       [--server-args "ARGS"] [--server-env NAME=VALUE ...]
        [--sustained LOADS [--memtable-limit-mb 1024]]
 """
 
 import argparse
 import json
 import os
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -73,6 +80,9 @@ TARGET_PYTHON = 150.0
 # depends on the host.
 ISSUE_CRATE_MB_S = 184.0
 ISSUE_PYTHON_MB_S = 0.9
+# --server-args and --server-env: added to every brewricd this driver starts.
+SERVER_ARGS = []
+SERVER_ENV = {}
 
 
 def ensure_fleet(args):
@@ -94,10 +104,10 @@ class Server:
     def __init__(self, binary, shards, extra_args=()):
         self.dir = tempfile.mkdtemp(prefix="brewric-mcap-bench-")
         cmd = [binary, "--listen", "127.0.0.1:0", "--http", "off", "--ilp", "off",
-               "--shards", str(shards), "--data-dir", os.path.join(self.dir, "data"), *extra_args]
+               "--shards", str(shards), "--data-dir", os.path.join(self.dir, "data"), *extra_args, *SERVER_ARGS]
         self.log = open(os.path.join(self.dir, "brewricd.log"), "w")
         # Each COPY's timeline (setup, decoding, commit) goes to the log.
-        env = dict(os.environ, BREWRIC_MCAP_TIMELINE="1")
+        env = dict(os.environ, BREWRIC_MCAP_TIMELINE="1", **SERVER_ENV)
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.log, text=True, env=env)
         deadline = time.time() + 60
         addr = None
@@ -371,7 +381,16 @@ def main():
                     help="instead: load the fleet LOADS times into one server with a small memtable limit "
                          "(ingest that outruns the flush), on 1 and N shards")
     ap.add_argument("--memtable-limit-mb", type=int, default=1024)
+    ap.add_argument("--server-args", default="", help="extra brewricd flags for every server started")
+    ap.add_argument("--server-env", action="append", default=[], metavar="NAME=VALUE",
+                    help="an environment variable for every server started (repeatable)")
     args = ap.parse_args()
+    SERVER_ARGS.extend(shlex.split(args.server_args))
+    for item in args.server_env:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            ap.error(f"--server-env wants NAME=VALUE, not {item!r}")
+        SERVER_ENV[name] = value
     if not os.path.exists(args.brewricd):
         subprocess.check_call(["cargo", "build", "--release", "--bin", "brewricd"], cwd=ROOT)
 
@@ -380,6 +399,10 @@ def main():
     messages = truth["totals"]["message_count"]
     n = args.shards
     print(f"fleet: {len(files)} files, {total_bytes / 1e6:.1f} MB, {messages:,} messages", flush=True)
+    if SERVER_ARGS or SERVER_ENV:
+        # Not the default server: its numbers are a diagnosis, not the targets' measure.
+        print(f"brewricd started with: {' '.join(f'{k}={v}' for k, v in SERVER_ENV.items())} "
+              f"brewricd {' '.join(SERVER_ARGS)}".replace("  ", " "), flush=True)
     if args.sustained:
         return sustained(args, files, total_bytes, messages)
 
@@ -464,6 +487,8 @@ def main():
     one_warm = statistics.median(paired["brewric 1 shard" + WARM])
     all_warm = statistics.median(paired[f"brewric {n} shards" + WARM])
     vs_py_warm = rates["brewric 1 shard" + WARM] / rates["python"]
+    if SERVER_ARGS or SERVER_ENV:
+        print("(brewricd ran with the extra flags/environment printed at the top: a diagnosis, not the targets' measure)")
     print("(Brewric / crate: medians of the rounds' paired ratios; a fresh server, then the same server")
     print(" loading the fleet again after a CHECKPOINT wrote the first load out)")
     print(f"brewric 1 shard / crate 1 thread:   {one:.2f}x, warm server {one_warm:.2f}x   (target >= {TARGET_ONE}x)")

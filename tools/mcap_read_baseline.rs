@@ -14,10 +14,12 @@
 //! as `--brewric-decode` but every batch is kept until the run ends, as a
 //! server keeps the rows it ingests: their memory is touched for the first
 //! time (page faults, the kernel zeroing pages) instead of reused; the JSON
-//! line adds `kept_bytes`, the batches' size.
+//! line adds `kept_bytes`, the batches' size, and `--kept-columns` prints
+//! to stderr the 30 columns holding most of them (bytes, `table.column`,
+//! `(once)` where the decoder kept one value for a whole batch).
 //!
 //! ```text
-//! cargo run --release --example mcap_read_baseline -- [--threads N] [--runs 3] [--brewric-decode | --brewric-decode-keep | --brewric-walk] FILE...
+//! cargo run --release --example mcap_read_baseline -- [--threads N] [--runs 3] [--brewric-decode | --brewric-decode-keep [--kept-columns] | --brewric-walk] FILE...
 //! ```
 //! Prints one JSON line: threads, bytes (file bytes), messages, seconds
 //! (median of the runs), mb_per_s, messages_per_s.
@@ -30,6 +32,7 @@ fn main() {
     let mut runs = 3usize;
     let mut paths = Vec::new();
     let mut mode = Mode::Crate;
+    let mut kept_columns = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -38,6 +41,7 @@ fn main() {
             "--brewric-decode" => mode = Mode::BrewricDecode,
             "--brewric-walk" => mode = Mode::BrewricWalk,
             "--brewric-decode-keep" => mode = Mode::BrewricDecodeKeep,
+            "--kept-columns" => kept_columns = true,
             _ => paths.push(a),
         }
     }
@@ -50,7 +54,7 @@ fn main() {
     let mut times = Vec::new();
     let mut messages = 0usize;
     let mut kept_bytes = 0usize;
-    for _ in 0..runs.max(1) {
+    for run in 0..runs.max(1) {
         let kept = std::sync::Mutex::new(Vec::new());
         let next = AtomicUsize::new(0);
         let count = AtomicUsize::new(0);
@@ -77,6 +81,9 @@ fn main() {
         times.push(start.elapsed().as_secs_f64());
         messages = count.into_inner();
         let kept = kept.into_inner().unwrap_or_default();
+        if kept_columns && run + 1 == runs.max(1) {
+            print_kept_columns(&kept);
+        }
         kept_bytes = kept
             .iter()
             .flat_map(|b: &brewric::ingest::mcap::TopicBatch| &b.tables)
@@ -101,6 +108,26 @@ fn main() {
         bytes as f64 / secs / 1e6,
         messages as f64 / secs
     );
+}
+
+/// The kept batches' bytes by table and column, largest first, to stderr.
+fn print_kept_columns(kept: &[brewric::ingest::mcap::TopicBatch]) {
+    let mut by_column: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for batch in kept {
+        for table in &batch.tables {
+            let layout = &batch.plan.layout.tables[table.table];
+            for (c, column) in table.columns.iter().enumerate() {
+                let name = layout.columns.get(c).map_or("?", |l| l.name.as_str());
+                let once = if table.repeated.get(c) == Some(&true) { " (once)" } else { "" };
+                *by_column.entry(format!("{}.{name}{once}", layout.name)).or_default() += column.byte_size();
+            }
+        }
+    }
+    let mut largest: Vec<(String, usize)> = by_column.into_iter().collect();
+    largest.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    for (name, bytes) in largest.iter().take(30) {
+        eprintln!("{bytes:>12} {name}");
+    }
 }
 
 /// glibc hands every batch-sized buffer back to the kernel when it is freed,
