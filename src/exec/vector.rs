@@ -516,6 +516,25 @@ impl Column {
         }
     }
 
+    /// Appends row `row` of `other` `n` times (a value a memtable block
+    /// keeps once, spelled out a segment block at a time).
+    pub fn extend_repeated(&mut self, other: &Column, row: usize, n: usize) {
+        if let (ColumnData::Bytes(a), ColumnData::Bytes(b), None, true) =
+            (&mut self.data, &other.data, &self.validity, other.is_valid(row))
+        {
+            let value = b.get(row);
+            a.data.reserve(value.len() * n);
+            a.offsets.reserve(n);
+            for _ in 0..n {
+                a.push(value);
+            }
+            return;
+        }
+        for _ in 0..n {
+            self.push_row(other, row);
+        }
+    }
+
     /// Appends row `row` of `other` (a column of the same type).
     pub fn push_row(&mut self, other: &Column, row: usize) {
         let before = self.len();
@@ -857,5 +876,20 @@ mod tests {
                 assert_eq!(pushed, col.take(&(0..n as u32).rev().collect::<Vec<_>>()), "push_row {t:?} n={n}");
             }
         }
+    }
+
+    #[test]
+    fn a_repeated_value_is_appended_as_often_as_asked() {
+        let values = Column::from_datums(DataType::Text, &[Datum::text("x".repeat(40)), Datum::Null]);
+        let mut out = Column::from_datums(DataType::Text, &[Datum::text("a")]);
+        out.extend_repeated(&values, 0, 3);
+        out.extend_repeated(&values, 1, 2);
+        out.extend_repeated(&values, 0, 1);
+        let expected = [Datum::text("a")]
+            .into_iter()
+            .chain(std::iter::repeat_n(Datum::text("x".repeat(40)), 3))
+            .chain([Datum::Null, Datum::Null, Datum::text("x".repeat(40))])
+            .collect::<Vec<_>>();
+        assert_eq!(out, Column::from_datums(DataType::Text, &expected));
     }
 }

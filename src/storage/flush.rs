@@ -21,6 +21,7 @@ use super::segment::writer::{write_segment, SegmentRows, SegmentSpec};
 use super::segment::column::CachedBlock;
 use super::segment::reader::cache_block;
 use super::segment::{SegmentColumn, GROUP_SPAN_NS};
+use super::memtable::CompactBatch;
 use super::table::FrozenTable;
 use crate::catalog::TableDef;
 use crate::exec::vector::{Batch, Column, ColumnData};
@@ -109,7 +110,7 @@ pub fn encode_frozen(
     cache_budget: usize,
 ) -> Vec<EncodedSegment> {
     let mut next_id = || ids.fetch_add(1, Ordering::Relaxed);
-    encode_blocks(def, declared_series, frozen.table, &frozen.types, &frozen.rows.batches(), shard_dir, &mut next_id, cache_budget)
+    encode_blocks(def, declared_series, frozen.table, &frozen.types, &frozen.rows.blocks(), shard_dir, &mut next_id, cache_budget)
 }
 
 /// Sorts, partitions and encodes a table's rows (the merged rows of a
@@ -128,25 +129,28 @@ pub fn encode_rows(
         *next_id += 1;
         id
     };
+    let all = CompactBatch::plain(all);
     encode_blocks(def, declared_series, table, &types, std::slice::from_ref(&all), shard_dir, &mut take_id, 0)
 }
 
 /// [`encode_rows`] over rows held in blocks (a frozen memtable's). Only the
 /// time and series-key columns are gathered whole, to order the rows; every
-/// other column is gathered (and permuted) one at a time as it is encoded,
-/// so a flush needs memory for one column, not a second copy of the table.
+/// other column is gathered (and permuted) one segment block at a time as it
+/// is encoded, so a flush needs memory for one block, not a second copy of
+/// the table — nor a spelled-out copy of the values a memtable block keeps
+/// once (an MCAP topic's covariance arrays: most of a recording's bytes).
 #[allow(clippy::too_many_arguments)] // the table's description, its rows, and where segments go
 fn encode_blocks(
     def: &TableDef,
     declared_series: Option<usize>,
     table: u32,
     types: &[DataType],
-    blocks: &[Batch],
+    blocks: &[CompactBatch],
     shard_dir: u32,
     next_id: &mut dyn FnMut() -> u64,
     cache_budget: usize,
 ) -> Vec<EncodedSegment> {
-    let len: usize = blocks.iter().map(|b| b.len).sum();
+    let len: usize = blocks.iter().map(CompactBatch::len).sum();
     if len == 0 {
         return Vec::new();
     }
@@ -197,7 +201,7 @@ fn encode_blocks(
                 .iter()
                 .scan(0, |next, b| {
                     let start = *next;
-                    *next += b.len;
+                    *next += b.len();
                     Some(start)
                 })
                 .collect(),
@@ -210,7 +214,7 @@ fn encode_blocks(
 }
 
 /// One column's values across `blocks`, in block order.
-fn gather_column(blocks: &[Batch], data_type: DataType, c: usize) -> Column {
+fn gather_column(blocks: &[CompactBatch], data_type: DataType, c: usize) -> Column {
     let mut col = Column::with_capacity(data_type, 0);
     gather_into(&mut col, blocks, c);
     col
@@ -218,19 +222,28 @@ fn gather_column(blocks: &[Batch], data_type: DataType, c: usize) -> Column {
 
 /// Appends column `c` of every block to `out`, its buffers grown once to
 /// the size they need.
-fn gather_into(out: &mut Column, blocks: &[Batch], c: usize) {
-    let rows = blocks.iter().map(|b| b.len).sum();
-    let bytes = blocks.iter().map(|b| b.columns[c].variable_bytes()).sum();
+fn gather_into(out: &mut Column, blocks: &[CompactBatch], c: usize) {
+    let rows = blocks.iter().map(CompactBatch::len).sum();
+    let bytes = blocks
+        .iter()
+        .map(|b| match b.stored_column(c) {
+            (col, true) => col.variable_bytes() * b.len(),
+            (col, false) => col.variable_bytes(),
+        })
+        .sum();
     out.reserve(rows, bytes);
     for b in blocks {
-        out.extend(&b.columns[c]);
+        match b.stored_column(c) {
+            (col, true) => out.extend_repeated(col, 0, b.len()),
+            (col, false) => out.extend(col),
+        }
     }
 }
 
 /// A segment's rows: `blocks` in order, or the rows `perm` lists (indexes
 /// into the blocks' concatenation).
 struct BlockRows<'a> {
-    blocks: &'a [Batch],
+    blocks: &'a [CompactBatch],
     types: &'a [DataType],
     perm: Option<&'a [u32]>,
     len: usize,
@@ -246,11 +259,15 @@ impl SegmentRows for BlockRows<'_> {
         self.types.len()
     }
     fn column(&self, c: usize) -> Cow<'_, Column> {
-        match (self.blocks, self.perm) {
-            ([one], None) => Cow::Borrowed(&one.columns[c]),
-            (blocks, None) => Cow::Owned(gather_column(blocks, self.types[c], c)),
-            ([one], Some(perm)) => Cow::Owned(one.columns[c].take(perm)),
-            (blocks, Some(perm)) => Cow::Owned(gather_column(blocks, self.types[c], c).take(perm)),
+        let one = match self.blocks {
+            [one] => Some(one.stored_column(c)).filter(|(_, once)| !once).map(|(col, _)| col),
+            _ => None,
+        };
+        match (one, self.perm) {
+            (Some(col), None) => Cow::Borrowed(col),
+            (Some(col), Some(perm)) => Cow::Owned(col.take(perm)),
+            (None, None) => Cow::Owned(gather_column(self.blocks, self.types[c], c)),
+            (None, Some(perm)) => Cow::Owned(gather_column(self.blocks, self.types[c], c).take(perm)),
         }
     }
     fn rows_into(&self, c: usize, start: usize, len: usize, out: &mut Column) {
@@ -268,8 +285,11 @@ impl SegmentRows for BlockRows<'_> {
                 while at < end {
                     let block = &self.blocks[b];
                     let from = at - self.starts[b];
-                    let n = (block.len - from).min(end - at);
-                    out.extend_range(&block.columns[c], from, n);
+                    let n = (block.len() - from).min(end - at);
+                    match block.stored_column(c) {
+                        (col, true) => out.extend_repeated(col, 0, n),
+                        (col, false) => out.extend_range(col, from, n),
+                    }
                     at += n;
                     b += 1;
                 }
@@ -286,15 +306,15 @@ impl SegmentRows for BlockRows<'_> {
                     let b = block_of(i);
                     let block = &self.blocks[b];
                     let from = i - self.starts[b];
-                    let room = block.len - from;
+                    let room = block.len() - from;
                     let mut n = 1;
                     while n < room && k + n < rows.len() && rows[k + n] as usize == i + n {
                         n += 1;
                     }
-                    if n == 1 {
-                        out.push_row(&block.columns[c], from);
-                    } else {
-                        out.extend_range(&block.columns[c], from, n);
+                    match block.stored_column(c) {
+                        (col, true) => out.extend_repeated(col, 0, n),
+                        (col, false) if n == 1 => out.push_row(col, from),
+                        (col, false) => out.extend_range(col, from, n),
                     }
                     k += n;
                 }
@@ -302,8 +322,8 @@ impl SegmentRows for BlockRows<'_> {
         }
     }
     fn byte_size(&self) -> usize {
-        let total: usize = self.blocks.iter().map(|b| b.len).sum();
-        let bytes: usize = self.blocks.iter().map(Batch::byte_size).sum();
+        let total: usize = self.blocks.iter().map(CompactBatch::len).sum();
+        let bytes: usize = self.blocks.iter().map(CompactBatch::spelled_byte_size).sum();
         bytes / total.max(1) * self.len
     }
 }
@@ -378,8 +398,8 @@ pub async fn write_segments(
 /// distinct combinations still leave runs of [`SERIES_ROWS_PER_VALUE`] rows
 /// on average (a message counter repeating across recordings has few values
 /// per recording but makes every row its own series).
-fn series_columns(blocks: &[Batch], types: &[DataType], time: usize, declared: Option<usize>) -> Vec<usize> {
-    let len: usize = blocks.iter().map(|b| b.len).sum();
+fn series_columns(blocks: &[CompactBatch], types: &[DataType], time: usize, declared: Option<usize>) -> Vec<usize> {
+    let len: usize = blocks.iter().map(CompactBatch::len).sum();
     let limit = (len / SERIES_ROWS_PER_VALUE).max(1);
     let mut candidates = low_cardinality_columns(blocks, types, time, limit);
     candidates.retain(|&c| Some(c) != declared);
@@ -410,12 +430,13 @@ fn series_columns(blocks: &[Batch], types: &[DataType], time: usize, declared: O
 }
 
 /// Mixes column `c`'s value of each row (over the blocks' concatenation) into `keys`.
-fn hash_into(keys: &mut [u64], blocks: &[Batch], c: usize) {
+fn hash_into(keys: &mut [u64], blocks: &[CompactBatch], c: usize) {
     let hasher = hashbrown::DefaultHashBuilder::default();
     let mut r = 0;
     for b in blocks {
-        let col = &b.columns[c];
-        for i in 0..b.len {
+        let (col, once) = b.stored_column(c);
+        for row in 0..b.len() {
+            let i = if once { 0 } else { row };
             let value = match (&col.data, col.is_valid(i)) {
                 (_, false) => u64::MAX,
                 (ColumnData::Bytes(v), true) => std::hash::BuildHasher::hash_one(&hasher, v.get(i)),
@@ -430,7 +451,7 @@ fn hash_into(keys: &mut [u64], blocks: &[Batch], c: usize) {
 /// Columns with between 2 and `limit` distinct values, fewest first.
 /// Times, blobs, documents and arrays are never series tags; hashing them
 /// was a tenth of an MCAP flush (every message's covariance arrays).
-fn low_cardinality_columns(blocks: &[Batch], types: &[DataType], time: usize, limit: usize) -> Vec<usize> {
+fn low_cardinality_columns(blocks: &[CompactBatch], types: &[DataType], time: usize, limit: usize) -> Vec<usize> {
     let mut found: Vec<(usize, usize)> = Vec::new();
     for (i, data_type) in types.iter().enumerate() {
         if i == time
@@ -442,12 +463,13 @@ fn low_cardinality_columns(blocks: &[Batch], types: &[DataType], time: usize, li
             continue;
         }
         let Some(first) = blocks.first() else { continue };
-        let distinct = match &first.columns[i].data {
+        // A column a block keeps once counts its one value there.
+        let distinct = match &first.stored_column(i).0.data {
             ColumnData::Int16(_)
             | ColumnData::Int32(_)
             | ColumnData::Int64(_)
             | ColumnData::Bool(_)
-            | ColumnData::Bytes(_) => count_distinct(blocks.iter().map(|b| &*b.columns[i]), limit),
+            | ColumnData::Bytes(_) => count_distinct(blocks.iter().map(|b| b.stored_column(i).0), limit),
             _ => None,
         };
         if let Some(d) = distinct {
@@ -639,6 +661,7 @@ mod tests {
             Column::from_datums(DataType::Int64, &counters),
         ]);
         let types = [DataType::TimestampTz, DataType::Text, DataType::Int64];
+        let block = CompactBatch::plain(block);
         assert_eq!(series_columns(std::slice::from_ref(&block), &types, 0, None), vec![1]);
         // A declared key leads, and the rest must still leave runs.
         assert_eq!(series_columns(&[block], &types, 0, Some(2)), vec![2]);
@@ -662,7 +685,7 @@ mod tests {
             Column::from_datums(array_type, &arrays),
             Column::from_datums(DataType::Text, &tags),
         ]);
-        assert_eq!(series_columns(&[block], &types, 0, None), vec![2]);
+        assert_eq!(series_columns(&[CompactBatch::plain(block)], &types, 0, None), vec![2]);
     }
 
     #[test]
@@ -670,7 +693,7 @@ mod tests {
         let text = |from: usize, n: usize| {
             let values: Vec<Datum> =
                 (from..from + n).map(|i| if i % 5 == 4 { Datum::Null } else { Datum::text(format!("v{i}")) }).collect();
-            Batch::from_columns(vec![Column::from_datums(DataType::Text, &values)])
+            CompactBatch::plain(Batch::from_columns(vec![Column::from_datums(DataType::Text, &values)]))
         };
         let blocks = vec![text(0, 3), text(3, 0), text(3, 7), text(10, 1), text(11, 5)];
         let whole = gather_column(&blocks, DataType::Text, 0);
@@ -693,6 +716,74 @@ mod tests {
                 assert_eq!(out, expected.slice(start, len), "perm {} rows {start}+{len}", perm.is_some());
             }
         }
+    }
+
+    /// An MCAP-like block of `rows` rows from `start`: time, a recording tag
+    /// (two values across blocks), a covariance array that never changes
+    /// (kept once in a memtable block), one that changes in the second half
+    /// of the rows, and a reading.
+    fn recording_block(start: usize, rows: usize) -> Batch {
+        let array = |v: f64| {
+            let value = crate::types::array::ArrayValue::of((0..9).map(|k| Datum::Float64(v + k as f64)).collect());
+            Datum::Bytes(value.encode(crate::types::array::ArrayElem::Float64))
+        };
+        let covariance = DataType::Array(crate::types::array::ArrayElem::Float64);
+        let range = start..start + rows;
+        Batch::from_columns(vec![
+            Column::from_datums(DataType::TimestampTz, &range.clone().map(|i| Datum::Int64(i as i64 * 1000)).collect::<Vec<_>>()),
+            Column::from_datums(DataType::Text, &range.clone().map(|i| Datum::text(format!("robot{}", i / 96))).collect::<Vec<_>>()),
+            Column::from_datums(covariance, &range.clone().map(|_| array(0.5)).collect::<Vec<_>>()),
+            Column::from_datums(covariance, &range.clone().map(|i| array(if i < 96 { 0.25 } else { 1.0 })).collect::<Vec<_>>()),
+            Column::from_datums(DataType::Float64, &range.map(|i| Datum::Float64(i as f64 / 7.0)).collect::<Vec<_>>()),
+        ])
+    }
+
+    #[test]
+    fn values_kept_once_are_flushed_as_the_rows_spelled_out() {
+        let blocks: Vec<Batch> = [(0, 40), (40, 8), (48, 80), (128, 64)].iter().map(|&(s, n)| recording_block(s, n)).collect();
+        let compact: Vec<CompactBatch> = blocks.iter().cloned().map(CompactBatch::new).collect();
+        // (A block of 8 rows is too short to keep anything once.)
+        assert!(compact.iter().all(|b| b.is_compact() == (b.len() >= 16)), "blocks keep the fixed covariance once");
+        assert!(compact[0].stored_column(3).1 && !compact[2].stored_column(3).1, "the changing one only where it does not");
+        let spelled: Vec<CompactBatch> = blocks.iter().cloned().map(CompactBatch::plain).collect();
+        let types: Vec<DataType> = blocks[0].columns.iter().map(|c| c.data_type).collect();
+        assert_eq!(series_columns(&compact, &types, 0, None), series_columns(&spelled, &types, 0, None));
+        for (c, &data_type) in types.iter().enumerate() {
+            assert_eq!(gather_column(&compact, data_type, c), gather_column(&spelled, data_type, c), "column {c}");
+        }
+        // The whole flush: the same segments, byte for byte, and their cache forms.
+        let def = TableDef {
+            oid: 1,
+            name: "imu".into(),
+            schema: "fleet".into(),
+            columns: ["log_time", "recording", "orientation_covariance", "angular_velocity_covariance", "x"]
+                .iter()
+                .zip(&types)
+                .map(|(n, t)| ColumnDef::plain(*n, *t))
+                .collect(),
+            time_column: Some(0),
+            frame_files: Vec::new(),
+        };
+        let encode = |blocks: &[CompactBatch]| {
+            let mut next = 0;
+            let mut take_id = || {
+                next += 1;
+                next
+            };
+            encode_blocks(&def, None, 1, &types, blocks, 0, &mut take_id, usize::MAX)
+        };
+        let (from_compact, from_spelled) = (encode(&compact), encode(&spelled));
+        assert_eq!(from_compact.len(), from_spelled.len());
+        for (a, b) in from_compact.iter().zip(&from_spelled) {
+            assert_eq!(a.bytes, b.bytes);
+            assert_eq!(a.cached.len(), b.cached.len());
+        }
+        // A permuted flush (rows out of time order) as well.
+        let shuffled: Vec<Batch> = [(128, 64), (0, 40), (48, 80), (40, 8)].iter().map(|&(s, n)| recording_block(s, n)).collect();
+        let compact: Vec<CompactBatch> = shuffled.iter().cloned().map(CompactBatch::new).collect();
+        let spelled: Vec<CompactBatch> = shuffled.into_iter().map(CompactBatch::plain).collect();
+        let (from_compact, from_spelled) = (encode(&compact), encode(&spelled));
+        assert_eq!(from_compact.iter().map(|s| &s.bytes).collect::<Vec<_>>(), from_spelled.iter().map(|s| &s.bytes).collect::<Vec<_>>());
     }
 
     /// A `cpu(time timestamptz, tags_id int)` table holding `batch`, frozen for a flush.

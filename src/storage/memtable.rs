@@ -136,6 +136,27 @@ impl CompactBatch {
         self.batch.byte_size()
     }
 
+    /// A batch none of whose columns is kept once (an open block's rows).
+    pub fn plain(batch: Batch) -> CompactBatch {
+        let repeated = vec![false; batch.columns.len()];
+        CompactBatch { batch, repeated }
+    }
+
+    /// Column `c` as it is held, and whether it holds one value standing
+    /// for every row (then it has one row and no NULLs).
+    pub fn stored_column(&self, c: usize) -> (&Column, bool) {
+        (&self.batch.columns[c], self.repeated[c])
+    }
+
+    /// Bytes the rows take spelled out.
+    pub fn spelled_byte_size(&self) -> usize {
+        let once: usize = (0..self.batch.columns.len())
+            .filter(|&c| self.repeated[c])
+            .map(|c| self.batch.columns[c].byte_size() * self.batch.len.saturating_sub(1))
+            .sum();
+        self.batch.byte_size() + once
+    }
+
     /// Column `c`'s rows (shared unless kept as one repeated value).
     pub fn column(&self, c: usize) -> ColumnRef {
         let col = &self.batch.columns[c];

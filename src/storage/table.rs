@@ -139,8 +139,15 @@ impl FrozenRows {
         self.sealed.iter().map(|b| b.len()).sum::<usize>() + self.open.as_ref().map_or(0, |b| b.len)
     }
 
+    /// Every row as blocks, in order, a sealed block's repeated values still
+    /// kept once (the flush spells them out a block of a segment at a time).
+    pub fn blocks(&self) -> Vec<super::memtable::CompactBatch> {
+        let sealed = self.sealed.iter().map(|b| b.rows.clone());
+        sealed.chain(self.open.clone().map(super::memtable::CompactBatch::plain)).collect()
+    }
+
     /// Every row as batches, in order (a sealed block's repeated values
-    /// spelled out: this is for the flush, on a background thread).
+    /// spelled out).
     pub fn batches(&self) -> Vec<Batch> {
         self.sealed.iter().map(|b| b.rows.to_batch()).chain(self.open.clone()).collect()
     }
