@@ -786,6 +786,74 @@ mod tests {
         assert_eq!(from_compact.iter().map(|s| &s.bytes).collect::<Vec<_>>(), from_spelled.iter().map(|s| &s.bytes).collect::<Vec<_>>());
     }
 
+    #[test]
+    fn any_blocks_flush_the_same_whether_their_repeats_are_kept_once_or_spelled_out() {
+        // Seeded cases: blocks of random sizes, times in order (runs copied
+        // as ranges) or not (a permuted flush), a repeated array in some
+        // blocks and not others, NULLs.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n.max(1)
+        };
+        let array_type = DataType::Array(crate::types::array::ArrayElem::Float64);
+        let types = [DataType::TimestampTz, DataType::Text, array_type, DataType::Text, DataType::Float64];
+        let def = TableDef {
+            oid: 1,
+            name: "t".into(),
+            schema: "s".into(),
+            columns: ["time", "tag", "matrix", "note", "x"].iter().zip(&types).map(|(n, t)| ColumnDef::plain(*n, *t)).collect(),
+            time_column: Some(0),
+            frame_files: Vec::new(),
+        };
+        let array = |v: u64| {
+            let value = crate::types::array::ArrayValue::of((0..6).map(|k| Datum::Float64((v * 10 + k) as f64)).collect());
+            Datum::Bytes(value.encode(crate::types::array::ArrayElem::Float64))
+        };
+        let mut kept_once = 0;
+        for case in 0..40 {
+            // Half the cases arrive in time order (flushed as they are), half not.
+            let in_order = case % 2 == 0;
+            let mut clock = 0i64;
+            let blocks: Vec<Batch> = (0..1 + next(5))
+                .map(|_| {
+                    let rows = 1 + next(300) as usize;
+                    let fixed = next(3) > 0;
+                    let matrix = next(4);
+                    // One robot per block, as a recording's batches are: long runs
+                    // of one series, copied as ranges by the writer.
+                    let robot = next(3);
+                    let mut columns: Vec<Vec<Datum>> = vec![Vec::new(); types.len()];
+                    for _ in 0..rows {
+                        clock += 1 + next(GROUP_SPAN_NS as u64 / 100) as i64;
+                        let time = if in_order { clock } else { next(4 * GROUP_SPAN_NS as u64) as i64 };
+                        columns[0].push(Datum::Int64(time));
+                        columns[1].push(Datum::text(format!("robot{robot}")));
+                        columns[2].push(array(if fixed { matrix } else { next(4) }));
+                        columns[3].push(if next(5) == 0 { Datum::Null } else { Datum::text("n".repeat(next(40) as usize)) });
+                        columns[4].push(Datum::Float64(next(1000) as f64 / 8.0));
+                    }
+                    Batch::from_columns(columns.iter().zip(&types).map(|(v, t)| Column::from_datums(*t, v)).collect())
+                })
+                .collect();
+            let compact: Vec<CompactBatch> = blocks.iter().cloned().map(CompactBatch::new).collect();
+            kept_once += compact.iter().filter(|b| b.is_compact()).count();
+            let spelled: Vec<CompactBatch> = blocks.into_iter().map(CompactBatch::plain).collect();
+            let encode = |blocks: &[CompactBatch]| {
+                let mut id = 0;
+                let mut take_id = || {
+                    id += 1;
+                    id
+                };
+                encode_blocks(&def, None, 1, &types, blocks, 0, &mut take_id, 0).into_iter().map(|s| s.bytes).collect::<Vec<_>>()
+            };
+            assert_eq!(encode(&compact), encode(&spelled), "case {case}");
+        }
+        assert!(kept_once > 20, "the cases keep values once in {kept_once} blocks");
+    }
+
     /// A `cpu(time timestamptz, tags_id int)` table holding `batch`, frozen for a flush.
     fn cpu_table(time_column: Option<usize>, batch: Batch) -> (TableDef, FrozenTable) {
         let types = vec![DataType::TimestampTz, DataType::Int32];
