@@ -401,8 +401,8 @@ def main():
     print(f"fleet: {len(files)} files, {total_bytes / 1e6:.1f} MB, {messages:,} messages", flush=True)
     if SERVER_ARGS or SERVER_ENV:
         # Not the default server: its numbers are a diagnosis, not the targets' measure.
-        print(f"brewricd started with: {' '.join(f'{k}={v}' for k, v in SERVER_ENV.items())} "
-              f"brewricd {' '.join(SERVER_ARGS)}".replace("  ", " "), flush=True)
+        command = [f"{k}={v}" for k, v in SERVER_ENV.items()] + ["brewricd", *SERVER_ARGS]
+        print(f"brewricd started with: {' '.join(command)}", flush=True)
     if args.sustained:
         return sustained(args, files, total_bytes, messages)
 

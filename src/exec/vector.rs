@@ -179,10 +179,16 @@ impl BytesColumn {
     /// `value` on each of `rows` rows.
     pub fn repeat(value: &[u8], rows: usize) -> Self {
         let mut out = BytesColumn::with_capacity(rows, rows * value.len());
-        for _ in 0..rows {
-            out.push(value);
-        }
+        out.push_repeated(value, rows);
         out
+    }
+    /// Appends `value` on each of `rows` more rows.
+    pub fn push_repeated(&mut self, value: &[u8], rows: usize) {
+        self.data.reserve(rows * value.len());
+        self.offsets.reserve(rows);
+        for _ in 0..rows {
+            self.push(value);
+        }
     }
 }
 
@@ -522,12 +528,7 @@ impl Column {
         if let (ColumnData::Bytes(a), ColumnData::Bytes(b), None, true) =
             (&mut self.data, &other.data, &self.validity, other.is_valid(row))
         {
-            let value = b.get(row);
-            a.data.reserve(value.len() * n);
-            a.offsets.reserve(n);
-            for _ in 0..n {
-                a.push(value);
-            }
+            a.push_repeated(b.get(row), n);
             return;
         }
         for _ in 0..n {

@@ -233,10 +233,7 @@ fn gather_into(out: &mut Column, blocks: &[CompactBatch], c: usize) {
         .sum();
     out.reserve(rows, bytes);
     for b in blocks {
-        match b.stored_column(c) {
-            (col, true) => out.extend_repeated(col, 0, b.len()),
-            (col, false) => out.extend(col),
-        }
+        b.append_rows(c, 0, b.len(), out);
     }
 }
 
@@ -286,10 +283,7 @@ impl SegmentRows for BlockRows<'_> {
                     let block = &self.blocks[b];
                     let from = at - self.starts[b];
                     let n = (block.len() - from).min(end - at);
-                    match block.stored_column(c) {
-                        (col, true) => out.extend_repeated(col, 0, n),
-                        (col, false) => out.extend_range(col, from, n),
-                    }
+                    block.append_rows(c, from, n, out);
                     at += n;
                     b += 1;
                 }
@@ -311,11 +305,7 @@ impl SegmentRows for BlockRows<'_> {
                     while n < room && k + n < rows.len() && rows[k + n] as usize == i + n {
                         n += 1;
                     }
-                    match block.stored_column(c) {
-                        (col, true) => out.extend_repeated(col, 0, n),
-                        (col, false) if n == 1 => out.push_row(col, from),
-                        (col, false) => out.extend_range(col, from, n),
-                    }
+                    block.append_rows(c, from, n, out);
                     k += n;
                 }
             }

@@ -148,6 +148,16 @@ impl CompactBatch {
         (&self.batch.columns[c], self.repeated[c])
     }
 
+    /// Appends column `c`'s rows `from..from + n` to `out` (a value kept
+    /// once written out `n` times).
+    pub fn append_rows(&self, c: usize, from: usize, n: usize, out: &mut Column) {
+        match self.stored_column(c) {
+            (col, true) => out.extend_repeated(col, 0, n),
+            (col, false) if n == 1 => out.push_row(col, from),
+            (col, false) => out.extend_range(col, from, n),
+        }
+    }
+
     /// Bytes the rows take spelled out.
     pub fn spelled_byte_size(&self) -> usize {
         let once: usize = (0..self.batch.columns.len())
