@@ -256,8 +256,12 @@ impl SegmentRows for BlockRows<'_> {
         self.types.len()
     }
     fn column(&self, c: usize) -> Cow<'_, Column> {
+        // One block's column as it is stored, unless it keeps one value for all rows.
         let one = match self.blocks {
-            [one] => Some(one.stored_column(c)).filter(|(_, once)| !once).map(|(col, _)| col),
+            [one] => match one.stored_column(c) {
+                (col, false) => Some(col),
+                (_, true) => None,
+            },
             _ => None,
         };
         match (one, self.perm) {
@@ -425,13 +429,15 @@ fn hash_into(keys: &mut [u64], blocks: &[CompactBatch], c: usize) {
     let mut r = 0;
     for b in blocks {
         let (col, once) = b.stored_column(c);
+        let value_of = |i: usize| match (&col.data, col.is_valid(i)) {
+            (_, false) => u64::MAX,
+            (ColumnData::Bytes(v), true) => std::hash::BuildHasher::hash_one(&hasher, v.get(i)),
+            (_, true) => int_key(col, i) as u64,
+        };
+        // A value the block keeps once is hashed once for all its rows.
+        let once_value = once.then(|| value_of(0));
         for row in 0..b.len() {
-            let i = if once { 0 } else { row };
-            let value = match (&col.data, col.is_valid(i)) {
-                (_, false) => u64::MAX,
-                (ColumnData::Bytes(v), true) => std::hash::BuildHasher::hash_one(&hasher, v.get(i)),
-                (_, true) => int_key(col, i) as u64,
-            };
+            let value = once_value.unwrap_or_else(|| value_of(row));
             keys[r] = (keys[r].rotate_left(5) ^ value).wrapping_mul(0x517c_c1b7_2722_0a95);
             r += 1;
         }

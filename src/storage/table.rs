@@ -145,12 +145,6 @@ impl FrozenRows {
         let sealed = self.sealed.iter().map(|b| b.rows.clone());
         sealed.chain(self.open.clone().map(super::memtable::CompactBatch::plain)).collect()
     }
-
-    /// Every row as batches, in order (a sealed block's repeated values
-    /// spelled out).
-    pub fn batches(&self) -> Vec<Batch> {
-        self.sealed.iter().map(|b| b.rows.to_batch()).chain(self.open.clone()).collect()
-    }
 }
 
 #[derive(Debug, Clone)]
@@ -399,10 +393,10 @@ impl ShardStorage {
         if let Some(t) = self.tables.get_mut(&frozen.table) {
             if t.generation == frozen.generation {
                 if let Some(pos) = t.frozen.iter().position(|f| f.id == frozen.flush_id) {
-                    let rows = t.frozen.remove(pos).rows.batches();
-                    for b in rows.iter() {
-                        t.memtable.append(b);
+                    // Back as the blocks they were: a value a block kept once stays kept once.
+                    for b in t.frozen.remove(pos).rows.blocks() {
                         t.memtable_bytes += b.byte_size();
+                        t.memtable.append_compact(b);
                     }
                     t.memtable_since.get_or_insert_with(Instant::now);
                 }
@@ -544,5 +538,54 @@ impl ShardStorage {
                 + t.frozen.iter().map(|f| f.rows.row_count() as u64).sum::<u64>()
                 + t.memtable.row_count() as u64
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::vector::Column;
+    use crate::storage::memtable::CompactBatch;
+    use crate::types::Datum;
+
+    /// Every row in memory as (key, note), in key order.
+    fn rows_of(storage: &ShardStorage, table: TableId) -> Vec<(Datum, Datum)> {
+        let mut rows: Vec<(Datum, Datum)> = storage
+            .snapshot(table)
+            .iter()
+            .flat_map(|b| (0..b.len).map(move |r| (b.columns[0].datum(r), b.columns[1].datum(r))))
+            .collect();
+        rows.sort_by_key(|(key, _)| match key {
+            Datum::Int64(k) => *k,
+            _ => i64::MIN,
+        });
+        rows
+    }
+
+    #[test]
+    fn a_failed_flush_puts_the_rows_back_as_the_blocks_they_were() {
+        let types = vec![DataType::Int64, DataType::Text];
+        let note = Datum::text("n".repeat(40));
+        let block = |keys: std::ops::Range<i64>| {
+            let n = keys.end - keys.start;
+            Batch::from_columns(vec![
+                Column::from_datums(DataType::Int64, &keys.map(Datum::Int64).collect::<Vec<_>>()),
+                Column::from_datums(DataType::Text, &vec![note.clone(); n as usize]),
+            ])
+        };
+        let mut storage = ShardStorage::default();
+        storage.append_compact(1, &types, CompactBatch::new(block(0..2048)));
+        storage.append(1, &types, &block(2048..2051));
+        let before = rows_of(&storage, 1);
+        assert_eq!(before.len(), 2051);
+        let held = storage.memtable_pressure().0;
+        let frozen = storage.freeze();
+        assert_eq!(frozen.len(), 1);
+        storage.refreeze_failed(&frozen[0]);
+        assert_eq!(rows_of(&storage, 1), before, "the same rows, back in the memtable");
+        assert_eq!(storage.memtable_pressure().0, held, "counted as the bytes they hold, as when they came");
+        let snap = storage.scan(1);
+        assert!(snap.frozen_sealed.is_empty(), "nothing left frozen");
+        assert!(snap.sealed.iter().any(|b| b.rows.is_compact()), "the note is still kept once in its block");
     }
 }
