@@ -290,6 +290,24 @@ async fn copy_precision_schema_creation_and_new_columns() {
 }
 
 #[tokio::test]
+async fn copy_in_a_transaction_block_commits_and_rolls_back_with_it() {
+    let server = common::start();
+    let client = server.connect(common::DEFAULT_DB).await;
+    // ROLLBACK takes the rows and the measurement tables the COPY made.
+    client.batch_execute("BEGIN").await.unwrap();
+    copy_lp(&client, "lp_tx", "", b"cpu,host=a usage=1 1\nmem,host=a used=2 1\n").await.unwrap();
+    assert_eq!(joined(&rows(&client, "SELECT count(*) FROM lp_tx.cpu").await), "1");
+    client.batch_execute("ROLLBACK").await.unwrap();
+    assert!(joined(&rows(&client, "SELECT count(*) FROM lp_tx.cpu").await).contains("does not exist"));
+    assert!(joined(&rows(&client, "SELECT count(*) FROM lp_tx.mem").await).contains("does not exist"));
+    // COMMIT keeps both.
+    client.batch_execute("BEGIN").await.unwrap();
+    copy_lp(&client, "lp_tx", "", b"cpu,host=a usage=1 1\ncpu,host=b usage=3 2\n").await.unwrap();
+    client.batch_execute("COMMIT").await.unwrap();
+    assert_eq!(joined(&rows(&client, "SELECT host, usage FROM lp_tx.cpu ORDER BY host").await), "a|1,b|3");
+}
+
+#[tokio::test]
 async fn copy_line_protocol_over_the_simple_protocol_with_psql() {
     let server = common::start();
     let dir = std::env::temp_dir().join(format!("brewric-lp-psql-{}", std::process::id()));

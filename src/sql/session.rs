@@ -141,8 +141,9 @@ pub struct Session {
     /// values to restore at the end of the transaction for SET LOCAL.
     txn_settings: Option<(BTreeMap<String, String>, BTreeMap<String, settings::Source>)>,
     local_settings: Vec<(String, SettingState)>,
-    /// Tables created in the open transaction (dropped again by ROLLBACK).
-    txn_created: Vec<Arc<TableDef>>,
+    /// Schemas, tables and views created in the open transaction (removed
+    /// again by ROLLBACK, newest first).
+    txn_created: Vec<CreatedInBlock>,
     /// Unique keys the open transaction added (taken out again on ROLLBACK).
     txn_unique_keys: crate::sql::unique::AddedKeys,
     /// NOTICEs raised by the last statement, sent before its result.
@@ -153,6 +154,14 @@ pub struct Session {
     /// A wire session's pid and pg_stat_activity entry (None for the HTTP
     /// and ILP APIs' sessions); dropped with the session, which unregisters it.
     registration: Option<crate::server::SessionRegistration>,
+}
+
+/// An object a transaction block created, which its ROLLBACK removes again.
+enum CreatedInBlock {
+    Schema { name: String, oid: u32 },
+    Table(Arc<TableDef>),
+    /// A view made, or replaced (`previous`, put back by ROLLBACK).
+    View { view: Arc<ViewDef>, previous: Option<Arc<ViewDef>> },
 }
 
 /// A setting's value (None: unset placeholder) and where it came from,
@@ -599,7 +608,9 @@ impl Session {
                     );
                     Ok(true)
                 })?;
-                let _ = created;
+                if created && self.txn != TxnState::Idle {
+                    self.txn_created.push(CreatedInBlock::Schema { name, oid });
+                }
                 Ok(StatementResult::Command("CREATE SCHEMA".into()))
             }
             Statement::CreateDatabase {
@@ -631,6 +642,17 @@ impl Session {
             Statement::Call(f) if f.name.to_string().eq_ignore_ascii_case("checkpoint") => {
                 crate::storage::checkpoint::checkpoint(&self.server).await?;
                 Ok(StatementResult::Command("CHECKPOINT".into()))
+            }
+            Statement::Truncate(t) if self.txn != TxnState::Idle => {
+                // Inside a block TRUNCATE is a rewrite to no rows: the block's
+                // own view of the table until COMMIT swaps it in (atomically
+                // on every shard), nothing at all after ROLLBACK.
+                let tables = t.table_names.iter().map(|target| self.lookup_table(&target.name)).collect::<DbResult<Vec<_>>>()?;
+                let _held_by_block = self.rewrite_lock().await;
+                for table in tables {
+                    self.rewrite_rows(&table, Vec::new()).await?;
+                }
+                Ok(StatementResult::Command("TRUNCATE TABLE".into()))
             }
             Statement::Truncate(t) => {
                 // A block that rewrote a table already holds the lock.
@@ -867,14 +889,51 @@ impl Session {
         Ok(())
     }
 
-    /// ROLLBACK of a transaction that created tables removes them again.
+    /// ROLLBACK of a transaction that created schemas, tables or views
+    /// removes them again, newest first (a view before the table under it).
+    /// A schema stays if it holds anything another session put there
+    /// meanwhile; an object already gone (dropped in the block) is skipped.
     async fn rollback_created_tables(&mut self) {
-        for table in std::mem::take(&mut self.txn_created) {
-            let _ = self
-                .server
-                .catalog
-                .update_database(&self.database, |db| Ok(remove_table_entry(db, &table)));
+        let created = std::mem::take(&mut self.txn_created);
+        if created.is_empty() {
+            return;
         }
+        let _ = self.server.catalog.update_database(&self.database, |db| {
+            for object in created.iter().rev() {
+                match object {
+                    CreatedInBlock::Table(table) => {
+                        if remove_table_entry(db, table) {
+                            if let Some(s) = db.schemas.get_mut(&table.schema) {
+                                s.sequences.retain(|k, _| !is_serial_sequence_of(k, &table.name));
+                            }
+                        }
+                    }
+                    CreatedInBlock::View { view, previous } => {
+                        let Some(s) = db.schemas.get_mut(&view.schema) else { continue };
+                        if s.views.get(&view.name).is_some_and(|v| Arc::ptr_eq(v, view)) {
+                            match previous {
+                                Some(p) => s.views.insert(view.name.clone(), p.clone()),
+                                None => s.views.remove(&view.name),
+                            };
+                        }
+                    }
+                    CreatedInBlock::Schema { name, oid } => {
+                        let empty = db.schemas.get(name).is_some_and(|s| {
+                            s.oid == *oid
+                                && s.tables.is_empty()
+                                && s.views.is_empty()
+                                && s.indexes.is_empty()
+                                && s.sequences.is_empty()
+                                && s.functions.is_empty()
+                        });
+                        if empty {
+                            db.schemas.remove(name);
+                        }
+                    }
+                }
+            }
+            Ok(())
+        });
     }
 
     /// Frees what the server and the shards hold for a table whose catalog
@@ -1184,7 +1243,7 @@ impl Session {
             Ok(Some(def))
         })?;
         if let (Some(def), true) = (created, self.txn != TxnState::Idle) {
-            self.txn_created.push(def);
+            self.txn_created.push(CreatedInBlock::Table(def));
         }
         Ok(StatementResult::Command("CREATE TABLE".into()))
     }
@@ -1711,16 +1770,18 @@ impl Session {
         let query = cv.query.to_string();
         let oid = self.server.catalog.allocate_oid();
         let (or_replace, if_not_exists) = (cv.or_replace, cv.if_not_exists);
-        let skipped = self.server.catalog.update_database(&self.database, |db| {
+        let made = self.server.catalog.update_database(&self.database, |db| {
             let s = db
                 .schemas
                 .get_mut(&schema)
                 .ok_or_else(|| DbError::internal("schema vanished"))?;
             let mut oid = oid;
+            let mut previous = None;
             match s.relation_kind(&name) {
                 None => {}
                 Some(RelationKind::View) if or_replace => {
                     let old = &s.views[&name];
+                    previous = Some(old.clone());
                     if columns.len() < old.columns.len() {
                         return Err(DbError::new(
                             "42P16",
@@ -1748,7 +1809,7 @@ impl Session {
                     }
                     oid = old.oid;
                 }
-                Some(_) if if_not_exists => return Ok(true),
+                Some(_) if if_not_exists => return Ok(None),
                 Some(_) if !or_replace => {
                     return Err(DbError::new(
                         sqlstate::DUPLICATE_TABLE,
@@ -1763,19 +1824,21 @@ impl Session {
                     .with_detail(format!("This operation is not supported for {}s.", kind.noun())))
                 }
             }
-            s.views.insert(
-                name.clone(),
-                Arc::new(ViewDef {
-                    oid,
-                    name: name.clone(),
-                    schema: schema.clone(),
-                    columns,
-                    query,
-                    depends_on,
-                }),
-            );
-            Ok(false)
+            let view = Arc::new(ViewDef {
+                oid,
+                name: name.clone(),
+                schema: schema.clone(),
+                columns,
+                query,
+                depends_on,
+            });
+            s.views.insert(name.clone(), view.clone());
+            Ok(Some((view, previous)))
         })?;
+        let skipped = made.is_none();
+        if let (Some((view, previous)), true) = (made, self.txn != TxnState::Idle) {
+            self.txn_created.push(CreatedInBlock::View { view, previous });
+        }
         if skipped {
             self.notice(
                 sqlstate::DUPLICATE_TABLE,

@@ -31,6 +31,14 @@ impl Session {
         })
     }
 
+    /// A table ingest created inside a transaction block goes again at its
+    /// ROLLBACK, as one CREATE TABLE made there does.
+    pub(super) fn note_created_in_block(&mut self, table: &Arc<TableDef>) {
+        if self.txn != TxnState::Idle {
+            self.txn_created.push(CreatedInBlock::Table(table.clone()));
+        }
+    }
+
     /// Adds `columns` to `schema.table` (ALTER TABLE … ADD COLUMN IF NOT
     /// EXISTS, a rewrite) and returns the widened table. Not inside a
     /// transaction block: the rewrite commits on its own.

@@ -283,14 +283,18 @@ impl Session {
                 for c in columns.iter_mut().skip(1).take(batch.tags.len()) {
                     c.series_tag = true;
                 }
-                self.create_ingest_table(TableDef {
+                let table = self.create_ingest_table(TableDef {
                     oid,
                     name: batch.name.clone(),
                     schema: schema.to_string(),
                     columns,
                     time_column: Some(0),
                     frame_files: Vec::new(),
-                })?
+                })?;
+                if table.oid == oid {
+                    self.note_created_in_block(&table);
+                }
+                table
             }
         };
         let time_ok = table
