@@ -484,12 +484,65 @@ async fn bad_recordings_fail_whole_with_where_and_the_server_stays_up() {
     let n: i64 = client.query_one("SELECT count(*) FROM fleet.imu", &[]).await.unwrap().get(0);
     assert_eq!(n, 2 * truth_i64(&truth["files"][0]["topics"]["/imu"], "message_count"));
     assert!(base_tables(&client, "fleet").await.contains(&"imu".to_string()));
-    // Inside a transaction block it is refused.
+    // Inside a transaction block a failed COPY aborts the block (25P02 until ROLLBACK).
     client.batch_execute("BEGIN").await.unwrap();
-    expect_error(client.execute(&copy_file(&path, ", RECORDING 'in_txn'"), &[]).await, "25001", &["transaction block"]);
+    expect_error(client.execute(&copy_file(&bad, ", RECORDING 'in_txn'"), &[]).await, "22P04", &["chunk"]);
+    expect_error(client.execute("SELECT 1", &[]).await, "25P02", &["aborted"]);
     client.batch_execute("ROLLBACK").await.unwrap();
-    let ok: i64 = client.query_one("SELECT 1::int8", &[]).await.unwrap().get(0);
-    assert_eq!(ok, 1);
+    let n: i64 = client.query_one("SELECT count(DISTINCT recording) FROM fleet.imu", &[]).await.unwrap().get(0);
+    assert_eq!(n, 2);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A COPY inside `BEGIN … COMMIT` (as psycopg sends it unless autocommit is
+/// on) is one more write of the block: visible to the block at once, to
+/// everyone at COMMIT, and ROLLBACK takes its rows and the tables it made.
+#[tokio::test]
+async fn a_recording_copied_in_a_transaction_block_commits_and_rolls_back_with_it() {
+    let dir = temp_dir("txn");
+    let truth = generate_fleet(&dir, 2, 4, "zstd");
+    let files = truth["files"].as_array().unwrap();
+    let server = common::start();
+    let client = server.connect("postgres").await;
+    let other = server.connect("postgres").await;
+    let copy_file = |name: &str| format!("COPY fleet FROM '{}' WITH (FORMAT mcap)", dir.join(name).display());
+    let imu_count = |file: &Value| truth_i64(&file["topics"]["/imu"], "message_count");
+
+    // ROLLBACK: nothing of it stays (the tables it created go too).
+    client.batch_execute("BEGIN").await.unwrap();
+    let n = client.execute(&copy_file("robot01.mcap"), &[]).await.unwrap();
+    assert_eq!(n as i64, truth_i64(&files[0], "message_count"));
+    let seen: i64 = client.query_one("SELECT count(*) FROM fleet.imu", &[]).await.unwrap().get(0);
+    assert_eq!(seen, imu_count(&files[0]), "the block sees its recording");
+    let outside = other.query_one("SELECT count(*) FROM fleet.imu", &[]).await.map(|r| r.get::<_, i64>(0));
+    assert!(!matches!(outside, Ok(n) if n > 0), "another session sees no rows before COMMIT: {outside:?}");
+    client.batch_execute("ROLLBACK").await.unwrap();
+    for table in ["imu", "recordings", "joint_states"] {
+        let e = client.query_one(&format!("SELECT count(*) FROM fleet.{table}"), &[]).await.expect_err("gone after ROLLBACK");
+        assert_eq!(common::sqlstate(&e).as_deref(), Some("42P01"), "fleet.{table}: {}", common::describe_error(&e));
+    }
+
+    // COMMIT: a server file and a STDIN stream in one block, both whole.
+    client.batch_execute("BEGIN").await.unwrap();
+    client.execute(&copy_file("robot01.mcap"), &[]).await.unwrap();
+    let bytes = std::fs::read(dir.join("robot02.mcap")).unwrap();
+    copy_stdin(&client, "COPY fleet FROM STDIN WITH (FORMAT mcap, RECORDING 'robot02')", &bytes, 65536).await.unwrap();
+    // The same name twice in the block is refused (and aborts it) …
+    let e = client.execute(&copy_file("robot01.mcap"), &[]).await.expect_err("a second robot01");
+    assert_eq!(common::sqlstate(&e).as_deref(), Some("23505"), "{}", common::describe_error(&e));
+    client.batch_execute("ROLLBACK").await.unwrap();
+    // … so the block runs again without it.
+    client.batch_execute("BEGIN").await.unwrap();
+    client.execute(&copy_file("robot01.mcap"), &[]).await.unwrap();
+    copy_stdin(&client, "COPY fleet FROM STDIN WITH (FORMAT mcap, RECORDING 'robot02')", &bytes, 65536).await.unwrap();
+    client.batch_execute("COMMIT").await.unwrap();
+    for file in files {
+        check_recording(&other, "fleet", file).await;
+    }
+    client.execute("CHECKPOINT", &[]).await.unwrap();
+    for file in files {
+        check_recording(&other, "fleet", file).await;
+    }
     let _ = std::fs::remove_dir_all(dir);
 }
 

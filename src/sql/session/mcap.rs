@@ -12,6 +12,12 @@
 //! else (STDIN, a file without summary, loose messages) streams through
 //! [`McapStream`] in file order.
 //!
+//! Inside a transaction block a recording is one more write of the block:
+//! its rows are kept with the block's (`Session::pending`, at most
+//! [`BLOCK_RECORDING_MAX_BYTES`]) and written at COMMIT, logged row by row
+//! (no kept file, frames inline); ROLLBACK takes them and the tables the
+//! block created.
+//!
 //! Must not: parse MCAP or CDR (`ingest::mcap` does) or speak a transport.
 
 use std::collections::BTreeMap;
@@ -37,6 +43,9 @@ const REMOVAL_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10
 /// that the memtable keeps the batch as a block instead of copying it.
 const BATCH_ROWS: usize = crate::exec::vector::BATCH_ROWS;
 const BATCH_BYTES: usize = crate::storage::memtable::BLOCK_MAX_BYTES;
+/// What a recording copied inside a transaction block may hold in the
+/// session until COMMIT (its decoded rows' bytes); past it, 54000.
+const BLOCK_RECORDING_MAX_BYTES: usize = 1 << 30;
 /// Decoded batches in flight between the chunk workers and the session.
 const BATCHES_IN_FLIGHT_PER_WORKER: usize = 4;
 /// The relations every MCAP schema has; no topic table may take their names.
@@ -189,6 +198,10 @@ struct RecordingIngest {
     /// undoes nothing: its tables and its kept file stay (empty tables and
     /// a file their frame columns name, if it did not commit).
     may_have_committed: bool,
+    /// Copied inside a transaction block: rows go to the block's pending
+    /// rows (`block_bytes` of them so far), the block's COMMIT writes them.
+    in_block: bool,
+    block_bytes: usize,
     timeline: CopyTimeline,
 }
 
@@ -448,7 +461,8 @@ impl Session {
         let workers = self.server.shards.len().clamp(1, chunks.max(1));
         // A server with a data directory keeps the file and logs references
         // into it; the rows of worker `w` then stay on shard `w`.
-        if let Some(data_dir) = self.server.checkpoints.data_dir.get() {
+        // (Not in a transaction block: its rows are logged at its COMMIT.)
+        if let Some(data_dir) = self.server.checkpoints.data_dir.get().filter(|_| !ingest.in_block) {
             let file = crate::storage::recordings::new_kept_name();
             ingest.by_reference = Some(ReferenceIngest {
                 data_dir: data_dir.clone(),
@@ -548,12 +562,6 @@ impl Session {
     /// name the schema already holds.
     async fn start_recording(&mut self, schema: &str, recording: &str, source: &str) -> DbResult<RecordingIngest> {
         let timeline = CopyTimeline::start();
-        if self.txn != TxnState::Idle {
-            return Err(DbError::new(
-                sqlstate::ACTIVE_SQL_TRANSACTION,
-                "COPY … FORMAT mcap cannot run inside a transaction block (a recording commits on its own)",
-            ));
-        }
         self.create_schema_if_absent(schema)?;
         let q = crate::catalog::quote_ident;
         let s = q(schema);
@@ -643,6 +651,8 @@ impl Session {
             table_claims: TableClaims::new(self.server.ingest_targets.clone()),
             created: Vec::new(),
             may_have_committed: false,
+            in_block: self.txn != TxnState::Idle,
+            block_bytes: 0,
             timeline,
         })
     }
@@ -682,7 +692,11 @@ impl Session {
                 self.warning(warning.clone());
             }
         }
+        let created_before = ingest.created.len();
         let mut table = self.claim_target(ingest, layout)?;
+        if ingest.created.len() > created_before {
+            self.note_created_in_block(&table);
+        }
         let missing: Vec<(&str, DataType)> = layout
             .columns
             .iter()
@@ -772,7 +786,8 @@ impl Session {
     async fn remove_created_tables(&mut self, ingest: &mut RecordingIngest) {
         ingest.table_claims.release_all();
         let created = std::mem::take(&mut ingest.created);
-        if created.is_empty() || ingest.may_have_committed {
+        // In a block the failed COPY aborts the block, whose ROLLBACK removes them.
+        if created.is_empty() || ingest.may_have_committed || ingest.in_block {
             return;
         }
         // A transaction block that rewrote rows holds the lock until it
@@ -843,7 +858,9 @@ impl Session {
                 }
             }
         }
-        self.open_recording_write(ingest).await;
+        if !ingest.in_block {
+            self.open_recording_write(ingest).await;
+        }
         let kept_file = ingest.by_reference.as_ref().map(|r| r.file.clone());
         for mut table_batch in batch.tables {
             if table_batch.rows == 0 {
@@ -876,6 +893,16 @@ impl Session {
                 table_batch.columns,
                 table_batch.rows,
             );
+            if ingest.in_block {
+                // Kept as any row the block wrote (frames inline at COMMIT).
+                ingest.block_bytes += rows_batch.columns.iter().map(|c| c.byte_size()).sum::<usize>();
+                if ingest.block_bytes > BLOCK_RECORDING_MAX_BYTES {
+                    return Err(block_recording_too_large(&ingest.recording));
+                }
+                let oid = target.table.oid;
+                self.write_rows(oid, vec![rows_batch]).await?;
+                continue;
+            }
             let rows_batch = crate::storage::frames::store_decoded(
                 rows_batch,
                 &frame_columns,
@@ -946,6 +973,53 @@ impl Session {
             .collect();
         let recording_batch = rows_batch(&recordings, &[recording_row]);
         let topics_batch = rows_batch(&recording_topics, &topic_rows);
+        if ingest.in_block {
+            let keys = self
+                .add_unique_keys(&recordings, std::slice::from_ref(&recording_batch))
+                .await
+                .map_err(|e| if e.code == sqlstate::UNIQUE_VIOLATION { duplicate_recording(&ingest.schema, &ingest.recording) } else { e })?;
+            self.settle_unique_keys(keys, &Ok(()));
+            self.write_rows(recordings.oid, vec![recording_batch]).await?;
+            if topics_batch.len > 0 {
+                self.write_rows(recording_topics.oid, vec![topics_batch]).await?;
+            }
+            ingest.progress = None;
+        } else {
+            self.commit_recording(ingest, recordings, recording_topics, frame_index, recording_batch, topics_batch).await?;
+        }
+        if ingest.repaired_strings > 0 {
+            self.warning(
+                format!(
+                    "recording {}: {} strings held invalid UTF-8 or NUL bytes, stored with U+FFFD in their place",
+                    ingest.recording, ingest.repaired_strings
+                ),
+            );
+        }
+        Ok(RecordingSummary {
+            schema: ingest.schema.clone(),
+            recording: ingest.recording.clone(),
+            bytes: ingest.bytes,
+            messages: ingest.messages,
+            time_range: ingest.time_range,
+            topics: ingest
+                .topics
+                .values()
+                .map(|t| (t.plan.topic.clone(), t.plan.table_name.clone(), t.plan.schema_name().to_string(), t.messages))
+                .collect(),
+        })
+    }
+
+    /// The recording's one write (outside a transaction block): its
+    /// references, its catalog rows and the commit.
+    async fn commit_recording(
+        &mut self,
+        ingest: &mut RecordingIngest,
+        recordings: Arc<TableDef>,
+        recording_topics: Arc<TableDef>,
+        frame_index: Arc<TableDef>,
+        recording_batch: Batch,
+        topics_batch: Batch,
+    ) -> DbResult<()> {
         self.open_recording_write(ingest).await;
         let mut write = ingest.write.take().ok_or_else(|| DbError::internal("MCAP write missing"))?;
         let mut added = crate::sql::unique::AddedKeys::default();
@@ -992,26 +1066,7 @@ impl Session {
             added.undo();
         }
         result?;
-        if ingest.repaired_strings > 0 {
-            self.warning(
-                format!(
-                    "recording {}: {} strings held invalid UTF-8 or NUL bytes, stored with U+FFFD in their place",
-                    ingest.recording, ingest.repaired_strings
-                ),
-            );
-        }
-        Ok(RecordingSummary {
-            schema: ingest.schema.clone(),
-            recording: ingest.recording.clone(),
-            bytes: ingest.bytes,
-            messages: ingest.messages,
-            time_range: ingest.time_range,
-            topics: ingest
-                .topics
-                .values()
-                .map(|t| (t.plan.topic.clone(), t.plan.table_name.clone(), t.plan.schema_name().to_string(), t.messages))
-                .collect(),
-        })
+        Ok(())
     }
 }
 
@@ -1171,6 +1226,17 @@ fn rows_batch(table: &TableDef, rows: &[Vec<Datum>]) -> Batch {
     let mut b = Batch::from_columns(columns);
     b.len = rows.len();
     b
+}
+
+fn block_recording_too_large(recording: &str) -> DbError {
+    DbError::new(
+        sqlstate::PROGRAM_LIMIT_EXCEEDED,
+        format!(
+            "recording {recording}: a COPY in mcap format inside a transaction block holds its rows until COMMIT, and this one passed {} MiB",
+            BLOCK_RECORDING_MAX_BYTES >> 20
+        ),
+    )
+    .with_hint("Run the COPY outside a transaction block (autocommit): a recording then commits on its own, its rows not held in the session.")
 }
 
 fn duplicate_recording(schema: &str, recording: &str) -> DbError {
