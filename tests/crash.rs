@@ -212,3 +212,46 @@ fn a_second_server_on_the_same_data_directory_refuses_to_start() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("is in use by another brewricd"), "{stderr}");
 }
+
+/// A table dropped inside a block that never committed is back after
+/// kill -9 with every row (those in segment files, and those only in the
+/// WAL), its key and its name; one whose block committed stays dropped.
+/// A checkpoint while the block is open writes the dropped table's rows out
+/// as any table's.
+#[tokio::test]
+async fn a_table_dropped_in_a_block_that_never_committed_is_back_after_kill_9() {
+    let server = common::start_with_shards(2);
+    let client = server.connect(common::DEFAULT_DB).await;
+    client
+        .batch_execute(
+            "CREATE TABLE kept (id integer PRIMARY KEY, v text);
+             INSERT INTO kept SELECT g, 'row ' || g FROM generate_series(1, 3000) AS g;
+             CHECKPOINT;
+             INSERT INTO kept SELECT g, 'row ' || g FROM generate_series(3001, 5000) AS g;
+             CREATE TABLE gone (a integer);
+             INSERT INTO gone VALUES (1);",
+        )
+        .await
+        .unwrap();
+    client.batch_execute("BEGIN; DROP TABLE gone; COMMIT").await.unwrap();
+    let block = server.connect(common::DEFAULT_DB).await;
+    block.batch_execute("BEGIN; DROP TABLE kept").await.unwrap();
+    // Rows only in the WAL go to segment files while the block is open.
+    client.batch_execute("CHECKPOINT").await.unwrap();
+    let e = client.query_one("SELECT count(*) FROM kept", &[]).await.expect_err("dropped for others too");
+    assert_eq!(common::sqlstate(&e).as_deref(), Some("42P01"));
+    let dir = server.kill9();
+
+    let server = common::start_in(dir, 2);
+    let client = server.connect(common::DEFAULT_DB).await;
+    let row = client.query_one("SELECT count(*), sum(id), count(DISTINCT v) FROM kept", &[]).await.unwrap();
+    assert_eq!((row.get::<_, i64>(0), row.get::<_, i64>(1), row.get::<_, i64>(2)), (5000, 5000 * 5001 / 2, 5000));
+    let e = client.execute("INSERT INTO kept VALUES (7, 'again')", &[]).await.expect_err("its key is back");
+    assert_eq!(common::sqlstate(&e).as_deref(), Some("23505"));
+    let e = client.query_one("SELECT count(*) FROM gone", &[]).await.expect_err("committed drop stays");
+    assert_eq!(common::sqlstate(&e).as_deref(), Some("42P01"));
+    // The same once more after a clean ROLLBACK on the restarted server.
+    client.batch_execute("BEGIN; DROP TABLE kept; ROLLBACK").await.unwrap();
+    let n: i64 = client.query_one("SELECT count(*) FROM kept", &[]).await.unwrap().get(0);
+    assert_eq!(n, 5000);
+}

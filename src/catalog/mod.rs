@@ -262,6 +262,24 @@ pub struct Database {
     /// COMMENT ON texts by (objoid, classoid, objsubid), as pg_description
     /// keys them; a comment whose object is gone is not shown.
     pub comments: BTreeMap<(u32, u32, i32), String>,
+    /// Tables an open transaction block dropped (see [`DroppingTable`]).
+    pub dropping: Vec<DroppingTable>,
+}
+
+/// A table a transaction block dropped: out of its schema (no name finds
+/// it, the name is free again) but kept, rows and all, until the block
+/// commits. Found by OID still, so that checkpoints write its rows out as
+/// any table's. ROLLBACK puts it back ([`Database::restore_dropping`]), and
+/// so does loading the catalog: a restart before the COMMIT means the block
+/// never committed.
+#[derive(Debug, Clone)]
+pub struct DroppingTable {
+    pub table: Arc<TableDef>,
+    pub indexes: Vec<Arc<IndexDef>>,
+    /// Its serial columns' sequences.
+    pub sequences: Vec<Arc<Sequence>>,
+    /// Views DROP … CASCADE took with it.
+    pub views: Vec<Arc<ViewDef>>,
 }
 
 impl Database {
@@ -280,6 +298,7 @@ impl Database {
             name: name.to_string(),
             schemas,
             comments: BTreeMap::new(),
+            dropping: Vec::new(),
         }
     }
 
@@ -287,11 +306,65 @@ impl Database {
         self.schemas.get(schema)?.tables.get(name)
     }
 
+    /// A table by OID, including one an open block is dropping.
     pub fn table_by_oid(&self, oid: TableId) -> Option<&Arc<TableDef>> {
         self.schemas
             .values()
             .flat_map(|s| s.tables.values())
+            .chain(self.dropping.iter().map(|d| &d.table))
             .find(|t| t.oid == oid)
+    }
+
+    /// Puts the dropping table `oid` back in its schema with its indexes,
+    /// sequences and views (the schema made again, with `schema_oid`, if it
+    /// went meanwhile). A name taken meanwhile gets `_restored_<oid>`
+    /// appended (the table's, and an index's); a view or sequence whose
+    /// name is taken stays out. Returns the table's name when it changed.
+    pub fn restore_dropping(&mut self, oid: TableId, schema_oid: impl FnOnce() -> u32) -> Option<String> {
+        let at = self.dropping.iter().position(|d| d.table.oid == oid)?;
+        let entry = self.dropping.remove(at);
+        let schema_name = entry.table.schema.clone();
+        let s = self.schemas.entry(schema_name.clone()).or_insert_with(|| Schema {
+            oid: schema_oid(),
+            name: schema_name,
+            ..Default::default()
+        });
+        let free_name = |s: &Schema, name: &str| {
+            if s.relation_kind(name).is_none() {
+                return name.to_string();
+            }
+            (0..)
+                .map(|i| if i == 0 { format!("{name}_restored_{oid}") } else { format!("{name}_restored_{oid}_{i}") })
+                .find(|n| s.relation_kind(n).is_none())
+                .unwrap_or_default()
+        };
+        let name = free_name(s, &entry.table.name);
+        let renamed = (name != entry.table.name).then(|| name.clone());
+        let mut table = entry.table;
+        if renamed.is_some() {
+            Arc::make_mut(&mut table).name = name.clone();
+        }
+        s.tables.insert(name.clone(), table);
+        for mut index in entry.indexes {
+            let index_name = free_name(s, &index.name);
+            let i = Arc::make_mut(&mut index);
+            i.name = index_name.clone();
+            i.table = name.clone();
+            s.indexes.insert(index_name, index);
+        }
+        for sequence in entry.sequences {
+            if s.relation_kind(&sequence.name).is_none() {
+                s.sequences.insert(sequence.name.clone(), sequence);
+            }
+        }
+        for view in entry.views {
+            if let Some(vs) = self.schemas.get_mut(&view.schema) {
+                if vs.relation_kind(&view.name).is_none() {
+                    vs.views.insert(view.name.clone(), view);
+                }
+            }
+        }
+        renamed
     }
 }
 
@@ -385,11 +458,18 @@ impl Catalog {
 
     /// The indexes on `table`.
     pub fn indexes_on(&self, table: &TableDef) -> Vec<Arc<IndexDef>> {
+        let dropping = self
+            .databases
+            .values()
+            .flat_map(|d| d.dropping.iter())
+            .filter(|d| d.table.oid == table.oid)
+            .flat_map(|d| d.indexes.iter().cloned());
         self.databases
             .values()
             .filter_map(|d| d.schemas.get(&table.schema))
             .filter(|s| s.tables.get(&table.name).is_some_and(|t| t.oid == table.oid))
             .flat_map(|s| s.indexes.values().filter(|i| i.table == table.name).cloned())
+            .chain(dropping)
             .collect()
     }
 
@@ -398,9 +478,10 @@ impl Catalog {
         self.databases.values().flat_map(|d| d.schemas.values()).flat_map(|s| s.tables.values())
     }
 
-    /// A table of any database, by OID.
+    /// A table of any database, by OID, including one an open block is
+    /// dropping (its rows are still stored).
     pub fn table_by_oid(&self, oid: TableId) -> Option<&Arc<TableDef>> {
-        self.tables().find(|t| t.oid == oid)
+        self.databases.values().find_map(|d| d.table_by_oid(oid))
     }
 
     /// Every table's column types by OID, over all databases.
@@ -415,7 +496,9 @@ impl Catalog {
 
     /// Every kept recording some table's frame references may point into.
     pub fn frame_files(&self) -> std::collections::HashSet<String> {
-        self.tables().flat_map(|t| t.frame_files.iter().cloned()).collect()
+        // A table a block is dropping may come back: its files stay too.
+        let dropping = self.databases.values().flat_map(|d| d.dropping.iter().map(|x| &x.table));
+        self.tables().chain(dropping).flat_map(|t| t.frame_files.iter().cloned()).collect()
     }
 
     pub fn database(&self, name: &str) -> DbResult<&Arc<Database>> {

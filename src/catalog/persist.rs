@@ -12,7 +12,7 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use super::{
-    Catalog, ColumnDef, Database, FunctionDef, IndexDef, RoleDef, Schema, Sequence, TableDef, ViewDef,
+    Catalog, ColumnDef, Database, DroppingTable, FunctionDef, IndexDef, RoleDef, Schema, Sequence, TableDef, ViewDef,
 };
 use crate::types::DataType;
 
@@ -241,6 +241,13 @@ pub fn to_json(catalog: &Catalog, next_oid: u32) -> Value {
                     "functions": s.functions.values().flatten().map(|f| function_json(f)).collect::<Vec<_>>(),
                 })).collect::<Vec<_>>(),
                 "comments": d.comments.iter().map(|((o, c, s), t)| json!([o, c, s, t])).collect::<Vec<_>>(),
+                "dropping": d.dropping.iter().map(|x| json!({
+                    "schema": x.table.schema,
+                    "table": table_json(&x.table),
+                    "indexes": x.indexes.iter().map(|i| index_json(i)).collect::<Vec<_>>(),
+                    "sequences": x.sequences.iter().map(|q| json!({"oid": q.oid, "name": q.name, "next": q.peek_next()})).collect::<Vec<_>>(),
+                    "views": x.views.iter().map(|v| json!({"schema": v.schema, "view": view_json(v)})).collect::<Vec<_>>(),
+                })).collect::<Vec<_>>(),
             })
         })
         .collect();
@@ -389,6 +396,7 @@ pub fn load(dir: &Path) -> Result<Option<(Catalog, u32)>, String> {
         return Err(format!("{} has an unknown format version", path.display()));
     }
     let mut databases = BTreeMap::new();
+    let mut next_oid = number(&v, "next_oid")? as u32;
     for d in list(&v, "databases")? {
         let mut schemas = BTreeMap::new();
         for s in list(d, "schemas")? {
@@ -452,15 +460,46 @@ pub fn load(dir: &Path) -> Result<Option<(Catalog, u32)>, String> {
                 comments.insert(key, text);
             }
         }
-        databases.insert(
-            name.clone(),
-            Arc::new(Database {
-                oid: number(d, "oid")? as u32,
-                name,
-                schemas,
-                comments,
-            }),
-        );
+        let mut database = Database {
+            oid: number(d, "oid")? as u32,
+            name,
+            schemas,
+            comments,
+            dropping: Vec::new(),
+        };
+        // Tables a block was dropping when the server stopped: the block
+        // never committed, so they are back (absent in older files).
+        if d.get("dropping").is_some() {
+            for x in list(d, "dropping")? {
+                let schema = text(x, "schema")?;
+                let table = x.get("table").ok_or("catalog.json: a dropping entry without its table")?;
+                let table = Arc::new(table_from(table, &schema)?);
+                let mut entry = DroppingTable {
+                    table: table.clone(),
+                    indexes: Vec::new(),
+                    sequences: Vec::new(),
+                    views: Vec::new(),
+                };
+                for i in list(x, "indexes")? {
+                    entry.indexes.push(Arc::new(index_from(i)?));
+                }
+                for q in list(x, "sequences")? {
+                    let seq = Sequence::new(number(q, "oid")? as u32, text(q, "name")?);
+                    seq.set_next(number(q, "next")? as i64);
+                    entry.sequences.push(Arc::new(seq));
+                }
+                for v in list(x, "views")? {
+                    let view = v.get("view").ok_or("catalog.json: a dropping view without its definition")?;
+                    entry.views.push(Arc::new(view_from(view, &text(v, "schema")?)?));
+                }
+                database.dropping.push(entry);
+                database.restore_dropping(table.oid, || {
+                    next_oid += 1;
+                    next_oid - 1
+                });
+            }
+        }
+        databases.insert(database.name.clone(), Arc::new(database));
     }
     // Absent in files written before roles existed: the bootstrap roles.
     let roles = match v.get("roles") {
@@ -474,10 +513,7 @@ pub fn load(dir: &Path) -> Result<Option<(Catalog, u32)>, String> {
         }
         None => super::bootstrap_roles(),
     };
-    Ok(Some((
-        Catalog { databases, roles },
-        number(&v, "next_oid")? as u32,
-    )))
+    Ok(Some((Catalog { databases, roles }, next_oid)))
 }
 
 #[cfg(test)]

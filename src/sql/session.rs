@@ -144,6 +144,9 @@ pub struct Session {
     /// Schemas, tables and views created in the open transaction (removed
     /// again by ROLLBACK, newest first).
     txn_created: Vec<CreatedInBlock>,
+    /// Tables the open transaction dropped: kept (`Database::dropping`)
+    /// until COMMIT removes them for good; ROLLBACK puts them back.
+    txn_dropped: Vec<TableId>,
     /// Unique keys the open transaction added (taken out again on ROLLBACK).
     txn_unique_keys: crate::sql::unique::AddedKeys,
     /// NOTICEs raised by the last statement, sent before its result.
@@ -173,6 +176,9 @@ type SettingState = (Option<String>, settings::Source);
 impl Drop for Session {
     fn drop(&mut self) {
         std::mem::take(&mut self.txn_unique_keys).undo();
+        if self.txn != TxnState::Idle {
+            self.undo_block_catalog();
+        }
     }
 }
 
@@ -199,6 +205,7 @@ impl Session {
             txn_settings: None,
             local_settings: Vec::new(),
             txn_created: Vec::new(),
+            txn_dropped: Vec::new(),
             txn_unique_keys: Default::default(),
             notices: Vec::new(),
             deallocations: Vec::new(),
@@ -700,23 +707,15 @@ impl Session {
             Statement::Commit { .. } => {
                 let failed = self.txn == TxnState::Failed;
                 if failed {
-                    self.rollback_created_tables().await;
+                    self.undo_block_catalog();
                     self.end_transaction(false);
                     return Ok(StatementResult::Command("ROLLBACK".into()));
                 }
-                let committing = self.take_committing();
-                self.txn_created.clear();
-                self.end_transaction(true);
-                let keys = std::mem::take(&mut self.txn_unique_keys);
-                let written = self.write_committed(committing).await;
-                if written.is_err() {
-                    keys.undo();
-                }
-                written?;
+                self.commit_block().await?;
                 Ok(StatementResult::Command("COMMIT".into()))
             }
             Statement::Rollback { .. } => {
-                self.rollback_created_tables().await;
+                self.undo_block_catalog();
                 self.end_transaction(false);
                 Ok(StatementResult::Command("ROLLBACK".into()))
             }
@@ -839,10 +838,16 @@ impl Session {
     /// Ends it: commits everything, or (after an error) nothing.
     pub async fn end_implicit(&mut self, commit: bool) -> DbResult<()> {
         if !commit || self.txn == TxnState::Failed {
-            self.rollback_created_tables().await;
+            self.undo_block_catalog();
             self.end_transaction(false);
             return Ok(());
         }
+        self.commit_block().await
+    }
+
+    /// COMMIT of a block that did not fail: its rows written, then the
+    /// tables it dropped removed for good (or, if the rows failed, back).
+    async fn commit_block(&mut self) -> DbResult<()> {
         let committing = self.take_committing();
         self.txn_created.clear();
         self.end_transaction(true);
@@ -850,8 +855,10 @@ impl Session {
         let written = self.write_committed(committing).await;
         if written.is_err() {
             keys.undo();
+            self.restore_dropped_tables();
+            return written;
         }
-        written
+        self.finish_dropped_tables().await
     }
 
     /// What COMMIT writes: the block's rows, the tables it rewrote, and the
@@ -891,11 +898,14 @@ impl Session {
 
     /// ROLLBACK of a transaction that created schemas, tables or views
     /// removes them again, newest first (a view before the table under it).
+    /// Also run when a session ends inside a block (a lost connection).
     /// A schema stays if it holds anything another session put there
     /// meanwhile; an object already gone (dropped in the block) is skipped.
-    async fn rollback_created_tables(&mut self) {
+    /// Then the tables it dropped come back ([`DroppingTable`]).
+    fn undo_block_catalog(&mut self) {
         let created = std::mem::take(&mut self.txn_created);
         if created.is_empty() {
+            self.restore_dropped_tables();
             return;
         }
         let _ = self.server.catalog.update_database(&self.database, |db| {
@@ -934,6 +944,37 @@ impl Session {
             }
             Ok(())
         });
+        // After the block's own tables went: a table it dropped and then
+        // made again under the same name gets its name back.
+        self.restore_dropped_tables();
+    }
+
+    /// The tables the open block dropped, back in their schemas (ROLLBACK,
+    /// a failed COMMIT, the session's end). One whose name another session
+    /// took meanwhile comes back renamed, with a WARNING.
+    fn restore_dropped_tables(&mut self) {
+        for oid in std::mem::take(&mut self.txn_dropped) {
+            let catalog = &self.server.catalog;
+            let renamed = catalog.update_database(&self.database, |db| Ok(db.restore_dropping(oid, || catalog.allocate_oid())));
+            if let Ok(Some(name)) = renamed {
+                let mut w = DbError::new(sqlstate::WARNING, format!("a table the transaction dropped is back as \"{name}\": its name was taken meanwhile"));
+                w.severity = "WARNING";
+                self.notices.push(w);
+            }
+        }
+    }
+
+    /// COMMIT of a block that dropped tables: out of the catalog for good,
+    /// then their rows released on every shard.
+    async fn finish_dropped_tables(&mut self) -> DbResult<()> {
+        for oid in std::mem::take(&mut self.txn_dropped) {
+            self.server.catalog.update_database(&self.database, |db| {
+                db.dropping.retain(|d| d.table.oid != oid);
+                Ok(())
+            })?;
+            self.release_table_storage(oid).await?;
+        }
+        Ok(())
     }
 
     /// Frees what the server and the shards hold for a table whose catalog
@@ -1282,6 +1323,14 @@ impl Session {
                         }
                         Err(e) => return Err(e),
                     };
+                    let made_here = self
+                        .txn_created
+                        .iter()
+                        .any(|c| matches!(c, CreatedInBlock::Table(t) if t.oid == table.oid));
+                    if self.txn != TxnState::Idle && !made_here {
+                        self.drop_table_in_block(&table, cascade)?;
+                        continue;
+                    }
                     let dropped_views =
                         self.server.catalog.update_database(&self.database, |db| {
                             let views = dependent_views(
@@ -1485,6 +1534,56 @@ impl Session {
     }
 
     /// `cascade_notices` for views, named as `dependent_views` gives them.
+    /// DROP TABLE inside a transaction block: the table leaves its schema
+    /// (with its indexes, serial sequences and, with CASCADE, the views over
+    /// it) for the catalog's dropping list, its rows stay stored, and the
+    /// block's COMMIT removes it for good; ROLLBACK puts it all back. A table
+    /// the block created itself is dropped at once (ROLLBACK would remove it).
+    fn drop_table_in_block(&mut self, table: &Arc<TableDef>, cascade: bool) -> DbResult<()> {
+        // Views the block made go for good: ROLLBACK would remove them anyway.
+        let made_here: Vec<Arc<ViewDef>> = self
+            .txn_created
+            .iter()
+            .filter_map(|c| match c {
+                CreatedInBlock::View { view, .. } => Some(view.clone()),
+                _ => None,
+            })
+            .collect();
+        let dropped_views = self.server.catalog.update_database(&self.database, |db| {
+            let views = dependent_views(db, &(table.schema.clone(), table.name.clone()), "table", cascade)?;
+            let mut taken_views = Vec::new();
+            for (vs, vn) in &views {
+                if let Some(v) = db.schemas.get_mut(vs).and_then(|s| s.views.remove(vn)) {
+                    if !made_here.iter().any(|m| Arc::ptr_eq(m, &v)) {
+                        taken_views.push(v);
+                    }
+                }
+            }
+            let Some(s) = db.schemas.get(&table.schema) else { return Ok(views) };
+            let indexes: Vec<_> = s.indexes.values().filter(|i| i.table == table.name).cloned().collect();
+            let sequences: Vec<_> =
+                s.sequences.iter().filter(|(k, _)| is_serial_sequence_of(k, &table.name)).map(|(_, q)| q.clone()).collect();
+            if remove_table_entry(db, table) {
+                if let Some(s) = db.schemas.get_mut(&table.schema) {
+                    s.sequences.retain(|k, _| !is_serial_sequence_of(k, &table.name));
+                }
+                db.dropping.push(crate::catalog::DroppingTable {
+                    table: table.clone(),
+                    indexes,
+                    sequences,
+                    views: taken_views,
+                });
+            }
+            Ok(views)
+        })?;
+        self.cascade_view_notices(&dropped_views);
+        self.txn_dropped.push(table.oid);
+        // The block's own rows of it go with it.
+        self.pending.borrow_mut().remove(&table.oid);
+        self.txn_replaced.borrow_mut().remove(&table.oid);
+        Ok(())
+    }
+
     fn cascade_view_notices(&mut self, views: &[(String, String)]) {
         let objects: Vec<String> = views.iter().map(|(_, v)| format!("view {v}")).collect();
         self.cascade_notices(&objects);
