@@ -1062,6 +1062,14 @@ async fn camera_frames_are_references_into_the_kept_recording_read_back_on_deman
     client.execute("DELETE FROM fleet.camera_image_raw WHERE recording = 'rec0' OR recording = 'manual'", &[]).await.unwrap();
     let left = same_frames(&client, "fleet", "inline").await;
     assert!(left < frames && left > 0);
+    // The schema dropped in a block that rolls back, with a checkpoint in
+    // between: the kept recordings its frames point into stay, and read back.
+    let block = server.connect("postgres").await;
+    block.batch_execute("BEGIN; DROP SCHEMA fleet CASCADE").await.unwrap();
+    client.execute("CHECKPOINT", &[]).await.unwrap();
+    assert_eq!(kept(), 3, "kept recordings of a schema a block is dropping stay");
+    block.batch_execute("ROLLBACK").await.unwrap();
+    assert_eq!(same_frames(&client, "fleet", "inline").await, left);
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_dir_all(&plain_dir);
 }

@@ -1445,6 +1445,17 @@ impl Session {
                 format!("{}.{}", crate::catalog::quote_ident(schema), crate::catalog::quote_ident(object))
             }
         };
+        // Inside a block the schema's tables are kept until COMMIT (see
+        // `drop_table_in_block`), except those the block made itself.
+        let in_block = self.txn != TxnState::Idle;
+        let made_here: Vec<TableId> = self
+            .txn_created
+            .iter()
+            .filter_map(|c| match c {
+                CreatedInBlock::Table(t) => Some(t.oid),
+                _ => None,
+            })
+            .collect();
         let dropped = self.server.catalog.update_database(&self.database, |db| {
             let Some(schema) = db.schemas.get(name) else {
                 return if if_exists {
@@ -1491,15 +1502,36 @@ impl Session {
                 .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
             }
             let tables: Vec<TableId> = schema.tables.values().map(|t| t.oid).collect();
+            let mut views: Vec<Arc<ViewDef>> = Vec::new();
             for (vs, vn) in &outside {
-                if let Some(s) = db.schemas.get_mut(vs) {
-                    s.views.remove(vn);
+                if let Some(v) = db.schemas.get_mut(vs).and_then(|s| s.views.remove(vn)) {
+                    views.push(v);
                 }
             }
-            db.schemas.remove(name);
-            Ok(Some((tables, objects.into_iter().map(|(what, _)| what).collect::<Vec<_>>())))
+            let Some(schema) = db.schemas.remove(name) else { return Ok(None) };
+            let mut kept = Vec::new();
+            if in_block {
+                // The schema's own views and those outside it over its
+                // relations come back with its first kept table.
+                views.extend(schema.views.values().cloned());
+                for table in schema.tables.values().filter(|t| !made_here.contains(&t.oid)) {
+                    db.dropping.push(crate::catalog::DroppingTable {
+                        table: table.clone(),
+                        indexes: schema.indexes.values().filter(|i| i.table == table.name).cloned().collect(),
+                        sequences: schema
+                            .sequences
+                            .iter()
+                            .filter(|(k, _)| is_serial_sequence_of(k, &table.name))
+                            .map(|(_, q)| q.clone())
+                            .collect(),
+                        views: std::mem::take(&mut views),
+                    });
+                    kept.push(table.oid);
+                }
+            }
+            Ok(Some((tables, kept, objects.into_iter().map(|(what, _)| what).collect::<Vec<_>>())))
         })?;
-        let Some((tables, objects)) = dropped else {
+        let Some((tables, kept, objects)) = dropped else {
             self.notice(
                 sqlstate::SUCCESSFUL_COMPLETION,
                 format!("schema \"{name}\" does not exist, skipping"),
@@ -1508,7 +1540,13 @@ impl Session {
         };
         self.cascade_notices(&objects);
         for oid in tables {
-            self.release_table_storage(oid).await?;
+            if kept.contains(&oid) {
+                self.txn_dropped.push(oid);
+                self.pending.borrow_mut().remove(&oid);
+                self.txn_replaced.borrow_mut().remove(&oid);
+            } else {
+                self.release_table_storage(oid).await?;
+            }
         }
         Ok(())
     }
