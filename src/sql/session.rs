@@ -1456,6 +1456,7 @@ impl Session {
                 _ => None,
             })
             .collect();
+        let views_made_here = self.views_made_in_block();
         let dropped = self.server.catalog.update_database(&self.database, |db| {
             let Some(schema) = db.schemas.get(name) else {
                 return if if_exists {
@@ -1514,6 +1515,7 @@ impl Session {
                 // The schema's own views and those outside it over its
                 // relations come back with its first kept table.
                 views.extend(schema.views.values().cloned());
+                views.retain(|v| !views_made_here.iter().any(|m| Arc::ptr_eq(m, v)));
                 for table in schema.tables.values().filter(|t| !made_here.contains(&t.oid)) {
                     db.dropping.push(crate::catalog::DroppingTable {
                         table: table.clone(),
@@ -1571,22 +1573,13 @@ impl Session {
         }
     }
 
-    /// `cascade_notices` for views, named as `dependent_views` gives them.
     /// DROP TABLE inside a transaction block: the table leaves its schema
     /// (with its indexes, serial sequences and, with CASCADE, the views over
     /// it) for the catalog's dropping list, its rows stay stored, and the
     /// block's COMMIT removes it for good; ROLLBACK puts it all back. A table
     /// the block created itself is dropped at once (ROLLBACK would remove it).
     fn drop_table_in_block(&mut self, table: &Arc<TableDef>, cascade: bool) -> DbResult<()> {
-        // Views the block made go for good: ROLLBACK would remove them anyway.
-        let made_here: Vec<Arc<ViewDef>> = self
-            .txn_created
-            .iter()
-            .filter_map(|c| match c {
-                CreatedInBlock::View { view, .. } => Some(view.clone()),
-                _ => None,
-            })
-            .collect();
+        let made_here = self.views_made_in_block();
         let dropped_views = self.server.catalog.update_database(&self.database, |db| {
             let views = dependent_views(db, &(table.schema.clone(), table.name.clone()), "table", cascade)?;
             let mut taken_views = Vec::new();
@@ -1622,6 +1615,19 @@ impl Session {
         Ok(())
     }
 
+    /// Views the open block made: a DROP in the block takes them for good
+    /// (ROLLBACK would remove them anyway), not to be put back.
+    fn views_made_in_block(&self) -> Vec<Arc<ViewDef>> {
+        self.txn_created
+            .iter()
+            .filter_map(|c| match c {
+                CreatedInBlock::View { view, .. } => Some(view.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// `cascade_notices` for views, named as `dependent_views` gives them.
     fn cascade_view_notices(&mut self, views: &[(String, String)]) {
         let objects: Vec<String> = views.iter().map(|(_, v)| format!("view {v}")).collect();
         self.cascade_notices(&objects);
