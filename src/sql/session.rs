@@ -165,6 +165,7 @@ enum CreatedInBlock {
     Table(Arc<TableDef>),
     /// A view made, or replaced (`previous`, put back by ROLLBACK).
     View { view: Arc<ViewDef>, previous: Option<Arc<ViewDef>> },
+    Index { schema: String, name: String, oid: u32 },
 }
 
 /// A setting's value (None: unset placeholder) and where it came from,
@@ -925,6 +926,13 @@ impl Session {
                                 Some(p) => s.views.insert(view.name.clone(), p.clone()),
                                 None => s.views.remove(&view.name),
                             };
+                        }
+                    }
+                    CreatedInBlock::Index { schema, name, oid } => {
+                        if let Some(s) = db.schemas.get_mut(schema) {
+                            if s.indexes.get(name).is_some_and(|i| i.oid == *oid) {
+                                s.indexes.remove(name);
+                            }
                         }
                     }
                     CreatedInBlock::Schema { name, oid } => {
@@ -1754,6 +1762,7 @@ impl Session {
             Ok((None, name))
         })?;
         let (skipped, created) = skipped;
+        let made = skipped.is_none();
         if let Some(n) = skipped {
             self.notice(
                 sqlstate::DUPLICATE_TABLE,
@@ -1770,6 +1779,9 @@ impl Session {
                 });
                 return Err(e);
             }
+        }
+        if made && self.txn != TxnState::Idle {
+            self.txn_created.push(CreatedInBlock::Index { schema: table.schema.clone(), name: created, oid });
         }
         Ok(StatementResult::Command("CREATE INDEX".into()))
     }
