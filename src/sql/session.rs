@@ -141,9 +141,9 @@ pub struct Session {
     /// values to restore at the end of the transaction for SET LOCAL.
     txn_settings: Option<(BTreeMap<String, String>, BTreeMap<String, settings::Source>)>,
     local_settings: Vec<(String, SettingState)>,
-    /// Schemas, tables and views created in the open transaction (removed
-    /// again by ROLLBACK, newest first).
-    txn_created: Vec<CreatedInBlock>,
+    /// Schemas, tables, views and indexes the open transaction created or
+    /// dropped (undone by ROLLBACK, newest first).
+    txn_catalog_changes: Vec<BlockCatalogChange>,
     /// Tables the open transaction dropped: kept (`Database::dropping`)
     /// until COMMIT removes them for good; ROLLBACK puts them back.
     txn_dropped: Vec<TableId>,
@@ -159,13 +159,16 @@ pub struct Session {
     registration: Option<crate::server::SessionRegistration>,
 }
 
-/// An object a transaction block created, which its ROLLBACK removes again.
-enum CreatedInBlock {
-    Schema { name: String, oid: u32 },
-    Table(Arc<TableDef>),
+/// A catalog change a transaction block made, which its ROLLBACK undoes
+/// (dropped tables are kept apart: `Session::txn_dropped`).
+enum BlockCatalogChange {
+    SchemaCreated { name: String, oid: u32 },
+    TableCreated(Arc<TableDef>),
     /// A view made, or replaced (`previous`, put back by ROLLBACK).
-    View { view: Arc<ViewDef>, previous: Option<Arc<ViewDef>> },
-    Index { schema: String, name: String, oid: u32 },
+    ViewMade { view: Arc<ViewDef>, previous: Option<Arc<ViewDef>> },
+    IndexCreated { schema: String, name: String, oid: u32 },
+    ViewDropped(Arc<ViewDef>),
+    IndexDropped { schema: String, index: Arc<IndexDef> },
 }
 
 /// A setting's value (None: unset placeholder) and where it came from,
@@ -205,7 +208,7 @@ impl Session {
             setting_provenance: Default::default(),
             txn_settings: None,
             local_settings: Vec::new(),
-            txn_created: Vec::new(),
+            txn_catalog_changes: Vec::new(),
             txn_dropped: Vec::new(),
             txn_unique_keys: Default::default(),
             notices: Vec::new(),
@@ -617,7 +620,7 @@ impl Session {
                     Ok(true)
                 })?;
                 if created && self.txn != TxnState::Idle {
-                    self.txn_created.push(CreatedInBlock::Schema { name, oid });
+                    self.txn_catalog_changes.push(BlockCatalogChange::SchemaCreated { name, oid });
                 }
                 Ok(StatementResult::Command("CREATE SCHEMA".into()))
             }
@@ -702,7 +705,7 @@ impl Session {
                 }
                 self.txn = TxnState::InBlock;
                 self.txn_settings = Some(self.begin_settings());
-                self.txn_created.clear();
+                self.txn_catalog_changes.clear();
                 Ok(StatementResult::Command("BEGIN".into()))
             }
             Statement::Commit { .. } => {
@@ -833,7 +836,7 @@ impl Session {
     pub fn begin_implicit(&mut self) {
         self.txn = TxnState::InBlock;
         self.txn_settings = Some(self.begin_settings());
-        self.txn_created.clear();
+        self.txn_catalog_changes.clear();
     }
 
     /// Ends it: commits everything, or (after an error) nothing.
@@ -850,7 +853,7 @@ impl Session {
     /// tables it dropped removed for good (or, if the rows failed, back).
     async fn commit_block(&mut self) -> DbResult<()> {
         let committing = self.take_committing();
-        self.txn_created.clear();
+        self.txn_catalog_changes.clear();
         self.end_transaction(true);
         let keys = std::mem::take(&mut self.txn_unique_keys);
         let written = self.write_committed(committing).await;
@@ -904,7 +907,7 @@ impl Session {
     /// meanwhile; an object already gone (dropped in the block) is skipped.
     /// Then the tables it dropped come back ([`DroppingTable`]).
     fn undo_block_catalog(&mut self) {
-        let created = std::mem::take(&mut self.txn_created);
+        let created = std::mem::take(&mut self.txn_catalog_changes);
         if created.is_empty() {
             self.restore_dropped_tables();
             return;
@@ -912,14 +915,14 @@ impl Session {
         let _ = self.server.catalog.update_database(&self.database, |db| {
             for object in created.iter().rev() {
                 match object {
-                    CreatedInBlock::Table(table) => {
+                    BlockCatalogChange::TableCreated(table) => {
                         if remove_table_entry(db, table) {
                             if let Some(s) = db.schemas.get_mut(&table.schema) {
                                 s.sequences.retain(|k, _| !is_serial_sequence_of(k, &table.name));
                             }
                         }
                     }
-                    CreatedInBlock::View { view, previous } => {
+                    BlockCatalogChange::ViewMade { view, previous } => {
                         let Some(s) = db.schemas.get_mut(&view.schema) else { continue };
                         if s.views.get(&view.name).is_some_and(|v| Arc::ptr_eq(v, view)) {
                             match previous {
@@ -928,14 +931,28 @@ impl Session {
                             };
                         }
                     }
-                    CreatedInBlock::Index { schema, name, oid } => {
+                    BlockCatalogChange::IndexCreated { schema, name, oid } => {
                         if let Some(s) = db.schemas.get_mut(schema) {
                             if s.indexes.get(name).is_some_and(|i| i.oid == *oid) {
                                 s.indexes.remove(name);
                             }
                         }
                     }
-                    CreatedInBlock::Schema { name, oid } => {
+                    BlockCatalogChange::ViewDropped(view) => {
+                        if let Some(s) = db.schemas.get_mut(&view.schema) {
+                            if s.relation_kind(&view.name).is_none() {
+                                s.views.insert(view.name.clone(), view.clone());
+                            }
+                        }
+                    }
+                    BlockCatalogChange::IndexDropped { schema, index } => {
+                        if let Some(s) = db.schemas.get_mut(schema) {
+                            if s.tables.contains_key(&index.table) && s.relation_kind(&index.name).is_none() {
+                                s.indexes.insert(index.name.clone(), index.clone());
+                            }
+                        }
+                    }
+                    BlockCatalogChange::SchemaCreated { name, oid } => {
                         let empty = db.schemas.get(name).is_some_and(|s| {
                             s.oid == *oid
                                 && s.tables.is_empty()
@@ -1292,7 +1309,7 @@ impl Session {
             Ok(Some(def))
         })?;
         if let (Some(def), true) = (created, self.txn != TxnState::Idle) {
-            self.txn_created.push(CreatedInBlock::Table(def));
+            self.txn_catalog_changes.push(BlockCatalogChange::TableCreated(def));
         }
         Ok(StatementResult::Command("CREATE TABLE".into()))
     }
@@ -1332,9 +1349,9 @@ impl Session {
                         Err(e) => return Err(e),
                     };
                     let made_here = self
-                        .txn_created
+                        .txn_catalog_changes
                         .iter()
-                        .any(|c| matches!(c, CreatedInBlock::Table(t) if t.oid == table.oid));
+                        .any(|c| matches!(c, BlockCatalogChange::TableCreated(t) if t.oid == table.oid));
                     if self.txn != TxnState::Idle && !made_here {
                         self.drop_table_in_block(&table, cascade)?;
                         continue;
@@ -1457,10 +1474,10 @@ impl Session {
         // `drop_table_in_block`), except those the block made itself.
         let in_block = self.txn != TxnState::Idle;
         let made_here: Vec<TableId> = self
-            .txn_created
+            .txn_catalog_changes
             .iter()
             .filter_map(|c| match c {
-                CreatedInBlock::Table(t) => Some(t.oid),
+                BlockCatalogChange::TableCreated(t) => Some(t.oid),
                 _ => None,
             })
             .collect();
@@ -1626,10 +1643,10 @@ impl Session {
     /// Views the open block made: a DROP in the block takes them for good
     /// (ROLLBACK would remove them anyway), not to be put back.
     fn views_made_in_block(&self) -> Vec<Arc<ViewDef>> {
-        self.txn_created
+        self.txn_catalog_changes
             .iter()
             .filter_map(|c| match c {
-                CreatedInBlock::View { view, .. } => Some(view.clone()),
+                BlockCatalogChange::ViewMade { view, .. } => Some(view.clone()),
                 _ => None,
             })
             .collect()
@@ -1781,7 +1798,7 @@ impl Session {
             }
         }
         if made && self.txn != TxnState::Idle {
-            self.txn_created.push(CreatedInBlock::Index { schema: table.schema.clone(), name: created, oid });
+            self.txn_catalog_changes.push(BlockCatalogChange::IndexCreated { schema: table.schema.clone(), name: created, oid });
         }
         Ok(StatementResult::Command("CREATE INDEX".into()))
     }
@@ -1813,14 +1830,18 @@ impl Session {
                 }
             }
         }
-        self.server.catalog.update_database(&self.database, |db| {
+        let dropped = self.server.catalog.update_database(&self.database, |db| {
+            let mut dropped = Vec::new();
             for (schema, rel) in &targets {
-                if let Some(s) = db.schemas.get_mut(schema) {
-                    s.indexes.remove(rel);
+                if let Some(index) = db.schemas.get_mut(schema).and_then(|s| s.indexes.remove(rel)) {
+                    dropped.push(BlockCatalogChange::IndexDropped { schema: schema.clone(), index });
                 }
             }
-            Ok(())
+            Ok(dropped)
         })?;
+        if self.txn != TxnState::Idle {
+            self.txn_catalog_changes.extend(dropped);
+        }
         Ok(StatementResult::Command("DROP INDEX".into()))
     }
 
@@ -1992,7 +2013,7 @@ impl Session {
         })?;
         let skipped = made.is_none();
         if let (Some((view, previous)), true) = (made, self.txn != TxnState::Idle) {
-            self.txn_created.push(CreatedInBlock::View { view, previous });
+            self.txn_catalog_changes.push(BlockCatalogChange::ViewMade { view, previous });
         }
         if skipped {
             self.notice(
@@ -2029,6 +2050,7 @@ impl Session {
                 }
             }
         }
+        let mut removed = Vec::new();
         let cascaded = self.server.catalog.update_database(&self.database, |db| {
             let mut cascaded = Vec::new();
             for t in &targets {
@@ -2044,8 +2066,8 @@ impl Session {
                     .filter(|d| !targets.contains(d))
                     .collect();
                 for (vs, vn) in deps.iter().chain(std::iter::once(t)) {
-                    if let Some(s) = db.schemas.get_mut(vs) {
-                        s.views.remove(vn);
+                    if let Some(v) = db.schemas.get_mut(vs).and_then(|s| s.views.remove(vn)) {
+                        removed.push(v);
                     }
                 }
                 cascaded.extend(deps);
@@ -2053,6 +2075,12 @@ impl Session {
             Ok(cascaded)
         })?;
         self.cascade_view_notices(&cascaded);
+        if self.txn != TxnState::Idle {
+            // Views the block made stay gone (ROLLBACK would remove them).
+            let made_here = self.views_made_in_block();
+            removed.retain(|v| !made_here.iter().any(|m| Arc::ptr_eq(m, v)));
+            self.txn_catalog_changes.extend(removed.into_iter().map(BlockCatalogChange::ViewDropped));
+        }
         Ok(StatementResult::Command("DROP VIEW".into()))
     }
 
