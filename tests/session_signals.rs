@@ -2,7 +2,8 @@
 //! (57014 "canceling statement due to statement timeout"), a CancelRequest
 //! and `pg_cancel_backend` (57014 "… due to user request"),
 //! `pg_terminate_backend` (57P01 FATAL, the connection closes, idle or not),
-//! who may signal whom (42501), and `pg_sleep`, which all of them interrupt.
+//! who may signal whom (42501), and `pg_sleep`, which all of them interrupt;
+//! a session that ends inside a transaction block rolls it back, DDL included.
 //! Passes on PostgreSQL 15 too (`bash tools/tests_on_postgres.sh --release
 //! --test session_signals`).
 
@@ -252,5 +253,30 @@ async fn only_superusers_signal_other_roles_sessions() {
     wait_for(&admin, gone, &["0"]).await;
     for sql in ["DROP ROLE signal_alice", "DROP ROLE signal_bob"] {
         run(&admin, sql).await;
+    }
+}
+
+/// A session that ends inside a transaction block (terminated, or its
+/// client gone) rolls the block back: a table it dropped is back with its
+/// rows, a table it made is gone.
+#[tokio::test]
+async fn a_session_ending_inside_a_block_rolls_its_ddl_back() {
+    let server = common::start();
+    let admin = server.fresh_database("signals_block_ddl").await;
+    run(&admin, "CREATE TABLE kept_rows (a integer); INSERT INTO kept_rows VALUES (1), (2), (3)").await;
+    for how in ["terminated", "disconnected"] {
+        let session = server.connect("signals_block_ddl").await;
+        let pid = one(&session, "SELECT pg_backend_pid()").await[0].clone();
+        run(&session, "BEGIN").await;
+        run(&session, "DROP TABLE kept_rows").await;
+        run(&session, "CREATE TABLE made_in_block (a integer)").await;
+        if how == "terminated" {
+            assert_eq!(one(&admin, &format!("SELECT pg_terminate_backend({pid})")).await, ["t"], "{how}");
+        } else {
+            drop(session);
+        }
+        wait_for(&admin, &format!("SELECT count(*) FROM pg_stat_activity WHERE pid = {pid}"), &["0"]).await;
+        assert_eq!(one(&admin, "SELECT count(*) FROM kept_rows").await, ["3"], "{how}");
+        assert_eq!(one(&admin, "SELECT count(*) FROM pg_tables WHERE tablename = 'made_in_block'").await, ["0"], "{how}");
     }
 }
