@@ -293,13 +293,14 @@ async fn copy_precision_schema_creation_and_new_columns() {
 async fn copy_in_a_transaction_block_commits_and_rolls_back_with_it() {
     let server = common::start();
     let client = server.connect(common::DEFAULT_DB).await;
-    // ROLLBACK takes the rows and the measurement tables the COPY made.
+    // ROLLBACK takes the rows, the measurement tables and the schema the COPY made.
     client.batch_execute("BEGIN").await.unwrap();
     copy_lp(&client, "lp_tx", "", b"cpu,host=a usage=1 1\nmem,host=a used=2 1\n").await.unwrap();
     assert_eq!(joined(&rows(&client, "SELECT count(*) FROM lp_tx.cpu").await), "1");
     client.batch_execute("ROLLBACK").await.unwrap();
     assert!(joined(&rows(&client, "SELECT count(*) FROM lp_tx.cpu").await).contains("does not exist"));
     assert!(joined(&rows(&client, "SELECT count(*) FROM lp_tx.mem").await).contains("does not exist"));
+    assert_eq!(joined(&rows(&client, "SELECT count(*) FROM pg_namespace WHERE nspname = 'lp_tx'").await), "0");
     // COMMIT keeps both.
     client.batch_execute("BEGIN").await.unwrap();
     copy_lp(&client, "lp_tx", "", b"cpu,host=a usage=1 1\ncpu,host=b usage=3 2\n").await.unwrap();

@@ -508,7 +508,7 @@ async fn a_recording_copied_in_a_transaction_block_commits_and_rolls_back_with_i
     let copy_file = |name: &str| format!("COPY fleet FROM '{}' WITH (FORMAT mcap)", dir.join(name).display());
     let imu_count = |file: &Value| truth_i64(&file["topics"]["/imu"], "message_count");
 
-    // ROLLBACK: nothing of it stays (the tables it created go too).
+    // ROLLBACK: nothing of it stays (the tables and the schema it created go too).
     client.batch_execute("BEGIN").await.unwrap();
     let n = client.execute(&copy_file("robot01.mcap"), &[]).await.unwrap();
     assert_eq!(n as i64, truth_i64(&files[0], "message_count"));
@@ -521,6 +521,8 @@ async fn a_recording_copied_in_a_transaction_block_commits_and_rolls_back_with_i
         let e = client.query_one(&format!("SELECT count(*) FROM fleet.{table}"), &[]).await.expect_err("gone after ROLLBACK");
         assert_eq!(common::sqlstate(&e).as_deref(), Some("42P01"), "fleet.{table}: {}", common::describe_error(&e));
     }
+    let schemas: i64 = client.query_one("SELECT count(*) FROM pg_namespace WHERE nspname = 'fleet'", &[]).await.unwrap().get(0);
+    assert_eq!(schemas, 0, "the schema the block made goes too");
 
     // COMMIT: a server file and a STDIN stream in one block, both whole.
     client.batch_execute("BEGIN").await.unwrap();

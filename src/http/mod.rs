@@ -386,17 +386,17 @@ async fn query(req: Request<Incoming>, mut params: HashMap<String, String>, stat
     let Some(q) = params.get("q").cloned() else {
         return error(StatusCode::BAD_REQUEST, "missing required parameter \"q\"");
     };
-    let session = Session::new(state.server.clone(), state.config.database.clone(), "brewric".into(), shard);
+    let mut session = Session::new(state.server.clone(), state.config.database.clone(), "brewric".into(), shard);
     let mut results = Vec::new();
     for (i, statement) in q.split(';').map(str::trim).filter(|s| !s.is_empty()).enumerate() {
-        results.push(influxql_statement(&session, i, statement));
+        results.push(influxql_statement(&mut session, i, statement));
     }
     reply(StatusCode::OK, Some(serde_json::json!({ "results": results })))
 }
 
 /// One InfluxQL statement of the few agents send: CREATE DATABASE creates the
 /// schema, SHOW DATABASES lists schemas; others get a per-statement error.
-fn influxql_statement(session: &Session, id: usize, statement: &str) -> serde_json::Value {
+fn influxql_statement(session: &mut Session, id: usize, statement: &str) -> serde_json::Value {
     let words: Vec<&str> = statement.split_whitespace().collect();
     let upper: Vec<String> = words.iter().take(2).map(|w| w.to_ascii_uppercase()).collect();
     match upper.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {

@@ -242,21 +242,33 @@ impl Session {
         )
     }
 
-    /// Creates `schema` unless it exists (InfluxDB's CREATE DATABASE, and a write naming a new one).
-    pub fn create_schema_if_absent(&self, schema: &str) -> DbResult<()> {
+    /// Creates `schema` unless it exists (InfluxDB's CREATE DATABASE, and a
+    /// write naming a new one); inside a transaction block its ROLLBACK
+    /// removes it again (when empty), as a CREATE SCHEMA there.
+    pub fn create_schema_if_absent(&mut self, schema: &str) -> DbResult<()> {
         let catalog = self.server.catalog.snapshot();
         if catalog.database(&self.database)?.schemas.contains_key(schema) {
             return Ok(());
         }
         let oid = self.server.catalog.allocate_oid();
-        self.server.catalog.update_database(&self.database, |db| {
-            db.schemas.entry(schema.to_string()).or_insert_with(|| Schema {
-                oid,
-                name: schema.to_string(),
-                ..Default::default()
-            });
-            Ok(())
-        })
+        let created = self.server.catalog.update_database(&self.database, |db| {
+            if db.schemas.contains_key(schema) {
+                return Ok(false);
+            }
+            db.schemas.insert(
+                schema.to_string(),
+                Schema {
+                    oid,
+                    name: schema.to_string(),
+                    ..Default::default()
+                },
+            );
+            Ok(true)
+        })?;
+        if created && self.txn != TxnState::Idle {
+            self.txn_catalog_changes.push(BlockCatalogChange::SchemaCreated { name: schema.to_string(), oid });
+        }
+        Ok(())
     }
 
     /// The table of a measurement, created or widened to hold every tag and field of `batch`.
