@@ -215,11 +215,13 @@ fn a_second_server_on_the_same_data_directory_refuses_to_start() {
 
 /// A table dropped inside a block that never committed is back after
 /// kill -9 with every row (those in segment files, and those only in the
-/// WAL), its key and its name; one whose block committed stays dropped.
+/// WAL), its key and its name, and what the block created (a schema, a table
+/// of the dropped one's name, a view, an index) is gone; what a committed
+/// block dropped or created stays so.
 /// A checkpoint while the block is open writes the dropped table's rows out
 /// as any table's.
 #[tokio::test]
-async fn a_table_dropped_in_a_block_that_never_committed_is_back_after_kill_9() {
+async fn a_block_that_never_committed_is_undone_by_kill_9_ddl_included() {
     let server = common::start_with_shards(2);
     let client = server.connect(common::DEFAULT_DB).await;
     client
@@ -234,12 +236,24 @@ async fn a_table_dropped_in_a_block_that_never_committed_is_back_after_kill_9() 
         .await
         .unwrap();
     client.batch_execute("BEGIN; DROP TABLE gone; COMMIT").await.unwrap();
+    // A committed block's creations stay.
+    client
+        .batch_execute("BEGIN; CREATE SCHEMA made_and_committed; CREATE TABLE made_and_committed.t (a integer); COMMIT")
+        .await
+        .unwrap();
     let block = server.connect(common::DEFAULT_DB).await;
     block.batch_execute("BEGIN; DROP TABLE kept").await.unwrap();
+    // What the open block creates goes with the crash.
+    block
+        .batch_execute(
+            "CREATE SCHEMA provisional; CREATE TABLE provisional.t (a integer); INSERT INTO provisional.t VALUES (1);
+             CREATE TABLE kept (other integer); CREATE VIEW made_v AS SELECT 1 AS one;
+             CREATE INDEX made_idx ON made_and_committed.t (a);",
+        )
+        .await
+        .unwrap();
     // Rows only in the WAL go to segment files while the block is open.
     client.batch_execute("CHECKPOINT").await.unwrap();
-    let e = client.query_one("SELECT count(*) FROM kept", &[]).await.expect_err("dropped for others too");
-    assert_eq!(common::sqlstate(&e).as_deref(), Some("42P01"));
     let dir = server.kill9();
 
     let server = common::start_in(dir, 2);
@@ -250,6 +264,19 @@ async fn a_table_dropped_in_a_block_that_never_committed_is_back_after_kill_9() 
     assert_eq!(common::sqlstate(&e).as_deref(), Some("23505"));
     let e = client.query_one("SELECT count(*) FROM gone", &[]).await.expect_err("committed drop stays");
     assert_eq!(common::sqlstate(&e).as_deref(), Some("42P01"));
+    let left: i64 = client
+        .query_one(
+            "SELECT (SELECT count(*) FROM pg_namespace WHERE nspname = 'provisional')
+                  + (SELECT count(*) FROM pg_views WHERE viewname = 'made_v')
+                  + (SELECT count(*) FROM pg_indexes WHERE indexname = 'made_idx')",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(left, 0, "what the open block created is gone after the crash");
+    let n: i64 = client.query_one("SELECT count(*) FROM made_and_committed.t", &[]).await.unwrap().get(0);
+    assert_eq!(n, 0);
     // The same once more after a clean ROLLBACK on the restarted server.
     client.batch_execute("BEGIN; DROP TABLE kept; ROLLBACK").await.unwrap();
     let n: i64 = client.query_one("SELECT count(*) FROM kept", &[]).await.unwrap().get(0);

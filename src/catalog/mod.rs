@@ -264,6 +264,34 @@ pub struct Database {
     pub comments: BTreeMap<(u32, u32, i32), String>,
     /// Tables an open transaction block dropped (see [`DroppingTable`]).
     pub dropping: Vec<DroppingTable>,
+    /// Objects open transaction blocks created (see [`ProvisionalObject`]).
+    pub provisional: Vec<ProvisionalObject>,
+}
+
+/// An object an open transaction block created. Its COMMIT takes it off
+/// this list; loading the catalog removes what is still on it (a restart
+/// before the COMMIT means the block never committed), as ROLLBACK does.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProvisionalObject {
+    pub kind: ProvisionalKind,
+    pub schema: String,
+    /// The object's name (the schema's own for a schema).
+    pub name: String,
+    pub oid: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ProvisionalKind {
+    Schema,
+    Table,
+    View,
+    Index,
+}
+
+/// Whether sequence `seq` is one a serial column of table `table` made
+/// (`<table>_<column>_seq`), which goes with the table.
+pub fn is_serial_sequence_of(seq: &str, table: &str) -> bool {
+    seq.ends_with("_seq") && seq.strip_prefix(table).is_some_and(|rest| rest.starts_with('_'))
 }
 
 /// A table a transaction block dropped: out of its schema (no name finds
@@ -299,6 +327,49 @@ impl Database {
             schemas,
             comments: BTreeMap::new(),
             dropping: Vec::new(),
+            provisional: Vec::new(),
+        }
+    }
+
+    /// Removes what open blocks created (newest first; a schema only when
+    /// empty) and puts back what they dropped: the state before them, as
+    /// loading the catalog after a restart needs it.
+    pub fn undo_open_blocks(&mut self, mut schema_oid: impl FnMut() -> u32) {
+        for p in std::mem::take(&mut self.provisional).into_iter().rev() {
+            let Some(s) = self.schemas.get_mut(&p.schema) else { continue };
+            match p.kind {
+                ProvisionalKind::Table => {
+                    if s.tables.get(&p.name).is_some_and(|t| t.oid == p.oid) {
+                        s.tables.remove(&p.name);
+                        s.indexes.retain(|_, i| i.table != p.name);
+                        s.sequences.retain(|k, _| !is_serial_sequence_of(k, &p.name));
+                    }
+                }
+                ProvisionalKind::View => {
+                    if s.views.get(&p.name).is_some_and(|v| v.oid == p.oid) {
+                        s.views.remove(&p.name);
+                    }
+                }
+                ProvisionalKind::Index => {
+                    if s.indexes.get(&p.name).is_some_and(|i| i.oid == p.oid) {
+                        s.indexes.remove(&p.name);
+                    }
+                }
+                ProvisionalKind::Schema => {
+                    let empty = s.oid == p.oid
+                        && s.tables.is_empty()
+                        && s.views.is_empty()
+                        && s.indexes.is_empty()
+                        && s.sequences.is_empty()
+                        && s.functions.is_empty();
+                    if empty {
+                        self.schemas.remove(&p.schema);
+                    }
+                }
+            }
+        }
+        for oid in self.dropping.iter().map(|d| d.table.oid).collect::<Vec<_>>() {
+            self.restore_dropping(oid, &mut schema_oid);
         }
     }
 

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use super::{
-    Catalog, ColumnDef, Database, DroppingTable, FunctionDef, IndexDef, RoleDef, Schema, Sequence, TableDef, ViewDef,
+    Catalog, ColumnDef, Database, DroppingTable, ProvisionalKind, ProvisionalObject, FunctionDef, IndexDef, RoleDef, Schema, Sequence, TableDef, ViewDef,
 };
 use crate::types::DataType;
 
@@ -241,6 +241,17 @@ pub fn to_json(catalog: &Catalog, next_oid: u32) -> Value {
                     "functions": s.functions.values().flatten().map(|f| function_json(f)).collect::<Vec<_>>(),
                 })).collect::<Vec<_>>(),
                 "comments": d.comments.iter().map(|((o, c, s), t)| json!([o, c, s, t])).collect::<Vec<_>>(),
+                "provisional": d.provisional.iter().map(|p| json!({
+                    "kind": match p.kind {
+                        ProvisionalKind::Schema => "schema",
+                        ProvisionalKind::Table => "table",
+                        ProvisionalKind::View => "view",
+                        ProvisionalKind::Index => "index",
+                    },
+                    "schema": p.schema,
+                    "name": p.name,
+                    "oid": p.oid,
+                })).collect::<Vec<_>>(),
                 "dropping": d.dropping.iter().map(|x| json!({
                     "schema": x.table.schema,
                     "table": table_json(&x.table),
@@ -466,9 +477,10 @@ pub fn load(dir: &Path) -> Result<Option<(Catalog, u32)>, String> {
             schemas,
             comments,
             dropping: Vec::new(),
+            provisional: Vec::new(),
         };
-        // Tables a block was dropping when the server stopped: the block
-        // never committed, so they are back (absent in older files).
+        // What blocks open when the server stopped created and dropped: they
+        // never committed, so it is undone (absent in older files).
         if d.get("dropping").is_some() {
             for x in list(d, "dropping")? {
                 let schema = text(x, "schema")?;
@@ -493,12 +505,29 @@ pub fn load(dir: &Path) -> Result<Option<(Catalog, u32)>, String> {
                     entry.views.push(Arc::new(view_from(view, &text(v, "schema")?)?));
                 }
                 database.dropping.push(entry);
-                database.restore_dropping(table.oid, || {
-                    next_oid += 1;
-                    next_oid - 1
+            }
+        }
+        if d.get("provisional").is_some() {
+            for p in list(d, "provisional")? {
+                let kind = match text(p, "kind")?.as_str() {
+                    "schema" => ProvisionalKind::Schema,
+                    "table" => ProvisionalKind::Table,
+                    "view" => ProvisionalKind::View,
+                    "index" => ProvisionalKind::Index,
+                    other => return Err(format!("catalog.json: unknown provisional object kind {other:?}")),
+                };
+                database.provisional.push(ProvisionalObject {
+                    kind,
+                    schema: text(p, "schema")?,
+                    name: text(p, "name")?,
+                    oid: number(p, "oid")? as u32,
                 });
             }
         }
+        database.undo_open_blocks(|| {
+            next_oid += 1;
+            next_oid - 1
+        });
         databases.insert(database.name.clone(), Arc::new(database));
     }
     // Absent in files written before roles existed: the bootstrap roles.

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use sqlparser::ast::{self, Statement};
 
 use crate::catalog::{
+    is_serial_sequence_of, ProvisionalKind, ProvisionalObject,
     ColumnDef, IndexDef, RelationKind, Schema, Sequence, TableDef, TableId, ViewDef,
 };
 use crate::error::{sqlstate, DbError, DbResult};
@@ -169,6 +170,29 @@ enum BlockCatalogChange {
     IndexCreated { schema: String, name: String, oid: u32 },
     ViewDropped(Arc<ViewDef>),
     IndexDropped { schema: String, index: Arc<IndexDef> },
+}
+
+impl BlockCatalogChange {
+    /// The catalog's note of an object the block created (not of a view it
+    /// replaced: a restart keeps the new definition).
+    fn provisional(&self) -> Option<ProvisionalObject> {
+        let (kind, schema, name, oid) = match self {
+            BlockCatalogChange::SchemaCreated { name, oid } => (ProvisionalKind::Schema, name, name, *oid),
+            BlockCatalogChange::TableCreated(t) => (ProvisionalKind::Table, &t.schema, &t.name, t.oid),
+            BlockCatalogChange::ViewMade { view, previous: None } => (ProvisionalKind::View, &view.schema, &view.name, view.oid),
+            BlockCatalogChange::IndexCreated { schema, name, oid } => (ProvisionalKind::Index, schema, name, *oid),
+            _ => return None,
+        };
+        Some(ProvisionalObject { kind, schema: schema.clone(), name: name.clone(), oid })
+    }
+}
+
+/// Takes the block's objects off the catalog's provisional list.
+fn forget_provisional(db: &mut crate::catalog::Database, changes: &[BlockCatalogChange]) {
+    let ours: Vec<ProvisionalObject> = changes.iter().filter_map(BlockCatalogChange::provisional).collect();
+    if !ours.is_empty() {
+        db.provisional.retain(|p| !ours.contains(p));
+    }
 }
 
 /// A setting's value (None: unset placeholder) and where it came from,
@@ -620,7 +644,7 @@ impl Session {
                     Ok(true)
                 })?;
                 if created && self.txn != TxnState::Idle {
-                    self.txn_catalog_changes.push(BlockCatalogChange::SchemaCreated { name, oid });
+                    self.record_block_change(BlockCatalogChange::SchemaCreated { name, oid });
                 }
                 Ok(StatementResult::Command("CREATE SCHEMA".into()))
             }
@@ -853,7 +877,7 @@ impl Session {
     /// tables it dropped removed for good (or, if the rows failed, back).
     async fn commit_block(&mut self) -> DbResult<()> {
         let committing = self.take_committing();
-        self.txn_catalog_changes.clear();
+        let changes = std::mem::take(&mut self.txn_catalog_changes);
         self.end_transaction(true);
         let keys = std::mem::take(&mut self.txn_unique_keys);
         let written = self.write_committed(committing).await;
@@ -861,6 +885,12 @@ impl Session {
             keys.undo();
             self.restore_dropped_tables();
             return written;
+        }
+        if changes.iter().any(|c| c.provisional().is_some()) {
+            self.server.catalog.update_database(&self.database, |db| {
+                forget_provisional(db, &changes);
+                Ok(())
+            })?;
         }
         self.finish_dropped_tables().await
     }
@@ -913,6 +943,7 @@ impl Session {
             return;
         }
         let _ = self.server.catalog.update_database(&self.database, |db| {
+            forget_provisional(db, &created);
             for object in created.iter().rev() {
                 match object {
                     BlockCatalogChange::TableCreated(table) => {
@@ -972,6 +1003,21 @@ impl Session {
         // After the block's own tables went: a table it dropped and then
         // made again under the same name gets its name back.
         self.restore_dropped_tables();
+    }
+
+    /// Notes a catalog change of the open block for its ROLLBACK; an object
+    /// it created is also listed in the catalog as provisional, so that a
+    /// restart before the block's COMMIT removes it again.
+    fn record_block_change(&mut self, change: BlockCatalogChange) {
+        if let Some(p) = change.provisional() {
+            // A failed save leaves it off the list: only a crash before the
+            // COMMIT would then keep it, as before the list existed.
+            let _ = self.server.catalog.update_database(&self.database, |db| {
+                db.provisional.push(p);
+                Ok(())
+            });
+        }
+        self.txn_catalog_changes.push(change);
     }
 
     /// The tables the open block dropped, back in their schemas (ROLLBACK,
@@ -1309,7 +1355,7 @@ impl Session {
             Ok(Some(def))
         })?;
         if let (Some(def), true) = (created, self.txn != TxnState::Idle) {
-            self.txn_catalog_changes.push(BlockCatalogChange::TableCreated(def));
+            self.record_block_change(BlockCatalogChange::TableCreated(def));
         }
         Ok(StatementResult::Command("CREATE TABLE".into()))
     }
@@ -1798,7 +1844,7 @@ impl Session {
             }
         }
         if made && self.txn != TxnState::Idle {
-            self.txn_catalog_changes.push(BlockCatalogChange::IndexCreated { schema: table.schema.clone(), name: created, oid });
+            self.record_block_change(BlockCatalogChange::IndexCreated { schema: table.schema.clone(), name: created, oid });
         }
         Ok(StatementResult::Command("CREATE INDEX".into()))
     }
@@ -2013,7 +2059,7 @@ impl Session {
         })?;
         let skipped = made.is_none();
         if let (Some((view, previous)), true) = (made, self.txn != TxnState::Idle) {
-            self.txn_catalog_changes.push(BlockCatalogChange::ViewMade { view, previous });
+            self.record_block_change(BlockCatalogChange::ViewMade { view, previous });
         }
         if skipped {
             self.notice(
@@ -3444,11 +3490,6 @@ fn schema_contents(schema: &crate::catalog::Schema) -> Vec<(&'static str, String
     out
 }
 
-/// Whether sequence `seq` is one a serial column of table `table` made
-/// (`<table>_<column>_seq`), which goes with the table.
-fn is_serial_sequence_of(seq: &str, table: &str) -> bool {
-    seq.ends_with("_seq") && seq.strip_prefix(table).is_some_and(|rest| rest.starts_with('_'))
-}
 
 /// Removes `table`'s catalog entry and its indexes, if the entry under its
 /// name is still that table (same oid: it was not dropped and made again

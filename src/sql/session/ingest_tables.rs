@@ -35,7 +35,7 @@ impl Session {
     /// ROLLBACK, as one CREATE TABLE made there does.
     pub(super) fn note_created_in_block(&mut self, table: &Arc<TableDef>) {
         if self.txn != TxnState::Idle {
-            self.txn_catalog_changes.push(BlockCatalogChange::TableCreated(table.clone()));
+            self.record_block_change(BlockCatalogChange::TableCreated(table.clone()));
         }
     }
 

@@ -266,7 +266,7 @@ impl Session {
             Ok(true)
         })?;
         if created && self.txn != TxnState::Idle {
-            self.txn_catalog_changes.push(BlockCatalogChange::SchemaCreated { name: schema.to_string(), oid });
+            self.record_block_change(BlockCatalogChange::SchemaCreated { name: schema.to_string(), oid });
         }
         Ok(())
     }
