@@ -336,41 +336,70 @@ impl Database {
     /// loading the catalog after a restart needs it.
     pub fn undo_open_blocks(&mut self, mut schema_oid: impl FnMut() -> u32) {
         for p in std::mem::take(&mut self.provisional).into_iter().rev() {
-            let Some(s) = self.schemas.get_mut(&p.schema) else { continue };
-            match p.kind {
-                ProvisionalKind::Table => {
-                    if s.tables.get(&p.name).is_some_and(|t| t.oid == p.oid) {
-                        s.tables.remove(&p.name);
-                        s.indexes.retain(|_, i| i.table != p.name);
-                        s.sequences.retain(|k, _| !is_serial_sequence_of(k, &p.name));
-                    }
-                }
-                ProvisionalKind::View => {
-                    if s.views.get(&p.name).is_some_and(|v| v.oid == p.oid) {
-                        s.views.remove(&p.name);
-                    }
-                }
-                ProvisionalKind::Index => {
-                    if s.indexes.get(&p.name).is_some_and(|i| i.oid == p.oid) {
-                        s.indexes.remove(&p.name);
-                    }
-                }
-                ProvisionalKind::Schema => {
-                    let empty = s.oid == p.oid
-                        && s.tables.is_empty()
-                        && s.views.is_empty()
-                        && s.indexes.is_empty()
-                        && s.sequences.is_empty()
-                        && s.functions.is_empty();
-                    if empty {
-                        self.schemas.remove(&p.schema);
-                    }
-                }
-            }
+            self.remove_provisional(&p);
         }
         for oid in self.dropping.iter().map(|d| d.table.oid).collect::<Vec<_>>() {
             self.restore_dropping(oid, &mut schema_oid);
         }
+    }
+
+    /// Removes an object a block created if it is still that object (same
+    /// OID), a table with its indexes and serial sequences, a schema only
+    /// when empty (another session may have put something in it).
+    pub fn remove_provisional(&mut self, p: &ProvisionalObject) {
+        let Some(s) = self.schemas.get_mut(&p.schema) else { return };
+        match p.kind {
+            ProvisionalKind::Table => {
+                if s.tables.get(&p.name).is_some_and(|t| t.oid == p.oid) {
+                    s.tables.remove(&p.name);
+                    s.indexes.retain(|_, i| i.table != p.name);
+                    s.sequences.retain(|k, _| !is_serial_sequence_of(k, &p.name));
+                }
+            }
+            ProvisionalKind::View => {
+                if s.views.get(&p.name).is_some_and(|v| v.oid == p.oid) {
+                    s.views.remove(&p.name);
+                }
+            }
+            ProvisionalKind::Index => {
+                if s.indexes.get(&p.name).is_some_and(|i| i.oid == p.oid) {
+                    s.indexes.remove(&p.name);
+                }
+            }
+            ProvisionalKind::Schema => {
+                let empty = s.oid == p.oid
+                    && s.tables.is_empty()
+                    && s.views.is_empty()
+                    && s.indexes.is_empty()
+                    && s.sequences.is_empty()
+                    && s.functions.is_empty();
+                if empty {
+                    self.schemas.remove(&p.schema);
+                }
+            }
+        }
+    }
+
+    /// Moves `table` (if its schema still holds it) with its indexes and
+    /// serial sequences onto the dropping list, `views` with it. True when moved.
+    pub fn start_dropping(&mut self, table: &Arc<TableDef>, views: Vec<Arc<ViewDef>>) -> bool {
+        let Some(s) = self.schemas.get_mut(&table.schema) else { return false };
+        if s.tables.get(&table.name).is_none_or(|t| t.oid != table.oid) {
+            return false;
+        }
+        s.tables.remove(&table.name);
+        let indexes: Vec<_> = s.indexes.values().filter(|i| i.table == table.name).cloned().collect();
+        s.indexes.retain(|_, i| i.table != table.name);
+        let sequences: Vec<_> =
+            s.sequences.iter().filter(|(k, _)| is_serial_sequence_of(k, &table.name)).map(|(_, q)| q.clone()).collect();
+        s.sequences.retain(|k, _| !is_serial_sequence_of(k, &table.name));
+        self.dropping.push(DroppingTable {
+            table: table.clone(),
+            indexes,
+            sequences,
+            views,
+        });
+        true
     }
 
     pub fn table(&self, schema: &str, name: &str) -> Option<&Arc<TableDef>> {

@@ -622,30 +622,7 @@ impl Session {
                     }
                     ast::SchemaName::UnnamedAuthorization(i) => ident_name(i),
                 };
-                let oid = self.server.catalog.allocate_oid();
-                let created = self.server.catalog.update_database(&self.database, |db| {
-                    if db.schemas.contains_key(&name) {
-                        if *if_not_exists {
-                            return Ok(false);
-                        }
-                        return Err(DbError::new(
-                            sqlstate::DUPLICATE_SCHEMA,
-                            format!("schema \"{name}\" already exists"),
-                        ));
-                    }
-                    db.schemas.insert(
-                        name.clone(),
-                        Schema {
-                            oid,
-                            name: name.clone(),
-                            ..Default::default()
-                        },
-                    );
-                    Ok(true)
-                })?;
-                if created && self.txn != TxnState::Idle {
-                    self.record_block_change(BlockCatalogChange::SchemaCreated { name, oid });
-                }
+                self.create_schema(&name, *if_not_exists)?;
                 Ok(StatementResult::Command("CREATE SCHEMA".into()))
             }
             Statement::CreateDatabase {
@@ -886,13 +863,7 @@ impl Session {
             self.restore_dropped_tables();
             return written;
         }
-        if changes.iter().any(|c| c.provisional().is_some()) {
-            self.server.catalog.update_database(&self.database, |db| {
-                forget_provisional(db, &changes);
-                Ok(())
-            })?;
-        }
-        self.finish_dropped_tables().await
+        self.finish_block_catalog(&changes).await
     }
 
     /// What COMMIT writes: the block's rows, the tables it rewrote, and the
@@ -945,28 +916,15 @@ impl Session {
         let _ = self.server.catalog.update_database(&self.database, |db| {
             forget_provisional(db, &created);
             for object in created.iter().rev() {
+                if let Some(p) = object.provisional() {
+                    db.remove_provisional(&p);
+                    continue;
+                }
                 match object {
-                    BlockCatalogChange::TableCreated(table) => {
-                        if remove_table_entry(db, table) {
-                            if let Some(s) = db.schemas.get_mut(&table.schema) {
-                                s.sequences.retain(|k, _| !is_serial_sequence_of(k, &table.name));
-                            }
-                        }
-                    }
-                    BlockCatalogChange::ViewMade { view, previous } => {
+                    BlockCatalogChange::ViewMade { view, previous: Some(previous) } => {
                         let Some(s) = db.schemas.get_mut(&view.schema) else { continue };
                         if s.views.get(&view.name).is_some_and(|v| Arc::ptr_eq(v, view)) {
-                            match previous {
-                                Some(p) => s.views.insert(view.name.clone(), p.clone()),
-                                None => s.views.remove(&view.name),
-                            };
-                        }
-                    }
-                    BlockCatalogChange::IndexCreated { schema, name, oid } => {
-                        if let Some(s) = db.schemas.get_mut(schema) {
-                            if s.indexes.get(name).is_some_and(|i| i.oid == *oid) {
-                                s.indexes.remove(name);
-                            }
+                            s.views.insert(view.name.clone(), previous.clone());
                         }
                     }
                     BlockCatalogChange::ViewDropped(view) => {
@@ -983,19 +941,8 @@ impl Session {
                             }
                         }
                     }
-                    BlockCatalogChange::SchemaCreated { name, oid } => {
-                        let empty = db.schemas.get(name).is_some_and(|s| {
-                            s.oid == *oid
-                                && s.tables.is_empty()
-                                && s.views.is_empty()
-                                && s.indexes.is_empty()
-                                && s.sequences.is_empty()
-                                && s.functions.is_empty()
-                        });
-                        if empty {
-                            db.schemas.remove(name);
-                        }
-                    }
+                    // Created objects: removed above.
+                    _ => {}
                 }
             }
             Ok(())
@@ -1003,6 +950,27 @@ impl Session {
         // After the block's own tables went: a table it dropped and then
         // made again under the same name gets its name back.
         self.restore_dropped_tables();
+    }
+
+    /// CREATE SCHEMA (42P06 if it exists, unless `if_not_exists`); inside a
+    /// block its ROLLBACK removes the schema again (when empty).
+    pub(super) fn create_schema(&mut self, name: &str, if_not_exists: bool) -> DbResult<()> {
+        let oid = self.server.catalog.allocate_oid();
+        let created = self.server.catalog.update_database(&self.database, |db| {
+            if db.schemas.contains_key(name) {
+                if if_not_exists {
+                    return Ok(false);
+                }
+                return Err(DbError::new(sqlstate::DUPLICATE_SCHEMA, format!("schema \"{name}\" already exists")));
+            }
+            let schema = Schema { oid, name: name.to_string(), ..Default::default() };
+            db.schemas.insert(name.to_string(), schema);
+            Ok(true)
+        })?;
+        if created && self.txn != TxnState::Idle {
+            self.record_block_change(BlockCatalogChange::SchemaCreated { name: name.to_string(), oid });
+        }
+        Ok(())
     }
 
     /// Notes a catalog change of the open block for its ROLLBACK; an object
@@ -1024,25 +992,35 @@ impl Session {
     /// a failed COMMIT, the session's end). One whose name another session
     /// took meanwhile comes back renamed, with a WARNING.
     fn restore_dropped_tables(&mut self) {
-        for oid in std::mem::take(&mut self.txn_dropped) {
-            let catalog = &self.server.catalog;
-            let renamed = catalog.update_database(&self.database, |db| Ok(db.restore_dropping(oid, || catalog.allocate_oid())));
-            if let Ok(Some(name)) = renamed {
-                let mut w = DbError::new(sqlstate::WARNING, format!("a table the transaction dropped is back as \"{name}\": its name was taken meanwhile"));
-                w.severity = "WARNING";
-                self.notices.push(w);
-            }
+        let dropped = std::mem::take(&mut self.txn_dropped);
+        if dropped.is_empty() {
+            return;
+        }
+        let catalog = &self.server.catalog;
+        let renamed = catalog.update_database(&self.database, |db| {
+            Ok(dropped.iter().filter_map(|&oid| db.restore_dropping(oid, || catalog.allocate_oid())).collect::<Vec<_>>())
+        });
+        for name in renamed.unwrap_or_default() {
+            let mut w = DbError::new(sqlstate::WARNING, format!("a table the transaction dropped is back as \"{name}\": its name was taken meanwhile"));
+            w.severity = "WARNING";
+            self.notices.push(w);
         }
     }
 
-    /// COMMIT of a block that dropped tables: out of the catalog for good,
-    /// then their rows released on every shard.
-    async fn finish_dropped_tables(&mut self) -> DbResult<()> {
-        for oid in std::mem::take(&mut self.txn_dropped) {
-            self.server.catalog.update_database(&self.database, |db| {
-                db.dropping.retain(|d| d.table.oid != oid);
-                Ok(())
-            })?;
+    /// COMMIT's catalog side, in one catalog change: what the block created
+    /// is no longer provisional, what it dropped goes for good (then its
+    /// rows are released on every shard).
+    async fn finish_block_catalog(&mut self, changes: &[BlockCatalogChange]) -> DbResult<()> {
+        let dropped = std::mem::take(&mut self.txn_dropped);
+        if dropped.is_empty() && !changes.iter().any(|c| c.provisional().is_some()) {
+            return Ok(());
+        }
+        self.server.catalog.update_database(&self.database, |db| {
+            forget_provisional(db, changes);
+            db.dropping.retain(|d| !dropped.contains(&d.table.oid));
+            Ok(())
+        })?;
+        for oid in dropped {
             self.release_table_storage(oid).await?;
         }
         Ok(())
@@ -1394,11 +1372,7 @@ impl Session {
                         }
                         Err(e) => return Err(e),
                     };
-                    let made_here = self
-                        .txn_catalog_changes
-                        .iter()
-                        .any(|c| matches!(c, BlockCatalogChange::TableCreated(t) if t.oid == table.oid));
-                    if self.txn != TxnState::Idle && !made_here {
+                    if self.txn != TxnState::Idle && !self.tables_made_in_block().contains(&table.oid) {
                         self.drop_table_in_block(&table, cascade)?;
                         continue;
                     }
@@ -1519,14 +1493,7 @@ impl Session {
         // Inside a block the schema's tables are kept until COMMIT (see
         // `drop_table_in_block`), except those the block made itself.
         let in_block = self.txn != TxnState::Idle;
-        let made_here: Vec<TableId> = self
-            .txn_catalog_changes
-            .iter()
-            .filter_map(|c| match c {
-                BlockCatalogChange::TableCreated(t) => Some(t.oid),
-                _ => None,
-            })
-            .collect();
+        let made_here = self.tables_made_in_block();
         let views_made_here = self.views_made_in_block();
         let dropped = self.server.catalog.update_database(&self.database, |db| {
             let Some(schema) = db.schemas.get(name) else {
@@ -1574,34 +1541,28 @@ impl Session {
                 .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
             }
             let tables: Vec<TableId> = schema.tables.values().map(|t| t.oid).collect();
-            let mut views: Vec<Arc<ViewDef>> = Vec::new();
+            let keep: Vec<Arc<TableDef>> = match in_block {
+                true => schema.tables.values().filter(|t| !made_here.contains(&t.oid)).cloned().collect(),
+                false => Vec::new(),
+            };
+            let mut views: Vec<Arc<ViewDef>> = schema.views.values().cloned().collect();
             for (vs, vn) in &outside {
                 if let Some(v) = db.schemas.get_mut(vs).and_then(|s| s.views.remove(vn)) {
                     views.push(v);
                 }
             }
-            let Some(schema) = db.schemas.remove(name) else { return Ok(None) };
             let mut kept = Vec::new();
             if in_block {
                 // The schema's own views and those outside it over its
                 // relations come back with its first kept table.
-                views.extend(schema.views.values().cloned());
                 views.retain(|v| !views_made_here.iter().any(|m| Arc::ptr_eq(m, v)));
-                for table in schema.tables.values().filter(|t| !made_here.contains(&t.oid)) {
-                    db.dropping.push(crate::catalog::DroppingTable {
-                        table: table.clone(),
-                        indexes: schema.indexes.values().filter(|i| i.table == table.name).cloned().collect(),
-                        sequences: schema
-                            .sequences
-                            .iter()
-                            .filter(|(k, _)| is_serial_sequence_of(k, &table.name))
-                            .map(|(_, q)| q.clone())
-                            .collect(),
-                        views: std::mem::take(&mut views),
-                    });
-                    kept.push(table.oid);
+                for table in keep {
+                    if db.start_dropping(&table, std::mem::take(&mut views)) {
+                        kept.push(table.oid);
+                    }
                 }
             }
+            db.schemas.remove(name);
             Ok(Some((tables, kept, objects.into_iter().map(|(what, _)| what).collect::<Vec<_>>())))
         })?;
         let Some((tables, kept, objects)) = dropped else {
@@ -1661,21 +1622,7 @@ impl Session {
                     }
                 }
             }
-            let Some(s) = db.schemas.get(&table.schema) else { return Ok(views) };
-            let indexes: Vec<_> = s.indexes.values().filter(|i| i.table == table.name).cloned().collect();
-            let sequences: Vec<_> =
-                s.sequences.iter().filter(|(k, _)| is_serial_sequence_of(k, &table.name)).map(|(_, q)| q.clone()).collect();
-            if remove_table_entry(db, table) {
-                if let Some(s) = db.schemas.get_mut(&table.schema) {
-                    s.sequences.retain(|k, _| !is_serial_sequence_of(k, &table.name));
-                }
-                db.dropping.push(crate::catalog::DroppingTable {
-                    table: table.clone(),
-                    indexes,
-                    sequences,
-                    views: taken_views,
-                });
-            }
+            db.start_dropping(table, taken_views);
             Ok(views)
         })?;
         self.cascade_view_notices(&dropped_views);
@@ -1684,6 +1631,18 @@ impl Session {
         self.pending.borrow_mut().remove(&table.oid);
         self.txn_replaced.borrow_mut().remove(&table.oid);
         Ok(())
+    }
+
+    /// Tables the open block made: a DROP in the block takes them at once
+    /// (ROLLBACK would remove them anyway), not onto the dropping list.
+    fn tables_made_in_block(&self) -> Vec<TableId> {
+        self.txn_catalog_changes
+            .iter()
+            .filter_map(|c| match c {
+                BlockCatalogChange::TableCreated(t) => Some(t.oid),
+                _ => None,
+            })
+            .collect()
     }
 
     /// Views the open block made: a DROP in the block takes them for good

@@ -250,25 +250,7 @@ impl Session {
         if catalog.database(&self.database)?.schemas.contains_key(schema) {
             return Ok(());
         }
-        let oid = self.server.catalog.allocate_oid();
-        let created = self.server.catalog.update_database(&self.database, |db| {
-            if db.schemas.contains_key(schema) {
-                return Ok(false);
-            }
-            db.schemas.insert(
-                schema.to_string(),
-                Schema {
-                    oid,
-                    name: schema.to_string(),
-                    ..Default::default()
-                },
-            );
-            Ok(true)
-        })?;
-        if created && self.txn != TxnState::Idle {
-            self.record_block_change(BlockCatalogChange::SchemaCreated { name: schema.to_string(), oid });
-        }
-        Ok(())
+        self.create_schema(schema, true)
     }
 
     /// The table of a measurement, created or widened to hold every tag and field of `batch`.
