@@ -136,7 +136,14 @@ fn run(cfg: Config) -> Result<(), String> {
         .with_access(access),
     );
     let _ = server_cell.set(server.clone());
+    let kept_by_wal = recovered.kept_recordings.clone();
     replay(&server, &cfg, &manifest, recovered, started)?;
+    if remove_unfinished_ingests(&server)? {
+        // Their kept recordings are unnamed now.
+        let mut kept = kept_by_wal;
+        kept.extend(server.catalog.snapshot().frame_files());
+        brewric::storage::recordings::remove_unreferenced(&cfg.data_dir, &kept);
+    }
 
     server.checkpoints.memtable_limit.set(cfg.memtable_limit_bytes());
     let policy = checkpoint::FlushPolicy {
@@ -172,6 +179,64 @@ fn run(cfg: Config) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// After the replay: what recording ingests cut short by a restart created
+/// goes where still empty (see `catalog::IngestCreated`), storage and all.
+/// True when a table went.
+fn remove_unfinished_ingests(server: &Arc<Server>) -> Result<bool, String> {
+    let catalog = server.catalog.snapshot();
+    if catalog.databases.values().all(|d| d.ingest_created.is_empty()) {
+        return Ok(false);
+    }
+    let listed: Vec<u32> = catalog
+        .databases
+        .values()
+        .flat_map(|d| d.ingest_created.iter().map(|c| c.object.oid))
+        .collect();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let mut rows: HashMap<u32, u64> = HashMap::new();
+    rt.block_on(async {
+        for shard in server.shards.iter() {
+            let listed = listed.clone();
+            let counts = shard
+                .run(move |ctx| {
+                    let storage = ctx.storage.borrow();
+                    listed.iter().map(|&oid| (oid, storage.row_count(oid))).collect::<Vec<_>>()
+                })
+                .await
+                .map_err(|e| e.into_message())?;
+            for (oid, n) in counts {
+                *rows.entry(oid).or_default() += n;
+            }
+        }
+        Ok::<_, String>(())
+    })?;
+    let removed = server
+        .catalog
+        .update(|cat| {
+            let mut removed = Vec::new();
+            for db in cat.databases.values_mut().filter(|d| !d.ingest_created.is_empty()) {
+                removed.extend(Arc::make_mut(db).remove_unfinished_ingests(|oid| rows.get(&oid).is_some_and(|&n| n > 0)));
+            }
+            Ok(removed)
+        })
+        .map_err(|e| e.into_message())?;
+    rt.block_on(async {
+        for &oid in &removed {
+            for shard in server.shards.iter() {
+                shard.run(move |ctx| ctx.storage.borrow_mut().drop_table(oid)).await.map_err(|e| e.into_message())?;
+            }
+        }
+        Ok::<_, String>(())
+    })?;
+    if !removed.is_empty() {
+        eprintln!("brewricd: removed {} empty tables of recording ingests a restart cut short", removed.len());
+    }
+    Ok(!removed.is_empty())
 }
 
 /// `--password-file` / BREWRIC_PASSWORD: the bootstrap superusers' password

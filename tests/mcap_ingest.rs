@@ -837,6 +837,89 @@ async fn a_recording_logged_by_reference_survives_kill_9_without_its_source_file
     }
 }
 
+/// Sends all of `bytes` but its last 16 (so the COPY stays open and
+/// cannot end) on its own connection, then waits until the schema holds a
+/// topic table the COPY created. Returns that connection's sink, held open.
+async fn copy_cut_short(
+    server: &common::Server,
+    observer: &Client,
+    schema: &str,
+    recording: &str,
+    bytes: &[u8],
+) -> (Client, std::pin::Pin<Box<tokio_postgres::CopyInSink<Bytes>>>) {
+    let before = base_tables(observer, schema).await;
+    let client = server.connect("postgres").await;
+    let sql = format!("COPY {schema} FROM STDIN WITH (FORMAT mcap, RECORDING '{recording}')");
+    let mut sink = Box::pin(client.copy_in::<_, Bytes>(sql.as_str()).await.unwrap());
+    for p in bytes[..bytes.len() - 16].chunks(64 << 10) {
+        sink.send(Bytes::copy_from_slice(p)).await.unwrap();
+    }
+    sink.flush().await.unwrap();
+    for _ in 0..200 {
+        if base_tables(observer, schema).await.iter().any(|t| !before.contains(t) && !["recordings", "recording_topics", "frame_index"].contains(&t.as_str())) {
+            return (client, sink);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("the COPY into {schema} created no topic table");
+}
+
+/// A recording is stored whole or not at all, its tables included: a COPY
+/// cut short by kill -9 leaves no table it created behind once the server
+/// is back — neither a new schema with its recording catalog, nor a topic
+/// table new in a schema that holds other recordings — while a table it
+/// created that another COPY committed rows into meanwhile stays with them.
+#[tokio::test]
+async fn a_copy_cut_short_by_kill_9_leaves_no_table_it_created() {
+    let dir = temp_dir("cut-short");
+    let truth = generate_fleet(&dir, 2, 30, "zstd");
+    let files = truth["files"].as_array().unwrap().clone();
+    let (first, second) = (dir.join("robot01.mcap"), std::fs::read(dir.join("robot02.mcap")).unwrap());
+    let Some((server, _)) = own_server_with_two_shards() else { return };
+    let client = server.connect("postgres").await;
+    // kept: a committed recording; its schema then loses the IMU table,
+    // which the cut-short COPY makes again.
+    client.execute(&format!("COPY kept FROM '{}' WITH (FORMAT mcap)", first.display()), &[]).await.unwrap();
+    let kept_tables = base_tables(&client, "kept").await;
+    client.execute("DROP TABLE kept.imu", &[]).await.unwrap();
+    let stalled_kept = copy_cut_short(&server, &client, "kept", "robot02", &second).await;
+    // shared: the cut-short COPY creates the schema and tables, then another
+    // recording commits into them.
+    let stalled_shared = copy_cut_short(&server, &client, "shared", "robot02", &second).await;
+    client.execute(&format!("COPY shared FROM '{}' WITH (FORMAT mcap)", first.display()), &[]).await.unwrap();
+    // fresh: the cut-short COPY creates the schema and is all it holds.
+    let stalled_fresh = copy_cut_short(&server, &client, "fresh", "robot02", &second).await;
+    assert!(base_tables(&client, "fresh").await.contains(&"recordings".to_string()));
+    drop(client);
+
+    let server = common::start_in(server.kill9(), 2);
+    drop((stalled_kept, stalled_shared, stalled_fresh));
+    let client = server.connect("postgres").await;
+    let schemas: Vec<String> = client
+        .query("SELECT schema_name::text FROM information_schema.schemata WHERE schema_name IN ('kept', 'shared', 'fresh') ORDER BY 1", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(schemas, ["kept", "shared"], "the schema only the cut-short COPY filled is gone");
+    let mut without_imu = kept_tables.clone();
+    without_imu.retain(|t| t != "imu");
+    assert_eq!(base_tables(&client, "kept").await, without_imu, "the IMU table the cut-short COPY made again is gone");
+    assert_eq!(base_tables(&client, "shared").await, kept_tables, "every table the committed recording filled stays");
+    check_recording(&client, "shared", &files[0]).await;
+    let recordings: i64 = client.query_one("SELECT count(*) FROM shared.recordings", &[]).await.unwrap().get(0);
+    assert_eq!(recordings, 1);
+    // Both schemas take the cut-short recording afterwards.
+    for schema in ["kept", "shared"] {
+        copy_stdin(&client, &format!("COPY {schema} FROM STDIN WITH (FORMAT mcap, RECORDING 'robot02')"), &second, 1 << 20)
+            .await
+            .unwrap();
+        check_recording(&client, schema, &files[1]).await;
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// A COPY whose Commit record reached the disk but whose sync then failed
 /// gets an error, yet the next start counts the recording committed (its
 /// Commit record is there) and decodes it again from the kept file: the

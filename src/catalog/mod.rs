@@ -266,6 +266,23 @@ pub struct Database {
     pub dropping: Vec<DroppingTable>,
     /// Objects open transaction blocks created (see [`ProvisionalObject`]).
     pub provisional: Vec<ProvisionalObject>,
+    /// Objects recording ingests that have not ended created (see [`IngestCreated`]).
+    pub ingest_created: Vec<IngestCreated>,
+}
+
+/// An object an MCAP recording's ingest created outside a transaction block
+/// (its schema, the schema's recording catalog, topic tables), listed until
+/// the ingest ends, committed or failed (a failed one removes what it
+/// created itself). A crash before then leaves it listed, and the next start
+/// removes the listed tables still empty once the WAL is replayed
+/// ([`Database::remove_unfinished_ingests`]): a recording is stored whole or
+/// not at all, its tables included. Emptiness, not the listing alone, decides,
+/// because other writers may have committed rows into such a table meanwhile.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IngestCreated {
+    /// Which ingest (an id it allocated from the OID counter).
+    pub ingest: u32,
+    pub object: ProvisionalObject,
 }
 
 /// An object an open transaction block created. Its COMMIT takes it off
@@ -328,7 +345,65 @@ impl Database {
             comments: BTreeMap::new(),
             dropping: Vec::new(),
             provisional: Vec::new(),
+            ingest_created: Vec::new(),
         }
+    }
+
+    /// After a restart: removes what unfinished ingests created (see
+    /// [`IngestCreated`]): the listed tables `has_rows` says are empty, unless
+    /// a view not listed reads them; the listed views over what goes; the
+    /// listed schemas left empty. Empties the list and returns the OIDs of
+    /// the tables removed.
+    pub fn remove_unfinished_ingests(&mut self, has_rows: impl Fn(u32) -> bool) -> Vec<u32> {
+        let listed: Vec<ProvisionalObject> = std::mem::take(&mut self.ingest_created).into_iter().map(|c| c.object).collect();
+        let current = |p: &&ProvisionalObject| {
+            self.schemas.get(&p.schema).is_some_and(|s| match p.kind {
+                ProvisionalKind::Table => s.tables.get(&p.name).is_some_and(|t| t.oid == p.oid),
+                ProvisionalKind::View => s.views.get(&p.name).is_some_and(|v| v.oid == p.oid),
+                _ => false,
+            })
+        };
+        let key = |p: &ProvisionalObject| (p.schema.clone(), p.name.clone());
+        let mut tables: Vec<&ProvisionalObject> = listed
+            .iter()
+            .filter(|p| p.kind == ProvisionalKind::Table)
+            .filter(current)
+            .filter(|p| !has_rows(p.oid))
+            .collect();
+        let mut views: Vec<&ProvisionalObject> = listed.iter().filter(|p| p.kind == ProvisionalKind::View).filter(current).collect();
+        let all_views: Vec<&ViewDef> = self.schemas.values().flat_map(|s| s.views.values().map(|v| &**v)).collect();
+        loop {
+            let going = |tables: &[&ProvisionalObject], views: &[&ProvisionalObject], rel: &(String, String)| {
+                tables.iter().chain(views).any(|p| key(p) == *rel)
+            };
+            // Kept if a view that stays reads it.
+            let kept_reader = |tables: &[&ProvisionalObject], views: &[&ProvisionalObject], p: &ProvisionalObject| {
+                all_views
+                    .iter()
+                    .any(|v| v.depends_on.contains(&key(p)) && !going(tables, views, &(v.schema.clone(), v.name.clone())))
+            };
+            let before = (tables.len(), views.len());
+            let (t, v) = (tables.clone(), views.clone());
+            // A listed view goes only with something it reads.
+            views.retain(|p| {
+                let reads = &self.schemas[&p.schema].views[&p.name].depends_on;
+                reads.iter().any(|r| going(&t, &v, r)) && !kept_reader(&t, &v, p)
+            });
+            let v = views.clone();
+            tables.retain(|p| !kept_reader(&t, &v, p));
+            if (tables.len(), views.len()) == before {
+                break;
+            }
+        }
+        let (tables, views): (Vec<ProvisionalObject>, Vec<ProvisionalObject>) =
+            (tables.into_iter().cloned().collect(), views.into_iter().cloned().collect());
+        for p in views.iter().chain(&tables) {
+            self.remove_provisional(p);
+        }
+        for p in listed.iter().rev().filter(|p| p.kind == ProvisionalKind::Schema) {
+            self.remove_provisional(p);
+        }
+        tables.iter().map(|p| p.oid).collect()
     }
 
     /// Removes what open blocks created (newest first; a schema only when
@@ -922,5 +997,100 @@ mod quote_tests {
         assert_eq!(quote_ident("a\"b"), "\"a\"\"b\"");
         assert_eq!(quote_ident("1a"), "\"1a\"");
         assert_eq!(quote_ident(""), "\"\"");
+    }
+}
+
+#[cfg(test)]
+mod unfinished_ingest_tests {
+    use super::*;
+
+    fn table(schema: &str, name: &str, oid: u32) -> Arc<TableDef> {
+        Arc::new(TableDef {
+            oid,
+            name: name.into(),
+            schema: schema.into(),
+            columns: Vec::new(),
+            time_column: None,
+            frame_files: Vec::new(),
+        })
+    }
+
+    fn view(schema: &str, name: &str, oid: u32, reads: &[&str]) -> Arc<ViewDef> {
+        Arc::new(ViewDef {
+            oid,
+            name: name.into(),
+            schema: schema.into(),
+            columns: Vec::new(),
+            query: String::new(),
+            depends_on: reads.iter().map(|r| (schema.to_string(), r.to_string())).collect(),
+        })
+    }
+
+    fn listed(kind: ProvisionalKind, name: &str, oid: u32) -> IngestCreated {
+        IngestCreated {
+            ingest: 1,
+            object: ProvisionalObject { kind, schema: "s".into(), name: name.into(), oid },
+        }
+    }
+
+    /// A schema `s` an unfinished ingest made, with `recording_topics` (10),
+    /// `topics` over it (11), `imu` (12) and `scan` (13), all listed.
+    fn database() -> Database {
+        let mut db = Database::new(1, "db", 2);
+        let mut s = Schema { oid: 3, name: "s".into(), ..Default::default() };
+        for t in [table("s", "recording_topics", 10), table("s", "imu", 12), table("s", "scan", 13)] {
+            s.tables.insert(t.name.clone(), t);
+        }
+        s.views.insert("topics".into(), view("s", "topics", 11, &["recording_topics"]));
+        db.schemas.insert("s".into(), s);
+        db.ingest_created = vec![
+            listed(ProvisionalKind::Schema, "s", 3),
+            listed(ProvisionalKind::Table, "recording_topics", 10),
+            listed(ProvisionalKind::View, "topics", 11),
+            listed(ProvisionalKind::Table, "imu", 12),
+            listed(ProvisionalKind::Table, "scan", 13),
+        ];
+        db
+    }
+
+    #[test]
+    fn empty_listed_tables_go_with_their_views_and_then_the_empty_schema() {
+        let mut db = database();
+        let mut removed = db.remove_unfinished_ingests(|_| false);
+        removed.sort();
+        assert_eq!(removed, [10, 12, 13]);
+        assert!(!db.schemas.contains_key("s"));
+        assert!(db.ingest_created.is_empty());
+    }
+
+    #[test]
+    fn a_table_with_rows_or_read_by_a_view_not_listed_stays() {
+        let mut db = database();
+        // Another writer committed rows into scan; a user made a view over imu.
+        db.schemas.get_mut("s").unwrap().views.insert("mine".into(), view("s", "mine", 20, &["imu"]));
+        let mut removed = db.remove_unfinished_ingests(|oid| oid == 13);
+        removed.sort();
+        assert_eq!(removed, [10]);
+        let s = &db.schemas["s"];
+        assert_eq!(s.tables.keys().collect::<Vec<_>>(), ["imu", "scan"]);
+        assert_eq!(s.views.keys().collect::<Vec<_>>(), ["mine"], "topics went with recording_topics");
+    }
+
+    #[test]
+    fn a_listed_view_whose_table_has_rows_keeps_both() {
+        let mut db = database();
+        let removed = db.remove_unfinished_ingests(|oid| oid == 10);
+        assert_eq!(removed.len(), 2);
+        let s = &db.schemas["s"];
+        assert!(s.tables.contains_key("recording_topics") && s.views.contains_key("topics"));
+    }
+
+    #[test]
+    fn objects_replaced_since_are_left_alone() {
+        let mut db = database();
+        // imu was dropped and made again by someone else: another OID.
+        db.schemas.get_mut("s").unwrap().tables.insert("imu".into(), table("s", "imu", 30));
+        db.remove_unfinished_ingests(|_| false);
+        assert_eq!(db.schemas["s"].tables.keys().collect::<Vec<_>>(), ["imu"]);
     }
 }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use super::{
-    Catalog, ColumnDef, Database, DroppingTable, ProvisionalKind, ProvisionalObject, FunctionDef, IndexDef, RoleDef, Schema, Sequence, TableDef, ViewDef,
+    Catalog, ColumnDef, Database, DroppingTable, IngestCreated, ProvisionalKind, ProvisionalObject, FunctionDef, IndexDef, RoleDef, Schema, Sequence, TableDef, ViewDef,
 };
 use crate::types::DataType;
 
@@ -223,6 +223,36 @@ fn function_from(v: &Value, schema: &str) -> Result<FunctionDef, String> {
     })
 }
 
+fn provisional_json(p: &ProvisionalObject) -> Value {
+    json!({
+        "kind": match p.kind {
+            ProvisionalKind::Schema => "schema",
+            ProvisionalKind::Table => "table",
+            ProvisionalKind::View => "view",
+            ProvisionalKind::Index => "index",
+        },
+        "schema": p.schema,
+        "name": p.name,
+        "oid": p.oid,
+    })
+}
+
+fn provisional_from(p: &Value) -> Result<ProvisionalObject, String> {
+    let kind = match text(p, "kind")?.as_str() {
+        "schema" => ProvisionalKind::Schema,
+        "table" => ProvisionalKind::Table,
+        "view" => ProvisionalKind::View,
+        "index" => ProvisionalKind::Index,
+        other => return Err(format!("catalog.json: unknown provisional object kind {other:?}")),
+    };
+    Ok(ProvisionalObject {
+        kind,
+        schema: text(p, "schema")?,
+        name: text(p, "name")?,
+        oid: number(p, "oid")? as u32,
+    })
+}
+
 pub fn to_json(catalog: &Catalog, next_oid: u32) -> Value {
     let dbs: Vec<Value> = catalog
         .databases
@@ -241,17 +271,12 @@ pub fn to_json(catalog: &Catalog, next_oid: u32) -> Value {
                     "functions": s.functions.values().flatten().map(|f| function_json(f)).collect::<Vec<_>>(),
                 })).collect::<Vec<_>>(),
                 "comments": d.comments.iter().map(|((o, c, s), t)| json!([o, c, s, t])).collect::<Vec<_>>(),
-                "provisional": d.provisional.iter().map(|p| json!({
-                    "kind": match p.kind {
-                        ProvisionalKind::Schema => "schema",
-                        ProvisionalKind::Table => "table",
-                        ProvisionalKind::View => "view",
-                        ProvisionalKind::Index => "index",
-                    },
-                    "schema": p.schema,
-                    "name": p.name,
-                    "oid": p.oid,
-                })).collect::<Vec<_>>(),
+                "provisional": d.provisional.iter().map(provisional_json).collect::<Vec<_>>(),
+                "ingest_created": d.ingest_created.iter().map(|c| {
+                    let mut entry = provisional_json(&c.object);
+                    entry["ingest"] = json!(c.ingest);
+                    entry
+                }).collect::<Vec<_>>(),
                 "dropping": d.dropping.iter().map(|x| json!({
                     "schema": x.table.schema,
                     "table": table_json(&x.table),
@@ -478,6 +503,7 @@ pub fn load(dir: &Path) -> Result<Option<(Catalog, u32)>, String> {
             comments,
             dropping: Vec::new(),
             provisional: Vec::new(),
+            ingest_created: Vec::new(),
         };
         // What blocks open when the server stopped created and dropped: they
         // never committed, so it is undone (absent in older files).
@@ -509,18 +535,16 @@ pub fn load(dir: &Path) -> Result<Option<(Catalog, u32)>, String> {
         }
         if d.get("provisional").is_some() {
             for p in list(d, "provisional")? {
-                let kind = match text(p, "kind")?.as_str() {
-                    "schema" => ProvisionalKind::Schema,
-                    "table" => ProvisionalKind::Table,
-                    "view" => ProvisionalKind::View,
-                    "index" => ProvisionalKind::Index,
-                    other => return Err(format!("catalog.json: unknown provisional object kind {other:?}")),
-                };
-                database.provisional.push(ProvisionalObject {
-                    kind,
-                    schema: text(p, "schema")?,
-                    name: text(p, "name")?,
-                    oid: number(p, "oid")? as u32,
+                database.provisional.push(provisional_from(p)?);
+            }
+        }
+        // What unfinished ingests created stays listed: the tables still
+        // empty once the WAL is replayed go then (absent in older files).
+        if d.get("ingest_created").is_some() {
+            for p in list(d, "ingest_created")? {
+                database.ingest_created.push(IngestCreated {
+                    ingest: number(p, "ingest")? as u32,
+                    object: provisional_from(p)?,
                 });
             }
         }

@@ -9,7 +9,9 @@ use super::*;
 impl Session {
     /// Creates `def` in its schema; when a table of that name exists (made
     /// meanwhile by another writer, or before), returns that one instead.
-    pub(super) fn create_ingest_table(&self, def: TableDef) -> DbResult<Arc<TableDef>> {
+    /// A table it creates for `unfinished_ingest` is listed in the same
+    /// catalog change as that ingest's (see `catalog::IngestCreated`).
+    pub(super) fn create_ingest_table(&self, def: TableDef, unfinished_ingest: Option<u32>) -> DbResult<Arc<TableDef>> {
         let schema = def.schema.clone();
         self.server.catalog.update_database(&self.database, |db| {
             let s = db.schemas.get_mut(&schema).ok_or_else(|| {
@@ -19,6 +21,17 @@ impl Session {
                 None => {
                     let t = Arc::new(def);
                     s.tables.insert(t.name.clone(), t.clone());
+                    if let Some(ingest) = unfinished_ingest {
+                        db.ingest_created.push(crate::catalog::IngestCreated {
+                            ingest,
+                            object: crate::catalog::ProvisionalObject {
+                                kind: crate::catalog::ProvisionalKind::Table,
+                                schema: t.schema.clone(),
+                                name: t.name.clone(),
+                                oid: t.oid,
+                            },
+                        });
+                    }
                     Ok(t)
                 }
                 Some(RelationKind::Table) => s

@@ -284,7 +284,7 @@ impl Session {
                     columns,
                     time_column: Some(0),
                     frame_files: Vec::new(),
-                })?;
+                }, None)?;
                 if table.oid == oid {
                     self.note_created_in_block(&table);
                 }

@@ -29,6 +29,7 @@ use crate::exec::vector::ColumnData;
 use crate::storage::recordings::{RecordingRef, RecordingTarget};
 use crate::server::copy_progress::{CopyCommand, CopyIoType, CopyProgressCounter, CopyProgressGuard};
 use crate::server::ingest_targets::TableClaims;
+use crate::catalog::{IngestCreated, ProvisionalKind, ProvisionalObject};
 use crate::ingest::mcap::{
     BlobRef, TableBatch, ChannelPlan, Channels, ChunkBuffer, ColumnRole, DecodeOptions, Decoder, IndexedFile, McapError, McapStream,
     MetadataRecord, ReaderOptions, Record, TableLayout, TopicBatch,
@@ -192,6 +193,11 @@ struct RecordingIngest {
     /// The topic tables this ingest created: a failed ingest removes them
     /// (see [`Session::remove_created_tables`]).
     created: Vec<Arc<TableDef>>,
+    /// Outside a transaction block, the id under which the catalog lists
+    /// what this ingest created until it ends (`catalog::IngestCreated`);
+    /// `listed` once something is.
+    unfinished: Option<u32>,
+    listed: bool,
     /// Set when the commit failed after its Commit record went to the WAL
     /// (`ShardWrite::commit_logged`): the record may be on disk, and then
     /// the next start brings the recording back. The failed ingest then
@@ -562,6 +568,7 @@ impl Session {
     /// name the schema already holds.
     async fn start_recording(&mut self, schema: &str, recording: &str, source: &str) -> DbResult<RecordingIngest> {
         let timeline = CopyTimeline::start();
+        let schema_existed = self.server.catalog.snapshot().database(&self.database)?.schemas.contains_key(schema);
         self.create_schema_if_absent(schema)?;
         let q = crate::catalog::quote_ident;
         let s = q(schema);
@@ -591,21 +598,24 @@ impl Session {
                 .is_some_and(|sc| sc.relation_kind(name).is_some()))
         };
         // Each DDL saves the whole catalog: run only what is missing.
-        let missing: Vec<String> = ddl
+        let missing: Vec<(String, &str)> = ddl
             .into_iter()
             .zip(["recordings", "recording_topics", "frame_index"])
             .filter_map(|(sql, name)| match existing(name) {
                 Ok(true) => None,
-                Ok(false) => Some(Ok(sql)),
+                Ok(false) => Some(Ok((sql, name))),
                 Err(e) => Some(Err(e)),
             })
             .collect::<DbResult<_>>()?;
-        for sql in missing {
+        let mut made: Vec<(ProvisionalKind, &str)> = Vec::new();
+        for (sql, name) in missing {
             for stmt in crate::sql::parse(&sql)? {
                 Box::pin(self.execute(&stmt, vec![], &[])).await?;
             }
+            made.push((ProvisionalKind::Table, name));
         }
         if !existing("topics")? {
+            made.push((ProvisionalKind::View, "topics"));
             let sql = format!(
                 "CREATE VIEW {s}.topics AS SELECT topic, table_name, message_type, message_encoding, schema_encoding, \
                  sum(message_count)::bigint AS message_count FROM {s}.recording_topics \
@@ -631,6 +641,16 @@ impl Session {
         if found.iter().any(|b| b.len > 0) {
             return Err(duplicate_recording(schema, recording));
         }
+        let in_block = self.txn != TxnState::Idle;
+        // A block's ROLLBACK and a crash before its COMMIT undo what it made.
+        let unfinished = (!in_block).then(|| self.server.catalog.allocate_oid());
+        let mut listed = false;
+        if let Some(ingest) = unfinished {
+            if !schema_existed {
+                made.insert(0, (ProvisionalKind::Schema, schema));
+            }
+            listed = self.list_ingest_created(ingest, schema, &made);
+        }
         Ok(RecordingIngest {
             schema: schema.to_string(),
             recording: recording.to_string(),
@@ -650,8 +670,10 @@ impl Session {
             frame_rows: Vec::new(),
             table_claims: TableClaims::new(self.server.ingest_targets.clone()),
             created: Vec::new(),
+            unfinished,
+            listed,
             may_have_committed: false,
-            in_block: self.txn != TxnState::Idle,
+            in_block,
             block_bytes: 0,
             timeline,
         })
@@ -726,6 +748,49 @@ impl Session {
         Ok(())
     }
 
+    /// Lists `made` (objects of `schema` the ingest just created, found by
+    /// name) in the catalog as `ingest`'s, in one change. True when listed.
+    fn list_ingest_created(&self, ingest: u32, schema: &str, made: &[(ProvisionalKind, &str)]) -> bool {
+        if made.is_empty() {
+            return false;
+        }
+        // A failed save leaves them off the list: a crash during the ingest
+        // then keeps them (empty), as before the list existed.
+        self.server
+            .catalog
+            .update_database(&self.database, |db| {
+                let Some(s) = db.schemas.get(schema) else { return Ok(false) };
+                let objects: Vec<ProvisionalObject> = made
+                    .iter()
+                    .filter_map(|&(kind, name)| {
+                        let oid = match kind {
+                            ProvisionalKind::Schema => Some(s.oid),
+                            ProvisionalKind::Table => s.tables.get(name).map(|t| t.oid),
+                            ProvisionalKind::View => s.views.get(name).map(|v| v.oid),
+                            ProvisionalKind::Index => None,
+                        }?;
+                        Some(ProvisionalObject { kind, schema: schema.to_string(), name: name.to_string(), oid })
+                    })
+                    .collect();
+                db.ingest_created.extend(objects.into_iter().map(|object| IngestCreated { ingest, object }));
+                Ok(true)
+            })
+            .unwrap_or(false)
+    }
+
+    /// The ingest has ended (committed, or failed and removed what it
+    /// could): what it created is no longer listed as an unfinished ingest's.
+    fn forget_ingest_created(&self, ingest: &mut RecordingIngest) {
+        let Some(id) = ingest.unfinished.filter(|_| ingest.listed) else { return };
+        // A failed save leaves them listed: the next start removes only
+        // those of them that are empty.
+        let _ = self.server.catalog.update_database(&self.database, |db| {
+            db.ingest_created.retain(|c| c.ingest != id);
+            Ok(())
+        });
+        ingest.listed = false;
+    }
+
     /// Finds or creates the table of `layout` and claims it for this
     /// ingest. A failed ingest may remove a table it created between the
     /// lookup and the claim: the claim holds only once the table is seen
@@ -756,7 +821,7 @@ impl Session {
                             .collect(),
                         time_column: time,
                         frame_files: Vec::new(),
-                    })?;
+                    }, ingest.unfinished)?;
                     let created = table.oid == oid;
                     (table, created)
                 }
@@ -765,6 +830,7 @@ impl Session {
             if current(Some(table.oid))?.is_some() {
                 if created {
                     ingest.created.push(table.clone());
+                    ingest.listed |= ingest.unfinished.is_some();
                 }
                 return Ok(table);
             }
@@ -784,6 +850,11 @@ impl Session {
     /// recording catalog stay, as do columns the ingest added to existing
     /// tables.
     async fn remove_created_tables(&mut self, ingest: &mut RecordingIngest) {
+        self.remove_created_tables_of(ingest).await;
+        self.forget_ingest_created(ingest);
+    }
+
+    async fn remove_created_tables_of(&mut self, ingest: &mut RecordingIngest) {
         ingest.table_claims.release_all();
         let created = std::mem::take(&mut ingest.created);
         // In a block the failed COPY aborts the block, whose ROLLBACK removes them.
@@ -986,6 +1057,7 @@ impl Session {
             ingest.progress = None;
         } else {
             self.commit_recording(ingest, recordings, recording_topics, frame_index, recording_batch, topics_batch).await?;
+            self.forget_ingest_created(ingest);
         }
         if ingest.repaired_strings > 0 {
             self.warning(
