@@ -359,6 +359,41 @@ async fn compaction_merges_segments_and_a_crash_during_it_loses_nothing() {
     }
 }
 
+/// A transaction block that rewrote the table (DELETE/UPDATE) holds its new
+/// rows until COMMIT: drop_chunks waits for it to end, so that its COMMIT
+/// cannot write the dropped rows back.
+#[tokio::test]
+async fn drop_chunks_waits_for_a_block_that_rewrote_the_table() {
+    let Some((server, client)) = start_with_table(2).await else { return };
+    insert(&client, 0, 30_000).await;
+    let block = server.connect(common::DEFAULT_DB).await;
+    block.batch_execute("BEGIN; DELETE FROM m WHERE host = 0").await.unwrap();
+    let dropping = tokio::spawn(async move {
+        client
+            .query_one("SELECT drop_chunks('m', older_than => '2016-01-03 00:00:00+00'::timestamptz)", &[])
+            .await
+            .map(|r| r.get::<_, i64>(0))
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(!dropping.is_finished(), "drop_chunks waits for the block");
+    block.batch_execute("COMMIT").await.unwrap();
+    dropping.await.unwrap().unwrap();
+    let (old, host0): (i64, i64) = {
+        let row = block
+            .query_one(
+                "SELECT count(*) FILTER (WHERE time < '2016-01-03 00:00:00+00'), count(*) FILTER (WHERE host = 0) FROM m",
+                &[],
+            )
+            .await
+            .unwrap();
+        (row.get(0), row.get(1))
+    };
+    assert_eq!((old, host0), (0, 0), "no dropped row written back, the block's DELETE kept");
+    let left: i64 = block.query_one("SELECT count(*) FROM m", &[]).await.unwrap().get(0);
+    let want = (0..30_000i64).filter(|i| i * 10 >= 2 * 86_400 && i % 7 != 0).count() as i64;
+    assert_eq!(left, want);
+}
+
 #[tokio::test]
 async fn drop_chunks_removes_old_partitions_and_frees_their_files() {
     let Some((server, client)) = start_with_table(2).await else { return };

@@ -282,3 +282,54 @@ async fn a_block_that_never_committed_is_undone_by_kill_9_ddl_included() {
     let n: i64 = client.query_one("SELECT count(*) FROM kept", &[]).await.unwrap().get(0);
     assert_eq!(n, 5000);
 }
+
+async fn counts(client: &tokio_postgres::Client, tables: &[&str]) -> Vec<i64> {
+    let mut out = Vec::new();
+    for t in tables {
+        out.push(client.query_one(&format!("SELECT count(*) FROM {t}"), &[]).await.unwrap().get(0));
+    }
+    out
+}
+
+/// A transaction block that wrote several tables commits them as one write:
+/// when one of them was dropped meanwhile the COMMIT fails and no other table
+/// gets the block's rows, and a crash just before the block's Commit record
+/// leaves none of them there either.
+#[tokio::test]
+async fn a_block_writing_several_tables_commits_all_of_them_or_none() {
+    let server = common::start_with_shards(1);
+    if server.is_external() {
+        return;
+    }
+    let tables = ["t1", "t2", "t3", "t4"];
+    let (a, b) = (server.connect(common::DEFAULT_DB).await, server.connect(common::DEFAULT_DB).await);
+    a.batch_execute(
+        "CREATE TABLE t1 (v integer); CREATE TABLE t2 (v integer); CREATE TABLE t3 (v integer);
+         CREATE TABLE t4 (v integer); CREATE TABLE doomed (v integer); INSERT INTO t1 VALUES (0)",
+    )
+    .await
+    .unwrap();
+    let block = |extra: &str| {
+        let mut sql = String::from("BEGIN;");
+        for t in tables {
+            sql += &format!(" INSERT INTO {t} SELECT generate_series(1, 100);");
+        }
+        sql + extra
+    };
+    a.batch_execute(&block(" INSERT INTO doomed VALUES (1);")).await.unwrap();
+    b.batch_execute("DROP TABLE doomed").await.unwrap();
+    let failed = a.batch_execute("COMMIT").await.expect_err("a table of the block is gone");
+    assert_eq!(failed.code(), Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE));
+    assert_eq!(counts(&b, &tables).await, [1, 0, 0, 0], "no table got the failed block's rows");
+    a.batch_execute(&block(" COMMIT;")).await.unwrap();
+    assert_eq!(counts(&b, &tables).await, [101, 100, 100, 100]);
+    drop((a, b));
+
+    let server = common::start_configured(server.kill9(), 1, &[], &[("BREWRIC_FAILPOINT", "commit-before-commit-record")]);
+    let a = server.connect(common::DEFAULT_DB).await;
+    a.batch_execute(&block(" COMMIT;")).await.expect_err("the failpoint stops the server at the block's COMMIT");
+    drop(a);
+    let server = common::start_in(server.kill9(), 1);
+    let a = server.connect(common::DEFAULT_DB).await;
+    assert_eq!(counts(&a, &tables).await, [101, 100, 100, 100], "none of the cut-short block's rows");
+}

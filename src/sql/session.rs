@@ -876,29 +876,49 @@ impl Session {
         }
     }
 
-    /// Writes a committing transaction's rows, table by table: a rewritten
-    /// table's rows replace it (atomically on every shard), others are appended.
+    /// Writes a committing transaction's rows as one write: a rewritten
+    /// table's rows replace it, others are appended, and all of it commits
+    /// on every shard or none of it does (a table dropped meanwhile fails
+    /// the whole COMMIT; a crash before the Commit record leaves nothing).
     async fn write_committed(&self, c: Committing) -> DbResult<()> {
-        if c.rewrites.is_none() {
+        // One table appended: the plain write (on one shard a single
+        // self-committed record).
+        if c.rewrites.is_none() && c.pending.len() <= 1 {
             for (table, batches) in c.pending {
                 self.append_to_shards(table, batches).await?;
             }
             return Ok(());
         }
+        let _shared = match &c.rewrites {
+            Some(_) => None,
+            None => Some(self.server.rewrites.read().await),
+        };
         let catalog = self.server.catalog.snapshot();
         let db = catalog.database(&self.database)?;
-        for table in &c.replaced {
-            let Some(def) = db.table_by_oid(*table) else { continue };
-            let rows = c.pending.get(table).cloned().unwrap_or_default();
-            self.replace_rows(def, rows).await?;
-        }
-        for (table, batches) in c.pending {
-            if !c.replaced.contains(&table) {
-                self.append_to_shards_holding_rewrites(table, batches).await?;
+        let (mut pending, replaced) = (c.pending, c.replaced);
+        let mut write = self.begin_write();
+        let prepared = async {
+            for table in &replaced {
+                let rows = pending.remove(table).unwrap_or_default();
+                // Dropped in the block after its rewrite: nothing to replace.
+                let Some(def) = db.table_by_oid(*table) else { continue };
+                // The key sets are rebuilt from the new rows at the next write.
+                self.server.forget_derived_write_state(*table);
+                self.prepare_truncate(&mut write, *table).await?;
+                self.prepare_rows(&mut write, *table, &def.column_types(), rows).await?;
             }
+            for (table, batches) in pending {
+                let def = db.table_by_oid(table).ok_or_else(|| {
+                    DbError::new(sqlstate::UNDEFINED_TABLE, "table was dropped during the transaction")
+                })?;
+                self.prepare_rows(&mut write, table, &def.column_types(), batches).await?;
+            }
+            Ok(())
         }
+        .await;
+        let result = self.settle_write(write, prepared).await;
         drop(c.rewrites);
-        Ok(())
+        result
     }
 
     /// ROLLBACK of a transaction that created schemas, tables or views
@@ -2814,6 +2834,10 @@ impl Session {
         for e in effects {
             out.push(match e {
                 Effect::DropChunks { table, cutoff } => {
+                    // After any block that rewrote rows (it holds the rewrite
+                    // lock until it ends): its COMMIT would write the dropped
+                    // rows back.
+                    let _shared = self.server.rewrites.read().await;
                     let d = crate::storage::retention::drop_chunks(&self.server, &table, cutoff)
                         .await?;
                     // Series times stay upper bounds when rows go.
@@ -3081,6 +3105,7 @@ impl Session {
             self.abort_write(write).await;
             return Err(e);
         }
+        crate::failpoint::hit("commit-before-commit-record");
         // A checkpoint must not freeze between this Commit record and the
         // publication of the rows (see storage::checkpoint).
         let _gate = self.server.checkpoints.gate.read().await;
