@@ -2380,10 +2380,7 @@ impl Session {
             }
             None => vec![],
         };
-        let keys = self.add_unique_keys(&table, &batches).await?;
-        let written = self.write_rows(table.oid, batches).await;
-        self.settle_unique_keys(keys, &written);
-        written?;
+        self.write_checked_rows(&table, batches).await?;
         let tag = format!("INSERT 0 {count}");
         Ok(match returning {
             Some((_, fields)) => StatementResult::Batches {
@@ -2432,11 +2429,34 @@ impl Session {
         let count = batch.len;
         let batches = vec![batch];
         check_constraints(table, &batches)?;
-        let keys = self.add_unique_keys(table, &batches).await?;
-        let written = self.write_rows(table.oid, batches).await;
-        self.settle_unique_keys(keys, &written);
-        written?;
+        self.write_checked_rows(table, batches).await?;
         Ok(StatementResult::Command(format!("INSERT 0 {count}")))
+    }
+
+    /// An INSERT's rows: their unique keys checked and added, then written
+    /// (or kept for COMMIT). Outside a block, the rewrite lock is held
+    /// (shared) from the key check until the rows are appended when the
+    /// table has unique keys: a DELETE/UPDATE in between forgets the keys
+    /// and could make a key just checked a duplicate.
+    async fn write_checked_rows(&mut self, table: &TableDef, batches: Vec<Batch>) -> DbResult<()> {
+        let shared = self.hold_rewrites_for_keys(table).await?;
+        let keys = self.add_unique_keys(table, &batches).await?;
+        crate::failpoint::pause("insert-after-unique-check").await;
+        let written = match shared {
+            Some(_held) => self.append_to_shards_holding_rewrites(table.oid, batches).await,
+            None => self.write_rows(table.oid, batches).await,
+        };
+        self.settle_unique_keys(keys, &written);
+        written
+    }
+
+    /// The rewrite lock (shared) for an autocommit write to a table with
+    /// unique keys (see `write_checked_rows`); None otherwise.
+    async fn hold_rewrites_for_keys(&self, table: &TableDef) -> DbResult<Option<tokio::sync::OwnedRwLockReadGuard<()>>> {
+        if self.txn != TxnState::Idle || self.table_unique_keys(table)?.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(self.server.rewrites.clone().read_owned().await))
     }
 
     /// Rounds numeric(p, s) columns to their scale (22003 when a value does not fit).
@@ -2709,8 +2729,14 @@ impl Session {
                 b
             };
             check_constraints(&copy.table, std::slice::from_ref(&b))?;
+            // The write (and with it the shared rewrite lock) opens before
+            // the first keys are checked (see `write_checked_rows`).
+            if self.txn == TxnState::Idle {
+                self.open_copy_write(copy).await;
+            }
             let keys = self.add_unique_keys(&copy.table, std::slice::from_ref(&b)).await?;
             copy.unique_keys.extend(keys);
+            crate::failpoint::pause("insert-after-unique-check").await;
             copy.buffered_rows += b.len;
             copy.buffered.push(b);
         }
@@ -2737,14 +2763,20 @@ impl Session {
             return Ok(());
         }
         let types = copy.table.column_types();
+        self.open_copy_write(copy).await;
+        let write = copy.write.as_mut().ok_or_else(|| DbError::internal("COPY without a write"))?;
+        self.prepare_rows(write, copy.table.oid, &types, batches)
+            .await
+    }
+
+    /// An autocommit COPY's one write, holding the rewrite lock (shared)
+    /// until it ends.
+    async fn open_copy_write(&self, copy: &mut TableCopy) {
         if copy.write.is_none() {
             let mut write = self.begin_write();
             write.rewrites = Some(self.server.rewrites.clone().read_owned().await);
             copy.write = Some(write);
         }
-        let write = copy.write.as_mut().ok_or_else(|| DbError::internal("COPY without a write"))?;
-        self.prepare_rows(write, copy.table.oid, &types, batches)
-            .await
     }
 
     /// Appends rows now (autocommit) or keeps them for COMMIT.

@@ -73,7 +73,7 @@ impl Session {
     }
 
     /// The table's enforced unique indexes.
-    fn table_unique_keys(&self, table: &TableDef) -> DbResult<Vec<UniqueKey>> {
+    pub(super) fn table_unique_keys(&self, table: &TableDef) -> DbResult<Vec<UniqueKey>> {
         let catalog = self.server.catalog.snapshot();
         let db = catalog.database(&self.database)?;
         Ok(db.schemas.get(&table.schema).map(|s| unique::unique_keys(s, table)).unwrap_or_default())

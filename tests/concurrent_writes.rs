@@ -1,0 +1,52 @@
+//! Writes racing each other on one table: what each sees and what is
+//! stored must be what some serial order of them would give.
+
+mod common;
+
+use std::time::Duration;
+
+use futures::SinkExt;
+
+/// An INSERT checks its unique keys, then appends its rows; an UPDATE that
+/// runs in between (made likely here: every INSERT pauses 400 ms after its
+/// check) must not give a key the INSERT just checked. The UPDATE waits for
+/// the INSERT and then fails 23505; no key is stored twice. The same for a
+/// COPY (the pause is between its key check and its commit).
+#[tokio::test]
+async fn an_update_between_an_inserts_key_check_and_its_write_makes_no_duplicate() {
+    let dir = std::env::temp_dir().join(format!("brewric-unique-race-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let server = common::start_configured(dir, 2, &[], &[("BREWRIC_FAILPOINT_PAUSE", "insert-after-unique-check:400")]);
+    let (a, b) = (server.connect(common::DEFAULT_DB).await, server.connect(common::DEFAULT_DB).await);
+    a.batch_execute("CREATE TABLE t (id integer PRIMARY KEY, v text); INSERT INTO t VALUES (1, 'one'), (2, 'two')")
+        .await
+        .unwrap();
+    let insert = tokio::spawn(async move {
+        let r = a.execute("INSERT INTO t VALUES (3, 'three')", &[]).await;
+        (a, r)
+    });
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let update = b.execute("UPDATE t SET id = 3 WHERE id = 2", &[]).await;
+    let (a, inserted) = insert.await.unwrap();
+    inserted.expect("the INSERT checked its key first");
+    let e = update.expect_err("the UPDATE runs after the INSERT: id 3 is taken");
+    assert_eq!(e.code(), Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION));
+    let ids: Vec<i32> = a.query("SELECT id FROM t ORDER BY id", &[]).await.unwrap().iter().map(|r| r.get(0)).collect();
+    assert_eq!(ids, [1, 2, 3]);
+
+    let copy = tokio::spawn(async move {
+        let sink = a.copy_in::<_, bytes::Bytes>("COPY t FROM STDIN").await.unwrap();
+        futures::pin_mut!(sink);
+        sink.send(bytes::Bytes::from_static(b"4\tfour\n")).await.unwrap();
+        let r = sink.finish().await;
+        (a, r)
+    });
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let update = b.execute("UPDATE t SET id = 4 WHERE id = 1", &[]).await;
+    let (a, copied) = copy.await.unwrap();
+    assert_eq!(copied.expect("the COPY checked its key first"), 1);
+    let e = update.expect_err("the UPDATE runs after the COPY: id 4 is taken");
+    assert_eq!(e.code(), Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION));
+    let ids: Vec<i32> = a.query("SELECT id FROM t ORDER BY id", &[]).await.unwrap().iter().map(|r| r.get(0)).collect();
+    assert_eq!(ids, [1, 2, 3, 4]);
+}
