@@ -50,3 +50,39 @@ async fn an_update_between_an_inserts_key_check_and_its_write_makes_no_duplicate
     let ids: Vec<i32> = a.query("SELECT id FROM t ORDER BY id", &[]).await.unwrap().iter().map(|r| r.get(0)).collect();
     assert_eq!(ids, [1, 2, 3, 4]);
 }
+
+/// A key a transaction block inserted is not stored until its COMMIT, yet
+/// it is taken: a DELETE/UPDATE by another session in between (which makes
+/// the key sets be rebuilt from the stored rows) must not free it, neither
+/// for another INSERT nor for the UPDATE's own new rows (23505 at once:
+/// PostgreSQL would wait for the block to end). After the block's ROLLBACK
+/// the key is free again, also in the sets rebuilt meanwhile.
+#[tokio::test]
+async fn a_key_an_open_block_inserted_stays_taken_across_another_sessions_rewrite() {
+    let server = common::start();
+    let (a, b) = (server.connect(common::DEFAULT_DB).await, server.connect(common::DEFAULT_DB).await);
+    a.batch_execute("CREATE TABLE k (id integer PRIMARY KEY, v text); INSERT INTO k VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd')")
+        .await
+        .unwrap();
+    let unique = |r: Result<u64, tokio_postgres::Error>, what: &str| {
+        let e = r.expect_err(what);
+        assert_eq!(e.code(), Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION), "{what}");
+    };
+    a.batch_execute("BEGIN; INSERT INTO k VALUES (5, 'e')").await.unwrap();
+    b.execute("DELETE FROM k WHERE id = 1", &[]).await.unwrap();
+    unique(b.execute("INSERT INTO k VALUES (5, 'again')", &[]).await, "the open block holds id 5");
+    unique(b.execute("UPDATE k SET id = 5 WHERE id = 2", &[]).await, "an UPDATE to the open block's key");
+    a.batch_execute("COMMIT").await.unwrap();
+    let ids: Vec<i32> = a.query("SELECT id FROM k ORDER BY id", &[]).await.unwrap().iter().map(|r| r.get(0)).collect();
+    assert_eq!(ids, [2, 3, 4, 5]);
+
+    a.batch_execute("BEGIN; INSERT INTO k VALUES (6, 'f')").await.unwrap();
+    b.execute("DELETE FROM k WHERE id = 2", &[]).await.unwrap();
+    unique(b.execute("INSERT INTO k VALUES (6, 'again')", &[]).await, "the open block holds id 6");
+    a.batch_execute("ROLLBACK").await.unwrap();
+    b.execute("INSERT INTO k VALUES (6, 'after the rollback')", &[]).await.unwrap();
+    b.execute("UPDATE k SET v = 'x' WHERE id = 3", &[]).await.unwrap();
+    let rows: Vec<(i32, String)> =
+        a.query("SELECT id, v FROM k ORDER BY id", &[]).await.unwrap().iter().map(|r| (r.get(0), r.get(1))).collect();
+    assert_eq!(rows, [(3, "x".into()), (4, "d".into()), (5, "e".into()), (6, "after the rollback".into())]);
+}

@@ -837,6 +837,75 @@ async fn a_recording_logged_by_reference_survives_kill_9_without_its_source_file
     }
 }
 
+/// A small recording written with the `mcap` crate, unchunked, so that a
+/// stream meets each channel where it is first used: three messages of
+/// /other, then three of /reading, whose definition has the float64 fields
+/// `fields` (message `i`'s field `f` holds `10 i + f`).
+fn recording_with_reading(fields: &[&str]) -> Vec<u8> {
+    let mut w = mcap::WriteOptions::new()
+        .profile("ros2")
+        .use_chunks(false)
+        .create(std::io::Cursor::new(Vec::new()))
+        .unwrap();
+    let header = |channel_id: u16, i: u32| mcap::records::MessageHeader {
+        channel_id,
+        sequence: i,
+        log_time: 1_767_600_000_000_000_000 + i as u64 * 1_000_000,
+        publish_time: 1_767_600_000_000_000_000 + i as u64 * 1_000_000,
+    };
+    // CDR, little endian: the encapsulation header, then the float64s.
+    let cdr = |values: &[f64]| -> Vec<u8> {
+        let mut b = vec![0, 1, 0, 0];
+        values.iter().for_each(|v| b.extend_from_slice(&v.to_le_bytes()));
+        b
+    };
+    let other_schema = w.add_schema("test_msgs/msg/Other", "ros2msg", b"float64 x").unwrap();
+    let other = w.add_channel(other_schema, "/other", "cdr", &Default::default()).unwrap();
+    for i in 0..3u32 {
+        w.write_to_known_channel(&header(other, i), &cdr(&[i as f64])).unwrap();
+    }
+    let definition: String = fields.iter().map(|f| format!("float64 {f}\n")).collect();
+    let reading_schema = w.add_schema("test_msgs/msg/Reading", "ros2msg", definition.as_bytes()).unwrap();
+    let reading = w.add_channel(reading_schema, "/reading", "cdr", &Default::default()).unwrap();
+    for i in 0..3u32 {
+        let values: Vec<f64> = (0..fields.len()).map(|f| (10 * i as usize + f) as f64).collect();
+        w.write_to_known_channel(&header(reading, 3 + i), &cdr(&values)).unwrap();
+    }
+    w.finish().unwrap();
+    w.into_inner().into_inner()
+}
+
+/// A recording streamed in (STDIN, HTTP: no summary up front) whose channel
+/// has a newer definition with more fields than the table an earlier
+/// recording made, met after another channel's rows: the table gains the
+/// columns between the write's batches; the earlier rows read NULL there.
+#[tokio::test]
+async fn a_stream_widens_a_table_for_a_newer_definition_met_after_other_rows() {
+    let server = common::start();
+    let client = server.connect("postgres").await;
+    let copy = |recording: &str| format!("COPY widened FROM STDIN WITH (FORMAT mcap, RECORDING '{recording}')");
+    copy_stdin(&client, &copy("first"), &recording_with_reading(&["a"]), 1 << 20).await.unwrap();
+    copy_stdin(&client, &copy("second"), &recording_with_reading(&["a", "b"]), 1 << 20)
+        .await
+        .unwrap_or_else(|e| panic!("the newer definition: {e}"));
+    let rows: Vec<(String, f64, Option<f64>)> = client
+        .query("SELECT recording, a, b FROM widened.reading ORDER BY recording, sequence", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect();
+    let want: Vec<(String, f64, Option<f64>)> = [("first", None), ("second", Some(()))]
+        .iter()
+        .flat_map(|(r, b)| (0..3).map(move |i| (r.to_string(), 10.0 * i as f64, b.map(|_| 10.0 * i as f64 + 1.0))))
+        .collect();
+    assert_eq!(rows, want);
+    let others: i64 = client.query_one("SELECT count(*) FROM widened.other", &[]).await.unwrap().get(0);
+    assert_eq!(others, 6);
+    let topics: i64 = client.query_one("SELECT sum(message_count)::bigint FROM widened.topics", &[]).await.unwrap().get(0);
+    assert_eq!(topics, 12);
+}
+
 /// Sends all of `bytes` but its last 16 (so the COPY stays open and
 /// cannot end) on its own connection, then waits until the schema holds a
 /// topic table the COPY created. Returns that connection's sink, held open.

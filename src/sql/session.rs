@@ -203,7 +203,8 @@ type SettingState = (Option<String>, settings::Source);
 /// connection) rolls it back: its unique keys are released.
 impl Drop for Session {
     fn drop(&mut self) {
-        std::mem::take(&mut self.txn_unique_keys).undo();
+        let keys = std::mem::take(&mut self.txn_unique_keys);
+        self.end_block_keys(keys, true);
         if self.txn != TxnState::Idle {
             self.undo_block_catalog();
         }
@@ -406,7 +407,8 @@ impl Session {
     fn end_transaction(&mut self, commit: bool) {
         let begin_settings = self.txn_settings.take();
         if !commit {
-            std::mem::take(&mut self.txn_unique_keys).undo();
+            let keys = std::mem::take(&mut self.txn_unique_keys);
+            self.end_block_keys(keys, true);
             if let Some((mut values, sources)) = begin_settings {
                 // custom settings first set in the transaction stay defined, empty
                 for key in self.settings.keys() {
@@ -858,8 +860,8 @@ impl Session {
         self.end_transaction(true);
         let keys = std::mem::take(&mut self.txn_unique_keys);
         let written = self.write_committed(committing).await;
+        self.end_block_keys(keys, written.is_err());
         if written.is_err() {
-            keys.undo();
             self.restore_dropped_tables();
             return written;
         }

@@ -5,7 +5,10 @@
 //! with 23505 on a key already there or repeated in the write; a rolled-back
 //! or failed write takes its keys out again. Rows with a NULL in the key are
 //! never in conflict, as in PostgreSQL. DELETE, UPDATE, TRUNCATE and DROP
-//! forget a table's sets (rebuilt from the rows at the next write).
+//! forget a table's sets (rebuilt from the rows at the next write). The keys
+//! of open transaction blocks are not stored yet, so they are also kept
+//! aside ([`UniqueKeySets::hold_open`]) until the block ends: a rebuilt set
+//! takes them again, and a rewrite's new rows are checked against them.
 //! Deviation from PostgreSQL: a key inserted by a transaction still open
 //! conflicts at once (PostgreSQL waits for that transaction to end).
 //! Must not: hold a set's lock across an await.
@@ -77,7 +80,13 @@ pub type SharedKeySet = Arc<Mutex<KeySet>>;
 #[derive(Default)]
 pub struct UniqueKeySets {
     sets: Mutex<HashMap<(TableId, String), SharedKeySet>>,
+    /// Keys open transaction blocks added (not stored until they commit),
+    /// by (table, index name), each with how many blocks hold it.
+    open: Mutex<HashMap<(TableId, String), HeldKeys>>,
 }
+
+/// Keys held by open blocks, each with how many hold it.
+type HeldKeys = HashMap<Box<[u8]>, u32>;
 
 impl UniqueKeySets {
     pub fn set(&self, table: TableId, index: &str) -> SharedKeySet {
@@ -90,11 +99,64 @@ impl UniqueKeySets {
         let mut sets = self.sets.lock().unwrap_or_else(|e| e.into_inner());
         sets.retain(|(t, _), _| *t != table);
     }
+
+    /// Keeps `added` (a transaction block's keys) aside until the block ends.
+    pub fn hold_open(&self, added: &AddedKeys) {
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        for e in &added.0 {
+            let held = open.entry((e.table, e.index.clone())).or_default();
+            for k in &e.keys {
+                *held.entry(k.clone()).or_default() += 1;
+            }
+        }
+    }
+
+    /// The block that held `added` has ended (committed: its keys are
+    /// stored now; rolled back: [`AddedKeys::undo_in`] takes them out).
+    pub fn release_open(&self, added: &AddedKeys) {
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        for e in &added.0 {
+            let id = (e.table, e.index.clone());
+            let Some(held) = open.get_mut(&id) else { continue };
+            for k in &e.keys {
+                if let Some(n) = held.get_mut(k) {
+                    *n -= 1;
+                    if *n == 0 {
+                        held.remove(k);
+                    }
+                }
+            }
+            if held.is_empty() {
+                open.remove(&id);
+            }
+        }
+    }
+
+    /// The keys open blocks hold for (table, index), less those of `own`.
+    pub fn open_keys(&self, table: TableId, index: &str, own: &AddedKeys) -> HashSet<Box<[u8]>> {
+        let open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(held) = open.get(&(table, index.to_string())) else { return HashSet::new() };
+        let mine: HashSet<&[u8]> = own
+            .0
+            .iter()
+            .filter(|e| e.table == table && e.index == index)
+            .flat_map(|e| e.keys.iter().map(|k| &**k))
+            .collect();
+        held.keys().filter(|k| !mine.contains(&***k)).cloned().collect()
+    }
 }
 
 /// Keys a write added, to take out again if it does not commit.
 #[derive(Default)]
-pub struct AddedKeys(Vec<(SharedKeySet, Vec<Box<[u8]>>)>);
+pub struct AddedKeys(Vec<AddedToSet>);
+
+/// Keys added to one index's set.
+struct AddedToSet {
+    table: TableId,
+    index: String,
+    set: SharedKeySet,
+    keys: Vec<Box<[u8]>>,
+}
 
 impl AddedKeys {
     pub fn extend(&mut self, other: AddedKeys) {
@@ -103,12 +165,27 @@ impl AddedKeys {
 
     /// Takes every added key out of its set.
     pub fn undo(self) {
-        for (set, keys) in self.0 {
-            let mut s = set.lock().unwrap_or_else(|e| e.into_inner());
-            for k in keys {
+        for e in self.0 {
+            let mut s = e.set.lock().unwrap_or_else(|e| e.into_inner());
+            for k in e.keys {
                 s.keys.remove(&k);
             }
         }
+    }
+
+    /// [`undo`](Self::undo), also out of the sets rebuilt since the keys
+    /// were added (a rebuild takes open blocks' keys again).
+    pub fn undo_in(self, sets: &UniqueKeySets) {
+        for e in &self.0 {
+            let current = sets.sets.lock().unwrap_or_else(|e| e.into_inner()).get(&(e.table, e.index.clone())).cloned();
+            if let Some(current) = current.filter(|c| !Arc::ptr_eq(c, &e.set)) {
+                let mut s = current.lock().unwrap_or_else(|e| e.into_inner());
+                for k in &e.keys {
+                    s.keys.remove(k);
+                }
+            }
+        }
+        self.undo();
     }
 }
 
@@ -134,14 +211,16 @@ pub fn key_set(batches: &[Batch], columns: &[usize]) -> HashSet<Box<[u8]>> {
     keys
 }
 
-/// Fills an unbuilt set with the key values of `existing` (the table's rows, key columns only).
-pub fn build(set: &SharedKeySet, existing: &[Batch]) {
+/// Fills an unbuilt set with the key values of `existing` (the table's rows,
+/// key columns only) and `open` (the keys open blocks hold).
+pub fn build(set: &SharedKeySet, existing: &[Batch], open: HashSet<Box<[u8]>>) {
     let mut s = set.lock().unwrap_or_else(|e| e.into_inner());
     if s.built {
         return;
     }
     let all: Vec<usize> = existing.first().map(|b| (0..b.columns.len()).collect()).unwrap_or_default();
     s.keys.extend(key_set(existing, &all));
+    s.keys.extend(open);
     s.built = true;
 }
 
@@ -170,7 +249,7 @@ pub fn add_keys(
         }
     }
     drop(s);
-    Ok(AddedKeys(vec![(set.clone(), added)]))
+    Ok(AddedKeys(vec![AddedToSet { table: table.oid, index: key.name.clone(), set: set.clone(), keys: added }]))
 }
 
 /// INSERT … ON CONFLICT DO NOTHING: `batches` without the rows whose key
@@ -207,7 +286,20 @@ pub fn check_no_duplicates(
     format: &FormatContext,
     index_build: bool,
 ) -> DbResult<()> {
-    let mut seen: HashSet<Box<[u8]>> = HashSet::new();
+    check_no_duplicates_beside(key, table, rows, format, index_build, HashSet::new())
+}
+
+/// [`check_no_duplicates`], where the keys of `taken` (open blocks') count
+/// as present already.
+pub fn check_no_duplicates_beside(
+    key: &UniqueKey,
+    table: &TableDef,
+    rows: &[Batch],
+    format: &FormatContext,
+    index_build: bool,
+    taken: HashSet<Box<[u8]>>,
+) -> DbResult<()> {
+    let mut seen: HashSet<Box<[u8]>> = taken;
     for b in rows {
         for r in 0..b.len {
             let Some(k) = encoded_key(b, &key.columns, r) else { continue };

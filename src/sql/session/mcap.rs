@@ -726,14 +726,12 @@ impl Session {
             .map(|c| (c.name.as_str(), c.data_type))
             .collect();
         if !missing.is_empty() {
-            if ingest.write.is_some() {
-                return Err(DbError::unsupported(format!(
-                    "topic {} (channel {}) needs new columns in table \"{}\" (\"{}\", …), and its channel first appears after rows were written",
-                    plan.topic, plan.channel_id, layout.name, missing[0].0
-                ))
-                .with_hint("Add the columns with ALTER TABLE first, or copy the recording from a file with a summary."));
-            }
-            table = self.add_ingest_columns(&ingest.schema, &layout.name, &missing).await?;
+            table = if ingest.write.is_some() {
+                self.widen_during_write(ingest, plan, &table, &missing).await?
+            } else {
+                self.add_ingest_columns(&ingest.schema, &layout.name, &missing).await?
+            };
+            ingest.table_claims.claim(table.oid);
             // Columns just added hold only NULLs: new bytea ones can take the
             // frame form, as the table's other MCAP columns have it.
             let added: Vec<String> =
@@ -789,6 +787,58 @@ impl Session {
             Ok(())
         });
         ingest.listed = false;
+    }
+
+    /// Adds `missing` columns to `table` once the recording's write is open
+    /// (a stream meets a channel whose newer definition has more fields
+    /// after other channels' rows). The ALTER rewrites the table under a new
+    /// OID, so the write must have no rows for it yet; the write lets go of
+    /// the rewrite lock for the ALTER and takes it again, then checks that
+    /// no table it has rows for was rewritten meanwhile (those rows would be
+    /// lost with the old OID): 40001 then.
+    async fn widen_during_write(
+        &mut self,
+        ingest: &mut RecordingIngest,
+        plan: &ChannelPlan,
+        table: &Arc<TableDef>,
+        missing: &[(&str, DataType)],
+    ) -> DbResult<Arc<TableDef>> {
+        let refuse = |why: &str| {
+            DbError::unsupported(format!(
+                "topic {} (channel {}) needs new columns in table \"{}\" (\"{}\", …), {why}",
+                plan.topic, plan.channel_id, table.name, missing[0].0
+            ))
+            .with_hint("Add the columns with ALTER TABLE first.")
+        };
+        if ingest.by_reference.is_some() {
+            return Err(refuse("and its channel first appears after rows were written"));
+        }
+        if ingest.targets.values().any(|t| t.table.oid == table.oid) {
+            return Err(refuse("and this recording has rows for it from another channel already"));
+        }
+        if ingest.in_block {
+            // add_ingest_columns refuses it (a rewrite cannot be rolled back).
+            return self.add_ingest_columns(&ingest.schema, &table.name, missing).await;
+        }
+        let write = ingest.write.as_mut().ok_or_else(|| DbError::internal("MCAP write missing"))?;
+        write.rewrites = None;
+        let widened = self.add_ingest_columns(&ingest.schema, &table.name, missing).await;
+        let write = ingest.write.as_mut().ok_or_else(|| DbError::internal("MCAP write missing"))?;
+        write.rewrites = Some(self.server.rewrites.clone().read_owned().await);
+        let widened = widened?;
+        let catalog = self.server.catalog.snapshot();
+        let db = catalog.database(&self.database)?;
+        if let Some(gone) = ingest.targets.values().find(|t| db.table_by_oid(t.table.oid).is_none()) {
+            return Err(DbError::new(
+                "40001",
+                format!(
+                    "table \"{}.{}\" was rewritten or dropped while this recording was being stored",
+                    ingest.schema, gone.table.name
+                ),
+            )
+            .with_hint("Run the COPY again."));
+        }
+        Ok(widened)
     }
 
     /// Finds or creates the table of `layout` and claims it for this

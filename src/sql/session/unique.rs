@@ -64,7 +64,7 @@ impl Session {
             let set = self.server.unique_keys.set(table.oid, &key.name);
             if !set.lock().map(|s| s.built).unwrap_or(false) {
                 let rows = self.table_columns(table, &key.columns).await?;
-                unique::build(&set, &rows);
+                unique::build(&set, &rows, self.server.unique_keys.open_keys(table.oid, &key.name, &AddedKeys::default()));
             }
             let s = set.lock().unwrap_or_else(|e| e.into_inner());
             batches = unique::drop_conflicts(&s.keys, key, batches);
@@ -103,7 +103,8 @@ impl Session {
             let mut rows = self.pending.borrow().get(&table.oid).cloned().unwrap_or_default();
             rows.extend(batches.iter().cloned());
             for key in self.table_unique_keys(table)? {
-                unique::check_no_duplicates(&key, table, &rows, &format, false)?;
+                let taken = self.server.unique_keys.open_keys(table.oid, &key.name, &self.txn_unique_keys);
+                unique::check_no_duplicates_beside(&key, table, &rows, &format, false, taken)?;
             }
             return Ok(added);
         }
@@ -112,7 +113,7 @@ impl Session {
             let built = set.lock().map(|s| s.built).unwrap_or(false);
             if !built {
                 match self.table_columns(table, &key.columns).await {
-                    Ok(rows) => unique::build(&set, &rows),
+                    Ok(rows) => unique::build(&set, &rows, self.server.unique_keys.open_keys(table.oid, &key.name, &AddedKeys::default())),
                     Err(e) => {
                         added.undo();
                         return Err(e);
@@ -136,7 +137,18 @@ impl Session {
         if result.is_err() {
             added.undo();
         } else if self.txn != TxnState::Idle {
+            // Not stored until COMMIT: kept aside for rebuilt sets and rewrites.
+            self.server.unique_keys.hold_open(&added);
             self.txn_unique_keys.extend(added);
+        }
+    }
+
+    /// The open block's unique keys are no longer held aside: committed
+    /// (stored now), or taken out when `undo` (ROLLBACK, a failed COMMIT).
+    pub(super) fn end_block_keys(&self, keys: AddedKeys, undo: bool) {
+        self.server.unique_keys.release_open(&keys);
+        if undo {
+            keys.undo_in(&self.server.unique_keys);
         }
     }
 
@@ -144,7 +156,9 @@ impl Session {
     pub(super) fn check_rows_unique(&self, table: &TableDef, rows: &[Batch]) -> DbResult<()> {
         let format = self.eval_context().format;
         for key in self.table_unique_keys(table)? {
-            unique::check_no_duplicates(&key, table, rows, &format, false)?;
+            // Keys other open blocks hold will be stored at their COMMIT.
+            let taken = self.server.unique_keys.open_keys(table.oid, &key.name, &self.txn_unique_keys);
+            unique::check_no_duplicates_beside(&key, table, rows, &format, false, taken)?;
         }
         Ok(())
     }
