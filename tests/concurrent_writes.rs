@@ -86,3 +86,29 @@ async fn a_key_an_open_block_inserted_stays_taken_across_another_sessions_rewrit
         a.query("SELECT id, v FROM k ORDER BY id", &[]).await.unwrap().iter().map(|r| (r.get(0), r.get(1))).collect();
     assert_eq!(rows, [(3, "x".into()), (4, "d".into()), (5, "e".into()), (6, "after the rollback".into())]);
 }
+
+/// INSERT … ON CONFLICT DO NOTHING decides which rows to skip, then adds
+/// the rest's keys: an UPDATE in between (every such INSERT pauses 400 ms
+/// after its decision here) waits for it, so the INSERT neither fails with
+/// 23505 nor stores a key twice.
+#[tokio::test]
+async fn an_update_between_on_conflicts_decision_and_its_write_waits_for_it() {
+    let dir = std::env::temp_dir().join(format!("brewric-conflict-race-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let server = common::start_configured(dir, 2, &[], &[("BREWRIC_FAILPOINT_PAUSE", "insert-after-conflict-check:400")]);
+    let (a, b) = (server.connect(common::DEFAULT_DB).await, server.connect(common::DEFAULT_DB).await);
+    a.batch_execute("CREATE TABLE c (id integer PRIMARY KEY, v text); INSERT INTO c VALUES (1, 'one')").await.unwrap();
+    let insert = tokio::spawn(async move {
+        let r = a.execute("INSERT INTO c VALUES (1, 'skipped'), (7, 'seven') ON CONFLICT DO NOTHING", &[]).await;
+        (a, r)
+    });
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let update = b.execute("UPDATE c SET id = 7 WHERE id = 1", &[]).await;
+    let (a, inserted) = insert.await.unwrap();
+    assert_eq!(inserted.expect("the INSERT decided first"), 1);
+    let e = update.expect_err("the UPDATE runs after the INSERT: id 7 is taken");
+    assert_eq!(e.code(), Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION));
+    let rows: Vec<(i32, String)> =
+        a.query("SELECT id, v FROM c ORDER BY id", &[]).await.unwrap().iter().map(|r| (r.get(0), r.get(1))).collect();
+    assert_eq!(rows, [(1, "one".into()), (7, "seven".into())]);
+}

@@ -2356,8 +2356,12 @@ impl Session {
         let ctx = self.query_context(params, eval_ctx);
         let mut batches = operators::collect(&plan, &ctx).await?;
         check_constraints(&table, &batches)?;
+        // ON CONFLICT's check is a key check too (see `write_checked_rows`).
+        let mut shared = None;
         if let Some(arbiters) = &arbiter {
+            shared = self.hold_rewrites_for_keys(&table).await?;
             batches = self.skip_conflicting_rows(&table, arbiters, batches).await?;
+            crate::failpoint::pause("insert-after-conflict-check").await;
         }
         let count: usize = batches.iter().map(|b| b.len).sum();
         let returned = match &returning {
@@ -2382,7 +2386,7 @@ impl Session {
             }
             None => vec![],
         };
-        self.write_checked_rows(&table, batches).await?;
+        self.write_checked_rows(&table, batches, shared).await?;
         let tag = format!("INSERT 0 {count}");
         Ok(match returning {
             Some((_, fields)) => StatementResult::Batches {
@@ -2431,7 +2435,7 @@ impl Session {
         let count = batch.len;
         let batches = vec![batch];
         check_constraints(table, &batches)?;
-        self.write_checked_rows(table, batches).await?;
+        self.write_checked_rows(table, batches, None).await?;
         Ok(StatementResult::Command(format!("INSERT 0 {count}")))
     }
 
@@ -2439,9 +2443,18 @@ impl Session {
     /// (or kept for COMMIT). Outside a block, the rewrite lock is held
     /// (shared) from the key check until the rows are appended when the
     /// table has unique keys: a DELETE/UPDATE in between forgets the keys
-    /// and could make a key just checked a duplicate.
-    async fn write_checked_rows(&mut self, table: &TableDef, batches: Vec<Batch>) -> DbResult<()> {
-        let shared = self.hold_rewrites_for_keys(table).await?;
+    /// and could make a key just checked a duplicate. `held`: that lock,
+    /// taken by the caller already.
+    async fn write_checked_rows(
+        &mut self,
+        table: &TableDef,
+        batches: Vec<Batch>,
+        held: Option<tokio::sync::OwnedRwLockReadGuard<()>>,
+    ) -> DbResult<()> {
+        let shared = match held {
+            Some(h) => Some(h),
+            None => self.hold_rewrites_for_keys(table).await?,
+        };
         let keys = self.add_unique_keys(table, &batches).await?;
         crate::failpoint::pause("insert-after-unique-check").await;
         let written = match shared {
