@@ -112,3 +112,43 @@ async fn an_update_between_on_conflicts_decision_and_its_write_waits_for_it() {
         a.query("SELECT id, v FROM c ORDER BY id", &[]).await.unwrap().iter().map(|r| (r.get(0), r.get(1))).collect();
     assert_eq!(rows, [(1, "one".into()), (7, "seven".into())]);
 }
+
+/// A block that rewrites a table (ALTER TABLE … ADD COLUMN) holds other
+/// writers off until it ends, as PostgreSQL's lock does: an INSERT or an
+/// UPDATE from another session waits, then writes the table as the block
+/// left it (the original after ROLLBACK, the new shape after COMMIT).
+#[tokio::test]
+async fn writers_wait_for_a_block_that_rewrote_a_table() {
+    let server = common::start();
+    let (a, mut b) = (server.connect(common::DEFAULT_DB).await, server.connect(common::DEFAULT_DB).await);
+    a.batch_execute("CREATE TABLE w (id integer PRIMARY KEY, v text); INSERT INTO w VALUES (1, 'one')").await.unwrap();
+    let mut round = 0;
+    for end in ["ROLLBACK", "COMMIT"] {
+        for statement in ["INSERT INTO w (id, v) VALUES ({round}, 'waited')", "UPDATE w SET v = 'waited' WHERE id = 1"] {
+            round += 10;
+            let sql = statement.replace("{round}", &round.to_string());
+            a.batch_execute(&format!("BEGIN; ALTER TABLE w ADD COLUMN extra{round} integer")).await.unwrap();
+            let waiting = tokio::spawn(async move {
+                let r = b.execute(&sql, &[]).await;
+                (b, r)
+            });
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            assert!(!waiting.is_finished(), "{statement} waits for the block ({end})");
+            a.batch_execute(end).await.unwrap();
+            let (back, written) = waiting.await.unwrap();
+            let n = written.unwrap_or_else(|e| panic!("{statement} after {end}: {}", common::describe_error(&e)));
+            assert_eq!(n, 1, "{statement} after {end}");
+            b = back;
+            let check = if statement.starts_with("INSERT") {
+                format!("SELECT count(*) FROM w WHERE id = {round}")
+            } else {
+                "SELECT count(*) FROM w WHERE id = 1 AND v = 'waited'".to_string()
+            };
+            let row = a.query_one(&check, &[]).await.unwrap();
+            assert_eq!(row.get::<_, i64>(0), 1, "{statement}'s row, after {end}");
+            a.batch_execute("UPDATE w SET v = 'one' WHERE id = 1").await.unwrap();
+        }
+    }
+    let width = a.query("SELECT * FROM w LIMIT 1", &[]).await.unwrap()[0].len();
+    assert_eq!(width, 4, "the two committed columns");
+}

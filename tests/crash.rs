@@ -333,3 +333,51 @@ async fn a_block_writing_several_tables_commits_all_of_them_or_none() {
     let a = server.connect(common::DEFAULT_DB).await;
     assert_eq!(counts(&a, &tables).await, [101, 100, 100, 100], "none of the cut-short block's rows");
 }
+
+/// A migration block (ALTER TABLE … ADD/DROP COLUMN) that never committed:
+/// after kill -9 the original table is back with every row (in segments and
+/// in the WAL), its key and its serial sequence; a CHECKPOINT while the
+/// block was open changes nothing.
+#[tokio::test]
+async fn an_alter_table_rewrite_in_a_block_is_undone_by_kill_9() {
+    let server = common::start_with_shards(2);
+    if server.is_external() {
+        return;
+    }
+    let (a, b) = (server.connect(common::DEFAULT_DB).await, server.connect(common::DEFAULT_DB).await);
+    a.batch_execute(
+        "CREATE TABLE migrated (id serial PRIMARY KEY, v text, old integer);
+         INSERT INTO migrated (v, old) SELECT 'row ' || g, g FROM generate_series(1, 2000) AS g;
+         CHECKPOINT;
+         INSERT INTO migrated (v, old) SELECT 'row ' || g, g FROM generate_series(2001, 3000) AS g;",
+    )
+    .await
+    .unwrap();
+    a.batch_execute(
+        "BEGIN; ALTER TABLE migrated ADD COLUMN note text DEFAULT 'n'; ALTER TABLE migrated DROP COLUMN old;
+         INSERT INTO migrated (v) VALUES ('in the block')",
+    )
+    .await
+    .unwrap();
+    b.batch_execute("CHECKPOINT").await.unwrap();
+    drop((a, b));
+    let server = common::start_in(server.kill9(), 2);
+    let a = server.connect(common::DEFAULT_DB).await;
+    let row = a
+        .query_one("SELECT count(*), sum(old), count(DISTINCT v), max(id) FROM migrated", &[])
+        .await
+        .unwrap();
+    let (n, sum, distinct, max): (i64, i64, i64, i32) = (row.get(0), row.get(1), row.get(2), row.get(3));
+    assert_eq!((n, sum, distinct, max), (3000, 3000 * 3001 / 2, 3000, 3000), "the original rows, all of them");
+    let e = a.query("SELECT note FROM migrated", &[]).await.expect_err("the block's column is gone");
+    assert_eq!(e.code(), Some(&tokio_postgres::error::SqlState::UNDEFINED_COLUMN));
+    let e = a.execute("INSERT INTO migrated VALUES (7, 'dup', 0)", &[]).await.expect_err("the key is enforced");
+    assert_eq!(e.code(), Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION));
+    a.execute("INSERT INTO migrated (v, old) VALUES ('after', 0)", &[]).await.unwrap();
+    let tables: i64 = a
+        .query_one("SELECT count(*) FROM information_schema.tables WHERE table_name LIKE 'migrated%'", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(tables, 1, "no leftover table");
+}

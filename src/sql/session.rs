@@ -170,6 +170,9 @@ enum BlockCatalogChange {
     IndexCreated { schema: String, name: String, oid: u32 },
     ViewDropped(Arc<ViewDef>),
     IndexDropped { schema: String, index: Arc<IndexDef> },
+    /// ALTER TABLE's catalog-only changes (renames, defaults, NOT NULL):
+    /// the table and its indexes as they were before.
+    TableAltered { before: Arc<TableDef>, indexes: Vec<Arc<IndexDef>> },
 }
 
 impl BlockCatalogChange {
@@ -184,6 +187,27 @@ impl BlockCatalogChange {
             _ => return None,
         };
         Some(ProvisionalObject { kind, schema: schema.clone(), name: name.clone(), oid })
+    }
+}
+
+/// ROLLBACK of an ALTER TABLE's catalog-only change: the table (found by
+/// OID, whatever its name now) takes its definition and name back, and its
+/// indexes theirs; skipped when its old name is taken by another relation.
+fn restore_altered_table(db: &mut crate::catalog::Database, before: &Arc<TableDef>, indexes: &[Arc<IndexDef>]) {
+    let Some(s) = db.schemas.get_mut(&before.schema) else { return };
+    let Some(now) = s.tables.values().find(|t| t.oid == before.oid).map(|t| t.name.clone()) else { return };
+    if now != before.name && s.relation_kind(&before.name).is_some() {
+        return;
+    }
+    s.tables.remove(&now);
+    s.tables.insert(before.name.clone(), before.clone());
+    for idx in s.indexes.values_mut() {
+        if idx.table == now {
+            match indexes.iter().find(|i| i.oid == idx.oid) {
+                Some(old) => *idx = old.clone(),
+                None => Arc::make_mut(idx).table = before.name.clone(),
+            }
+        }
     }
 }
 
@@ -767,6 +791,14 @@ impl Session {
                     ast::CopyTarget::File { filename } => Some(filename.clone()),
                     _ => return Err(DbError::unsupported("COPY FROM a program is not supported; use FROM STDIN or a file")),
                 };
+                // Outside a block the COPY's write, and with it the rewrite
+                // lock (shared), comes first: a block rewriting the table
+                // holds the lock alone until it ends, and the COPY then finds
+                // the table as that block left it.
+                let write = match self.txn {
+                    TxnState::Idle => Some(self.begin_locked_write().await),
+                    _ => None,
+                };
                 let table = self.lookup_table(table_name)?;
                 let opts = copy_options(options, legacy_options)?;
                 let cols: Vec<String> = columns.iter().map(ident_name).collect();
@@ -788,7 +820,7 @@ impl Session {
                     source: CopySource::Table(TableCopy {
                         reader,
                         table,
-                        write: None,
+                        write,
                         buffered: Vec::new(),
                         buffered_rows: 0,
                         unique_keys: Default::default(),
@@ -963,12 +995,18 @@ impl Session {
                             }
                         }
                     }
+                    BlockCatalogChange::TableAltered { before, indexes } => restore_altered_table(db, before, indexes),
                     // Created objects: removed above.
                     _ => {}
                 }
             }
             Ok(())
         });
+        for change in &created {
+            if let BlockCatalogChange::TableAltered { before, .. } = change {
+                self.server.forget_derived_write_state(before.oid);
+            }
+        }
         // After the block's own tables went: a table it dropped and then
         // made again under the same name gets its name back.
         self.restore_dropped_tables();
@@ -1653,6 +1691,22 @@ impl Session {
         self.pending.borrow_mut().remove(&table.oid);
         self.txn_replaced.borrow_mut().remove(&table.oid);
         Ok(())
+    }
+
+    /// An ALTER TABLE rewrite inside the block (the catalog side is done:
+    /// `new` is listed provisional, `old` is on the dropping list unless the
+    /// block made it): ROLLBACK removes `new` and puts `old` back, COMMIT
+    /// drops `old` for good. A table the block made itself is simply
+    /// replaced by `new` in the block's list of tables made.
+    pub(super) fn note_rewritten_in_block(&mut self, old: &Arc<TableDef>, new: &Arc<TableDef>, made_in_block: bool) {
+        if made_in_block {
+            self.txn_catalog_changes
+                .retain(|c| !matches!(c, BlockCatalogChange::TableCreated(t) if t.oid == old.oid));
+        } else {
+            self.txn_dropped.push(old.oid);
+        }
+        // Listed provisional by the rewrite's own catalog change already.
+        self.txn_catalog_changes.push(BlockCatalogChange::TableCreated(new.clone()));
     }
 
     /// Tables the open block made: a DROP in the block takes them at once
@@ -2346,6 +2400,15 @@ impl Session {
         params: Vec<Datum>,
         param_types: &[DataType],
     ) -> DbResult<StatementResult> {
+        // Outside a block the INSERT holds the rewrite lock (shared) from
+        // before it names its table to its write: a block rewriting that
+        // table holds the lock alone until it ends, and the INSERT then finds
+        // the table as that block left it (and no rewrite can come between
+        // its unique-key check and its write).
+        let shared = match self.txn {
+            TxnState::Idle => Some(self.server.rewrites.clone().read_owned().await),
+            _ => None,
+        };
         let eval_ctx = self.eval_context();
         let (table, plan, returning, arbiter) = {
             let catalog = self.server.catalog.snapshot();
@@ -2356,10 +2419,7 @@ impl Session {
         let ctx = self.query_context(params, eval_ctx);
         let mut batches = operators::collect(&plan, &ctx).await?;
         check_constraints(&table, &batches)?;
-        // ON CONFLICT's check is a key check too (see `write_checked_rows`).
-        let mut shared = None;
         if let Some(arbiters) = &arbiter {
-            shared = self.hold_rewrites_for_keys(&table).await?;
             batches = self.skip_conflicting_rows(&table, arbiters, batches).await?;
             crate::failpoint::pause("insert-after-conflict-check").await;
         }
@@ -2405,6 +2465,11 @@ impl Session {
             return None;
         }
         let header = crate::sql::fast_insert::parse_header(sql)?;
+        // As `insert`: the lock before the table's name is looked up.
+        let shared = match self.txn {
+            TxnState::Idle => Some(self.server.rewrites.clone().read_owned().await),
+            _ => None,
+        };
         let name = sqlparser::ast::ObjectName::from(
             header
                 .table
@@ -2416,7 +2481,7 @@ impl Session {
         let eval = self.eval_context();
         let result = match crate::sql::fast_insert::read_rows(sql, &header, &table, &eval.format) {
             Ok(None) => return None,
-            Ok(Some(columns)) => self.insert_columns(&table, columns).await,
+            Ok(Some(columns)) => self.insert_columns(&table, columns, shared).await,
             Err(e) => Err(e),
         };
         if result.is_err() && self.txn == TxnState::InBlock {
@@ -2429,32 +2494,27 @@ impl Session {
         &mut self,
         table: &TableDef,
         columns: Vec<Column>,
+        shared: Option<tokio::sync::OwnedRwLockReadGuard<()>>,
     ) -> DbResult<StatementResult> {
         let columns = self.apply_numeric_typmods(table, columns)?;
         let batch = Batch::from_columns(columns);
         let count = batch.len;
         let batches = vec![batch];
         check_constraints(table, &batches)?;
-        self.write_checked_rows(table, batches, None).await?;
+        self.write_checked_rows(table, batches, shared).await?;
         Ok(StatementResult::Command(format!("INSERT 0 {count}")))
     }
 
     /// An INSERT's rows: their unique keys checked and added, then written
-    /// (or kept for COMMIT). Outside a block, the rewrite lock is held
-    /// (shared) from the key check until the rows are appended when the
-    /// table has unique keys: a DELETE/UPDATE in between forgets the keys
-    /// and could make a key just checked a duplicate. `held`: that lock,
-    /// taken by the caller already.
+    /// (or kept for COMMIT). Outside a block the caller holds the rewrite
+    /// lock (shared, `shared`) through both: a DELETE/UPDATE in between
+    /// would forget the keys and could make a key just checked a duplicate.
     async fn write_checked_rows(
         &mut self,
         table: &TableDef,
         batches: Vec<Batch>,
-        held: Option<tokio::sync::OwnedRwLockReadGuard<()>>,
+        shared: Option<tokio::sync::OwnedRwLockReadGuard<()>>,
     ) -> DbResult<()> {
-        let shared = match held {
-            Some(h) => Some(h),
-            None => self.hold_rewrites_for_keys(table).await?,
-        };
         let keys = self.add_unique_keys(table, &batches).await?;
         crate::failpoint::pause("insert-after-unique-check").await;
         let written = match shared {
@@ -2463,15 +2523,6 @@ impl Session {
         };
         self.settle_unique_keys(keys, &written);
         written
-    }
-
-    /// The rewrite lock (shared) for an autocommit write to a table with
-    /// unique keys (see `write_checked_rows`); None otherwise.
-    async fn hold_rewrites_for_keys(&self, table: &TableDef) -> DbResult<Option<tokio::sync::OwnedRwLockReadGuard<()>>> {
-        if self.txn != TxnState::Idle || self.table_unique_keys(table)?.is_empty() {
-            return Ok(None);
-        }
-        Ok(Some(self.server.rewrites.clone().read_owned().await))
     }
 
     /// Rounds numeric(p, s) columns to their scale (22003 when a value does not fit).
@@ -2788,10 +2839,15 @@ impl Session {
     /// until it ends.
     async fn open_copy_write(&self, copy: &mut TableCopy) {
         if copy.write.is_none() {
-            let mut write = self.begin_write();
-            write.rewrites = Some(self.server.rewrites.clone().read_owned().await);
-            copy.write = Some(write);
+            copy.write = Some(self.begin_locked_write().await);
         }
+    }
+
+    /// A write holding the rewrite lock (shared) until it ends.
+    async fn begin_locked_write(&self) -> ShardWrite {
+        let mut write = self.begin_write();
+        write.rewrites = Some(self.server.rewrites.clone().read_owned().await);
+        write
     }
 
     /// Appends rows now (autocommit) or keeps them for COMMIT.

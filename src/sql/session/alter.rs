@@ -6,7 +6,12 @@
 //! the old rows are dropped. A crash before that change leaves the original
 //! as it was (the half-filled table is dropped at the next start); after it,
 //! the new table. Cost: the table's rows are read and written once.
-//! Must not: run inside a transaction block (a rewrite cannot be rolled back).
+//! Inside a transaction block the catalog-only changes are noted for
+//! ROLLBACK; a rewrite holds every other writer off until the block ends,
+//! its new table is provisional and the original waits on the catalog's
+//! dropping list (rows and all) until COMMIT: ROLLBACK, or a crash before
+//! COMMIT, puts the original back.
+//! Must not: rewrite a table the open block has written rows to (0A000).
 
 use super::*;
 use crate::catalog::{ColumnDef, IndexDef, REWRITE_PREFIX};
@@ -219,13 +224,14 @@ impl Session {
     }
 
     /// Applies a catalog-only change to `table` (and its schema's indexes).
+    /// Inside a block the table and its indexes as they were are noted for
+    /// ROLLBACK (a crash before COMMIT keeps the change).
     fn change_table(
         &mut self,
         table: &Arc<TableDef>,
         change: impl FnOnce(&mut crate::catalog::Schema, &mut TableDef) -> DbResult<()>,
     ) -> DbResult<Arc<TableDef>> {
-        self.refuse_alter_in_block()?;
-        let out = self.server.catalog.update_database(&self.database, |db| {
+        let (out, before) = self.server.catalog.update_database(&self.database, |db| {
             let s = db
                 .schemas
                 .get_mut(&table.schema)
@@ -233,23 +239,22 @@ impl Session {
             let Some(current) = s.tables.get(&table.name).filter(|t| t.oid == table.oid).cloned() else {
                 return Err(DbError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{}\" does not exist", table.name)));
             };
+            let indexes: Vec<Arc<IndexDef>> = s.indexes.values().filter(|i| i.table == table.name).cloned().collect();
             let mut def = (*current).clone();
             change(s, &mut def)?;
             let def = Arc::new(def);
             s.tables.remove(&table.name);
             s.tables.insert(def.name.clone(), def.clone());
-            Ok(def)
+            Ok((def, (current, indexes)))
         })?;
         self.server.forget_derived_write_state(table.oid);
+        if self.txn != TxnState::Idle {
+            let (before, indexes) = before;
+            self.record_block_change(BlockCatalogChange::TableAltered { before, indexes });
+        }
         Ok(out)
     }
 
-    fn refuse_alter_in_block(&self) -> DbResult<()> {
-        if self.txn == TxnState::Idle {
-            return Ok(());
-        }
-        Err(DbError::unsupported("ALTER TABLE inside a transaction block is not supported yet"))
-    }
 
     /// Rewrites `table` with `columns`, its rows computed by `SELECT select FROM table`.
     async fn rewrite_table(
@@ -259,9 +264,17 @@ impl Session {
         select: &str,
         dropped: Option<&str>,
     ) -> DbResult<Arc<TableDef>> {
-        self.refuse_alter_in_block()?;
-        let rewrites = self.server.rewrites.clone();
-        let _alone = rewrites.write().await;
+        let in_block = self.txn != TxnState::Idle;
+        if in_block && (self.pending.borrow().contains_key(&table.oid) || self.txn_replaced.borrow().contains(&table.oid)) {
+            return Err(DbError::unsupported(format!(
+                "ALTER TABLE … ADD/DROP COLUMN of \"{}\" after rows were written to it in the same transaction block",
+                table.name
+            )));
+        }
+        // In a block, held until the block ends: no other write may land in
+        // the new table, which ROLLBACK removes again.
+        let _alone = self.rewrite_lock().await;
+        let made_in_block = self.tables_made_in_block().contains(&table.oid);
         let oid = self.server.catalog.allocate_oid();
         let temp = format!("{REWRITE_PREFIX}{oid}");
         let new_def = Arc::new(TableDef {
@@ -309,10 +322,45 @@ impl Session {
                 name: table.name.clone(),
                 ..(*new_def).clone()
             });
-            s.tables.insert(table.name.clone(), final_def.clone());
             if let Some(col) = dropped {
                 s.indexes.retain(|_, idx: &mut Arc<IndexDef>| {
                     idx.table != table.name || !index_uses_column(idx, col)
+                });
+            }
+            if in_block && !made_in_block {
+                // The original leaves for the dropping list, rows and all,
+                // until COMMIT (ROLLBACK and a crash put it back); the new
+                // table is provisional, with the original's indexes and
+                // serial sequences beside it.
+                let indexes: Vec<Arc<IndexDef>> = s.indexes.values().filter(|i| i.table == table.name).cloned().collect();
+                let sequences: Vec<(String, Arc<Sequence>)> = s
+                    .sequences
+                    .iter()
+                    .filter(|(k, _)| crate::catalog::is_serial_sequence_of(k, &table.name))
+                    .map(|(k, q)| (k.clone(), q.clone()))
+                    .collect();
+                if !db.start_dropping(table, Vec::new()) {
+                    return Err(DbError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{}\" does not exist", table.name)));
+                }
+                let s = db
+                    .schemas
+                    .get_mut(&table.schema)
+                    .ok_or_else(|| DbError::internal(format!("schema \"{}\" vanished", table.schema)))?;
+                s.indexes.extend(indexes.into_iter().map(|i| (i.name.clone(), i)));
+                s.sequences.extend(sequences);
+            }
+            let s = db
+                .schemas
+                .get_mut(&table.schema)
+                .ok_or_else(|| DbError::internal(format!("schema \"{}\" vanished", table.schema)))?;
+            s.tables.insert(table.name.clone(), final_def.clone());
+            if in_block {
+                db.provisional.retain(|p| p.oid != table.oid);
+                db.provisional.push(crate::catalog::ProvisionalObject {
+                    kind: crate::catalog::ProvisionalKind::Table,
+                    schema: final_def.schema.clone(),
+                    name: final_def.name.clone(),
+                    oid: final_def.oid,
                 });
             }
             Ok(final_def)
@@ -326,6 +374,12 @@ impl Session {
         };
         crate::failpoint::hit("alter-after-swap");
         self.server.forget_derived_write_state(table.oid);
+        if in_block {
+            self.note_rewritten_in_block(table, &final_def, made_in_block);
+            if !made_in_block {
+                return Ok(final_def);
+            }
+        }
         for shard in &self.server.shards {
             let old = table.oid;
             shard.run(move |ctx| ctx.storage.borrow_mut().drop_table(old)).await?;

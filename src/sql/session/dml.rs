@@ -145,8 +145,10 @@ impl Session {
     ) -> DbResult<StatementResult> {
         let target = delete_target(del)?;
         let (name, rel) = single_table(target, "DELETE")?;
-        let table = self.lookup_table(&name)?;
+        // The lock before the table's name is looked up: a rewrite (ALTER
+        // TABLE) that held it meanwhile may have given the name a new table.
         let _alone = self.rewrite_lock().await;
+        let table = self.lookup_table(&name)?;
         let hit = hit_sql(del.selection.as_ref());
         let (_, batches) = self
             .rows_query("DELETE", &format!("SELECT *, {hit} FROM {rel}"), &params, param_types)
@@ -170,9 +172,10 @@ impl Session {
         param_types: &[DataType],
     ) -> DbResult<StatementResult> {
         let (name, rel) = single_table(&up.table, "UPDATE")?;
+        // As DELETE: the lock before the lookup.
+        let _alone = self.rewrite_lock().await;
         let table = self.lookup_table(&name)?;
         let values = update_values(up, &table)?;
-        let _alone = self.rewrite_lock().await;
         let hit = hit_sql(up.selection.as_ref());
         let columns = updated_columns(&table, &values, &hit).join(", ");
         let (_, batches) = self

@@ -44,6 +44,24 @@ impl Session {
         })
     }
 
+    /// 40001 unless every one of `tables` (found before the rewrite lock
+    /// was taken) is still there: an ALTER TABLE in between gives a table a
+    /// new OID, and rows written for the old one would be lost.
+    pub(super) fn check_tables_current<'a>(&self, tables: impl IntoIterator<Item = &'a TableDef>) -> DbResult<()> {
+        let catalog = self.server.catalog.snapshot();
+        let db = catalog.database(&self.database)?;
+        for t in tables {
+            if db.table_by_oid(t.oid).is_none() {
+                return Err(DbError::new(
+                    "40001",
+                    format!("table \"{}.{}\" was rewritten or dropped while this write was prepared", t.schema, t.name),
+                )
+                .with_hint("Send the write again."));
+            }
+        }
+        Ok(())
+    }
+
     /// A table ingest created inside a transaction block goes again at its
     /// ROLLBACK, as one CREATE TABLE made there does.
     pub(super) fn note_created_in_block(&mut self, table: &Arc<TableDef>) {

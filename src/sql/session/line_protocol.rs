@@ -184,6 +184,7 @@ impl Session {
         // Held before the series times rise, so that a merging writer (which
         // takes the lock alone) sees every row whose time rose before it looked.
         let shared = self.server.rewrites.clone().read_owned().await;
+        self.check_tables_current(points.iter().map(|(t, _)| &**t))?;
         if !self.advance_series_times(&points).await? {
             drop(shared);
             self.store_points_merging(points).await?;

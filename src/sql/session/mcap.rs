@@ -425,13 +425,23 @@ impl Session {
     /// `synchronous_commit` says: its kept file is unpinned when the COPY
     /// ends, and from then on only the WAL keeps a checkpoint from deleting
     /// it (`recordings::remove_unlogged`), so its records must be on disk by then.
-    async fn open_recording_write(&self, ingest: &mut RecordingIngest) {
+    /// The tables found before the lock was taken must still be there
+    /// (an ALTER TABLE in between gives a table a new OID: rows prepared
+    /// for the old one would be lost): else 40001.
+    async fn open_recording_write(&self, ingest: &mut RecordingIngest) -> DbResult<()> {
         if ingest.write.is_none() {
             let mut write = self.begin_write();
             write.rewrites = Some(self.server.rewrites.clone().read_owned().await);
             write.synchronous |= ingest.by_reference.is_some();
             ingest.write = Some(write);
+            self.check_targets_remain(ingest)?;
         }
+        Ok(())
+    }
+
+    /// 40001 when a table this ingest found was rewritten or dropped since.
+    fn check_targets_remain(&self, ingest: &RecordingIngest) -> DbResult<()> {
+        self.check_tables_current(ingest.targets.values().map(|t| &*t.table))
     }
 
     async fn ingest_mapped_file(
@@ -826,18 +836,7 @@ impl Session {
         let write = ingest.write.as_mut().ok_or_else(|| DbError::internal("MCAP write missing"))?;
         write.rewrites = Some(self.server.rewrites.clone().read_owned().await);
         let widened = widened?;
-        let catalog = self.server.catalog.snapshot();
-        let db = catalog.database(&self.database)?;
-        if let Some(gone) = ingest.targets.values().find(|t| db.table_by_oid(t.table.oid).is_none()) {
-            return Err(DbError::new(
-                "40001",
-                format!(
-                    "table \"{}.{}\" was rewritten or dropped while this recording was being stored",
-                    ingest.schema, gone.table.name
-                ),
-            )
-            .with_hint("Run the COPY again."));
-        }
+        self.check_targets_remain(ingest)?;
         Ok(widened)
     }
 
@@ -980,7 +979,7 @@ impl Session {
             }
         }
         if !ingest.in_block {
-            self.open_recording_write(ingest).await;
+            self.open_recording_write(ingest).await?;
         }
         let kept_file = ingest.by_reference.as_ref().map(|r| r.file.clone());
         for mut table_batch in batch.tables {
@@ -1142,7 +1141,7 @@ impl Session {
         recording_batch: Batch,
         topics_batch: Batch,
     ) -> DbResult<()> {
-        self.open_recording_write(ingest).await;
+        self.open_recording_write(ingest).await?;
         let mut write = ingest.write.take().ok_or_else(|| DbError::internal("MCAP write missing"))?;
         let mut added = crate::sql::unique::AddedKeys::default();
         let prepared: DbResult<()> = async {

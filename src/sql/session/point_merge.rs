@@ -28,6 +28,7 @@ impl Session {
     /// Writes the points of each table, merged with the stored ones, as one atomic write.
     pub(super) async fn store_points_merging(&mut self, points: Vec<(Arc<TableDef>, Batch)>) -> DbResult<()> {
         let _alone = self.rewrite_lock().await;
+        self.check_tables_current(points.iter().map(|(t, _)| &**t))?;
         let mut merged = Vec::with_capacity(points.len());
         for (table, rows) in points {
             merged.push(self.merge_points(table, rows).await?);
