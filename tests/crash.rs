@@ -293,8 +293,8 @@ async fn counts(client: &tokio_postgres::Client, tables: &[&str]) -> Vec<i64> {
 
 /// A transaction block that wrote several tables commits them as one write:
 /// when one of them was dropped meanwhile the COMMIT fails and no other table
-/// gets the block's rows, and a crash just before the block's Commit record
-/// leaves none of them there either.
+/// gets the block's rows (nor does its DDL stay), and a crash just before the
+/// block's Commit record leaves none of them there either.
 #[tokio::test]
 async fn a_block_writing_several_tables_commits_all_of_them_or_none() {
     let server = common::start_with_shards(1);
@@ -316,11 +316,18 @@ async fn a_block_writing_several_tables_commits_all_of_them_or_none() {
         }
         sql + extra
     };
-    a.batch_execute(&block(" INSERT INTO doomed VALUES (1);")).await.unwrap();
+    a.batch_execute(&block(
+        " INSERT INTO doomed VALUES (1); CREATE TABLE made_in_the_block (a integer); ALTER TABLE t4 RENAME TO t4_renamed;",
+    ))
+    .await
+    .unwrap();
     b.batch_execute("DROP TABLE doomed").await.unwrap();
     let failed = a.batch_execute("COMMIT").await.expect_err("a table of the block is gone");
     assert_eq!(failed.code(), Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE));
     assert_eq!(counts(&b, &tables).await, [1, 0, 0, 0], "no table got the failed block's rows");
+    // Nor does its DDL stay: the failed COMMIT rolled the block back.
+    let e = b.query("SELECT * FROM made_in_the_block", &[]).await.expect_err("the block's table went with it");
+    assert_eq!(e.code(), Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE));
     a.batch_execute(&block(" COMMIT;")).await.unwrap();
     assert_eq!(counts(&b, &tables).await, [101, 100, 100, 100]);
     drop((a, b));

@@ -738,16 +738,14 @@ impl Session {
             Statement::Commit { .. } => {
                 let failed = self.txn == TxnState::Failed;
                 if failed {
-                    self.undo_block_catalog();
-                    self.end_transaction(false);
+                    self.rollback_block().await;
                     return Ok(StatementResult::Command("ROLLBACK".into()));
                 }
                 self.commit_block().await?;
                 Ok(StatementResult::Command("COMMIT".into()))
             }
             Statement::Rollback { .. } => {
-                self.undo_block_catalog();
-                self.end_transaction(false);
+                self.rollback_block().await;
                 Ok(StatementResult::Command("ROLLBACK".into()))
             }
             Statement::Set(set) => self.set(set),
@@ -877,8 +875,7 @@ impl Session {
     /// Ends it: commits everything, or (after an error) nothing.
     pub async fn end_implicit(&mut self, commit: bool) -> DbResult<()> {
         if !commit || self.txn == TxnState::Failed {
-            self.undo_block_catalog();
-            self.end_transaction(false);
+            self.rollback_block().await;
             return Ok(());
         }
         self.commit_block().await
@@ -894,7 +891,12 @@ impl Session {
         let written = self.write_committed(committing).await;
         self.end_block_keys(keys, written.is_err());
         if written.is_err() {
-            self.restore_dropped_tables();
+            // Nothing of the block committed: its catalog changes go too.
+            self.txn_catalog_changes = changes;
+            let removed = self.undo_block_catalog();
+            for oid in removed {
+                let _ = self.release_table_storage(oid).await;
+            }
             return written;
         }
         self.finish_block_catalog(&changes).await
@@ -961,11 +963,13 @@ impl Session {
     /// A schema stays if it holds anything another session put there
     /// meanwhile; an object already gone (dropped in the block) is skipped.
     /// Then the tables it dropped come back ([`DroppingTable`]).
-    fn undo_block_catalog(&mut self) {
+    /// Returns the tables it removed (a rewrite in the block stored rows
+    /// in them: see [`Session::rollback_block`]).
+    fn undo_block_catalog(&mut self) -> Vec<TableId> {
         let created = std::mem::take(&mut self.txn_catalog_changes);
         if created.is_empty() {
             self.restore_dropped_tables();
-            return;
+            return Vec::new();
         }
         let _ = self.server.catalog.update_database(&self.database, |db| {
             forget_provisional(db, &created);
@@ -1010,6 +1014,26 @@ impl Session {
         // After the block's own tables went: a table it dropped and then
         // made again under the same name gets its name back.
         self.restore_dropped_tables();
+        created
+            .iter()
+            .filter_map(|c| match c {
+                BlockCatalogChange::TableCreated(t) => Some(t.oid),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// ROLLBACK (or a COMMIT of a failed block): the block's catalog
+    /// changes undone, the rows its rewrites stored in tables it made
+    /// released, the transaction ended.
+    async fn rollback_block(&mut self) {
+        let removed = self.undo_block_catalog();
+        self.end_transaction(false);
+        for oid in removed {
+            // Nothing else names the table: a failure leaves rows the next
+            // checkpoint discards.
+            let _ = self.release_table_storage(oid).await;
+        }
     }
 
     /// CREATE SCHEMA (42P06 if it exists, unless `if_not_exists`); inside a
