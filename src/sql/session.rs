@@ -1013,7 +1013,26 @@ impl Session {
         }
         // After the block's own tables went: a table it dropped and then
         // made again under the same name gets its name back.
+        let dropped_some = !self.txn_dropped.is_empty();
         self.restore_dropped_tables();
+        // A table the block renamed and then dropped (or rewrote) was on the
+        // dropping list at the first pass: its old name and definition now.
+        let altered: Vec<_> = created
+            .iter()
+            .rev()
+            .filter_map(|c| match c {
+                BlockCatalogChange::TableAltered { before, indexes } => Some((before, indexes)),
+                _ => None,
+            })
+            .collect();
+        if dropped_some && !altered.is_empty() {
+            let _ = self.server.catalog.update_database(&self.database, |db| {
+                for (before, indexes) in &altered {
+                    restore_altered_table(db, before, indexes);
+                }
+                Ok(())
+            });
+        }
         created
             .iter()
             .filter_map(|c| match c {
