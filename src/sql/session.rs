@@ -173,6 +173,11 @@ enum BlockCatalogChange {
     /// ALTER TABLE's catalog-only changes (renames, defaults, NOT NULL):
     /// the table and its indexes as they were before.
     TableAltered { before: Arc<TableDef>, indexes: Vec<Arc<IndexDef>> },
+    /// CREATE [OR REPLACE] FUNCTION (`previous`: the definition replaced).
+    FunctionMade { function: Arc<crate::catalog::FunctionDef>, previous: Option<Arc<crate::catalog::FunctionDef>> },
+    FunctionDropped(Arc<crate::catalog::FunctionDef>),
+    /// COMMENT ON: the comment the object had before (None: none).
+    CommentSet { key: (u32, u32, i32), previous: Option<String> },
 }
 
 impl BlockCatalogChange {
@@ -1000,6 +1005,35 @@ impl Session {
                         }
                     }
                     BlockCatalogChange::TableAltered { before, indexes } => restore_altered_table(db, before, indexes),
+                    BlockCatalogChange::FunctionMade { function, previous } => {
+                        let Some(s) = db.schemas.get_mut(&function.schema) else { continue };
+                        let Some(list) = s.functions.get_mut(&function.name) else { continue };
+                        match previous {
+                            Some(previous) => {
+                                for f in list.iter_mut().filter(|f| Arc::ptr_eq(f, function)) {
+                                    *f = previous.clone();
+                                }
+                            }
+                            None => list.retain(|f| !Arc::ptr_eq(f, function)),
+                        }
+                        if list.is_empty() {
+                            s.functions.remove(&function.name);
+                        }
+                    }
+                    BlockCatalogChange::FunctionDropped(function) => {
+                        let Some(s) = db.schemas.get_mut(&function.schema) else { continue };
+                        let list = s.functions.entry(function.name.clone()).or_default();
+                        // Unless one of the same arguments was made meanwhile.
+                        if !list.iter().any(|f| f.arg_types() == function.arg_types()) {
+                            list.push(function.clone());
+                        }
+                    }
+                    BlockCatalogChange::CommentSet { key, previous } => {
+                        match previous {
+                            Some(text) => db.comments.insert(*key, text.clone()),
+                            None => db.comments.remove(key),
+                        };
+                    }
                     // Created objects: removed above.
                     _ => {}
                 }

@@ -95,13 +95,15 @@ impl Session {
         };
         drop(binder);
         let text = comment.filter(|c| !c.is_empty()).map(str::to_string);
-        self.server.catalog.update_database(&self.database, |db| {
-            match text {
+        let previous = self.server.catalog.update_database(&self.database, |db| {
+            Ok(match text {
                 Some(t) => db.comments.insert(key, t),
                 None => db.comments.remove(&key),
-            };
-            Ok(())
+            })
         })?;
+        if self.txn != TxnState::Idle {
+            self.record_block_change(BlockCatalogChange::CommentSet { key, previous });
+        }
         Ok(StatementResult::Command("COMMENT".into()))
     }
 }

@@ -114,7 +114,7 @@ impl Session {
             .check_sql_function(&def)?;
         def.oid = self.server.catalog.allocate_oid();
         let or_replace = cf.or_replace;
-        self.server.catalog.update_database(&self.database, |db| {
+        let made = self.server.catalog.update_database(&self.database, |db| {
             let s = db
                 .schemas
                 .get_mut(&schema)
@@ -137,12 +137,19 @@ impl Session {
                     ));
                 }
                 def.oid = overloads[i].oid;
-                overloads[i] = Arc::new(def);
+                let made = Arc::new(def);
+                let previous = std::mem::replace(&mut overloads[i], made.clone());
+                Ok((made, Some(previous)))
             } else {
-                overloads.push(Arc::new(def));
+                let made = Arc::new(def);
+                overloads.push(made.clone());
+                Ok((made, None))
             }
-            Ok(())
         })?;
+        if self.txn != TxnState::Idle {
+            let (function, previous) = made;
+            self.record_block_change(BlockCatalogChange::FunctionMade { function, previous });
+        }
         Ok(StatementResult::Command("CREATE FUNCTION".into()))
     }
 
@@ -208,10 +215,12 @@ impl Session {
             }
         }
         if !doomed.is_empty() {
-            self.server.catalog.update_database(&self.database, |db| {
+            let dropped = self.server.catalog.update_database(&self.database, |db| {
+                let mut dropped = Vec::new();
                 for (schema, name, oid) in &doomed {
                     if let Some(s) = db.schemas.get_mut(schema) {
                         if let Some(list) = s.functions.get_mut(name) {
+                            dropped.extend(list.iter().filter(|f| f.oid == *oid).cloned());
                             list.retain(|f| f.oid != *oid);
                             if list.is_empty() {
                                 s.functions.remove(name);
@@ -219,8 +228,13 @@ impl Session {
                         }
                     }
                 }
-                Ok(())
+                Ok(dropped)
             })?;
+            if self.txn != TxnState::Idle {
+                for function in dropped {
+                    self.record_block_change(BlockCatalogChange::FunctionDropped(function));
+                }
+            }
         }
         Ok(StatementResult::Command("DROP FUNCTION".into()))
     }
