@@ -255,7 +255,6 @@ impl Session {
         Ok(out)
     }
 
-
     /// Rewrites `table` with `columns`, its rows computed by `SELECT select FROM table`.
     async fn rewrite_table(
         &mut self,
@@ -322,17 +321,15 @@ impl Session {
                 name: table.name.clone(),
                 ..(*new_def).clone()
             });
-            if let Some(col) = dropped {
-                s.indexes.retain(|_, idx: &mut Arc<IndexDef>| {
-                    idx.table != table.name || !index_uses_column(idx, col)
-                });
-            }
+            let on_dropped_column =
+                |idx: &IndexDef| idx.table == table.name && dropped.is_some_and(|col| index_uses_column(idx, col));
             if in_block && !made_in_block {
                 // The original leaves for the dropping list, rows and all,
                 // until COMMIT (ROLLBACK and a crash put it back); the new
-                // table is provisional, with the original's indexes and
-                // serial sequences beside it.
-                let indexes: Vec<Arc<IndexDef>> = s.indexes.values().filter(|i| i.table == table.name).cloned().collect();
+                // table is provisional, with the original's indexes (less
+                // those on a dropped column) and serial sequences beside it.
+                let indexes: Vec<Arc<IndexDef>> =
+                    s.indexes.values().filter(|i| i.table == table.name && !on_dropped_column(i)).cloned().collect();
                 let sequences: Vec<(String, Arc<Sequence>)> = s
                     .sequences
                     .iter()
@@ -348,6 +345,9 @@ impl Session {
                     .ok_or_else(|| DbError::internal(format!("schema \"{}\" vanished", table.schema)))?;
                 s.indexes.extend(indexes.into_iter().map(|i| (i.name.clone(), i)));
                 s.sequences.extend(sequences);
+            } else {
+                // Indexes on a dropped column go with it (as in PostgreSQL).
+                s.indexes.retain(|_, idx: &mut Arc<IndexDef>| !on_dropped_column(idx));
             }
             let s = db
                 .schemas
