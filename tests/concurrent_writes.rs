@@ -90,7 +90,8 @@ async fn a_key_an_open_block_inserted_stays_taken_across_another_sessions_rewrit
 /// INSERT … ON CONFLICT DO NOTHING decides which rows to skip, then adds
 /// the rest's keys: an UPDATE in between (every such INSERT pauses 400 ms
 /// after its decision here) waits for it, so the INSERT neither fails with
-/// 23505 nor stores a key twice.
+/// 23505 nor stores a key twice; another INSERT of the same key in between
+/// makes it skip that row.
 #[tokio::test]
 async fn an_update_between_on_conflicts_decision_and_its_write_waits_for_it() {
     let dir = std::env::temp_dir().join(format!("brewric-conflict-race-{}", std::process::id()));
@@ -111,6 +112,19 @@ async fn an_update_between_on_conflicts_decision_and_its_write_waits_for_it() {
     let rows: Vec<(i32, String)> =
         a.query("SELECT id, v FROM c ORDER BY id", &[]).await.unwrap().iter().map(|r| (r.get(0), r.get(1))).collect();
     assert_eq!(rows, [(1, "one".into()), (7, "seven".into())]);
+
+    // Another INSERT adds the key after the decision: the INSERT skips the
+    // row (checking again) instead of failing with 23505.
+    let skipping = tokio::spawn(async move {
+        let r = a.execute("INSERT INTO c VALUES (8, 'late') ON CONFLICT DO NOTHING", &[]).await;
+        (a, r)
+    });
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    b.execute("INSERT INTO c VALUES (8, 'first')", &[]).await.unwrap();
+    let (a, skipped) = skipping.await.unwrap();
+    assert_eq!(skipped.unwrap_or_else(|e| panic!("{}", common::describe_error(&e))), 0, "the row is skipped");
+    let v: String = a.query_one("SELECT v FROM c WHERE id = 8", &[]).await.unwrap().get(0);
+    assert_eq!(v, "first");
 }
 
 /// A block that rewrites a table (ALTER TABLE … ADD COLUMN) holds other

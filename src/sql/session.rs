@@ -2496,10 +2496,10 @@ impl Session {
         let ctx = self.query_context(params, eval_ctx);
         let mut batches = operators::collect(&plan, &ctx).await?;
         check_constraints(&table, &batches)?;
-        if let Some(arbiters) = &arbiter {
-            batches = self.skip_conflicting_rows(&table, arbiters, batches).await?;
-            crate::failpoint::pause("insert-after-conflict-check").await;
-        }
+        let keys = match &arbiter {
+            Some(arbiters) => self.add_keys_skipping_conflicts(&table, arbiters, &mut batches).await?,
+            None => self.add_unique_keys(&table, &batches).await?,
+        };
         let count: usize = batches.iter().map(|b| b.len).sum();
         let returned = match &returning {
             Some((exprs, _)) => {
@@ -2519,11 +2519,18 @@ impl Session {
                             .collect::<DbResult<Vec<_>>>()?;
                         Ok(Batch::new(cols, b.len))
                     })
-                    .collect::<DbResult<Vec<_>>>()?
+                    .collect::<DbResult<Vec<_>>>()
             }
-            None => vec![],
+            None => Ok(vec![]),
         };
-        self.write_checked_rows(&table, batches, shared).await?;
+        let returned = match returned {
+            Ok(r) => r,
+            Err(e) => {
+                keys.undo();
+                return Err(e);
+            }
+        };
+        self.write_keyed_rows(&table, batches, keys, shared).await?;
         let tag = format!("INSERT 0 {count}");
         Ok(match returning {
             Some((_, fields)) => StatementResult::Batches {
@@ -2593,6 +2600,48 @@ impl Session {
         shared: Option<tokio::sync::OwnedRwLockReadGuard<()>>,
     ) -> DbResult<()> {
         let keys = self.add_unique_keys(table, &batches).await?;
+        self.write_keyed_rows(table, batches, keys, shared).await
+    }
+
+    /// INSERT … ON CONFLICT DO NOTHING: drops the rows whose key an
+    /// `arbiters` index holds, then adds the rest's keys. Another INSERT may
+    /// add one of those keys in between: the check then runs again (a few
+    /// times) instead of failing with 23505, unless it drops nothing more
+    /// (the duplicate is in an index that is not an arbiter).
+    async fn add_keys_skipping_conflicts(
+        &mut self,
+        table: &TableDef,
+        arbiters: &[crate::sql::unique::UniqueKey],
+        batches: &mut Vec<Batch>,
+    ) -> DbResult<crate::sql::unique::AddedKeys> {
+        let rows = |b: &[Batch]| b.iter().map(|b| b.len).sum::<usize>();
+        *batches = self.skip_conflicting_rows(table, arbiters, std::mem::take(batches)).await?;
+        crate::failpoint::pause("insert-after-conflict-check").await;
+        let mut attempts = 0;
+        loop {
+            match self.add_unique_keys(table, batches).await {
+                Err(e) if e.code == sqlstate::UNIQUE_VIOLATION && attempts < 3 => {
+                    attempts += 1;
+                    let before = rows(batches);
+                    *batches = self.skip_conflicting_rows(table, arbiters, std::mem::take(batches)).await?;
+                    if rows(batches) == before {
+                        return Err(e);
+                    }
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Writes rows whose unique keys were added (`keys`), taking the keys
+    /// out again if the write fails.
+    async fn write_keyed_rows(
+        &mut self,
+        table: &TableDef,
+        batches: Vec<Batch>,
+        keys: crate::sql::unique::AddedKeys,
+        shared: Option<tokio::sync::OwnedRwLockReadGuard<()>>,
+    ) -> DbResult<()> {
         crate::failpoint::pause("insert-after-unique-check").await;
         let written = match shared {
             Some(_held) => self.append_to_shards_holding_rewrites(table.oid, batches).await,
