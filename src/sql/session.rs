@@ -661,6 +661,7 @@ impl Session {
                 if_not_exists,
                 ..
             } => {
+                self.refuse_in_block("CREATE DATABASE")?;
                 let name = object_name_parts(db_name).join(".");
                 match self.server.catalog.create_database(&name) {
                     Err(e) if *if_not_exists && e.code == sqlstate::DUPLICATE_DATABASE => {}
@@ -1546,6 +1547,7 @@ impl Session {
                 Ok(StatementResult::Command("DROP SCHEMA".into()))
             }
             ast::ObjectType::Database => {
+                self.refuse_in_block("DROP DATABASE")?;
                 for n in names {
                     let name = object_name_parts(n).join(".");
                     if name == self.database {
@@ -1569,6 +1571,18 @@ impl Session {
             other => Err(DbError::unsupported(format!(
                 "DROP {other} is not supported yet"
             ))),
+        }
+    }
+
+    /// 25001 for a statement PostgreSQL never runs inside a transaction
+    /// block (it could not be undone).
+    fn refuse_in_block(&self, statement: &str) -> DbResult<()> {
+        match self.txn {
+            TxnState::Idle => Ok(()),
+            _ => Err(DbError::new(
+                sqlstate::ACTIVE_SQL_TRANSACTION,
+                format!("{statement} cannot run inside a transaction block"),
+            )),
         }
     }
 
