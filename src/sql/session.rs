@@ -178,6 +178,10 @@ enum BlockCatalogChange {
     FunctionDropped(Arc<crate::catalog::FunctionDef>),
     /// COMMENT ON: the comment the object had before (None: none).
     CommentSet { key: (u32, u32, i32), previous: Option<String> },
+    /// DROP SCHEMA: ROLLBACK makes it again (same OID) with its functions,
+    /// and the views no kept table brought back (its tables come back from
+    /// the dropping list, with the other views).
+    SchemaDropped { name: String, oid: u32, functions: Vec<Arc<crate::catalog::FunctionDef>>, views: Vec<Arc<ViewDef>> },
 }
 
 impl BlockCatalogChange {
@@ -1029,6 +1033,24 @@ impl Session {
                             list.push(function.clone());
                         }
                     }
+                    BlockCatalogChange::SchemaDropped { name, oid, functions, views } => {
+                        let s = db
+                            .schemas
+                            .entry(name.clone())
+                            .or_insert_with(|| Schema { oid: *oid, name: name.clone(), ..Default::default() });
+                        for f in functions {
+                            let list = s.functions.entry(f.name.clone()).or_default();
+                            if !list.iter().any(|g| g.arg_types() == f.arg_types()) {
+                                list.push(f.clone());
+                            }
+                        }
+                        for v in views {
+                            let Some(vs) = db.schemas.get_mut(&v.schema) else { continue };
+                            if vs.relation_kind(&v.name).is_none() {
+                                vs.views.insert(v.name.clone(), v.clone());
+                            }
+                        }
+                    }
                     BlockCatalogChange::CommentSet { key, previous } => {
                         match previous {
                             Some(text) => db.comments.insert(*key, text.clone()),
@@ -1703,6 +1725,7 @@ impl Session {
                 }
             }
             let mut kept = Vec::new();
+            let mut undo = None;
             if in_block {
                 // The schema's own views and those outside it over its
                 // relations come back with its first kept table.
@@ -1712,11 +1735,18 @@ impl Session {
                         kept.push(table.oid);
                     }
                 }
+                let schema = &db.schemas[name];
+                undo = Some(BlockCatalogChange::SchemaDropped {
+                    name: name.to_string(),
+                    oid: schema.oid,
+                    functions: schema.functions.values().flatten().cloned().collect(),
+                    views,
+                });
             }
             db.schemas.remove(name);
-            Ok(Some((tables, kept, objects.into_iter().map(|(what, _)| what).collect::<Vec<_>>())))
+            Ok(Some((tables, kept, objects.into_iter().map(|(what, _)| what).collect::<Vec<_>>(), undo)))
         })?;
-        let Some((tables, kept, objects)) = dropped else {
+        let Some((tables, kept, objects, undo)) = dropped else {
             self.notice(
                 sqlstate::SUCCESSFUL_COMPLETION,
                 format!("schema \"{name}\" does not exist, skipping"),
@@ -1724,6 +1754,9 @@ impl Session {
             return Ok(());
         };
         self.cascade_notices(&objects);
+        if let Some(undo) = undo {
+            self.record_block_change(undo);
+        }
         for oid in tables {
             if kept.contains(&oid) {
                 self.txn_dropped.push(oid);
