@@ -904,9 +904,7 @@ impl Session {
             // Nothing of the block committed: its catalog changes go too.
             self.txn_catalog_changes = changes;
             let removed = self.undo_block_catalog();
-            for oid in removed {
-                let _ = self.release_table_storage(oid).await;
-            }
+            self.release_rolled_back(removed).await;
             return written;
         }
         self.finish_block_catalog(&changes).await
@@ -1105,7 +1103,12 @@ impl Session {
     async fn rollback_block(&mut self) {
         let removed = self.undo_block_catalog();
         self.end_transaction(false);
-        for oid in removed {
+        self.release_rolled_back(removed).await;
+    }
+
+    /// The storage of tables a rolled-back block made (see `rollback_block`).
+    async fn release_rolled_back(&self, tables: Vec<TableId>) {
+        for oid in tables {
             // Nothing else names the table: a failure leaves rows the next
             // checkpoint discards.
             let _ = self.release_table_storage(oid).await;
@@ -2529,10 +2532,7 @@ impl Session {
         // table holds the lock alone until it ends, and the INSERT then finds
         // the table as that block left it (and no rewrite can come between
         // its unique-key check and its write).
-        let shared = match self.txn {
-            TxnState::Idle => Some(self.server.rewrites.clone().read_owned().await),
-            _ => None,
-        };
+        let shared = self.autocommit_write_lock().await;
         let eval_ctx = self.eval_context();
         let (table, plan, returning, arbiter) = {
             let catalog = self.server.catalog.snapshot();
@@ -2597,10 +2597,7 @@ impl Session {
         }
         let header = crate::sql::fast_insert::parse_header(sql)?;
         // As `insert`: the lock before the table's name is looked up.
-        let shared = match self.txn {
-            TxnState::Idle => Some(self.server.rewrites.clone().read_owned().await),
-            _ => None,
-        };
+        let shared = self.autocommit_write_lock().await;
         let name = sqlparser::ast::ObjectName::from(
             header
                 .table
@@ -3016,8 +3013,17 @@ impl Session {
         }
     }
 
+    /// Outside a block, the rewrite lock (shared) a write holds from before
+    /// it looks its table up to its end (see `insert`); None in a block.
+    async fn autocommit_write_lock(&self) -> Option<tokio::sync::OwnedRwLockReadGuard<()>> {
+        match self.txn {
+            TxnState::Idle => Some(self.server.rewrites.clone().read_owned().await),
+            _ => None,
+        }
+    }
+
     /// A write holding the rewrite lock (shared) until it ends.
-    async fn begin_locked_write(&self) -> ShardWrite {
+    pub(super) async fn begin_locked_write(&self) -> ShardWrite {
         let mut write = self.begin_write();
         write.rewrites = Some(self.server.rewrites.clone().read_owned().await);
         write

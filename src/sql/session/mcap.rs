@@ -430,8 +430,7 @@ impl Session {
     /// for the old one would be lost): else 40001.
     async fn open_recording_write(&self, ingest: &mut RecordingIngest) -> DbResult<()> {
         if ingest.write.is_none() {
-            let mut write = self.begin_write();
-            write.rewrites = Some(self.server.rewrites.clone().read_owned().await);
+            let mut write = self.begin_locked_write().await;
             write.synchronous |= ingest.by_reference.is_some();
             ingest.write = Some(write);
             self.check_targets_remain(ingest)?;
