@@ -532,3 +532,31 @@ async fn same_point_written_again_merges_its_fields() {
         "1|4|1,9|1|NULL"
     );
 }
+
+/// A write cut short by a crash after it created its schema and tables but
+/// before its Commit record (failpoint `commit-before-commit-record`) leaves
+/// neither behind once the server is back; a measurement table that already
+/// held rows stays with them.
+#[tokio::test]
+async fn a_write_cut_short_by_a_crash_leaves_no_table_it_created() {
+    let server = common::start_with_shards(1);
+    if server.is_external() {
+        return;
+    }
+    let client = server.connect(common::DEFAULT_DB).await;
+    copy_lp(&client, "lp_crash", "", b"cpu,host=a usage=1 1\n").await.unwrap();
+    drop(client);
+    let server = common::start_configured(server.kill9(), 1, &[], &[("BREWRIC_FAILPOINT", "commit-before-commit-record")]);
+    let client = server.connect(common::DEFAULT_DB).await;
+    copy_lp(&client, "lp_crash", "", b"cpu,host=b usage=2 2\nmem,host=b used=3 2\n").await.expect_err("the failpoint stops the server");
+    drop(client);
+    let server = common::start_configured(server.kill9(), 1, &[], &[("BREWRIC_FAILPOINT", "commit-before-commit-record")]);
+    let client = server.connect(common::DEFAULT_DB).await;
+    copy_lp(&client, "lp_fresh", "", b"disk,host=c free=4 3\n").await.expect_err("the failpoint stops the server");
+    drop(client);
+    let server = common::start_in(server.kill9(), 1);
+    let client = server.connect(common::DEFAULT_DB).await;
+    assert_eq!(joined(&rows(&client, "SELECT host, usage FROM lp_crash.cpu").await), "a|1", "the table that held rows stays");
+    assert!(joined(&rows(&client, "SELECT count(*) FROM lp_crash.mem").await).contains("does not exist"));
+    assert_eq!(joined(&rows(&client, "SELECT count(*) FROM pg_namespace WHERE nspname = 'lp_fresh'").await), "0");
+}

@@ -197,6 +197,85 @@ impl BlockCatalogChange {
         };
         Some(ProvisionalObject { kind, schema: schema.clone(), name: name.clone(), oid })
     }
+
+    /// ROLLBACK of this change, except for created objects (removed through
+    /// `provisional`).
+    fn undo(&self, db: &mut crate::catalog::Database) {
+        match self {
+            BlockCatalogChange::ViewMade { view, previous: Some(previous) } => {
+                let Some(s) = db.schemas.get_mut(&view.schema) else { return };
+                if s.views.get(&view.name).is_some_and(|v| Arc::ptr_eq(v, view)) {
+                    s.views.insert(view.name.clone(), previous.clone());
+                }
+            }
+            BlockCatalogChange::ViewDropped(view) => {
+                if let Some(s) = db.schemas.get_mut(&view.schema) {
+                    if s.relation_kind(&view.name).is_none() {
+                        s.views.insert(view.name.clone(), view.clone());
+                    }
+                }
+            }
+            BlockCatalogChange::IndexDropped { schema, index } => {
+                if let Some(s) = db.schemas.get_mut(schema) {
+                    if s.tables.contains_key(&index.table) && s.relation_kind(&index.name).is_none() {
+                        s.indexes.insert(index.name.clone(), index.clone());
+                    }
+                }
+            }
+            BlockCatalogChange::TableAltered { before, indexes } => restore_altered_table(db, before, indexes),
+            BlockCatalogChange::FunctionMade { function, previous } => {
+                let Some(s) = db.schemas.get_mut(&function.schema) else { return };
+                let Some(list) = s.functions.get_mut(&function.name) else { return };
+                match previous {
+                    Some(previous) => {
+                        for f in list.iter_mut().filter(|f| Arc::ptr_eq(f, function)) {
+                            *f = previous.clone();
+                        }
+                    }
+                    None => list.retain(|f| !Arc::ptr_eq(f, function)),
+                }
+                if list.is_empty() {
+                    s.functions.remove(&function.name);
+                }
+            }
+            BlockCatalogChange::FunctionDropped(function) => {
+                let Some(s) = db.schemas.get_mut(&function.schema) else { return };
+                put_back_function(s, function);
+            }
+            BlockCatalogChange::SchemaDropped { name, oid, functions, views } => {
+                let s = db
+                    .schemas
+                    .entry(name.clone())
+                    .or_insert_with(|| Schema { oid: *oid, name: name.clone(), ..Default::default() });
+                for f in functions {
+                    put_back_function(s, f);
+                }
+                for v in views {
+                    let Some(vs) = db.schemas.get_mut(&v.schema) else { return };
+                    if vs.relation_kind(&v.name).is_none() {
+                        vs.views.insert(v.name.clone(), v.clone());
+                    }
+                }
+            }
+            BlockCatalogChange::CommentSet { key, previous } => {
+                match previous {
+                    Some(text) => db.comments.insert(*key, text.clone()),
+                    None => db.comments.remove(key),
+                };
+            }
+            // Created objects: `remove_provisional` (see `provisional`).
+            _ => {}
+        }
+    }
+}
+
+/// A function a block dropped, back in schema `s` unless one of the same
+/// arguments was made meanwhile.
+fn put_back_function(s: &mut Schema, function: &Arc<crate::catalog::FunctionDef>) {
+    let list = s.functions.entry(function.name.clone()).or_default();
+    if !list.iter().any(|f| f.arg_types() == function.arg_types()) {
+        list.push(function.clone());
+    }
 }
 
 /// ROLLBACK of an ALTER TABLE's catalog-only change: the table (found by
@@ -986,78 +1065,7 @@ impl Session {
                     db.remove_provisional(&p);
                     continue;
                 }
-                match object {
-                    BlockCatalogChange::ViewMade { view, previous: Some(previous) } => {
-                        let Some(s) = db.schemas.get_mut(&view.schema) else { continue };
-                        if s.views.get(&view.name).is_some_and(|v| Arc::ptr_eq(v, view)) {
-                            s.views.insert(view.name.clone(), previous.clone());
-                        }
-                    }
-                    BlockCatalogChange::ViewDropped(view) => {
-                        if let Some(s) = db.schemas.get_mut(&view.schema) {
-                            if s.relation_kind(&view.name).is_none() {
-                                s.views.insert(view.name.clone(), view.clone());
-                            }
-                        }
-                    }
-                    BlockCatalogChange::IndexDropped { schema, index } => {
-                        if let Some(s) = db.schemas.get_mut(schema) {
-                            if s.tables.contains_key(&index.table) && s.relation_kind(&index.name).is_none() {
-                                s.indexes.insert(index.name.clone(), index.clone());
-                            }
-                        }
-                    }
-                    BlockCatalogChange::TableAltered { before, indexes } => restore_altered_table(db, before, indexes),
-                    BlockCatalogChange::FunctionMade { function, previous } => {
-                        let Some(s) = db.schemas.get_mut(&function.schema) else { continue };
-                        let Some(list) = s.functions.get_mut(&function.name) else { continue };
-                        match previous {
-                            Some(previous) => {
-                                for f in list.iter_mut().filter(|f| Arc::ptr_eq(f, function)) {
-                                    *f = previous.clone();
-                                }
-                            }
-                            None => list.retain(|f| !Arc::ptr_eq(f, function)),
-                        }
-                        if list.is_empty() {
-                            s.functions.remove(&function.name);
-                        }
-                    }
-                    BlockCatalogChange::FunctionDropped(function) => {
-                        let Some(s) = db.schemas.get_mut(&function.schema) else { continue };
-                        let list = s.functions.entry(function.name.clone()).or_default();
-                        // Unless one of the same arguments was made meanwhile.
-                        if !list.iter().any(|f| f.arg_types() == function.arg_types()) {
-                            list.push(function.clone());
-                        }
-                    }
-                    BlockCatalogChange::SchemaDropped { name, oid, functions, views } => {
-                        let s = db
-                            .schemas
-                            .entry(name.clone())
-                            .or_insert_with(|| Schema { oid: *oid, name: name.clone(), ..Default::default() });
-                        for f in functions {
-                            let list = s.functions.entry(f.name.clone()).or_default();
-                            if !list.iter().any(|g| g.arg_types() == f.arg_types()) {
-                                list.push(f.clone());
-                            }
-                        }
-                        for v in views {
-                            let Some(vs) = db.schemas.get_mut(&v.schema) else { continue };
-                            if vs.relation_kind(&v.name).is_none() {
-                                vs.views.insert(v.name.clone(), v.clone());
-                            }
-                        }
-                    }
-                    BlockCatalogChange::CommentSet { key, previous } => {
-                        match previous {
-                            Some(text) => db.comments.insert(*key, text.clone()),
-                            None => db.comments.remove(key),
-                        };
-                    }
-                    // Created objects: removed above.
-                    _ => {}
-                }
+                object.undo(db);
             }
             Ok(())
         });

@@ -5,6 +5,7 @@
 //! Must not: decide names or types, or write rows.
 
 use super::*;
+use crate::catalog::{IngestCreated, ProvisionalKind, ProvisionalObject};
 
 impl Session {
     /// Creates `def` in its schema; when a table of that name exists (made
@@ -22,10 +23,10 @@ impl Session {
                     let t = Arc::new(def);
                     s.tables.insert(t.name.clone(), t.clone());
                     if let Some(ingest) = unfinished_ingest {
-                        db.ingest_created.push(crate::catalog::IngestCreated {
+                        db.ingest_created.push(IngestCreated {
                             ingest,
-                            object: crate::catalog::ProvisionalObject {
-                                kind: crate::catalog::ProvisionalKind::Table,
+                            object: ProvisionalObject {
+                                kind: ProvisionalKind::Table,
                                 schema: t.schema.clone(),
                                 name: t.name.clone(),
                                 oid: t.oid,
@@ -60,6 +61,46 @@ impl Session {
             }
         }
         Ok(())
+    }
+
+    /// Lists `made` (objects of `schema` the ingest just created, found by
+    /// name) in the catalog as `ingest`'s, in one change. True when listed.
+    pub(super) fn list_ingest_created(&self, ingest: u32, schema: &str, made: &[(ProvisionalKind, &str)]) -> bool {
+        if made.is_empty() {
+            return false;
+        }
+        // A failed save leaves them off the list: a crash during the ingest
+        // then keeps them (empty), as before the list existed.
+        self.server
+            .catalog
+            .update_database(&self.database, |db| {
+                let Some(s) = db.schemas.get(schema) else { return Ok(false) };
+                let objects: Vec<ProvisionalObject> = made
+                    .iter()
+                    .filter_map(|&(kind, name)| {
+                        let oid = match kind {
+                            ProvisionalKind::Schema => Some(s.oid),
+                            ProvisionalKind::Table => s.tables.get(name).map(|t| t.oid),
+                            ProvisionalKind::View => s.views.get(name).map(|v| v.oid),
+                            ProvisionalKind::Index => None,
+                        }?;
+                        Some(ProvisionalObject { kind, schema: schema.to_string(), name: name.to_string(), oid })
+                    })
+                    .collect();
+                db.ingest_created.extend(objects.into_iter().map(|object| IngestCreated { ingest, object }));
+                Ok(true)
+            })
+            .unwrap_or(false)
+    }
+
+    /// Ingest `id` has ended: what it created is no longer listed as an
+    /// unfinished ingest's. A failed save leaves them listed: the next start
+    /// removes only those of them that are empty.
+    pub(super) fn forget_unfinished_ingest(&self, id: u32) {
+        let _ = self.server.catalog.update_database(&self.database, |db| {
+            db.ingest_created.retain(|c| c.ingest != id);
+            Ok(())
+        });
     }
 
     /// A table ingest created inside a transaction block goes again at its

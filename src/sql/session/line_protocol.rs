@@ -156,16 +156,41 @@ impl Session {
     }
 
     /// Writes parsed measurements into `schema`'s tables (creating the schema,
-    /// tables and columns they need), all rows in one atomic write. Returns the row count.
+    /// tables and columns they need), all rows in one atomic write. Returns the
+    /// row count. Outside a block, what it creates is listed as an unfinished
+    /// ingest's until the write ends (`catalog::IngestCreated`): a crash in
+    /// between leaves no empty table behind.
     pub async fn store_line_protocol(&mut self, schema: &str, batches: Vec<MeasurementBatch>) -> DbResult<u64> {
         let batches: Vec<MeasurementBatch> = batches.into_iter().filter(|b| b.rows > 0).collect();
         if batches.is_empty() {
             return Ok(0);
         }
+        let unfinished = (self.txn == TxnState::Idle).then(|| self.server.catalog.allocate_oid());
+        let mut listed = false;
+        let stored = self.store_measurements(schema, batches, unfinished, &mut listed).await;
+        if let Some(id) = unfinished.filter(|_| listed) {
+            self.forget_unfinished_ingest(id);
+        }
+        stored
+    }
+
+    async fn store_measurements(
+        &mut self,
+        schema: &str,
+        batches: Vec<MeasurementBatch>,
+        unfinished: Option<u32>,
+        listed: &mut bool,
+    ) -> DbResult<u64> {
+        let schema_existed = self.server.catalog.snapshot().database(&self.database)?.schemas.contains_key(schema);
         self.create_schema_if_absent(schema)?;
+        if let Some(id) = unfinished.filter(|_| !schema_existed) {
+            *listed |= self.list_ingest_created(id, schema, &[(crate::catalog::ProvisionalKind::Schema, schema)]);
+        }
         let mut tables = Vec::with_capacity(batches.len());
         for b in &batches {
-            tables.push(self.ensure_measurement_table(schema, b).await?);
+            let (table, created) = self.ensure_measurement_table(schema, b, unfinished).await?;
+            *listed |= created && unfinished.is_some();
+            tables.push(table);
         }
         let mut rows = 0u64;
         let mut points = Vec::with_capacity(batches.len());
@@ -255,7 +280,13 @@ impl Session {
     }
 
     /// The table of a measurement, created or widened to hold every tag and field of `batch`.
-    async fn ensure_measurement_table(&mut self, schema: &str, batch: &MeasurementBatch) -> DbResult<Arc<TableDef>> {
+    /// Also whether it created the table (listed for `unfinished`).
+    async fn ensure_measurement_table(
+        &mut self,
+        schema: &str,
+        batch: &MeasurementBatch,
+        unfinished: Option<u32>,
+    ) -> DbResult<(Arc<TableDef>, bool)> {
         let wanted: Vec<(&str, DataType)> = batch
             .tags
             .iter()
@@ -269,6 +300,7 @@ impl Session {
             .database(&self.database)?
             .table(schema, &batch.name)
             .cloned();
+        let mut created = false;
         let table = match existing {
             Some(t) => t,
             None => {
@@ -285,8 +317,9 @@ impl Session {
                     columns,
                     time_column: Some(0),
                     frame_files: Vec::new(),
-                }, None)?;
+                }, unfinished)?;
                 if table.oid == oid {
+                    created = true;
                     self.note_created_in_block(&table);
                 }
                 table
@@ -309,11 +342,11 @@ impl Session {
             .filter(|(n, _)| table.column_index(n).is_none())
             .collect();
         if missing.is_empty() {
-            return self.mark_series_tags(schema, table, batch).await;
+            return Ok((self.mark_series_tags(schema, table, batch).await?, created));
         }
         let missing: Vec<(&str, DataType)> = missing.into_iter().copied().collect();
         let widened = self.add_ingest_columns(schema, &batch.name, &missing).await?;
-        self.mark_series_tags(schema, widened, batch).await
+        Ok((self.mark_series_tags(schema, widened, batch).await?, created))
     }
 
     /// Marks the columns `batch` writes tags into as the table's series tags

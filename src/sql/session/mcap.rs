@@ -29,7 +29,7 @@ use crate::exec::vector::ColumnData;
 use crate::storage::recordings::{RecordingRef, RecordingTarget};
 use crate::server::copy_progress::{CopyCommand, CopyIoType, CopyProgressCounter, CopyProgressGuard};
 use crate::server::ingest_targets::TableClaims;
-use crate::catalog::{IngestCreated, ProvisionalKind, ProvisionalObject};
+use crate::catalog::ProvisionalKind;
 use crate::ingest::mcap::{
     BlobRef, TableBatch, ChannelPlan, Channels, ChunkBuffer, ColumnRole, DecodeOptions, Decoder, IndexedFile, McapError, McapStream,
     MetadataRecord, ReaderOptions, Record, TableLayout, TopicBatch,
@@ -755,46 +755,12 @@ impl Session {
         Ok(())
     }
 
-    /// Lists `made` (objects of `schema` the ingest just created, found by
-    /// name) in the catalog as `ingest`'s, in one change. True when listed.
-    fn list_ingest_created(&self, ingest: u32, schema: &str, made: &[(ProvisionalKind, &str)]) -> bool {
-        if made.is_empty() {
-            return false;
-        }
-        // A failed save leaves them off the list: a crash during the ingest
-        // then keeps them (empty), as before the list existed.
-        self.server
-            .catalog
-            .update_database(&self.database, |db| {
-                let Some(s) = db.schemas.get(schema) else { return Ok(false) };
-                let objects: Vec<ProvisionalObject> = made
-                    .iter()
-                    .filter_map(|&(kind, name)| {
-                        let oid = match kind {
-                            ProvisionalKind::Schema => Some(s.oid),
-                            ProvisionalKind::Table => s.tables.get(name).map(|t| t.oid),
-                            ProvisionalKind::View => s.views.get(name).map(|v| v.oid),
-                            ProvisionalKind::Index => None,
-                        }?;
-                        Some(ProvisionalObject { kind, schema: schema.to_string(), name: name.to_string(), oid })
-                    })
-                    .collect();
-                db.ingest_created.extend(objects.into_iter().map(|object| IngestCreated { ingest, object }));
-                Ok(true)
-            })
-            .unwrap_or(false)
-    }
-
     /// The ingest has ended (committed, or failed and removed what it
     /// could): what it created is no longer listed as an unfinished ingest's.
     fn forget_ingest_created(&self, ingest: &mut RecordingIngest) {
-        let Some(id) = ingest.unfinished.filter(|_| ingest.listed) else { return };
-        // A failed save leaves them listed: the next start removes only
-        // those of them that are empty.
-        let _ = self.server.catalog.update_database(&self.database, |db| {
-            db.ingest_created.retain(|c| c.ingest != id);
-            Ok(())
-        });
+        if let Some(id) = ingest.unfinished.filter(|_| ingest.listed) {
+            self.forget_unfinished_ingest(id);
+        }
         ingest.listed = false;
     }
 
