@@ -165,32 +165,27 @@ impl Session {
         if batches.is_empty() {
             return Ok(0);
         }
-        let unfinished = (self.txn == TxnState::Idle).then(|| self.server.catalog.allocate_oid());
-        let mut listed = false;
-        let stored = self.store_measurements(schema, batches, unfinished, &mut listed).await;
-        if let Some(id) = unfinished.filter(|_| listed) {
+        // The listing's id, taken only when something is created (writes
+        // come many a second; OIDs must last).
+        let mut listing = None;
+        let stored = self.store_measurements(schema, batches, &mut listing).await;
+        if let Some(id) = listing {
             self.forget_unfinished_ingest(id);
         }
         stored
     }
 
-    async fn store_measurements(
-        &mut self,
-        schema: &str,
-        batches: Vec<MeasurementBatch>,
-        unfinished: Option<u32>,
-        listed: &mut bool,
-    ) -> DbResult<u64> {
+    async fn store_measurements(&mut self, schema: &str, batches: Vec<MeasurementBatch>, listing: &mut Option<u32>) -> DbResult<u64> {
+        let outside_block = self.txn == TxnState::Idle;
         let schema_existed = self.server.catalog.snapshot().database(&self.database)?.schemas.contains_key(schema);
         self.create_schema_if_absent(schema)?;
-        if let Some(id) = unfinished.filter(|_| !schema_existed) {
-            *listed |= self.list_ingest_created(id, schema, &[(crate::catalog::ProvisionalKind::Schema, schema)]);
+        if outside_block && !schema_existed {
+            let id = *listing.get_or_insert_with(|| self.server.catalog.allocate_oid());
+            self.list_ingest_created(id, schema, &[(crate::catalog::ProvisionalKind::Schema, schema)]);
         }
         let mut tables = Vec::with_capacity(batches.len());
         for b in &batches {
-            let (table, created) = self.ensure_measurement_table(schema, b, unfinished).await?;
-            *listed |= created && unfinished.is_some();
-            tables.push(table);
+            tables.push(self.ensure_measurement_table(schema, b, outside_block.then_some(&mut *listing)).await?);
         }
         let mut rows = 0u64;
         let mut points = Vec::with_capacity(batches.len());
@@ -280,13 +275,14 @@ impl Session {
     }
 
     /// The table of a measurement, created or widened to hold every tag and field of `batch`.
-    /// Also whether it created the table (listed for `unfinished`).
+    /// A table it creates outside a block is listed as the write's
+    /// (`listing`, its id taken then).
     async fn ensure_measurement_table(
         &mut self,
         schema: &str,
         batch: &MeasurementBatch,
-        unfinished: Option<u32>,
-    ) -> DbResult<(Arc<TableDef>, bool)> {
+        listing: Option<&mut Option<u32>>,
+    ) -> DbResult<Arc<TableDef>> {
         let wanted: Vec<(&str, DataType)> = batch
             .tags
             .iter()
@@ -300,7 +296,6 @@ impl Session {
             .database(&self.database)?
             .table(schema, &batch.name)
             .cloned();
-        let mut created = false;
         let table = match existing {
             Some(t) => t,
             None => {
@@ -310,6 +305,7 @@ impl Session {
                 for c in columns.iter_mut().skip(1).take(batch.tags.len()) {
                     c.series_tag = true;
                 }
+                let listed = listing.map(|id| *id.get_or_insert_with(|| self.server.catalog.allocate_oid()));
                 let table = self.create_ingest_table(TableDef {
                     oid,
                     name: batch.name.clone(),
@@ -317,9 +313,8 @@ impl Session {
                     columns,
                     time_column: Some(0),
                     frame_files: Vec::new(),
-                }, unfinished)?;
+                }, listed)?;
                 if table.oid == oid {
-                    created = true;
                     self.note_created_in_block(&table);
                 }
                 table
@@ -342,11 +337,11 @@ impl Session {
             .filter(|(n, _)| table.column_index(n).is_none())
             .collect();
         if missing.is_empty() {
-            return Ok((self.mark_series_tags(schema, table, batch).await?, created));
+            return self.mark_series_tags(schema, table, batch).await;
         }
         let missing: Vec<(&str, DataType)> = missing.into_iter().copied().collect();
         let widened = self.add_ingest_columns(schema, &batch.name, &missing).await?;
-        Ok((self.mark_series_tags(schema, widened, batch).await?, created))
+        self.mark_series_tags(schema, widened, batch).await
     }
 
     /// Marks the columns `batch` writes tags into as the table's series tags
