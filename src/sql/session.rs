@@ -1025,10 +1025,7 @@ impl Session {
                 let rows = pending.remove(table).unwrap_or_default();
                 // Dropped in the block after its rewrite: nothing to replace.
                 let Some(def) = db.table_by_oid(*table) else { continue };
-                // The key sets are rebuilt from the new rows at the next write.
-                self.server.forget_derived_write_state(*table);
-                self.prepare_truncate(&mut write, *table).await?;
-                self.prepare_rows(&mut write, *table, &def.column_types(), rows).await?;
+                self.prepare_replacement(&mut write, def, rows).await?;
             }
             for (table, batches) in pending {
                 let def = db.table_by_oid(table).ok_or_else(|| {
@@ -1770,9 +1767,7 @@ impl Session {
         }
         for oid in tables {
             if kept.contains(&oid) {
-                self.txn_dropped.push(oid);
-                self.pending.borrow_mut().remove(&oid);
-                self.txn_replaced.borrow_mut().remove(&oid);
+                self.keep_dropped_until_commit(oid);
             } else {
                 self.release_table_storage(oid).await?;
             }
@@ -1821,11 +1816,16 @@ impl Session {
             Ok(views)
         })?;
         self.cascade_view_notices(&dropped_views);
-        self.txn_dropped.push(table.oid);
-        // The block's own rows of it go with it.
-        self.pending.borrow_mut().remove(&table.oid);
-        self.txn_replaced.borrow_mut().remove(&table.oid);
+        self.keep_dropped_until_commit(table.oid);
         Ok(())
+    }
+
+    /// A table the block moved onto the dropping list: COMMIT releases it,
+    /// ROLLBACK puts it back. The block's own rows of it go with it.
+    fn keep_dropped_until_commit(&mut self, table: TableId) {
+        self.txn_dropped.push(table);
+        self.pending.borrow_mut().remove(&table);
+        self.txn_replaced.borrow_mut().remove(&table);
     }
 
     /// An ALTER TABLE rewrite inside the block (the catalog side is done:
@@ -1838,7 +1838,7 @@ impl Session {
             self.txn_catalog_changes
                 .retain(|c| !matches!(c, BlockCatalogChange::TableCreated(t) if t.oid == old.oid));
         } else {
-            self.txn_dropped.push(old.oid);
+            self.keep_dropped_until_commit(old.oid);
         }
         // Listed provisional by the rewrite's own catalog change already.
         self.txn_catalog_changes.push(BlockCatalogChange::TableCreated(new.clone()));
@@ -2973,11 +2973,8 @@ impl Session {
                 b
             };
             check_constraints(&copy.table, std::slice::from_ref(&b))?;
-            // The write (and with it the shared rewrite lock) opens before
-            // the first keys are checked (see `write_checked_rows`).
-            if self.txn == TxnState::Idle {
-                self.open_copy_write(copy).await;
-            }
+            // Outside a block the COPY holds the rewrite lock (shared) from
+            // its start (its write opened then; see `insert`).
             let keys = self.add_unique_keys(&copy.table, std::slice::from_ref(&b)).await?;
             copy.unique_keys.extend(keys);
             crate::failpoint::pause("insert-after-unique-check").await;
@@ -3007,18 +3004,9 @@ impl Session {
             return Ok(());
         }
         let types = copy.table.column_types();
-        self.open_copy_write(copy).await;
         let write = copy.write.as_mut().ok_or_else(|| DbError::internal("COPY without a write"))?;
         self.prepare_rows(write, copy.table.oid, &types, batches)
             .await
-    }
-
-    /// An autocommit COPY's one write, holding the rewrite lock (shared)
-    /// until it ends.
-    async fn open_copy_write(&self, copy: &mut TableCopy) {
-        if copy.write.is_none() {
-            copy.write = Some(self.begin_locked_write().await);
-        }
     }
 
     /// Outside a block, the rewrite lock (shared) a write holds from before
@@ -3763,7 +3751,6 @@ fn schema_contents(schema: &crate::catalog::Schema) -> Vec<(&'static str, String
     out.sort_by_key(|o| o.2);
     out
 }
-
 
 /// Removes `table`'s catalog entry and its indexes, if the entry under its
 /// name is still that table (same oid: it was not dropped and made again

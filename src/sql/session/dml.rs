@@ -339,16 +339,18 @@ impl Session {
 
     /// Replaces `table`'s rows with `rows`, on every shard, atomically.
     pub(super) async fn replace_rows(&self, table: &TableDef, rows: Vec<Batch>) -> DbResult<()> {
+        let mut write = self.begin_write();
+        let result = self.prepare_replacement(&mut write, table, rows).await;
+        self.settle_write(write, result).await
+    }
+
+    /// `table`'s rows replaced by `rows` as part of `write`: its Truncate
+    /// logged on every shard, then the rows.
+    pub(super) async fn prepare_replacement(&self, write: &mut ShardWrite, table: &TableDef, rows: Vec<Batch>) -> DbResult<()> {
         // The key sets are rebuilt from the new rows at the next write.
         self.server.forget_derived_write_state(table.oid);
-        let mut write = self.begin_write();
-        let mut result = self.prepare_truncate(&mut write, table.oid).await;
-        if result.is_ok() {
-            result = self
-                .prepare_rows(&mut write, table.oid, &table.column_types(), rows)
-                .await;
-        }
-        self.settle_write(write, result).await
+        self.prepare_truncate(write, table.oid).await?;
+        self.prepare_rows(write, table.oid, &table.column_types(), rows).await
     }
 
     /// Logs the table's Truncate on every shard as part of `write` (the

@@ -52,7 +52,8 @@ impl Session {
         let catalog = self.server.catalog.snapshot();
         let db = catalog.database(&self.database)?;
         for t in tables {
-            if db.table_by_oid(t.oid).is_none() {
+            // By name (a map lookup: this runs on every line-protocol write).
+            if db.table(&t.schema, &t.name).is_none_or(|now| now.oid != t.oid) {
                 return Err(DbError::new(
                     "40001",
                     format!("table \"{}.{}\" was rewritten or dropped while this write was prepared", t.schema, t.name),

@@ -61,15 +61,27 @@ impl Session {
                 batches = unique::drop_conflicts(&unique::key_set(&rows, &key.columns), key, batches);
                 continue;
             }
-            let set = self.server.unique_keys.set(table.oid, &key.name);
-            if !set.lock().map(|s| s.built).unwrap_or(false) {
-                let rows = self.table_columns(table, &key.columns).await?;
-                unique::build(&set, &rows, self.server.unique_keys.open_keys(table.oid, &key.name, &AddedKeys::default()));
-            }
+            let set = self.built_key_set(table, key).await?;
             let s = set.lock().unwrap_or_else(|e| e.into_inner());
             batches = unique::drop_conflicts(&s.keys, key, batches);
         }
         Ok(batches)
+    }
+
+    /// The key set of `key`, built first if it is not (from the stored rows
+    /// and the keys open blocks hold).
+    async fn built_key_set(&self, table: &TableDef, key: &UniqueKey) -> DbResult<unique::SharedKeySet> {
+        let set = self.server.unique_keys.set(table.oid, &key.name);
+        if !set.lock().map(|s| s.built).unwrap_or(false) {
+            let rows = self.table_columns(table, &key.columns).await?;
+            unique::build(&set, &rows, self.server.unique_keys.open_keys(table.oid, &key.name, &AddedKeys::default()));
+        }
+        Ok(set)
+    }
+
+    /// The keys of `key` other open blocks hold: stored at their COMMIT.
+    fn keys_of_other_blocks(&self, table: &TableDef, key: &UniqueKey) -> hashbrown::HashSet<Box<[u8]>> {
+        self.server.unique_keys.open_keys(table.oid, &key.name, &self.txn_unique_keys)
     }
 
     /// The table's enforced unique indexes.
@@ -103,23 +115,18 @@ impl Session {
             let mut rows = self.pending.borrow().get(&table.oid).cloned().unwrap_or_default();
             rows.extend(batches.iter().cloned());
             for key in self.table_unique_keys(table)? {
-                let taken = self.server.unique_keys.open_keys(table.oid, &key.name, &self.txn_unique_keys);
-                unique::check_no_duplicates_beside(&key, table, &rows, &format, false, taken)?;
+                unique::check_no_duplicates_beside(&key, table, &rows, &format, false, self.keys_of_other_blocks(table, &key))?;
             }
             return Ok(added);
         }
         for key in self.table_unique_keys(table)? {
-            let set = self.server.unique_keys.set(table.oid, &key.name);
-            let built = set.lock().map(|s| s.built).unwrap_or(false);
-            if !built {
-                match self.table_columns(table, &key.columns).await {
-                    Ok(rows) => unique::build(&set, &rows, self.server.unique_keys.open_keys(table.oid, &key.name, &AddedKeys::default())),
-                    Err(e) => {
-                        added.undo();
-                        return Err(e);
-                    }
+            let set = match self.built_key_set(table, &key).await {
+                Ok(set) => set,
+                Err(e) => {
+                    added.undo();
+                    return Err(e);
                 }
-            }
+            };
             match unique::add_keys(&set, &key, table, batches, &format) {
                 Ok(a) => added.extend(a),
                 Err(e) => {
@@ -156,9 +163,7 @@ impl Session {
     pub(super) fn check_rows_unique(&self, table: &TableDef, rows: &[Batch]) -> DbResult<()> {
         let format = self.eval_context().format;
         for key in self.table_unique_keys(table)? {
-            // Keys other open blocks hold will be stored at their COMMIT.
-            let taken = self.server.unique_keys.open_keys(table.oid, &key.name, &self.txn_unique_keys);
-            unique::check_no_duplicates_beside(&key, table, rows, &format, false, taken)?;
+            unique::check_no_duplicates_beside(&key, table, rows, &format, false, self.keys_of_other_blocks(table, &key))?;
         }
         Ok(())
     }
