@@ -247,10 +247,14 @@ async fn copy_precision_schema_creation_and_new_columns() {
         joined(&rows(&client, "SELECT robot, pct, epoch_ns(time) FROM fleet.battery ORDER BY robot").await),
         "r1|97.5|1700000000000000000,r2|50|1700000001000000000"
     );
-    // New tags and fields add columns; earlier rows read NULL there.
+    // New tags and fields add columns; earlier rows read NULL there. The
+    // table is not rewritten: it keeps its OID.
+    let oid = "SELECT 'fleet.battery'::regclass::oid::bigint";
+    let before = rows(&client, oid).await;
     copy_lp(&client, "fleet", ", PRECISION 'ms'", b"battery,robot=r3,site=lab pct=10,charging=t 1700000002000\n")
         .await
         .unwrap();
+    assert_eq!(rows(&client, oid).await, before, "the same table, widened in place");
     assert_eq!(
         joined(&rows(&client, "SELECT robot, site, charging FROM fleet.battery ORDER BY robot").await),
         "r1|NULL|NULL,r2|NULL|NULL,r3|lab|t"

@@ -837,39 +837,118 @@ async fn a_recording_logged_by_reference_survives_kill_9_without_its_source_file
     }
 }
 
+/// A recording logged by reference (its rows decoded again from the kept
+/// file at recovery) into a table that an ALTER TABLE … ADD COLUMN widened
+/// afterwards: the table keeps its OID, so after kill -9 the chunks decode
+/// again into the wider table, whose added column reads NULL on the
+/// recording's rows.
+#[tokio::test]
+async fn a_recording_logged_by_reference_comes_back_into_a_table_widened_since() {
+    let dir = temp_dir("widened-kept");
+    let truth = generate_fleet(&dir, 1, 12, "zstd");
+    let files = truth["files"].as_array().unwrap().clone();
+    let Some((server, _)) = own_server_with_two_shards() else { return };
+    let client = server.connect("postgres").await;
+    let path = dir.join(files[0]["file"].as_str().unwrap());
+    client.execute(&format!("COPY fleet FROM '{}' WITH (FORMAT mcap)", path.display()), &[]).await.unwrap();
+    client.batch_execute("ALTER TABLE fleet.imu ADD COLUMN note text").await.unwrap();
+    let notes = "SELECT count(*), count(note) FROM fleet.imu";
+    let before: (i64, i64) = client.query_one(notes, &[]).await.map(|r| (r.get(0), r.get(1))).unwrap();
+    assert!(before.0 > 0 && before.1 == 0, "{before:?}");
+    drop(client);
+    let server = common::start_in(server.kill9(), 2);
+    let client = server.connect("postgres").await;
+    check_recording(&client, "fleet", &files[0]).await;
+    let after: (i64, i64) = client.query_one(notes, &[]).await.map(|r| (r.get(0), r.get(1))).unwrap();
+    assert_eq!(after, before, "the recording's rows, NULL in the added column");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A recording streamed in whose topic has two channels, the second with a
+/// newer definition (one more field) met after the first channel's rows:
+/// the table gains the column between the write's batches (same OID), the
+/// first channel's rows read NULL there.
+#[tokio::test]
+async fn a_stream_widens_a_table_it_already_wrote_through_another_channel() {
+    let server = common::start();
+    let client = server.connect("postgres").await;
+    let copy = "COPY twochannels FROM STDIN WITH (FORMAT mcap, RECORDING 'both')";
+    copy_stdin(&client, copy, &recording_with_two_reading_channels(), 1 << 20)
+        .await
+        .unwrap_or_else(|e| panic!("the second channel's newer definition: {e}"));
+    let rows: Vec<(f64, Option<f64>)> = client
+        .query("SELECT a, b FROM twochannels.reading ORDER BY sequence", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    let want: Vec<(f64, Option<f64>)> =
+        (0..6).map(|i| (10.0 * i as f64, (i >= 3).then_some(10.0 * i as f64 + 1.0))).collect();
+    assert_eq!(rows, want);
+}
+
+/// Like [`recording_with_reading`], but /reading has two channels: three
+/// messages with the fields `a`, then three on a second channel whose
+/// definition has `a` and `b` (message `i`'s field `f` holds `10 i + f`).
+fn recording_with_two_reading_channels() -> Vec<u8> {
+    let mut w = unchunked_writer();
+    for (fields, first) in [(&["a"][..], 0u32), (&["a", "b"][..], 3)] {
+        let definition: String = fields.iter().map(|f| format!("float64 {f}\n")).collect();
+        let schema = w.add_schema("test_msgs/msg/Reading", "ros2msg", definition.as_bytes()).unwrap();
+        let channel = w.add_channel(schema, "/reading", "cdr", &Default::default()).unwrap();
+        for i in first..first + 3 {
+            let values: Vec<f64> = (0..fields.len()).map(|f| (10 * i as usize + f) as f64).collect();
+            w.write_to_known_channel(&message_header(channel, i), &cdr_f64s(&values)).unwrap();
+        }
+    }
+    w.finish().unwrap();
+    w.into_inner().into_inner()
+}
+
+/// An MCAP writer (the `mcap` crate, ros2 profile) of an unchunked recording.
+fn unchunked_writer() -> mcap::Writer<std::io::Cursor<Vec<u8>>> {
+    mcap::WriteOptions::new()
+        .profile("ros2")
+        .use_chunks(false)
+        .create(std::io::Cursor::new(Vec::new()))
+        .unwrap()
+}
+
+/// Message `i` of a channel: sequence `i`, logged and published `i` ms after the start.
+fn message_header(channel_id: u16, i: u32) -> mcap::records::MessageHeader {
+    mcap::records::MessageHeader {
+        channel_id,
+        sequence: i,
+        log_time: 1_767_600_000_000_000_000 + i as u64 * 1_000_000,
+        publish_time: 1_767_600_000_000_000_000 + i as u64 * 1_000_000,
+    }
+}
+
+/// CDR, little endian: the encapsulation header, then the float64s.
+fn cdr_f64s(values: &[f64]) -> Vec<u8> {
+    let mut b = vec![0, 1, 0, 0];
+    values.iter().for_each(|v| b.extend_from_slice(&v.to_le_bytes()));
+    b
+}
+
 /// A small recording written with the `mcap` crate, unchunked, so that a
 /// stream meets each channel where it is first used: three messages of
 /// /other, then three of /reading, whose definition has the float64 fields
 /// `fields` (message `i`'s field `f` holds `10 i + f`).
 fn recording_with_reading(fields: &[&str]) -> Vec<u8> {
-    let mut w = mcap::WriteOptions::new()
-        .profile("ros2")
-        .use_chunks(false)
-        .create(std::io::Cursor::new(Vec::new()))
-        .unwrap();
-    let header = |channel_id: u16, i: u32| mcap::records::MessageHeader {
-        channel_id,
-        sequence: i,
-        log_time: 1_767_600_000_000_000_000 + i as u64 * 1_000_000,
-        publish_time: 1_767_600_000_000_000_000 + i as u64 * 1_000_000,
-    };
-    // CDR, little endian: the encapsulation header, then the float64s.
-    let cdr = |values: &[f64]| -> Vec<u8> {
-        let mut b = vec![0, 1, 0, 0];
-        values.iter().for_each(|v| b.extend_from_slice(&v.to_le_bytes()));
-        b
-    };
+    let mut w = unchunked_writer();
     let other_schema = w.add_schema("test_msgs/msg/Other", "ros2msg", b"float64 x").unwrap();
     let other = w.add_channel(other_schema, "/other", "cdr", &Default::default()).unwrap();
     for i in 0..3u32 {
-        w.write_to_known_channel(&header(other, i), &cdr(&[i as f64])).unwrap();
+        w.write_to_known_channel(&message_header(other, i), &cdr_f64s(&[i as f64])).unwrap();
     }
     let definition: String = fields.iter().map(|f| format!("float64 {f}\n")).collect();
     let reading_schema = w.add_schema("test_msgs/msg/Reading", "ros2msg", definition.as_bytes()).unwrap();
     let reading = w.add_channel(reading_schema, "/reading", "cdr", &Default::default()).unwrap();
     for i in 0..3u32 {
         let values: Vec<f64> = (0..fields.len()).map(|f| (10 * i as usize + f) as f64).collect();
-        w.write_to_known_channel(&header(reading, 3 + i), &cdr(&values)).unwrap();
+        w.write_to_known_channel(&message_header(reading, 3 + i), &cdr_f64s(&values)).unwrap();
     }
     w.finish().unwrap();
     w.into_inner().into_inner()

@@ -614,6 +614,9 @@ pub async fn collect(plan: &Plan, ctx: &Rc<QueryContext>) -> DbResult<Vec<Batch>
 struct ScanOp {
     ctx: Rc<QueryContext>,
     fragment: Fragment,
+    /// The table's column types (the transaction's own rows written before
+    /// an ADD COLUMN lack the last ones).
+    types: Vec<DataType>,
     rx: Option<mpsc::Receiver<DbResult<Batch>>>,
 }
 
@@ -627,6 +630,7 @@ impl ScanOp {
         stats: Option<Arc<crate::exec::explain::ScanStats>>,
     ) -> ScanOp {
         let frames = table.frame_columns().iter().enumerate().filter(|(_, &f)| f).map(|(c, _)| c).collect();
+        let types = table.column_types();
         let table = table.oid;
         // The order a sort above asked for (see `scan_order_hint`), for this table's scan only.
         let order_hint = ctx.order_hint.get().filter(|h| h.table == table && aggregate.is_none());
@@ -644,6 +648,7 @@ impl ScanOp {
         ScanOp {
             ctx: ctx.clone(),
             fragment,
+            types,
             rx: None,
         }
     }
@@ -662,7 +667,7 @@ impl ScanOp {
             .pending
             .borrow()
             .get(&self.fragment.table)
-            .cloned()
+            .map(|rows| rows.iter().map(|b| b.clone().padded_to(&self.types)).collect())
             .unwrap_or_default();
         if !pending.is_empty() {
             let local = self.fragment.clone();

@@ -736,6 +736,19 @@ impl Batch {
             0,
         )
     }
+    /// The batch with NULL columns after its own for each of `types` it
+    /// lacks: rows written before an `ALTER TABLE … ADD COLUMN` read NULL
+    /// there. A batch as wide as `types` (or wider) comes back as it is.
+    pub fn padded_to(self, types: &[DataType]) -> Batch {
+        if self.columns.len() >= types.len() {
+            return self;
+        }
+        let len = self.len;
+        let mut columns = self.columns;
+        let missing = &types[columns.len()..];
+        columns.extend(missing.iter().map(|&t| Arc::new(Column::from_datum(t, &Datum::Null, len))));
+        Batch::new(columns, len)
+    }
     #[inline]
     pub fn len(&self) -> usize {
         self.len

@@ -3069,6 +3069,8 @@ impl Session {
             }
         };
         let types = def.column_types();
+        // Rows bound before an ADD COLUMN (a block's, committed now) read NULL there.
+        let batches = batches.into_iter().map(|b| b.padded_to(&types)).collect();
         let batches = crate::storage::frames::store_inline(&def.frame_columns(), batches);
         let route = crate::storage::routing::series_route_column(&def);
         let shards = &self.server.shards;
@@ -3235,7 +3237,11 @@ impl Session {
     ) -> DbResult<()> {
         let def = self.table_def_by_oid(table);
         let batches = match &def {
-            Some(def) => crate::storage::frames::store_inline(&def.frame_columns(), batches),
+            Some(def) => {
+                let width = def.column_types();
+                let batches = batches.into_iter().map(|b| b.padded_to(&width)).collect();
+                crate::storage::frames::store_inline(&def.frame_columns(), batches)
+            }
             None => batches,
         };
         self.prepare_routed(write, table, types, def.as_deref(), batches).await
@@ -3266,6 +3272,12 @@ impl Session {
         def: Option<&TableDef>,
         batches: Vec<Batch>,
     ) -> DbResult<()> {
+        // Rows made before an ADD COLUMN (an ingest's held batches) read NULL there.
+        let width = def.map(TableDef::column_types).filter(|w| w.len() > types.len());
+        let (types, batches) = match &width {
+            Some(width) => (&width[..], batches.into_iter().map(|b| b.padded_to(width)).collect()),
+            None => (types, batches),
+        };
         let route = def.and_then(crate::storage::routing::series_route_column);
         let participants = crate::storage::routing::route_batches(route, batches, self.server.shards.len(), || {
             self.server.next_shard()

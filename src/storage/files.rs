@@ -55,6 +55,12 @@ pub struct SegmentFile {
 static NEXT_CACHE_KEY: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl SegmentFile {
+    /// Whether the segment holds table column `c` (one added by `ALTER
+    /// TABLE … ADD COLUMN` after it was written reads NULL on its rows).
+    pub fn has_column(&self, c: usize) -> bool {
+        c < self.footer.columns.len()
+    }
+
     /// Opens and validates a segment (header, trailer, footer checksum).
     pub fn open(path: &Path, dir: u32) -> Result<SegmentFile, SegmentError> {
         let name = path.display().to_string();

@@ -154,12 +154,14 @@ fn encode_blocks(
     if len == 0 {
         return Vec::new();
     }
-    let columns: Vec<SegmentColumn> = def
-        .columns
+    // The rows' own columns: rows frozen before an ADD COLUMN lack the
+    // catalog's last ones, and the segment then lacks them too.
+    let columns: Vec<SegmentColumn> = types
         .iter()
-        .map(|c| SegmentColumn {
-            name: c.name.clone(),
-            type_oid: c.data_type.oid(),
+        .enumerate()
+        .map(|(i, t)| SegmentColumn {
+            name: def.columns.get(i).map_or_else(String::new, |c| c.name.clone()),
+            type_oid: t.oid(),
         })
         .collect();
     let time = time_column(def).filter(|&t| t < types.len());

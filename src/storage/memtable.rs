@@ -182,6 +182,21 @@ impl CompactBatch {
         Batch::new(columns.iter().map(|&c| self.column(c)).collect(), self.batch.len)
     }
 
+    /// The rows with columns `keep..` replaced by NULL columns of
+    /// `types[keep..]` (an `ALTER TABLE … ADD COLUMN`: see [`Memtable::widen`]).
+    pub fn widened(&self, keep: usize, types: &[DataType]) -> CompactBatch {
+        let len = self.batch.len;
+        let mut columns = self.batch.columns.clone();
+        let mut repeated = self.repeated.clone();
+        columns.truncate(keep);
+        repeated.truncate(keep);
+        // Not `Batch::padded_to`: a column kept once holds one row.
+        let missing = types.get(columns.len()..).unwrap_or(&[]);
+        columns.extend(missing.iter().map(|&t| Arc::new(Column::from_datum(t, &crate::types::Datum::Null, len))));
+        repeated.resize(columns.len(), false);
+        CompactBatch { batch: Batch { columns, len }, repeated }
+    }
+
     /// Every column's rows.
     pub fn to_batch(&self) -> Batch {
         if !self.is_compact() {
@@ -199,6 +214,20 @@ pub struct SealedBlock {
 }
 
 impl SealedBlock {
+    /// The block with columns `keep..` replaced by NULL columns of
+    /// `types[keep..]`; such columns have no zone and no postings.
+    pub fn widened(&self, keep: usize, types: &[DataType]) -> SealedBlock {
+        let mut index = (*self.index).clone();
+        index.zones.truncate(keep);
+        index.zones.resize(types.len(), None);
+        index.postings.truncate(keep);
+        index.postings.resize(types.len(), None);
+        SealedBlock {
+            rows: self.rows.widened(keep, types),
+            index: Arc::new(index),
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.rows.len()
     }
@@ -314,6 +343,12 @@ fn zones_of(batch: &Batch) -> Zones {
         .collect()
 }
 
+/// `blocks` with columns `keep..` replaced by NULL columns of `types[keep..]`
+/// (see [`Memtable::widen`]).
+pub fn widen_blocks(blocks: &SealedBlocks, keep: usize, types: &[DataType]) -> SealedBlocks {
+    Arc::new(blocks.iter().map(|b| Arc::new(b.widened(keep, types))).collect())
+}
+
 /// A block is sealed once its values reach this many bytes, however few its rows.
 pub const BLOCK_MAX_BYTES: usize = 8 << 20;
 
@@ -357,8 +392,37 @@ impl Memtable {
         self.sealed.iter().map(|b| b.len()).sum::<usize>() + self.open_rows
     }
 
-    /// Appends a batch whose columns match the table's types.
+    /// The memtable's column types.
+    pub fn types(&self) -> &[DataType] {
+        &self.types
+    }
+
+    /// Gives the memtable the columns `types`: its columns `keep..` become
+    /// NULL columns of `types[keep..]` in every block (an `ALTER TABLE …
+    /// ADD COLUMN` adds columns holding NULL on every row already there;
+    /// `keep` below the memtable's width undoes one whose catalog change
+    /// failed). Costs a NULL column per block, never a copy of the rows.
+    pub fn widen(&mut self, keep: usize, types: &[DataType]) {
+        let keep = keep.min(self.types.len()).min(types.len());
+        self.types = types.to_vec();
+        self.open.truncate(keep);
+        for &t in &types[keep..] {
+            let mut col = Column::with_capacity(t, BATCH_ROWS);
+            col.extend(&Column::from_datum(t, &crate::types::Datum::Null, self.open_rows));
+            self.open.push(col);
+        }
+        let distinct = Arc::make_mut(&mut self.distinct);
+        distinct.truncate(keep);
+        distinct.resize(types.len(), None);
+        self.sealed = widen_blocks(&self.sealed, keep, types);
+    }
+
+    /// Appends a batch of the table's columns (one lacking the last ones,
+    /// written before an ADD COLUMN, reads NULL there).
     pub fn append(&mut self, batch: &Batch) {
+        if batch.columns.len() < self.types.len() {
+            return self.append(&batch.clone().padded_to(&self.types));
+        }
         debug_assert_eq!(batch.columns.len(), self.types.len());
         self.track_distinct(batch);
         // Rows of this batch that make a block: BATCH_ROWS, fewer when rows
@@ -438,6 +502,10 @@ impl Memtable {
     /// a batch of about a block's size is sealed as it is, others are
     /// spelled out and appended.
     pub fn append_compact(&mut self, rows: CompactBatch) {
+        let rows = match rows.batch.columns.len() < self.types.len() {
+            true => rows.widened(rows.batch.columns.len(), &self.types),
+            false => rows,
+        };
         if !is_block_sized(rows.len(), rows.byte_size()) {
             self.append(&rows.to_batch());
             return;
@@ -696,5 +764,51 @@ mod tests {
         let expected: Vec<u16> = (0..BATCH_ROWS as u16).filter(|i| i % 100 != 0 && i % 7 == 3).collect();
         assert_eq!(p.rows_of(3), expected.as_slice());
         assert!(p.rows_of(9).is_empty());
+    }
+
+    #[test]
+    fn widening_adds_null_columns_to_every_block_and_narrow_appends_read_null() {
+        let n = BATCH_ROWS;
+        let ints: Vec<Datum> = (0..n as i64).map(Datum::Int64).collect();
+        let same: Vec<Datum> = (0..n).map(|_| Datum::text(LONG)).collect();
+        let narrow = |rows: usize| {
+            Batch::from_columns(vec![
+                Column::from_datums(DataType::Int64, &ints[..rows]),
+                Column::from_datums(DataType::Text, &same[..rows]),
+            ])
+        };
+        let mut m = Memtable::new(vec![DataType::Int64, DataType::Text]);
+        m.append(&narrow(n)); // a sealed block keeping the text once
+        m.append(&narrow(10)); // open rows
+        let wide = vec![DataType::Int64, DataType::Text, DataType::Float64, DataType::Text];
+        m.widen(2, &wide);
+        // Written before the widening, and after it by a writer that bound the narrower table.
+        m.append(&narrow(5));
+        let nulls = |t: DataType, rows: usize| Column::from_datum(t, &Datum::Null, rows);
+        let (sealed, open) = m.scan_parts();
+        assert_eq!(sealed.len(), 1);
+        assert_eq!(sealed[0].rows.repeated, vec![false, true, false, false], "the kept-once column stays so");
+        assert_eq!(sealed[0].index.zones.len(), 4);
+        assert_eq!(*sealed[0].rows.column(1), *narrow(n).columns[1]);
+        assert_eq!(*sealed[0].rows.column(2), nulls(DataType::Float64, n));
+        assert_eq!(*sealed[0].rows.column(3), nulls(DataType::Text, n));
+        let open = open.expect("open rows");
+        assert_eq!((open.len, open.columns.len()), (15, 4));
+        assert_eq!(*open.columns[2], nulls(DataType::Float64, 15));
+        // A later batch holding the new columns appends as it is.
+        let full = Batch::from_columns(vec![
+            Column::from_datums(DataType::Int64, &[Datum::Int64(1)]),
+            Column::from_datums(DataType::Text, &[Datum::text("a")]),
+            Column::from_datums(DataType::Float64, &[Datum::Float64(2.5)]),
+            Column::from_datums(DataType::Text, &[Datum::text("b")]),
+        ]);
+        m.append(&full);
+        let open = m.scan_parts().1.expect("open rows");
+        assert_eq!(open.row(15), full.row(0));
+        // Undoing it (the catalog change failed): back to two columns.
+        m.widen(2, &wide[..2]);
+        let (sealed, open) = m.scan_parts();
+        assert_eq!(sealed[0].rows.to_batch(), narrow(n));
+        assert_eq!(open.map(|b| b.columns.len()), Some(2));
     }
 }

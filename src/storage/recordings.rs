@@ -374,18 +374,21 @@ pub fn expand(
                 .get(&(channel, table_batch_rows.table))
                 .ok_or_else(|| fail(format!("channel {channel} has rows but no table to go to")))?;
             let Some(table_types) = types.get(&target.table) else { continue };
-            if target.sources.len() != table_types.len() {
+            if target.sources.len() > table_types.len() {
                 return Err(fail(format!("table {} has other columns than when it was ingested", target.table)));
             }
-            for (source, &t) in target.sources.iter().zip(table_types) {
+            // Columns added since (ALTER TABLE … ADD COLUMN) read NULL.
+            let mut sources = target.sources.clone();
+            sources.resize(table_types.len(), None);
+            for (source, &t) in sources.iter().zip(table_types) {
                 let found = source.and_then(|s| table_batch_rows.columns.get(s)).map(|c| c.data_type);
                 if source.is_some() && found != Some(t) {
                     return Err(fail(format!("table {}'s column types changed since it was ingested", target.table)));
                 }
             }
-            let batch = table_batch(table_types, &target.sources, table_batch_rows.columns, table_batch_rows.rows);
+            let batch = table_batch(table_types, &sources, table_batch_rows.columns, table_batch_rows.rows);
             let table_frames = frames.get(&target.table).map_or(&[][..], |f| f.as_slice());
-            let batch = super::frames::store_decoded(batch, table_frames, &target.sources, &blobs, Some(&reference.file))
+            let batch = super::frames::store_decoded(batch, table_frames, &sources, &blobs, Some(&reference.file))
                 .map_err(|e| fail(format!("table {}: {e}", target.table)))?;
             out.push((target.table, batch));
         }

@@ -18,7 +18,7 @@ use super::segment::reader::{cache_block, decode_cached};
 use super::segment::BlockMeta;
 use crate::error::{DbError, DbResult};
 use crate::exec::kernels::BinaryOp;
-use crate::exec::vector::Batch;
+use crate::exec::vector::{Batch, Column};
 use crate::runtime::storage_io::IoRequest;
 use crate::runtime::ShardContext;
 use crate::sql::plan::Expr;
@@ -440,11 +440,23 @@ pub fn decode_group(
     let rows = seg.footer.groups[g].0 as usize;
     let mut cols = Vec::with_capacity(columns.len());
     for (block, &c) in blocks.iter().zip(columns) {
-        let meta = &seg.footer.groups[g].1[c];
+        let Some(meta) = seg.footer.groups[g].1.get(c) else {
+            // A column added after the segment was written.
+            cols.push(Arc::new(Column::from_datum(types[c], &Datum::Null, rows)));
+            continue;
+        };
         let col = decode_cached(&file_name, meta, block, types[c]).map_err(corrupt)?;
         cols.push(Arc::new(col));
     }
     Ok(Batch::new(cols, rows))
+}
+
+/// What a segment written before an `ALTER TABLE … ADD COLUMN` holds of
+/// the added column in a group of `rows` rows: NULLs only (no zone map, no
+/// sum; [`decode_group`] makes the column).
+fn absent_block(rows: u32) -> CachedBlock {
+    let header = super::segment::BlockHeader { rows, nulls: rows, ..Default::default() };
+    CachedBlock { header, payload: Vec::new() }
 }
 
 fn corrupt(e: super::segment::SegmentError) -> DbError {
@@ -474,6 +486,9 @@ pub async fn read_blocks(
                 columns
                     .iter()
                     .map(|&c| {
+                        if !seg.has_column(c) {
+                            return Some(Rc::new(absent_block(seg.footer.groups[g].0)));
+                        }
                         storage.cache.get(&BlockKey {
                             segment: seg.cache_key,
                             column: c as u32,

@@ -38,6 +38,20 @@ struct TableStore {
 }
 
 impl TableStore {
+    /// See [`ShardStorage::widen_table`].
+    fn widen(&mut self, keep: usize, types: &[DataType]) {
+        let keep = keep.min(self.types.len()).min(types.len());
+        self.types = types.to_vec();
+        self.memtable.widen(keep, types);
+        for f in &mut self.frozen {
+            f.rows.sealed = super::memtable::widen_blocks(&f.rows.sealed, keep, types);
+            if let Some(open) = &mut f.rows.open {
+                open.columns.truncate(keep);
+                *open = open.clone().padded_to(types);
+            }
+        }
+    }
+
     fn new(types: &[DataType]) -> TableStore {
         TableStore {
             types: types.to_vec(),
@@ -217,22 +231,52 @@ impl ShardStorage {
         self.memory_gauge.store(self.memory_bytes(), std::sync::atomic::Ordering::Relaxed);
     }
 
+    /// The table's store, made with `types` if it has none; a store
+    /// narrower than `types` (a writer that saw a column added before this
+    /// shard did) takes the added columns first.
     fn table_mut(&mut self, table: TableId, types: &[DataType]) -> &mut TableStore {
-        self.tables
-            .entry(table)
-            .or_insert_with(|| TableStore::new(types))
+        let t = self.tables.entry(table).or_insert_with(|| TableStore::new(types));
+        if t.types.len() < types.len() {
+            t.widen(t.types.len(), types);
+        }
+        t
     }
 
+    /// Gives `table` the columns `types`: its columns `keep..` read NULL on
+    /// every row this shard holds (an `ALTER TABLE … ADD COLUMN`, or, with
+    /// `keep` past `types`' end, the undoing of one whose catalog change
+    /// failed). Memtable and frozen blocks take a NULL column each; segment
+    /// files stay as they are (a scan reads NULL for a column a segment
+    /// lacks).
+    pub fn widen_table(&mut self, table: TableId, keep: usize, types: &[DataType]) {
+        self.last_rows.forget_rows(table);
+        if let Some(t) = self.tables.get_mut(&table) {
+            t.widen(keep, types);
+        }
+    }
+
+    /// Appends a batch of the table's columns; one lacking the last ones
+    /// (written before an ADD COLUMN) reads NULL there.
     pub fn append(&mut self, table: TableId, types: &[DataType], batch: &Batch) {
-        self.last_rows.absorb(table, batch);
-        self.table_mut(table, types).memtable.append(batch);
+        let wider: Vec<DataType>;
+        let types = if batch.columns.len() > types.len() {
+            wider = batch.columns.iter().map(|c| c.data_type).collect();
+            &wider[..]
+        } else {
+            types
+        };
+        let t = self.table_mut(table, types);
+        let batch = batch.clone().padded_to(&t.types);
+        t.memtable.append(&batch);
+        self.last_rows.absorb(table, &batch);
         self.count_appended(table, batch.byte_size());
     }
 
     /// Appends rows already compacted (see `memtable::CompactBatch`).
     pub fn append_compact(&mut self, table: TableId, types: &[DataType], rows: CompactBatch) {
         if self.last_rows.tracks(table) {
-            self.last_rows.absorb(table, &rows.to_batch());
+            let width = self.table_mut(table, types).types.clone();
+            self.last_rows.absorb(table, &rows.to_batch().padded_to(&width));
         }
         let bytes = rows.byte_size();
         self.table_mut(table, types).memtable.append_compact(rows);

@@ -179,19 +179,21 @@ fn fixed<const N: usize, T>(
 }
 
 /// Decodes one batch written by `encode_batch`, checking it against the
-/// table's column types (a mismatch means the log does not belong to this catalog).
+/// table's column types (a mismatch means the log does not belong to this
+/// catalog). A batch with fewer columns was written before an `ALTER TABLE
+/// … ADD COLUMN`: it reads NULL in the added ones.
 pub fn decode_batch(r: &mut Reader, types: &[DataType]) -> Result<Batch, CodecError> {
     let rows = r.u32()? as usize;
     let ncols = r.u16()? as usize;
-    if ncols != types.len() {
+    if ncols > types.len() {
         return Err(r.fail(format!("{ncols} columns, the table has {}", types.len())));
     }
     // Every row costs at least one byte per column: a row count beyond the payload is corrupt.
     if rows > r.remaining() {
         return Err(r.fail(format!("row count {rows} exceeds the payload")));
     }
-    let mut columns = Vec::with_capacity(ncols);
-    for &t in types {
+    let mut columns = Vec::with_capacity(types.len());
+    for &t in &types[..ncols] {
         let tag = r.u8()?;
         let validity = match r.u8()? {
             0 => None,
@@ -262,7 +264,7 @@ pub fn decode_batch(r: &mut Reader, types: &[DataType]) -> Result<Batch, CodecEr
         };
         columns.push(Arc::new(Column::new(t, data, validity)));
     }
-    Ok(Batch::new(columns, rows))
+    Ok(Batch::new(columns, rows).padded_to(types))
 }
 
 #[cfg(test)]
@@ -321,6 +323,25 @@ mod tests {
         for i in 0..batch.len {
             assert_eq!(back.row(i), batch.row(i));
         }
+    }
+
+    /// A record written before an ALTER TABLE … ADD COLUMN has fewer columns
+    /// than the table: it reads NULL in the added ones. One with more is damage.
+    #[test]
+    fn a_narrower_batch_reads_null_in_the_columns_added_since() {
+        let (types, batch) = sample();
+        let mut buf = Vec::new();
+        encode_batch(&batch, &mut buf);
+        let mut wider = types.clone();
+        wider.extend([DataType::Text, DataType::Float64]);
+        let back = decode_batch(&mut Reader::new(&buf), &wider).unwrap();
+        assert_eq!(back.columns.len(), wider.len());
+        for i in 0..batch.len {
+            let mut want = batch.row(i);
+            want.extend([Datum::Null, Datum::Null]);
+            assert_eq!(back.row(i), want);
+        }
+        assert!(decode_batch(&mut Reader::new(&buf), &types[..types.len() - 1]).is_err());
     }
 
     /// A format-1 record holds arrays in PostgreSQL's form; they read back

@@ -1,6 +1,9 @@
 //! ALTER TABLE: RENAME TO, RENAME COLUMN, ALTER COLUMN SET/DROP DEFAULT and
 //! SET/DROP NOT NULL change the catalog only (rows are stored by column
-//! position); ADD COLUMN and DROP COLUMN rewrite the table: a new table (a
+//! position), and so does ADD COLUMN of a nullable column without a default
+//! outside a transaction block (rows already stored read NULL in it: see
+//! `add_column_in_place`). Other ADD COLUMNs and DROP COLUMN rewrite the
+//! table: a new table (a
 //! new OID, under a `REWRITE_PREFIX` name) is filled from the old one's rows
 //! through the WAL, then one catalog change puts it in the old one's place and
 //! the old rows are dropped. A crash before that change leaves the original
@@ -164,6 +167,10 @@ impl Session {
                     ));
                 }
                 let column = self.added_column(column_def)?;
+                let null_default = column.default.as_ref().is_none_or(|d| d.to_string().eq_ignore_ascii_case("null"));
+                if self.txn == TxnState::Idle && null_default && !column.not_null {
+                    return self.add_column_in_place(table, column, *if_not_exists).await;
+                }
                 // Existing rows take the default (NULL without one), as in PostgreSQL.
                 let fill = match &column.default {
                     Some(d) => format!("({d})"),
@@ -208,6 +215,81 @@ impl Session {
             }
             other => Err(DbError::unsupported(format!("ALTER TABLE … {other}"))),
         }
+    }
+
+    /// ADD COLUMN of a nullable column without a default, outside a
+    /// transaction block: a catalog change, whatever the table holds. Rows
+    /// already stored read NULL in the column — memtable blocks take a NULL
+    /// column, segment files and WAL records stay as they are and read NULL
+    /// past their own columns. The shards widen the table before the catalog
+    /// names the column (a scan never asks a shard for a column it lacks),
+    /// with every writer held off (the rewrite lock) and no checkpoint freezing
+    /// rows in between (the commit gate); a catalog change that fails is
+    /// undone on the shards.
+    async fn add_column_in_place(
+        &mut self,
+        table: &Arc<TableDef>,
+        column: ColumnDef,
+        if_not_exists: bool,
+    ) -> DbResult<Arc<TableDef>> {
+        let _alone = self.rewrite_lock().await;
+        let server = self.server.clone();
+        let _no_freeze = server.checkpoints.gate.read().await;
+        // The table as it is now that no writer runs: another ALTER may have gone first.
+        let current = self
+            .server
+            .catalog
+            .snapshot()
+            .database(&self.database)?
+            .table(&table.schema, &table.name)
+            .filter(|t| t.oid == table.oid)
+            .cloned()
+            .ok_or_else(|| DbError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{}\" does not exist", table.name)))?;
+        if current.column_index(&column.name).is_some() {
+            if if_not_exists {
+                self.notice(
+                    sqlstate::DUPLICATE_COLUMN,
+                    format!("column \"{}\" of relation \"{}\" already exists, skipping", column.name, current.name),
+                );
+                return Ok(current);
+            }
+            return Err(DbError::new(
+                sqlstate::DUPLICATE_COLUMN,
+                format!("column \"{}\" of relation \"{}\" already exists", column.name, current.name),
+            ));
+        }
+        let keep = current.columns.len();
+        let mut types = current.column_types();
+        types.push(column.data_type);
+        self.widen_on_shards(current.oid, keep, types).await?;
+        let changed = self.change_table(&current, |_, def| {
+            if def.columns.len() != keep {
+                return Err(DbError::internal(format!("table \"{}\" changed during ADD COLUMN", def.name)));
+            }
+            def.columns.push(column);
+            Ok(())
+        });
+        match changed {
+            Ok(def) => {
+                // A last-row index entry built from narrower rows meanwhile goes.
+                self.server.last_rows.forget_rows(def.oid);
+                Ok(def)
+            }
+            Err(e) => {
+                let _ = self.widen_on_shards(current.oid, keep, current.column_types()).await;
+                Err(e)
+            }
+        }
+    }
+
+    /// Every shard's storage of `table` takes the columns `types`, its
+    /// columns `keep..` reading NULL (`ShardStorage::widen_table`).
+    async fn widen_on_shards(&self, table: crate::catalog::TableId, keep: usize, types: Vec<DataType>) -> DbResult<()> {
+        for shard in &self.server.shards {
+            let types = types.clone();
+            shard.run(move |ctx| ctx.storage.borrow_mut().widen_table(table, keep, &types)).await?;
+        }
+        Ok(())
     }
 
     fn qualified(&self, table: &TableDef) -> String {

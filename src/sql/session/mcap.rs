@@ -766,11 +766,12 @@ impl Session {
 
     /// Adds `missing` columns to `table` once the recording's write is open
     /// (a stream meets a channel whose newer definition has more fields
-    /// after other channels' rows). The ALTER rewrites the table under a new
-    /// OID, so the write must have no rows for it yet; the write lets go of
-    /// the rewrite lock for the ALTER and takes it again, then checks that
-    /// no table it has rows for was rewritten meanwhile (those rows would be
-    /// lost with the old OID): 40001 then.
+    /// after other channels' rows). The ADD COLUMN keeps the table's OID
+    /// (rows this recording already holds for it, from another channel of
+    /// the topic, read NULL in the new columns); the write lets go of the
+    /// rewrite lock for the ALTER and takes it again, then checks that no
+    /// table it has rows for was rewritten meanwhile by another session
+    /// (those rows would be lost with the old OID): 40001 then.
     async fn widen_during_write(
         &mut self,
         ingest: &mut RecordingIngest,
@@ -787,9 +788,6 @@ impl Session {
         };
         if ingest.by_reference.is_some() {
             return Err(refuse("and its channel first appears after rows were written"));
-        }
-        if ingest.targets.values().any(|t| t.table.oid == table.oid) {
-            return Err(refuse("and this recording has rows for it from another channel already"));
         }
         if ingest.in_block {
             // add_ingest_columns refuses it (a rewrite cannot be rolled back).

@@ -57,7 +57,7 @@ impl Session {
         for key in arbiters {
             if private {
                 // The block rewrote the table: its rows are all in `pending`.
-                let rows = self.pending.borrow().get(&table.oid).cloned().unwrap_or_default();
+                let rows = self.own_rows(table);
                 batches = unique::drop_conflicts(&unique::key_set(&rows, &key.columns), key, batches);
                 continue;
             }
@@ -105,6 +105,14 @@ impl Session {
         operators::collect(&plan, &ctx).await
     }
 
+    /// The block's own rows of `table` (those written before an ADD COLUMN
+    /// read NULL in it).
+    fn own_rows(&self, table: &TableDef) -> Vec<Batch> {
+        let types = table.column_types();
+        let pending = self.pending.borrow();
+        pending.get(&table.oid).map_or_else(Vec::new, |rows| rows.iter().map(|b| b.clone().padded_to(&types)).collect())
+    }
+
     /// Adds the keys of rows about to be written; 23505 (and nothing added) on a duplicate.
     pub(super) async fn add_unique_keys(&mut self, table: &TableDef, batches: &[Batch]) -> DbResult<AddedKeys> {
         let mut added = AddedKeys::default();
@@ -112,7 +120,7 @@ impl Session {
         if self.txn_replaced.borrow().contains(&table.oid) {
             // The block rewrote the table: its rows (all in `pending`) are
             // private to it, so the check runs over them, not the shared sets.
-            let mut rows = self.pending.borrow().get(&table.oid).cloned().unwrap_or_default();
+            let mut rows = self.own_rows(table);
             rows.extend(batches.iter().cloned());
             for key in self.table_unique_keys(table)? {
                 unique::check_no_duplicates_beside(&key, table, &rows, &format, false, self.keys_of_other_blocks(table, &key))?;

@@ -330,7 +330,7 @@ pub fn decode_all(
     types: &[DataType],
 ) -> Result<Vec<Vec<Column>>, SegmentError> {
     let (_, footer) = parse_segment(file, bytes)?;
-    if types.len() != footer.columns.len() {
+    if types.len() < footer.columns.len() {
         return Err(SegmentError::new(
             file,
             0,
@@ -344,19 +344,20 @@ pub fn decode_all(
     footer
         .groups
         .iter()
-        .map(|(_, blocks)| {
-            blocks
+        .map(|(rows, blocks)| {
+            let stored = blocks.iter().zip(types).map(|(m, &t)| {
+                decode_block_bytes(
+                    file,
+                    m,
+                    &bytes[m.offset as usize..(m.offset + m.len as u64) as usize],
+                    t,
+                )
+            });
+            // Columns added after the segment was written read NULL.
+            let added = types[blocks.len().min(types.len())..]
                 .iter()
-                .zip(types)
-                .map(|(m, &t)| {
-                    decode_block_bytes(
-                        file,
-                        m,
-                        &bytes[m.offset as usize..(m.offset + m.len as u64) as usize],
-                        t,
-                    )
-                })
-                .collect()
+                .map(|&t| Ok(Column::from_datum(t, &crate::types::Datum::Null, *rows as usize)));
+            stored.chain(added).collect()
         })
         .collect()
 }
@@ -456,6 +457,14 @@ mod tests {
             }
         }
         assert_eq!(row, 20_000);
+        // Read as a table that gained a column since: NULL on every row.
+        let mut wider = types.clone();
+        wider.push(DataType::Int64);
+        for g in decode_all("t.seg", &bytes, &wider).unwrap() {
+            assert_eq!(g.len(), wider.len());
+            assert_eq!(g[4].null_count(), g[0].len());
+        }
+        assert!(decode_all("t.seg", &bytes, &types[..3]).is_err(), "fewer types than columns");
     }
 
     #[test]
