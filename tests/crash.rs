@@ -388,3 +388,33 @@ async fn an_alter_table_rewrite_in_a_block_is_undone_by_kill_9() {
         .get(0);
     assert_eq!(tables, 1, "no leftover table");
 }
+
+/// CREATE TABLE … AS is one statement: cut short by a crash before its rows
+/// commit, it leaves no table behind (an empty table would be a half-done
+/// statement); done, its table and rows stay.
+#[tokio::test]
+async fn create_table_as_cut_short_by_kill_9_leaves_no_table() {
+    let server = common::start_with_shards(2);
+    if server.is_external() {
+        return;
+    }
+    let client = server.connect(common::DEFAULT_DB).await;
+    let done = client.execute("CREATE TABLE cta_src AS SELECT g AS n FROM generate_series(1, 20000) AS g", &[]).await.unwrap();
+    assert_eq!(done, 20000, "the command tag is SELECT 20000");
+    drop(client);
+    let failpoint = [("BREWRIC_FAILPOINT", "commit-before-commit-record")];
+    let server = common::start_configured(server.kill9(), 2, &[], &failpoint);
+    let client = server.connect(common::DEFAULT_DB).await;
+    client
+        .batch_execute("CREATE TABLE cta_cut AS SELECT n FROM cta_src")
+        .await
+        .expect_err("the failpoint stops the server");
+    drop(client);
+    let server = common::start_in(server.kill9(), 2);
+    let client = server.connect(common::DEFAULT_DB).await;
+    let row = client
+        .query_one("SELECT (SELECT count(*) FROM cta_src), NOT EXISTS (SELECT FROM pg_class WHERE relname = 'cta_cut')", &[])
+        .await
+        .unwrap();
+    assert_eq!((row.get::<_, i64>(0), row.get::<_, bool>(1)), (20000, true));
+}

@@ -130,7 +130,7 @@ fn parse_statements(sql: &str) -> DbResult<Vec<sqlparser::ast::Statement>> {
         .with_recursion_limit(PARSER_RECURSION_LIMIT)
         .try_with_sql(sql)
         .and_then(|mut p| p.parse_statements())
-        .or_else(|e| parse_with_dollar_strings_as_literals(sql).ok_or(e))
+        .or_else(|e| parse_with_dollar_strings_as_literals(sql).or_else(|| parse_create_table_as_names(sql)).ok_or(e))
         .map_err(|e| syntax_error(sql, &e.to_string()))
 }
 
@@ -159,6 +159,58 @@ fn parse_with_dollar_strings_as_literals(sql: &str) -> Option<Vec<sqlparser::ast
         .with_tokens_with_locations(tokens)
         .parse_statements()
         .ok()
+}
+
+/// `CREATE TABLE name (a, b) AS query`: sqlparser wants a type after each
+/// column name, which PostgreSQL's CREATE TABLE AS does not take. When a
+/// statement failed to parse, a list of bare names right before `AS` is
+/// parsed again with a placeholder type after each (the session takes only
+/// the names; the query's result decides the types).
+fn parse_create_table_as_names(sql: &str) -> Option<Vec<sqlparser::ast::Statement>> {
+    use sqlparser::tokenizer::{Token, Tokenizer, Whitespace};
+    let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize_with_location().ok()?;
+    let significant: Vec<usize> = (0..tokens.len()).filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_))).collect();
+    let word = |i: usize, k: &str| matches!(&tokens[i].token, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(k));
+    let (&first, _) = significant.split_first()?;
+    let table = significant.iter().position(|&i| word(i, "table"))?;
+    if !word(first, "create") || significant[..table].iter().any(|&i| matches!(tokens[i].token, Token::LParen)) {
+        return None;
+    }
+    let open = table + significant[table..].iter().position(|&i| matches!(tokens[i].token, Token::LParen))?;
+    // ( name [, name]* ) AS
+    let mut names = Vec::new();
+    let mut k = open + 1;
+    loop {
+        let &i = significant.get(k)?;
+        if !matches!(tokens[i].token, Token::Word(_)) {
+            return None;
+        }
+        names.push(i);
+        match significant.get(k + 1).map(|&j| &tokens[j].token) {
+            Some(Token::Comma) => k += 2,
+            Some(Token::RParen) => break,
+            _ => return None,
+        }
+    }
+    if !significant.get(k + 2).is_some_and(|&i| word(i, "as")) {
+        return None;
+    }
+    let placeholder = sqlparser::tokenizer::Word { value: "text".into(), quote_style: None, keyword: sqlparser::keywords::Keyword::TEXT };
+    let mut out = Vec::with_capacity(tokens.len() + 2 * names.len());
+    for (i, t) in tokens.into_iter().enumerate() {
+        let location = t.span;
+        out.push(t);
+        if names.contains(&i) {
+            out.push(sqlparser::tokenizer::TokenWithSpan::new(Token::Whitespace(Whitespace::Space), location));
+            out.push(sqlparser::tokenizer::TokenWithSpan::new(Token::Word(placeholder.clone()), location));
+        }
+    }
+    Parser::new(&PostgreSqlDialect {})
+        .with_recursion_limit(PARSER_RECURSION_LIMIT)
+        .with_tokens_with_locations(out)
+        .parse_statements()
+        .ok()
+        .filter(|stmts| stmts.iter().any(|s| matches!(s, sqlparser::ast::Statement::CreateTable(ct) if ct.query.is_some())))
 }
 
 /// How deeply expressions may nest (sqlparser's default of 50 refuses nesting

@@ -31,6 +31,7 @@ use unique::ConflictArbiter;
 
 mod alter;
 mod comment;
+mod create_table_as;
 mod dml;
 mod function;
 mod ingest_tables;
@@ -592,6 +593,8 @@ impl Session {
         let eval = self.eval_context();
         let mut binder = self.binder(&catalog, db, &eval, param_types.to_vec());
         let fields = match stmt {
+            // SELECT … INTO returns no rows: it creates a table.
+            Statement::Query(q) if matches!(q.body.as_ref(), ast::SetExpr::Select(s) if s.into.is_some()) => None,
             Statement::Query(q) => Some(binder.bind_query(q)?.fields().to_vec()),
             Statement::Insert(ins) => {
                 let (_, _, returning, _) = self.bind_insert(&mut binder, ins)?;
@@ -706,6 +709,9 @@ impl Session {
     ) -> DbResult<StatementResult> {
         match stmt {
             Statement::Query(q) => {
+                if matches!(q.body.as_ref(), ast::SetExpr::Select(s) if s.into.is_some()) {
+                    return self.select_into(q, params, param_types).await;
+                }
                 let (plan, eval) = self.plan_query(q, &params, param_types).await?;
                 let ctx = self.query_context(params, eval);
                 let op = operators::build(&plan, &ctx)?;
@@ -724,7 +730,10 @@ impl Session {
             Statement::Insert(ins) => self.insert(ins, params, param_types).await,
             Statement::Delete(del) => self.delete(del, params, param_types).await,
             Statement::Update(up) => self.update(up, params, param_types).await,
-            Statement::CreateTable(ct) => self.create_table(ct),
+            Statement::CreateTable(ct) => match &ct.query {
+                Some(q) => self.create_table_as(ct, q, params, param_types).await,
+                None => self.create_table(ct),
+            },
             Statement::CreateSchema {
                 schema_name,
                 if_not_exists,
@@ -1353,10 +1362,8 @@ impl Session {
         self.binder(&catalog, db, &eval, vec![]).resolve_table(name)
     }
 
+    /// CREATE TABLE (its `AS query` form is `create_table_as`'s).
     fn create_table(&mut self, ct: &ast::CreateTable) -> DbResult<StatementResult> {
-        if ct.query.is_some() {
-            return Err(DbError::unsupported("CREATE TABLE AS is not supported yet"));
-        }
         let parts = object_name_parts(&ct.name);
         let (schema, name) = match parts.as_slice() {
             [t] => (self.creation_schema()?, t.clone()),

@@ -2,8 +2,8 @@
 //! obj_description, col_description, shobj_description, pg_get_indexdef,
 //! pg_get_userbyid, pg_encoding_to_char, pg_function_is_visible,
 //! pg_type_is_visible, pg_get_function_result/arguments, pg_get_expr,
-//! pg_get_constraintdef, pg_get_viewdef, pg_relation_is_publishable and the
-//! has_*_privilege family.
+//! pg_get_constraintdef, pg_get_viewdef, pg_relation_is_publishable, to_regclass,
+//! to_regtype, to_regnamespace and the has_*_privilege family.
 //! The catalog is one snapshot per statement, so each call becomes an
 //! expression over constants computed here (a membership test or a lookup
 //! by key), evaluated per row like any other expression.
@@ -12,7 +12,7 @@
 use std::sync::Arc;
 
 use crate::catalog::system;
-use crate::error::DbResult;
+use crate::error::{sqlstate, DbResult};
 use crate::exec::kernels::BinaryOp;
 use crate::sql::plan::*;
 use crate::types::{DataType, Datum};
@@ -143,6 +143,24 @@ impl Binder<'_> {
                     ],
                 )?;
                 self.bind_function_call("coalesce", vec![found, unknown])?
+            }
+            // The casts to regclass/regtype/regnamespace, NULL where no object has the name.
+            ("to_regclass" | "to_regtype" | "to_regnamespace", [text]) => {
+                use super::object_identifiers::ObjectIdentifier as Kind;
+                let kind = match name {
+                    "to_regclass" => Kind::Class,
+                    "to_regtype" => Kind::Type,
+                    _ => Kind::Namespace,
+                };
+                let text = self.coerce(text.clone(), DataType::Text, name)?;
+                match self.bind_object_identifier_cast(text, kind) {
+                    Err(e) if [sqlstate::UNDEFINED_TABLE, sqlstate::UNDEFINED_OBJECT, sqlstate::INVALID_SCHEMA_NAME]
+                        .contains(&e.code) =>
+                    {
+                        Expr::Literal(Datum::Null, DataType::Oid)
+                    }
+                    other => other?,
+                }
             }
             ("pg_function_is_visible", [f]) => {
                 let list = self
