@@ -37,6 +37,38 @@ pub struct ColumnDef {
     /// form (`storage/frames.rs`: tagged, large ones as references into a
     /// kept recording), written and read back through that module.
     pub frame_refs: bool,
+    /// `GENERATED {ALWAYS | BY DEFAULT} AS IDENTITY`: the column's values come
+    /// from its sequence as a serial column's do (its `default` is that
+    /// nextval), but the catalogs show an identity column, and ALWAYS refuses
+    /// an INSERT's own value.
+    pub identity: Option<Identity>,
+}
+
+/// How an identity column takes values an INSERT gives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Identity {
+    /// Refused (428C9) unless the INSERT says OVERRIDING SYSTEM VALUE.
+    Always,
+    /// Taken, as a serial column takes them.
+    ByDefault,
+}
+
+impl Identity {
+    /// pg_attribute.attidentity.
+    pub fn code(self) -> char {
+        match self {
+            Identity::Always => 'a',
+            Identity::ByDefault => 'd',
+        }
+    }
+
+    /// information_schema.columns.identity_generation.
+    pub fn generation(self) -> &'static str {
+        match self {
+            Identity::Always => "ALWAYS",
+            Identity::ByDefault => "BY DEFAULT",
+        }
+    }
 }
 
 impl ColumnDef {
@@ -50,6 +82,7 @@ impl ColumnDef {
             numeric_typmod: None,
             series_tag: false,
             frame_refs: false,
+            identity: None,
         }
     }
 

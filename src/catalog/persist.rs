@@ -99,6 +99,7 @@ fn table_json(t: &TableDef) -> Value {
             "numeric_typmod": c.numeric_typmod.map(|(p, s)| vec![p, s]),
             "series_tag": c.series_tag,
             "frame_refs": c.frame_refs,
+            "identity": c.identity.map(|i| i.code().to_string()),
         })).collect::<Vec<_>>(),
         "frame_files": t.frame_files,
     })
@@ -399,6 +400,11 @@ fn table_from(v: &Value, schema: &str) -> Result<TableDef, String> {
                 .and_then(|m| Some((m.first()?.as_u64()? as u32, m.get(1)?.as_u64()? as u32))),
             series_tag: c.get("series_tag").and_then(|t| t.as_bool()).unwrap_or(false),
             frame_refs: c.get("frame_refs").and_then(|t| t.as_bool()).unwrap_or(false),
+            identity: match c.get("identity").and_then(|i| i.as_str()) {
+                Some("a") => Some(super::Identity::Always),
+                Some("d") => Some(super::Identity::ByDefault),
+                _ => None,
+            },
         });
     }
     Ok(TableDef {
@@ -590,6 +596,7 @@ mod tests {
                     numeric_typmod: None,
                     series_tag: false,
                     frame_refs: false,
+                    identity: None,
                 };
                 s.tables.insert(
                     "t".into(),
@@ -598,7 +605,10 @@ mod tests {
                         name: "t".into(),
                         schema: "public".into(),
                         columns: vec![
-                            col("id", DataType::Int32, Some("nextval('public.t_id_seq')")),
+                            ColumnDef {
+                                identity: Some(crate::catalog::Identity::Always),
+                                ..col("id", DataType::Int32, Some("nextval('public.t_id_seq')"))
+                            },
                             col("v", DataType::Varchar(Some(8)), None),
                         ],
                         time_column: Some(0),

@@ -1014,7 +1014,8 @@ pub fn default_expression(
     column: &super::ColumnDef,
 ) -> Option<String> {
     use sqlparser::ast;
-    let expr = column.default.as_ref()?;
+    // An identity column has no default in the catalogs (pg_attrdef): its sequence is its identity.
+    let expr = column.default.as_ref().filter(|_| column.identity.is_none())?;
     if let ast::Expr::Function(f) = expr {
         if f.name.to_string().eq_ignore_ascii_case("nextval") {
             if let ast::FunctionArguments::List(list) = &f.args {
@@ -1181,8 +1182,10 @@ fn oid(v: u32) -> Datum {
 fn text(s: impl Into<String>) -> Datum {
     Datum::text(s)
 }
+/// A `"char"` value; the zero byte (attidentity's "none") prints as nothing,
+/// as PostgreSQL's charout prints it.
 fn ch(c: char) -> Datum {
-    Datum::text(c.to_string())
+    Datum::text(if c == '\0' { String::new() } else { c.to_string() })
 }
 fn b(v: bool) -> Datum {
     Datum::Bool(v)
@@ -1494,6 +1497,9 @@ fn pg_class(ctx: &SystemContext) -> Vec<Vec<Datum>> {
 }
 
 #[allow(clippy::too_many_arguments)]
+/// pg_attribute.attidentity's place in its rows.
+const ATTIDENTITY: usize = 16;
+
 fn attribute_row(
     rel: u32,
     name: &str,
@@ -1567,15 +1573,19 @@ fn pg_attribute(ctx: &SystemContext) -> Vec<Vec<Datum>> {
         match l.rel {
             UserRelation::Table(t) => {
                 for (i, c) in t.columns.iter().enumerate() {
-                    rows.push(attribute_row(
+                    let mut row = attribute_row(
                         l.oid,
                         &c.name,
                         c.data_type,
                         column_typmod(c),
                         i + 1,
                         c.not_null,
-                        c.default.is_some(),
-                    ));
+                        c.default.is_some() && c.identity.is_none(),
+                    );
+                    if let Some(identity) = c.identity {
+                        row[ATTIDENTITY] = ch(identity.code());
+                    }
+                    rows.push(row);
                 }
             }
             UserRelation::View(v) => {
@@ -2406,8 +2416,9 @@ fn information_schema_columns(ctx: &SystemContext) -> Vec<Vec<Datum>> {
         match l.rel {
             UserRelation::Table(t) => {
                 for (i, c) in t.columns.iter().enumerate() {
-                    let default = c.default.as_ref().map(|d| d.to_string());
-                    rows.push(column_row(
+                    // An identity column shows no default: its sequence is its identity.
+                    let default = c.default.as_ref().filter(|_| c.identity.is_none()).map(|d| d.to_string());
+                    let mut row = column_row(
                         ctx,
                         l.schema,
                         l.name,
@@ -2418,7 +2429,18 @@ fn information_schema_columns(ctx: &SystemContext) -> Vec<Vec<Datum>> {
                         c.not_null,
                         default,
                         true,
-                    ));
+                    );
+                    if let Some(identity) = c.identity {
+                        // is_identity, identity_generation, …, identity_increment, …, identity_cycle
+                        // (counted from the row's end: is_generated, generation_expression and
+                        // is_updatable follow them).
+                        let n = row.len();
+                        row[n - 10] = yes_no(true);
+                        row[n - 9] = text(identity.generation());
+                        row[n - 7] = text("1");
+                        row[n - 4] = yes_no(false);
+                    }
+                    rows.push(row);
                 }
             }
             UserRelation::View(v) => {

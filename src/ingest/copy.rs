@@ -712,6 +712,7 @@ mod tests {
             numeric_typmod: None,
             series_tag: false,
             frame_refs: false,
+            identity: None,
         };
         TableDef {
             oid: 1,

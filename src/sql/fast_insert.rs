@@ -294,6 +294,10 @@ pub fn read_rows(
             idx
         }
     };
+    // A value for a GENERATED ALWAYS identity column is refused by the general path.
+    if targets.iter().any(|&i| table.columns[i].identity == Some(crate::catalog::Identity::Always)) {
+        return Ok(None);
+    }
     // Columns left out get their DEFAULT (sequences, now()): only the general path evaluates those.
     if table
         .columns
@@ -380,6 +384,7 @@ mod tests {
             numeric_typmod: None,
             series_tag: false,
             frame_refs: false,
+            identity: None,
         };
         TableDef {
             oid: 1,

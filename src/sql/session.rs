@@ -1388,11 +1388,13 @@ impl Session {
                 "serial" | "bigserial" | "smallserial" | "serial4" | "serial8" | "serial2"
             );
             let (mut def, keys) = column_def(c)?;
-            def.not_null |= serial;
+            // An identity column takes its values from a sequence as a serial one does.
+            let sequenced = serial || def.identity.is_some();
+            def.not_null |= sequenced;
             for (constraint, primary) in keys {
                 unique_constraints.push((constraint, vec![cname.clone()], primary));
             }
-            if serial {
+            if sequenced {
                 let seq_name = format!("{name}_{cname}_seq");
                 let expr = format!("nextval('{schema}.{seq_name}')");
                 def.default =
@@ -1410,7 +1412,11 @@ impl Session {
                             },
                             _ => None,
                         });
-                sequences.push(seq_name);
+                let start = c.options.iter().find_map(|o| match &o.option {
+                    ast::ColumnOption::Generated { sequence_options: Some(options), .. } => Some(identity_start(options)),
+                    _ => None,
+                });
+                sequences.push((seq_name, start.transpose()?.unwrap_or(1)));
             }
             columns.push(def);
         }
@@ -1463,9 +1469,10 @@ impl Session {
                     format!("relation \"{name}\" already exists"),
                 ));
             }
-            for (seq, soid) in sequences.iter().zip(&seq_oids) {
-                s.sequences
-                    .insert(seq.clone(), Arc::new(Sequence::new(*soid, seq.clone())));
+            for ((seq, start), soid) in sequences.iter().zip(&seq_oids) {
+                let sequence = Sequence::new(*soid, seq.clone());
+                sequence.set_next(*start);
+                s.sequences.insert(seq.clone(), Arc::new(sequence));
             }
             let def = Arc::new(TableDef {
                 oid,
@@ -2373,6 +2380,7 @@ impl Session {
                 })
                 .collect::<DbResult<_>>()?
         };
+        check_identity_always(&table, &targets, ins)?;
         let plain_values = ins.source.as_ref().and_then(|q| match q.body.as_ref() {
             ast::SetExpr::Values(v)
                 if q.with.is_none() && q.order_by.is_none() && q.limit_clause.is_none() =>
@@ -3698,6 +3706,65 @@ fn choose_relation_name(s: &Schema, name1: &str, name2: &str, label: &str) -> St
 /// A PRIMARY KEY or UNIQUE constraint written on a column: (name, primary).
 type ColumnKey = (Option<String>, bool);
 
+/// An INSERT giving a GENERATED ALWAYS identity column a value of its own
+/// (anything but DEFAULT) is refused, as in PostgreSQL, unless it says
+/// OVERRIDING SYSTEM VALUE.
+fn check_identity_always(table: &TableDef, targets: &[usize], ins: &ast::Insert) -> DbResult<()> {
+    if matches!(ins.overriding, Some(ast::InsertOverriding::System)) {
+        return Ok(());
+    }
+    let is_default = |e: &ast::Expr| matches!(e, ast::Expr::Identifier(i) if i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default"));
+    for (position, &c) in targets.iter().enumerate() {
+        let column = &table.columns[c];
+        if column.identity != Some(crate::catalog::Identity::Always) {
+            continue;
+        }
+        let only_defaults = match ins.source.as_ref().map(|q| q.body.as_ref()) {
+            None => true,
+            Some(ast::SetExpr::Values(v)) => v.rows.iter().all(|row| row.get(position).is_none_or(is_default)),
+            Some(_) => false,
+        };
+        if !only_defaults {
+            return Err(DbError::new(
+                "428C9",
+                format!("cannot insert a non-DEFAULT value into column \"{}\"", column.name),
+            )
+            .with_detail(format!("Column \"{}\" is an identity column defined as GENERATED ALWAYS.", column.name))
+            .with_hint("Use OVERRIDING SYSTEM VALUE to override."));
+        }
+    }
+    Ok(())
+}
+
+/// The first value an identity column's sequence hands out (`START WITH`;
+/// 1 without it). Options that would make it count other than one by one
+/// from there are refused.
+fn identity_start(options: &[ast::SequenceOptions]) -> DbResult<i64> {
+    fn integer(e: &ast::Expr) -> Option<i64> {
+        match e {
+            ast::Expr::Value(v) => match &v.value {
+                ast::Value::Number(n, _) => n.parse().ok(),
+                _ => None,
+            },
+            ast::Expr::UnaryOp { op: ast::UnaryOperator::Minus, expr } => integer(expr).map(|n| -n),
+            _ => None,
+        }
+    }
+    let mut start = 1;
+    for o in options {
+        match o {
+            ast::SequenceOptions::StartWith(e, _) => {
+                start = integer(e).ok_or_else(|| DbError::syntax(format!("START WITH {e} is not an integer")))?;
+            }
+            ast::SequenceOptions::IncrementBy(e, _) if integer(e) == Some(1) => {}
+            ast::SequenceOptions::Cache(_) | ast::SequenceOptions::DataType(_) | ast::SequenceOptions::Cycle(false) => {}
+            ast::SequenceOptions::MinValue(None) | ast::SequenceOptions::MaxValue(None) => {}
+            other => return Err(DbError::unsupported(format!("identity sequence option {other}"))),
+        }
+    }
+    Ok(start)
+}
+
 /// A column of CREATE TABLE or ADD COLUMN: its type, NOT NULL and DEFAULT,
 /// and the PRIMARY KEY / UNIQUE constraints written on it (name, primary).
 fn column_def(c: &ast::ColumnDef) -> DbResult<(ColumnDef, Vec<ColumnKey>)> {
@@ -3710,10 +3777,30 @@ fn column_def(c: &ast::ColumnDef) -> DbResult<(ColumnDef, Vec<ColumnKey>)> {
         numeric_typmod,
         series_tag: false,
         frame_refs: false,
+        identity: None,
     };
     let mut keys = Vec::new();
     for opt in &c.options {
         match &opt.option {
+            ast::ColumnOption::Generated {
+                generated_as: how @ (ast::GeneratedAs::Always | ast::GeneratedAs::ByDefault),
+                generation_expr: None,
+                sequence_options,
+                ..
+            } => {
+                if !matches!(def.data_type, DataType::Int16 | DataType::Int32 | DataType::Int64) {
+                    return Err(DbError::new(
+                        sqlstate::INVALID_PARAMETER_VALUE,
+                        "identity column type must be smallint, integer, or bigint",
+                    ));
+                }
+                identity_start(sequence_options.as_deref().unwrap_or(&[]))?;
+                def.identity = Some(match how {
+                    ast::GeneratedAs::Always => crate::catalog::Identity::Always,
+                    _ => crate::catalog::Identity::ByDefault,
+                });
+                def.not_null = true;
+            }
             ast::ColumnOption::NotNull => def.not_null = true,
             ast::ColumnOption::Null => def.not_null = false,
             ast::ColumnOption::Default(e) => def.default = Some(e.clone()),

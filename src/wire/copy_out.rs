@@ -158,6 +158,7 @@ mod tests {
             numeric_typmod: None,
             series_tag: false,
             frame_refs: false,
+            identity: None,
         };
         let table = crate::catalog::TableDef {
             oid: 1,

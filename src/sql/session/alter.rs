@@ -302,6 +302,9 @@ impl Session {
         if !keys.is_empty() {
             return Err(DbError::unsupported("ADD COLUMN with PRIMARY KEY or UNIQUE"));
         }
+        if def.identity.is_some() {
+            return Err(DbError::unsupported("ADD COLUMN … GENERATED AS IDENTITY"));
+        }
         Ok(def)
     }
 
