@@ -9,11 +9,14 @@ pub mod system;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicI64, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use crate::error::{sqlstate, DbError, DbResult};
 use crate::types::DataType;
+
+mod sequence;
+pub use sequence::{SaveNeeded, Sequence, SequenceSettings};
 
 /// First OID handed to user objects, as in PostgreSQL.
 pub const FIRST_USER_OID: u32 = 16384;
@@ -89,39 +92,6 @@ impl ColumnDef {
     /// Whether the column's values are stored in the frame form.
     pub fn holds_frames(&self) -> bool {
         self.frame_refs && self.data_type == DataType::Bytea
-    }
-}
-
-#[derive(Debug)]
-pub struct Sequence {
-    pub oid: u32,
-    pub name: String,
-    next: AtomicI64,
-}
-
-impl Sequence {
-    pub fn new(oid: u32, name: String) -> Sequence {
-        Sequence {
-            oid,
-            name,
-            next: AtomicI64::new(1),
-        }
-    }
-    /// nextval(): never hands out the same value twice, even across sessions.
-    pub fn next_value(&self) -> i64 {
-        self.next.fetch_add(1, Ordering::Relaxed)
-    }
-    pub fn set_next(&self, v: i64) {
-        self.next.store(v, Ordering::Relaxed)
-    }
-    /// The value nextval() would return now.
-    pub fn peek_next(&self) -> i64 {
-        self.next.load(Ordering::Relaxed)
-    }
-    /// Moves the sequence past `used` (recovery: never hand out a value a row holds).
-    pub fn advance_past(&self, used: i64) {
-        self.next
-            .fetch_max(used.saturating_add(1), Ordering::Relaxed);
     }
 }
 

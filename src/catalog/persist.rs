@@ -266,7 +266,7 @@ pub fn to_json(catalog: &Catalog, next_oid: u32) -> Value {
                     "name": s.name,
                     "oid": s.oid,
                     "tables": s.tables.values().map(|t| table_json(t)).collect::<Vec<_>>(),
-                    "sequences": s.sequences.values().map(|q| json!({"oid": q.oid, "name": q.name, "next": q.peek_next()})).collect::<Vec<_>>(),
+                    "sequences": s.sequences.values().map(|q| sequence_json(q)).collect::<Vec<_>>(),
                     "indexes": s.indexes.values().map(|i| index_json(i)).collect::<Vec<_>>(),
                     "views": s.views.values().map(|v| view_json(v)).collect::<Vec<_>>(),
                     "functions": s.functions.values().flatten().map(|f| function_json(f)).collect::<Vec<_>>(),
@@ -282,7 +282,7 @@ pub fn to_json(catalog: &Catalog, next_oid: u32) -> Value {
                     "schema": x.table.schema,
                     "table": table_json(&x.table),
                     "indexes": x.indexes.iter().map(|i| index_json(i)).collect::<Vec<_>>(),
-                    "sequences": x.sequences.iter().map(|q| json!({"oid": q.oid, "name": q.name, "next": q.peek_next()})).collect::<Vec<_>>(),
+                    "sequences": x.sequences.iter().map(|q| sequence_json(q)).collect::<Vec<_>>(),
                     "views": x.views.iter().map(|v| json!({"schema": v.schema, "view": view_json(v)})).collect::<Vec<_>>(),
                 })).collect::<Vec<_>>(),
             })
@@ -353,6 +353,43 @@ fn text(v: &Value, name: &str) -> Result<String, String> {
         .map(str::to_string)
         .ok_or_else(|| format!("catalog.json: \"{name}\" is not a string"))
 }
+/// A sequence: its settings and where it resumes (past every value it
+/// handed out: see `catalog/sequence.rs`).
+fn sequence_json(q: &Sequence) -> Value {
+    let s = q.settings;
+    json!({
+        "oid": q.oid,
+        "name": q.name,
+        "next": q.saved_position(),
+        "increment": s.increment,
+        "min": s.min,
+        "max": s.max,
+        "start": s.start,
+        "cycle": s.cycle,
+    })
+}
+
+fn sequence_from(q: &Value) -> Result<Sequence, String> {
+    let signed = |name: &str, default: i64| -> Result<i64, String> {
+        match q.get(name) {
+            None => Ok(default),
+            Some(v) => v.as_i64().ok_or_else(|| format!("catalog.json: \"{name}\" is not a number")),
+        }
+    };
+    // Files from before CREATE SEQUENCE hold serial sequences with the defaults.
+    let defaults = super::SequenceSettings::default();
+    let settings = super::SequenceSettings {
+        increment: signed("increment", defaults.increment)?,
+        min: signed("min", defaults.min)?,
+        max: signed("max", defaults.max)?,
+        start: signed("start", defaults.start)?,
+        cycle: q.get("cycle").and_then(|c| c.as_bool()).unwrap_or(false),
+    };
+    let seq = Sequence::with_settings(number(q, "oid")? as u32, text(q, "name")?, settings);
+    seq.resume_at(signed("next", settings.start)?);
+    Ok(seq)
+}
+
 fn number(v: &Value, name: &str) -> Result<u64, String> {
     field(v, name)?
         .as_u64()
@@ -453,8 +490,7 @@ pub fn load(dir: &Path) -> Result<Option<(Catalog, u32)>, String> {
                 schema.tables.insert(table.name.clone(), Arc::new(table));
             }
             for q in list(s, "sequences")? {
-                let seq = Sequence::new(number(q, "oid")? as u32, text(q, "name")?);
-                seq.set_next(number(q, "next")? as i64);
+                let seq = sequence_from(q)?;
                 schema.sequences.insert(seq.name.clone(), Arc::new(seq));
             }
             // Absent in files written before indexes and views existed.
@@ -528,9 +564,7 @@ pub fn load(dir: &Path) -> Result<Option<(Catalog, u32)>, String> {
                     entry.indexes.push(Arc::new(index_from(i)?));
                 }
                 for q in list(x, "sequences")? {
-                    let seq = Sequence::new(number(q, "oid")? as u32, text(q, "name")?);
-                    seq.set_next(number(q, "next")? as i64);
-                    entry.sequences.push(Arc::new(seq));
+                    entry.sequences.push(Arc::new(sequence_from(q)?));
                 }
                 for v in list(x, "views")? {
                     let view = v.get("view").ok_or("catalog.json: a dropping view without its definition")?;

@@ -324,12 +324,39 @@ pub fn eval(expr: &Expr, batch: &Batch, cx: &EvalInputs) -> DbResult<Value> {
             }
             Ok(Value::Column(Arc::new(out)))
         }
-        Expr::NextVal(seq) => {
-            let mut col = Column::with_capacity(DataType::Int64, len);
-            for _ in 0..len {
-                col.push_datum(&Datum::Int64(seq.0.next_value()));
+        Expr::SetVal { sequence, args } => {
+            let values = eval(&args[0], batch, cx)?;
+            let values = values.operand().to_column(len);
+            let called = args.get(1).map(|c| eval(c, batch, cx)).transpose()?;
+            let called = called.as_ref().map(|c| c.operand().to_column(len));
+            let mut out = Column::with_capacity(DataType::Int64, len);
+            for i in 0..len {
+                let v = values.datum(i);
+                let is_called = called.as_ref().map_or(Datum::Bool(true), |c| c.datum(i));
+                let (Some(v), Datum::Bool(is_called)) = (v.as_i64(), is_called) else {
+                    // setval is strict: a NULL argument sets nothing.
+                    out.push_datum(&Datum::Null);
+                    continue;
+                };
+                let saved = sequence.sequence.set_value(v, is_called)?;
+                sequence.save(saved)?;
+                out.push_datum(&Datum::Int64(v));
             }
-            Ok(Value::Column(Arc::new(col)))
+            Ok(Value::Column(Arc::new(out)))
+        }
+        Expr::NextVal(seq) => {
+            let mut values = Vec::with_capacity(len);
+            // The batch's values reach no one before the catalog covers them.
+            let mut save = None;
+            for _ in 0..len {
+                let (v, need) = seq.sequence.next_value()?;
+                values.push(v);
+                save = need.or(save);
+            }
+            if let Some(need) = save {
+                seq.save(need)?;
+            }
+            Ok(Value::Column(Arc::new(Column::new(DataType::Int64, ColumnData::Int64(values), None))))
         }
     }
 }

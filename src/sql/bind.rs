@@ -2609,30 +2609,17 @@ impl<'a> Binder<'a> {
                 return self.bind_gapfill_fill(&name, args.remove(0))
             }
             "nextval" => {
-                let seq_name = match args.as_slice() {
-                    [Expr::Literal(Datum::Bytes(b), _)] => String::from_utf8_lossy(b).into_owned(),
-                    _ => {
-                        return Err(DbError::unsupported(
-                            "nextval() needs a literal sequence name",
-                        ))
-                    }
-                };
-                let (schema, seq) = match seq_name.split_once('.') {
-                    Some((s, n)) => (s.to_string(), n.to_string()),
-                    None => ("public".to_string(), seq_name.clone()),
-                };
-                let s = self
-                    .db
-                    .schemas
-                    .get(&schema)
-                    .and_then(|s| s.sequences.get(&seq))
-                    .ok_or_else(|| {
-                        DbError::new(
-                            sqlstate::UNDEFINED_TABLE,
-                            format!("relation \"{seq_name}\" does not exist"),
-                        )
-                    })?;
-                return Ok(Expr::NextVal(Arc::new(SequenceRef(s.clone()))));
+                let sequence = self.sequence_named(&args, "nextval")?;
+                return Ok(Expr::NextVal(sequence));
+            }
+            "setval" if (2..=3).contains(&args.len()) => {
+                let sequence = self.sequence_named(&args, "setval")?;
+                let value = self.coerce(args[1].clone(), DataType::Int64, "setval")?;
+                let mut rest = vec![value];
+                if let Some(called) = args.get(2) {
+                    rest.push(self.coerce(called.clone(), DataType::Bool, "setval")?);
+                }
+                return Ok(Expr::SetVal { sequence, args: rest });
             }
             // The argument's type, known when binding (PostgreSQL's regtype,
             // returned here as its name).
@@ -2934,6 +2921,25 @@ impl<'a> Binder<'a> {
             }
             _ => Err(DbError::unsupported(format!("{func}() needs a table name literal"))),
         }
+    }
+
+    /// The sequence nextval()/setval()'s first argument names: a text
+    /// literal (`'s'`, `'public.s'`, `'"S"'`), found along the search path.
+    fn sequence_named(&self, args: &[Expr], function: &str) -> DbResult<Arc<SequenceRef>> {
+        let name = match args.first() {
+            Some(Expr::Literal(Datum::Bytes(b), _)) => String::from_utf8_lossy(b).into_owned(),
+            _ => return Err(DbError::unsupported(format!("{function}() needs a literal sequence name"))),
+        };
+        let parts = crate::sql::bind::object_identifiers::split_qualified_name(&name);
+        let found = match parts.as_slice() {
+            [seq] => self.search_path.iter().find_map(|s| self.db.schemas.get(s)?.sequences.get(seq)),
+            [schema, seq] => self.db.schemas.get(schema).and_then(|s| s.sequences.get(seq)),
+            _ => None,
+        };
+        let sequence = found.ok_or_else(|| {
+            DbError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{name}\" does not exist"))
+        })?;
+        Ok(Arc::new(SequenceRef { sequence: sequence.clone(), server: self.server.clone() }))
     }
 
     /// A table named by a text value (`'t'`, `'s.t'`, `'"T"'`), as regclass input resolves it.

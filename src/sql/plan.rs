@@ -173,6 +173,9 @@ pub enum Expr {
     },
     Subquery(Subquery),
     NextVal(Arc<SequenceRef>),
+    /// setval(sequence, value [, is_called]): `args` are the value and, when
+    /// given, is_called.
+    SetVal { sequence: Arc<SequenceRef>, args: Vec<Expr> },
     /// pg_cancel_backend(pid) / pg_terminate_backend(pid): signals per row
     /// (a side effect, like nextval), true when the pid was a session.
     SignalBackend {
@@ -187,13 +190,35 @@ pub enum Expr {
     },
 }
 
-/// A sequence as an expression operand (compared by identity).
-#[derive(Debug)]
-pub struct SequenceRef(pub Arc<Sequence>);
+/// A sequence as an expression operand (compared by identity), with the
+/// server whose catalog holds its reservations (`catalog/sequence.rs`).
+pub struct SequenceRef {
+    pub sequence: Arc<Sequence>,
+    /// None where nothing persists (a binder without a server).
+    pub server: Option<Arc<crate::server::Server>>,
+}
+
+impl SequenceRef {
+    /// Saves the catalog so that it covers `need`, then lets the sequence
+    /// hand out what it covers without saving again.
+    pub fn save(&self, need: crate::catalog::SaveNeeded) -> crate::error::DbResult<()> {
+        if let Some(server) = &self.server {
+            server.catalog.update(|_| Ok(()))?;
+        }
+        self.sequence.mark_durable(need);
+        Ok(())
+    }
+}
+
+impl std::fmt::Debug for SequenceRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SequenceRef({})", self.sequence.name)
+    }
+}
 
 impl PartialEq for SequenceRef {
     fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
+        Arc::ptr_eq(&self.sequence, &other.sequence)
     }
 }
 
@@ -232,7 +257,7 @@ impl Expr {
             | Expr::InList { .. } => DataType::Bool,
             Expr::Case { data_type, .. } => *data_type,
             Expr::Subquery(s) => s.data_type,
-            Expr::NextVal(_) => DataType::Int64,
+            Expr::NextVal(_) | Expr::SetVal { .. } => DataType::Int64,
             Expr::SignalBackend { .. } => DataType::Bool,
             Expr::NumericTypmod { .. } => DataType::Numeric,
         }
@@ -256,7 +281,7 @@ impl Expr {
             | Expr::IsBool { expr: e, .. }
             | Expr::NumericTypmod { expr: e, .. }
             | Expr::SignalBackend { pid: e, .. } => e.walk(f),
-            Expr::Func { args, .. } => args.iter().for_each(|a| a.walk(f)),
+            Expr::Func { args, .. } | Expr::SetVal { args, .. } => args.iter().for_each(|a| a.walk(f)),
             Expr::Case {
                 whens, otherwise, ..
             } => {
@@ -343,6 +368,10 @@ impl Expr {
                 sig,
                 args: args.into_iter().map(|a| a.transform(f)).collect(),
             },
+            Expr::SetVal { sequence, args } => Expr::SetVal {
+                sequence,
+                args: args.into_iter().map(|a| a.transform(f)).collect(),
+            },
             Expr::Case {
                 whens,
                 otherwise,
@@ -396,7 +425,7 @@ impl Expr {
         self.walk(&mut |e| {
             if matches!(
                 e,
-                Expr::Subquery(_) | Expr::Outer { .. } | Expr::Param(..) | Expr::NextVal(_) | Expr::SignalBackend { .. }
+                Expr::Subquery(_) | Expr::Outer { .. } | Expr::Param(..) | Expr::NextVal(_) | Expr::SetVal { .. } | Expr::SignalBackend { .. }
             ) {
                 pure = false;
             }
@@ -409,7 +438,7 @@ impl Expr {
     /// must run only on the rows that reach it.
     pub fn has_side_effects(&self) -> bool {
         let mut found = false;
-        self.walk(&mut |e| found |= matches!(e, Expr::NextVal(_) | Expr::SignalBackend { .. }));
+        self.walk(&mut |e| found |= matches!(e, Expr::NextVal(_) | Expr::SetVal { .. } | Expr::SignalBackend { .. }));
         found
     }
 

@@ -40,6 +40,7 @@ pub mod line_protocol;
 pub mod mcap;
 mod point_merge;
 mod roles;
+mod sequences;
 pub mod settings;
 mod unique;
 
@@ -183,6 +184,8 @@ enum BlockCatalogChange {
     /// and the views no kept table brought back (its tables come back from
     /// the dropping list, with the other views).
     SchemaDropped { name: String, oid: u32, functions: Vec<Arc<crate::catalog::FunctionDef>>, views: Vec<Arc<ViewDef>> },
+    SequenceCreated { schema: String, name: String, oid: u32 },
+    SequenceDropped { schema: String, sequence: Arc<Sequence> },
 }
 
 impl BlockCatalogChange {
@@ -203,6 +206,20 @@ impl BlockCatalogChange {
     /// `provisional`).
     fn undo(&self, db: &mut crate::catalog::Database) {
         match self {
+            BlockCatalogChange::SequenceCreated { schema, name, oid } => {
+                if let Some(s) = db.schemas.get_mut(schema) {
+                    if s.sequences.get(name).is_some_and(|q| q.oid == *oid) {
+                        s.sequences.remove(name);
+                    }
+                }
+            }
+            BlockCatalogChange::SequenceDropped { schema, sequence } => {
+                if let Some(s) = db.schemas.get_mut(schema) {
+                    if s.relation_kind(&sequence.name).is_none() {
+                        s.sequences.insert(sequence.name.clone(), sequence.clone());
+                    }
+                }
+            }
             BlockCatalogChange::ViewMade { view, previous: Some(previous) } => {
                 let Some(s) = db.schemas.get_mut(&view.schema) else { return };
                 if s.views.get(&view.name).is_some_and(|v| Arc::ptr_eq(v, view)) {
@@ -734,6 +751,9 @@ impl Session {
                 Some(q) => self.create_table_as(ct, q, params, param_types).await,
                 None => self.create_table(ct),
             },
+            Statement::CreateSequence { if_not_exists, name, sequence_options, .. } => {
+                self.create_sequence(name, *if_not_exists, sequence_options)
+            }
             Statement::CreateSchema {
                 schema_name,
                 if_not_exists,
@@ -1412,11 +1432,13 @@ impl Session {
                             },
                             _ => None,
                         });
-                let start = c.options.iter().find_map(|o| match &o.option {
-                    ast::ColumnOption::Generated { sequence_options: Some(options), .. } => Some(identity_start(options)),
+                // The column's type bounds its sequence (serial: integer), as in PostgreSQL.
+                let options = c.options.iter().find_map(|o| match &o.option {
+                    ast::ColumnOption::Generated { sequence_options: Some(options), .. } => Some(options.as_slice()),
                     _ => None,
                 });
-                sequences.push((seq_name, start.transpose()?.unwrap_or(1)));
+                let settings = sequences::sequence_settings(&seq_name, options.unwrap_or(&[]), def.data_type)?;
+                sequences.push((seq_name, settings));
             }
             columns.push(def);
         }
@@ -1469,9 +1491,8 @@ impl Session {
                     format!("relation \"{name}\" already exists"),
                 ));
             }
-            for ((seq, start), soid) in sequences.iter().zip(&seq_oids) {
-                let sequence = Sequence::new(*soid, seq.clone());
-                sequence.set_next(*start);
+            for ((seq, settings), soid) in sequences.iter().zip(&seq_oids) {
+                let sequence = Sequence::with_settings(*soid, seq.clone(), *settings);
                 s.sequences.insert(seq.clone(), Arc::new(sequence));
             }
             let def = Arc::new(TableDef {
@@ -1529,6 +1550,7 @@ impl Session {
     ) -> DbResult<StatementResult> {
         match object_type {
             ast::ObjectType::Index => self.drop_indexes(if_exists, names),
+            ast::ObjectType::Sequence => self.drop_sequences(if_exists, names),
             ast::ObjectType::View => self.drop_views(if_exists, names, cascade),
             ast::ObjectType::Table => {
                 for n in names {
@@ -3736,35 +3758,6 @@ fn check_identity_always(table: &TableDef, targets: &[usize], ins: &ast::Insert)
     Ok(())
 }
 
-/// The first value an identity column's sequence hands out (`START WITH`;
-/// 1 without it). Options that would make it count other than one by one
-/// from there are refused.
-fn identity_start(options: &[ast::SequenceOptions]) -> DbResult<i64> {
-    fn integer(e: &ast::Expr) -> Option<i64> {
-        match e {
-            ast::Expr::Value(v) => match &v.value {
-                ast::Value::Number(n, _) => n.parse().ok(),
-                _ => None,
-            },
-            ast::Expr::UnaryOp { op: ast::UnaryOperator::Minus, expr } => integer(expr).map(|n| -n),
-            _ => None,
-        }
-    }
-    let mut start = 1;
-    for o in options {
-        match o {
-            ast::SequenceOptions::StartWith(e, _) => {
-                start = integer(e).ok_or_else(|| DbError::syntax(format!("START WITH {e} is not an integer")))?;
-            }
-            ast::SequenceOptions::IncrementBy(e, _) if integer(e) == Some(1) => {}
-            ast::SequenceOptions::Cache(_) | ast::SequenceOptions::DataType(_) | ast::SequenceOptions::Cycle(false) => {}
-            ast::SequenceOptions::MinValue(None) | ast::SequenceOptions::MaxValue(None) => {}
-            other => return Err(DbError::unsupported(format!("identity sequence option {other}"))),
-        }
-    }
-    Ok(start)
-}
-
 /// A column of CREATE TABLE or ADD COLUMN: its type, NOT NULL and DEFAULT,
 /// and the PRIMARY KEY / UNIQUE constraints written on it (name, primary).
 fn column_def(c: &ast::ColumnDef) -> DbResult<(ColumnDef, Vec<ColumnKey>)> {
@@ -3785,7 +3778,6 @@ fn column_def(c: &ast::ColumnDef) -> DbResult<(ColumnDef, Vec<ColumnKey>)> {
             ast::ColumnOption::Generated {
                 generated_as: how @ (ast::GeneratedAs::Always | ast::GeneratedAs::ByDefault),
                 generation_expr: None,
-                sequence_options,
                 ..
             } => {
                 if !matches!(def.data_type, DataType::Int16 | DataType::Int32 | DataType::Int64) {
@@ -3794,7 +3786,6 @@ fn column_def(c: &ast::ColumnDef) -> DbResult<(ColumnDef, Vec<ColumnKey>)> {
                         "identity column type must be smallint, integer, or bigint",
                     ));
                 }
-                identity_start(sequence_options.as_deref().unwrap_or(&[]))?;
                 def.identity = Some(match how {
                     ast::GeneratedAs::Always => crate::catalog::Identity::Always,
                     _ => crate::catalog::Identity::ByDefault,

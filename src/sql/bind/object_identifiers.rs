@@ -221,6 +221,7 @@ fn is_constant(e: &Expr) -> bool {
                 | Expr::Subquery(_)
                 | Expr::Param(..)
                 | Expr::NextVal(_)
+                | Expr::SetVal { .. }
                 | Expr::SignalBackend { .. }
         ) {
             constant = false;
