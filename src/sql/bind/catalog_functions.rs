@@ -2,7 +2,8 @@
 //! obj_description, col_description, shobj_description, pg_get_indexdef,
 //! pg_get_userbyid, pg_encoding_to_char, pg_function_is_visible,
 //! pg_type_is_visible, pg_get_function_result/arguments, pg_get_expr,
-//! pg_get_constraintdef, pg_get_viewdef, pg_relation_is_publishable, to_regclass,
+//! pg_get_constraintdef, pg_get_viewdef, pg_relation_is_publishable,
+//! pg_get_serial_sequence, to_regclass,
 //! to_regtype, to_regnamespace and the has_*_privilege family.
 //! The catalog is one snapshot per statement, so each call becomes an
 //! expression over constants computed here (a membership test or a lookup
@@ -12,7 +13,7 @@
 use std::sync::Arc;
 
 use crate::catalog::system;
-use crate::error::{sqlstate, DbResult};
+use crate::error::{sqlstate, DbError, DbResult};
 use crate::exec::kernels::BinaryOp;
 use crate::sql::plan::*;
 use crate::types::{DataType, Datum};
@@ -161,6 +162,37 @@ impl Binder<'_> {
                     }
                     other => other?,
                 }
+            }
+            // The sequence a serial or identity column takes its values from,
+            // schema-qualified (setval's first argument in Django's and
+            // Rails' sequence resets); NULL for a column without one.
+            ("pg_get_serial_sequence", [table, column]) => {
+                let (Datum::Bytes(table), Datum::Bytes(column)) = (self.constant(table)?.0, self.constant(column)?.0) else {
+                    return Ok(Some(Expr::Literal(Datum::Null, DataType::Text)));
+                };
+                let table = String::from_utf8_lossy(&table).into_owned();
+                let column = String::from_utf8_lossy(&column).into_owned();
+                let parts = super::object_identifiers::split_qualified_name(&table);
+                let found = match parts.as_slice() {
+                    [t] => self.search_path.iter().find_map(|s| Some((s.clone(), self.db.schemas.get(s)?.tables.get(t)?.clone()))),
+                    [s, t] => self.db.schemas.get(s).and_then(|sc| Some((s.clone(), sc.tables.get(t)?.clone()))),
+                    _ => None,
+                };
+                let Some((schema, def)) = found else {
+                    return Err(DbError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{table}\" does not exist")));
+                };
+                let Some(col) = def.columns.iter().find(|c| c.name == column) else {
+                    return Err(DbError::new(
+                        sqlstate::UNDEFINED_COLUMN,
+                        format!("column \"{column}\" of relation \"{}\" does not exist", def.name),
+                    ));
+                };
+                let sequence = col.default.as_ref().and_then(|d| {
+                    let d = d.to_string();
+                    let name = d.strip_prefix("nextval('")?.split('\'').next()?.to_string();
+                    Some(if name.contains('.') { name } else { format!("{schema}.{name}") })
+                });
+                Expr::Literal(sequence.map_or(Datum::Null, Datum::text), DataType::Text)
             }
             ("pg_function_is_visible", [f]) => {
                 let list = self
