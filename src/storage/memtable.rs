@@ -392,11 +392,6 @@ impl Memtable {
         self.sealed.iter().map(|b| b.len()).sum::<usize>() + self.open_rows
     }
 
-    /// The memtable's column types.
-    pub fn types(&self) -> &[DataType] {
-        &self.types
-    }
-
     /// Gives the memtable the columns `types`: its columns `keep..` become
     /// NULL columns of `types[keep..]` in every block (an `ALTER TABLE …
     /// ADD COLUMN` adds columns holding NULL on every row already there;

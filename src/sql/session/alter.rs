@@ -261,13 +261,16 @@ impl Session {
         let keep = current.columns.len();
         let mut types = current.column_types();
         types.push(column.data_type);
-        self.widen_on_shards(current.oid, keep, types).await?;
-        let changed = self.change_table(&current, |_, def| {
-            if def.columns.len() != keep {
-                return Err(DbError::internal(format!("table \"{}\" changed during ADD COLUMN", def.name)));
-            }
-            def.columns.push(column);
-            Ok(())
+        // Undone on every shard if any step fails (also a shard that could not widen).
+        let widened = self.widen_on_shards(current.oid, keep, types).await;
+        let changed = widened.and_then(|_| {
+            self.change_table(&current, |_, def| {
+                if def.columns.len() != keep {
+                    return Err(DbError::internal(format!("table \"{}\" changed during ADD COLUMN", def.name)));
+                }
+                def.columns.push(column);
+                Ok(())
+            })
         });
         match changed {
             Ok(def) => {
