@@ -545,17 +545,10 @@ fn advance_sequences(server: &Server, recovered: &recovery::Recovered) {
         for schema in db.schemas.values() {
             for table in schema.tables.values() {
                 for (ci, col) in table.columns.iter().enumerate() {
-                    let Some(default) = &col.default else {
+                    let Some(name) = col.default_sequence() else {
                         continue;
                     };
-                    let text = default.to_string();
-                    let Some(name) = text
-                        .strip_prefix("nextval('")
-                        .and_then(|r| r.split('\'').next())
-                    else {
-                        continue;
-                    };
-                    let (sname, seq) = name.split_once('.').unwrap_or(("public", name));
+                    let (sname, seq) = name.split_once('.').unwrap_or(("public", &name));
                     let Some(seq) = db.schemas.get(sname).and_then(|s| s.sequences.get(seq)) else {
                         continue;
                     };

@@ -89,6 +89,13 @@ impl ColumnDef {
         }
     }
 
+    /// The sequence a `DEFAULT nextval('s')` (a serial or identity column's)
+    /// takes values from, as written there (`schema.name` for those made here).
+    pub fn default_sequence(&self) -> Option<String> {
+        let text = self.default.as_ref()?.to_string();
+        Some(text.strip_prefix("nextval('")?.split('\'').next()?.to_string())
+    }
+
     /// Whether the column's values are stored in the frame form.
     pub fn holds_frames(&self) -> bool {
         self.frame_refs && self.data_type == DataType::Bytea

@@ -948,15 +948,8 @@ fn pg_depend(ctx: &SystemContext) -> Vec<Vec<Datum>> {
     for s in ctx.db.schemas.values() {
         for t in s.tables.values().filter(|t| !t.name.starts_with(REWRITE_PREFIX)) {
             for (i, c) in t.columns.iter().enumerate() {
-                let Some(default) = &c.default else { continue };
-                let text = default.to_string();
-                let Some(seq) = text
-                    .strip_prefix("nextval('")
-                    .and_then(|r| r.strip_suffix("')"))
-                else {
-                    continue;
-                };
-                let (schema, name) = seq.split_once('.').unwrap_or((&s.name, seq));
+                let Some(seq) = c.default_sequence() else { continue };
+                let (schema, name) = seq.split_once('.').unwrap_or((&s.name, &seq));
                 let Some(q) = ctx.db.schemas.get(schema).and_then(|s| s.sequences.get(name)) else {
                     continue;
                 };

@@ -187,11 +187,7 @@ impl Binder<'_> {
                         format!("column \"{column}\" of relation \"{}\" does not exist", def.name),
                     ));
                 };
-                let sequence = col.default.as_ref().and_then(|d| {
-                    let d = d.to_string();
-                    let name = d.strip_prefix("nextval('")?.split('\'').next()?.to_string();
-                    Some(if name.contains('.') { name } else { format!("{schema}.{name}") })
-                });
+                let sequence = col.default_sequence().map(|name| if name.contains('.') { name } else { format!("{schema}.{name}") });
                 Expr::Literal(sequence.map_or(Datum::Null, Datum::text), DataType::Text)
             }
             ("pg_function_is_visible", [f]) => {

@@ -63,12 +63,10 @@ impl Session {
                 else {
                     return Ok(None);
                 };
-                let qualified = format!("{schema}.{name}");
                 for t in db.schemas.values().flat_map(|s| s.tables.values()) {
                     let used = t.columns.iter().find(|c| {
-                        c.default.as_ref().is_some_and(|d| {
-                            let d = d.to_string();
-                            d.contains(&format!("'{qualified}'")) || (d.contains(&format!("'{name}'")) && schema == "public")
+                        c.default_sequence().is_some_and(|seq| {
+                            seq.split_once('.').unwrap_or((&t.schema, &seq)) == (schema.as_str(), name.as_str())
                         })
                     });
                     if let Some(c) = used {
