@@ -449,4 +449,25 @@ async fn sequences_hand_out_no_value_twice_across_kill_9() {
     client.batch_execute("INSERT INTO crash_serial (v) VALUES (0)").await.unwrap();
     let ids: i64 = client.query_one("SELECT count(DISTINCT id) FROM crash_serial", &[]).await.unwrap().get(0);
     assert_eq!(ids, 3001, "no serial value given twice");
+    // ALTER SEQUENCE's settings and restart point survive a kill -9 too.
+    client.batch_execute("ALTER SEQUENCE crash_set AS integer INCREMENT BY 5 MAXVALUE 9000 CACHE 3 RESTART WITH 1000").await.unwrap();
+    // A sequence made by a block that never commits is gone after the crash.
+    client.batch_execute("BEGIN; CREATE SEQUENCE crash_in_block; SELECT nextval('crash_in_block')").await.unwrap();
+    drop(client);
+    let server = common::start_in(server.kill9(), 2);
+    let client = server.connect(common::DEFAULT_DB).await;
+    let row = client
+        .query_one(
+            "SELECT format_type(seqtypid, NULL), seqincrement, seqmax, seqcache, (SELECT is_called FROM crash_set), nextval('crash_set'), nextval('crash_set')
+             FROM pg_sequence WHERE seqrelid = 'crash_set'::regclass",
+            &[],
+        )
+        .await
+        .unwrap();
+    let settings: (String, i64, i64, i64, bool) = (row.get(0), row.get(1), row.get(2), row.get(3), row.get(4));
+    assert_eq!(settings, ("integer".to_string(), 5, 9000, 3, false));
+    let values: (i64, i64) = (row.get(5), row.get(6));
+    assert_eq!(values, (1000, 1005));
+    let left: i64 = client.query_one("SELECT count(*) FROM pg_sequences WHERE sequencename = 'crash_in_block'", &[]).await.unwrap().get(0);
+    assert_eq!(left, 0, "the uncommitted block's sequence");
 }

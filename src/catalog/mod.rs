@@ -16,7 +16,7 @@ use crate::error::{sqlstate, DbError, DbResult};
 use crate::types::DataType;
 
 mod sequence;
-pub use sequence::{SaveNeeded, Sequence, SequenceSettings};
+pub use sequence::{SaveNeeded, Sequence, SequenceSettings, SessionSequenceValues};
 
 /// First OID handed to user objects, as in PostgreSQL.
 pub const FIRST_USER_OID: u32 = 16384;
@@ -313,6 +313,7 @@ pub enum ProvisionalKind {
     Table,
     View,
     Index,
+    Sequence,
 }
 
 /// Whether sequence `seq` is one a serial column of table `table` made
@@ -449,6 +450,11 @@ impl Database {
             ProvisionalKind::Index => {
                 if s.indexes.get(&p.name).is_some_and(|i| i.oid == p.oid) {
                     s.indexes.remove(&p.name);
+                }
+            }
+            ProvisionalKind::Sequence => {
+                if s.sequences.get(&p.name).is_some_and(|q| q.oid == p.oid) {
+                    s.sequences.remove(&p.name);
                 }
             }
             ProvisionalKind::Schema => {

@@ -231,6 +231,7 @@ fn provisional_json(p: &ProvisionalObject) -> Value {
             ProvisionalKind::Table => "table",
             ProvisionalKind::View => "view",
             ProvisionalKind::Index => "index",
+            ProvisionalKind::Sequence => "sequence",
         },
         "schema": p.schema,
         "name": p.name,
@@ -244,6 +245,7 @@ fn provisional_from(p: &Value) -> Result<ProvisionalObject, String> {
         "table" => ProvisionalKind::Table,
         "view" => ProvisionalKind::View,
         "index" => ProvisionalKind::Index,
+        "sequence" => ProvisionalKind::Sequence,
         other => return Err(format!("catalog.json: unknown provisional object kind {other:?}")),
     };
     Ok(ProvisionalObject {
@@ -356,15 +358,18 @@ fn text(v: &Value, name: &str) -> Result<String, String> {
 /// A sequence: its settings and where it resumes (past every value it
 /// handed out: see `catalog/sequence.rs`).
 fn sequence_json(q: &Sequence) -> Value {
-    let s = q.settings;
+    let s = q.settings();
     json!({
         "oid": q.oid,
         "name": q.name,
         "next": q.saved_position(),
+        "called": q.is_called(),
+        "type": s.data_type.oid(),
         "increment": s.increment,
         "min": s.min,
         "max": s.max,
         "start": s.start,
+        "cache": s.cache,
         "cycle": s.cycle,
     })
 }
@@ -378,15 +383,28 @@ fn sequence_from(q: &Value) -> Result<Sequence, String> {
     };
     // Files from before CREATE SEQUENCE hold serial sequences with the defaults.
     let defaults = super::SequenceSettings::default();
+    let data_type = match q.get("type") {
+        None => defaults.data_type,
+        Some(t) => t
+            .as_u64()
+            .and_then(|oid| DataType::from_oid(oid as u32))
+            .filter(|t| matches!(t, DataType::Int16 | DataType::Int32 | DataType::Int64))
+            .ok_or_else(|| format!("catalog.json: sequence type {t} is not smallint, integer or bigint"))?,
+    };
     let settings = super::SequenceSettings {
+        data_type,
         increment: signed("increment", defaults.increment)?,
         min: signed("min", defaults.min)?,
         max: signed("max", defaults.max)?,
         start: signed("start", defaults.start)?,
+        cache: signed("cache", defaults.cache)?,
         cycle: q.get("cycle").and_then(|c| c.as_bool()).unwrap_or(false),
     };
     let seq = Sequence::with_settings(number(q, "oid")? as u32, text(q, "name")?, settings);
-    seq.resume_at(signed("next", settings.start)?);
+    let next = signed("next", settings.start)?;
+    // Files from before "called" was kept: a sequence moved from its start has handed out values.
+    let called = q.get("called").and_then(|c| c.as_bool()).unwrap_or(next != settings.start);
+    seq.resume_at(next, called);
     Ok(seq)
 }
 

@@ -7,25 +7,32 @@
 //! row) and then marks it durable. A restart continues from the reservation:
 //! values in between are skipped, never repeated (PostgreSQL also skips the
 //! values it logged ahead).
+//! ALTER SEQUENCE changes a sequence's settings in place, so every plan
+//! holding it sees them.
 //! Must not: save the catalog itself (it lives inside it; the caller saves).
 
 use std::sync::Mutex;
 
 use crate::error::{sqlstate, DbError, DbResult};
+use crate::types::DataType;
 
 /// CREATE SEQUENCE's options (a serial or identity column's are the defaults).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SequenceSettings {
+    /// `AS`: smallint, integer or bigint (the bounds' defaults; pg_sequence's seqtypid).
+    pub data_type: DataType,
     pub increment: i64,
     pub min: i64,
     pub max: i64,
     pub start: i64,
+    /// CACHE: shown in the catalogs; values are reserved ahead regardless.
+    pub cache: i64,
     pub cycle: bool,
 }
 
 impl Default for SequenceSettings {
     fn default() -> Self {
-        SequenceSettings { increment: 1, min: 1, max: i64::MAX, start: 1, cycle: false }
+        SequenceSettings { data_type: DataType::Int64, increment: 1, min: 1, max: i64::MAX, start: 1, cache: 1, cycle: false }
     }
 }
 
@@ -33,12 +40,15 @@ impl Default for SequenceSettings {
 pub struct Sequence {
     pub oid: u32,
     pub name: String,
-    pub settings: SequenceSettings,
     state: Mutex<SequenceState>,
 }
 
 #[derive(Debug)]
 struct SequenceState {
+    settings: SequenceSettings,
+    /// Whether nextval has returned `next - increment` (PostgreSQL's
+    /// is_called): pg_sequences shows a last value only then.
+    called: bool,
     /// The value nextval hands out next (past a bound once exhausted).
     next: i128,
     /// Where a catalog saved now resumes the sequence.
@@ -69,8 +79,7 @@ impl Sequence {
         Sequence {
             oid,
             name,
-            settings,
-            state: Mutex::new(SequenceState { next: start, reserved: start, durable: start, chunk: 0 }),
+            state: Mutex::new(SequenceState { settings, called: false, next: start, reserved: start, durable: start, chunk: 0 }),
         }
     }
 
@@ -78,22 +87,50 @@ impl Sequence {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Whether `a` comes after `b` in the sequence's direction.
-    fn after(&self, a: i128, b: i128) -> bool {
-        if self.settings.increment > 0 {
-            a > b
-        } else {
-            a < b
+    pub fn settings(&self) -> SequenceSettings {
+        self.state().settings
+    }
+
+    /// The value nextval last returned (or setval set with is_called), None
+    /// before any: pg_sequences' last_value.
+    pub fn last_value(&self) -> Option<i64> {
+        let state = self.state();
+        state.called.then(|| (state.next - state.settings.increment as i128).clamp(i64::MIN as i128, i64::MAX as i128) as i64)
+    }
+
+    /// A sequence read as a relation: (last_value, is_called) as PostgreSQL
+    /// shows them: the value last handed out, or the one nextval returns
+    /// next when none is (is_called false).
+    pub fn position(&self) -> (i64, bool) {
+        let state = self.state();
+        let last = if state.called { state.next - state.settings.increment as i128 } else { state.next };
+        (last.clamp(i64::MIN as i128, i64::MAX as i128) as i64, state.called)
+    }
+
+    /// ALTER SEQUENCE: new settings (checked by the caller) and, with
+    /// RESTART, the value nextval returns next. The position is not
+    /// reserved ahead any more: the caller saves the catalog before
+    /// another value is handed out.
+    pub fn alter(&self, settings: SequenceSettings, restart: Option<i64>) -> SaveNeeded {
+        let mut state = self.state();
+        state.settings = settings;
+        if let Some(v) = restart {
+            state.next = v as i128;
+            state.called = false;
         }
+        state.reserved = state.next;
+        state.durable = state.next;
+        state.chunk = 0;
+        SaveNeeded(state.next)
     }
 
     /// nextval(): the next value (never one handed out before, across
     /// sessions and restarts), and whether the catalog must be saved before
     /// it is returned; 2200H once a sequence without CYCLE is exhausted.
     pub fn next_value(&self) -> DbResult<(i64, Option<SaveNeeded>)> {
-        let s = &self.settings;
-        let (inc, min, max) = (s.increment as i128, s.min as i128, s.max as i128);
         let mut state = self.state();
+        let s = state.settings;
+        let (inc, min, max) = (s.increment as i128, s.min as i128, s.max as i128);
         let mut v = state.next;
         let mut wrapped = false;
         if v > max || v < min {
@@ -108,8 +145,9 @@ impl Sequence {
             wrapped = true;
         }
         state.next = v + inc;
-        let save = if wrapped || !self.after(state.durable, v) {
-            if wrapped || !self.after(state.reserved, v) {
+        state.called = true;
+        let save = if wrapped || !state.after(state.durable, v) {
+            if wrapped || !state.after(state.reserved, v) {
                 state.chunk = (state.chunk * 2).clamp(FIRST_CHUNK, LAST_CHUNK);
                 // At most one step past the bound: resumed there, the
                 // sequence is exhausted (or wraps) as it would be.
@@ -126,15 +164,16 @@ impl Sequence {
     /// setval(v, is_called): nextval next returns `v + increment`
     /// (`is_called`) or `v`; 22003 when `v` is outside the bounds.
     pub fn set_value(&self, v: i64, is_called: bool) -> DbResult<SaveNeeded> {
-        let s = &self.settings;
+        let mut state = self.state();
+        let s = state.settings;
         if v < s.min || v > s.max {
             return Err(DbError::new(
                 sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
                 format!("setval: value {v} is out of bounds for sequence \"{}\" ({}..{})", self.name, s.min, s.max),
             ));
         }
-        let mut state = self.state();
         state.next = v as i128 + if is_called { s.increment as i128 } else { 0 };
+        state.called = is_called;
         state.reserved = state.next;
         state.durable = state.next;
         state.chunk = 0;
@@ -145,7 +184,7 @@ impl Sequence {
     pub fn mark_durable(&self, saved: SaveNeeded) {
         let mut state = self.state();
         // The current reservation (also one that wrapped around), or a later one than known.
-        if saved.0 == state.reserved || self.after(saved.0, state.durable) {
+        if saved.0 == state.reserved || state.after(saved.0, state.durable) {
             state.durable = saved.0;
         }
     }
@@ -153,26 +192,95 @@ impl Sequence {
     /// Where the sequence resumes after a restart from a catalog saved now.
     pub fn saved_position(&self) -> i64 {
         let state = self.state();
-        let at = if self.after(state.reserved, state.next) { state.reserved } else { state.next };
+        let at = if state.after(state.reserved, state.next) { state.reserved } else { state.next };
         at.clamp(i64::MIN as i128, i64::MAX as i128) as i64
     }
 
-    /// Loading a saved catalog: the sequence resumes at `position`.
-    pub fn resume_at(&self, position: i64) {
+    /// Loading a saved catalog: the sequence resumes at `position`
+    /// (`called`: whether it had handed out a value before).
+    pub fn resume_at(&self, position: i64, called: bool) {
         let mut state = self.state();
         let p = position as i128;
-        *state = SequenceState { next: p, reserved: p, durable: p, chunk: 0 };
+        let settings = state.settings;
+        *state = SequenceState { settings, called, next: p, reserved: p, durable: p, chunk: 0 };
+    }
+
+    /// Whether nextval has handed out a value (or setval set one as called).
+    pub fn is_called(&self) -> bool {
+        self.state().called
     }
 
     /// Moves the sequence past `used` (recovery: never hand out a value a row holds).
     pub fn advance_past(&self, used: i64) {
         let mut state = self.state();
-        let past = used as i128 + self.settings.increment as i128;
-        if self.after(past, state.next) {
+        let past = used as i128 + state.settings.increment as i128;
+        if state.after(past, state.next) {
             state.next = past;
+            state.called = true;
         }
-        if self.after(state.next, state.reserved) {
+        if state.after(state.next, state.reserved) {
             state.reserved = state.next;
+        }
+    }
+}
+
+/// One session's currval()/lastval() state: the value nextval last returned
+/// to it (or setval set as called) per sequence OID, and the last sequence
+/// nextval advanced for it. Sessions share nothing here.
+#[derive(Debug, Default)]
+pub struct SessionSequenceValues {
+    values: Mutex<SessionValues>,
+}
+
+#[derive(Debug, Default)]
+struct SessionValues {
+    current: std::collections::HashMap<u32, i64>,
+    /// The value of the last nextval.
+    last: Option<i64>,
+}
+
+impl SessionSequenceValues {
+    fn lock(&self) -> std::sync::MutexGuard<'_, SessionValues> {
+        self.values.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// nextval returned `value` of `sequence` to the session.
+    pub fn handed_out(&self, sequence: &Sequence, value: i64) {
+        let mut v = self.lock();
+        v.current.insert(sequence.oid, value);
+        v.last = Some(value);
+    }
+
+    /// setval(…, is_called true): currval returns `value`; lastval is unchanged.
+    pub fn set(&self, sequence: &Sequence, value: i64) {
+        self.lock().current.insert(sequence.oid, value);
+    }
+
+    /// currval(): 55000 before nextval ran on the sequence in this session.
+    pub fn current(&self, sequence: &Sequence) -> DbResult<i64> {
+        self.lock().current.get(&sequence.oid).copied().ok_or_else(|| {
+            DbError::new(
+                sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                format!("currval of sequence \"{}\" is not yet defined in this session", sequence.name),
+            )
+        })
+    }
+
+    /// lastval(): 55000 before any nextval in this session.
+    pub fn last(&self) -> DbResult<i64> {
+        self.lock().last.ok_or_else(|| {
+            DbError::new(sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE, "lastval is not yet defined in this session")
+        })
+    }
+}
+
+impl SequenceState {
+    /// Whether `a` comes after `b` in the sequence's direction.
+    fn after(&self, a: i128, b: i128) -> bool {
+        if self.settings.increment > 0 {
+            a > b
+        } else {
+            a < b
         }
     }
 }
@@ -212,14 +320,14 @@ mod tests {
             }
             // A crash: the restart resumes where the last saved catalog says.
             seq = Sequence::new(1, "s".into());
-            seq.resume_at(file);
+            seq.resume_at(file, true);
         }
         assert!(saves_total < 40, "{saves_total} saves for 63,000 values");
     }
 
     #[test]
     fn increments_bounds_cycles_and_setval() {
-        let down = Sequence::with_settings(1, "d".into(), SequenceSettings { start: 10, min: 5, max: 10, increment: -2, cycle: true });
+        let down = Sequence::with_settings(1, "d".into(), SequenceSettings { start: 10, min: 5, max: 10, increment: -2, cycle: true, ..Default::default() });
         assert_eq!(take(&down, 5, &mut 0).0, vec![10, 8, 6, 10, 8]);
         let capped = Sequence::with_settings(1, "c".into(), SequenceSettings { max: 3, ..Default::default() });
         assert_eq!(take(&capped, 3, &mut 0).0, vec![1, 2, 3]);
@@ -235,5 +343,35 @@ mod tests {
         // Recovery moves past the values rows hold.
         seq.advance_past(100);
         assert_eq!(take(&seq, 1, &mut 0).0, vec![101]);
+    }
+
+    #[test]
+    fn alter_keeps_the_position_unless_restarted_and_needs_a_save_before_the_next_value() {
+        let seq = Sequence::new(1, "s".into());
+        assert_eq!(seq.position(), (1, false));
+        assert_eq!(take(&seq, 3, &mut 0).0, vec![1, 2, 3]);
+        assert_eq!((seq.position(), seq.last_value()), ((3, true), Some(3)));
+        let saved = seq.alter(SequenceSettings { increment: 10, ..Default::default() }, None);
+        seq.mark_durable(saved);
+        // Nothing reserved ahead: the first value after ALTER asks for a save.
+        let (v, save) = seq.next_value().unwrap();
+        assert_eq!((v, save.is_some()), (4, true));
+        seq.mark_durable(save.unwrap());
+        assert_eq!(take(&seq, 1, &mut 0).0, vec![14]);
+        seq.alter(seq.settings(), Some(100));
+        assert_eq!((seq.position(), seq.last_value()), ((100, false), None));
+        assert_eq!(take(&seq, 2, &mut 0).0, vec![100, 110]);
+    }
+
+    #[test]
+    fn session_values_follow_nextval_and_setval_as_postgres_does() {
+        let (a, b) = (Sequence::new(1, "a".into()), Sequence::new(2, "b".into()));
+        let session = SessionSequenceValues::default();
+        assert_eq!(session.last().unwrap_err().code, "55000");
+        assert!(session.current(&a).unwrap_err().message.contains("currval of sequence \"a\" is not yet defined"));
+        session.handed_out(&a, 5);
+        session.handed_out(&b, 9);
+        session.set(&a, 40);
+        assert_eq!((session.current(&a).unwrap(), session.current(&b).unwrap(), session.last().unwrap()), (40, 9, 9));
     }
 }

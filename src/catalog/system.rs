@@ -433,6 +433,27 @@ pub static RELATIONS: &[SystemRelation] = &[
     },
     SystemRelation {
         schema: "pg_catalog",
+        name: "pg_sequences",
+        oid: 12_020,
+        kind: 'v',
+        columns: &[
+            ("schemaname", NM),
+            ("sequencename", NM),
+            ("sequenceowner", NM),
+            // regtype in PostgreSQL: the type's name.
+            ("data_type", T),
+            ("start_value", I8),
+            ("min_value", I8),
+            ("max_value", I8),
+            ("increment_by", I8),
+            ("cycle", B),
+            ("cache_size", I8),
+            ("last_value", I8),
+        ],
+        rows: pg_sequences,
+    },
+    SystemRelation {
+        schema: "pg_catalog",
         name: "pg_views",
         oid: 12_007,
         kind: 'v',
@@ -1152,15 +1173,39 @@ fn pg_sequence(ctx: &SystemContext) -> Vec<Vec<Datum>> {
     let mut rows = Vec::new();
     for s in ctx.db.schemas.values() {
         for q in s.sequences.values() {
+            let settings = q.settings();
             rows.push(vec![
                 oid(q.oid),
-                oid(DataType::Int64.oid()),
-                Datum::Int64(1),
-                Datum::Int64(1),
-                Datum::Int64(i64::MAX),
-                Datum::Int64(1),
-                Datum::Int64(1),
-                b(false),
+                oid(settings.data_type.oid()),
+                Datum::Int64(settings.start),
+                Datum::Int64(settings.increment),
+                Datum::Int64(settings.max),
+                Datum::Int64(settings.min),
+                Datum::Int64(settings.cache),
+                b(settings.cycle),
+            ]);
+        }
+    }
+    rows
+}
+
+fn pg_sequences(ctx: &SystemContext) -> Vec<Vec<Datum>> {
+    let mut rows = Vec::new();
+    for s in ctx.db.schemas.values() {
+        for q in s.sequences.values() {
+            let settings = q.settings();
+            rows.push(vec![
+                text(&s.name),
+                text(&q.name),
+                text(ctx.user),
+                text(settings.data_type.name()),
+                Datum::Int64(settings.start),
+                Datum::Int64(settings.min),
+                Datum::Int64(settings.max),
+                Datum::Int64(settings.increment),
+                b(settings.cycle),
+                Datum::Int64(settings.cache),
+                q.last_value().map_or(NULL, Datum::Int64),
             ]);
         }
     }
@@ -2409,8 +2454,8 @@ fn information_schema_columns(ctx: &SystemContext) -> Vec<Vec<Datum>> {
         match l.rel {
             UserRelation::Table(t) => {
                 for (i, c) in t.columns.iter().enumerate() {
-                    // An identity column shows no default: its sequence is its identity.
-                    let default = c.default.as_ref().filter(|_| c.identity.is_none()).map(|d| d.to_string());
+                    // As pg_get_expr prints it (none for an identity column).
+                    let default = default_expression(ctx, c);
                     let mut row = column_row(
                         ctx,
                         l.schema,

@@ -28,7 +28,7 @@ pub fn only_constant_subqueries(e: &Expr) -> bool {
     let mut ok = true;
     e.walk(&mut |x| match x {
         Expr::Subquery(s) if !s.correlated => any = true,
-        Expr::Subquery(_) | Expr::Outer { .. } | Expr::Param(..) | Expr::NextVal(_) | Expr::SetVal { .. } | Expr::SignalBackend { .. } => ok = false,
+        Expr::Subquery(_) | Expr::Outer { .. } | Expr::Param(..) | Expr::NextVal(_) | Expr::CurrVal(_) | Expr::LastVal(_) | Expr::SetVal { .. } | Expr::SignalBackend { .. } => ok = false,
         _ => {}
     });
     any && ok

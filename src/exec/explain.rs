@@ -400,7 +400,7 @@ fn aggregate_runs_on_shards<'a>(
 /// values (`QueryContext::resolve` does that before `Expr::is_shard_pure`).
 fn runs_on_shards(e: &Expr) -> bool {
     let mut pure = true;
-    e.walk(&mut |x| pure &= !matches!(x, Expr::Subquery(_) | Expr::Outer { .. } | Expr::NextVal(_) | Expr::SetVal { .. } | Expr::SignalBackend { .. }));
+    e.walk(&mut |x| pure &= !matches!(x, Expr::Subquery(_) | Expr::Outer { .. } | Expr::NextVal(_) | Expr::CurrVal(_) | Expr::LastVal(_) | Expr::SetVal { .. } | Expr::SignalBackend { .. }));
     pure
 }
 

@@ -340,6 +340,9 @@ pub fn eval(expr: &Expr, batch: &Batch, cx: &EvalInputs) -> DbResult<Value> {
                 };
                 let saved = sequence.sequence.set_value(v, is_called)?;
                 sequence.save(saved)?;
+                if let (Some(session), true) = (&sequence.session, is_called) {
+                    session.0.set(&sequence.sequence, v);
+                }
                 out.push_datum(&Datum::Int64(v));
             }
             Ok(Value::Column(Arc::new(out)))
@@ -356,8 +359,19 @@ pub fn eval(expr: &Expr, batch: &Batch, cx: &EvalInputs) -> DbResult<Value> {
             if let Some(need) = save {
                 seq.save(need)?;
             }
+            if let (Some(session), Some(&last)) = (&seq.session, values.last()) {
+                session.0.handed_out(&seq.sequence, last);
+            }
             Ok(Value::Column(Arc::new(Column::new(DataType::Int64, ColumnData::Int64(values), None))))
         }
+        // Read once per batch: beside a nextval of the same sequence in one
+        // statement, every row of a batch sees the batch's last value
+        // (PostgreSQL, a row at a time, sees each row's).
+        Expr::CurrVal(seq) => {
+            let session = seq.session.as_ref().ok_or_else(|| DbError::internal("currval() outside a session"))?;
+            Ok(Value::Scalar(Datum::Int64(session.0.current(&seq.sequence)?), DataType::Int64))
+        }
+        Expr::LastVal(session) => Ok(Value::Scalar(Datum::Int64(session.0.last()?), DataType::Int64)),
     }
 }
 

@@ -24,6 +24,7 @@ pub mod sql_function;
 mod gapfill;
 mod grouping_sets;
 mod object_identifiers;
+pub(crate) use object_identifiers::split_qualified_name;
 mod recursive;
 mod table_function;
 mod window;
@@ -92,6 +93,29 @@ pub struct Binder<'a> {
     pub server: Option<Arc<crate::server::Server>>,
     /// The session's pid, for pg_backend_pid() (0 without one).
     pub backend_pid: i32,
+    /// The session's currval()/lastval() values (None: no session).
+    pub session_sequences: Option<Arc<crate::sql::plan::SessionSequences>>,
+}
+
+/// A relation of constant rows (a system catalog's, a sequence's) named `qual`.
+fn literal_relation(rows: Vec<Vec<Datum>>, columns: &[(&str, DataType)], oid: u32, qual: &str) -> Plan {
+    let rows = rows
+        .into_iter()
+        .map(|row| row.into_iter().zip(columns).map(|(v, (_, t))| Expr::Literal(v, *t)).collect())
+        .collect();
+    let fields = columns
+        .iter()
+        .enumerate()
+        .map(|(i, (name, t))| Field {
+            name: name.to_string(),
+            data_type: *t,
+            qualifier: Some(qual.to_string()),
+            hidden: false,
+            table_oid: oid,
+            column_id: i as i16 + 1,
+        })
+        .collect();
+    Plan::Values { rows, fields }
 }
 
 /// A FROM item's name, resolved.
@@ -192,6 +216,7 @@ impl<'a> Binder<'a> {
             inline_depth: 0,
             server: None,
             backend_pid: 0,
+            session_sequences: None,
         }
     }
 
@@ -272,30 +297,19 @@ impl<'a> Binder<'a> {
 
     /// A system relation's rows, computed from this statement's catalog snapshot.
     fn bind_system_relation(&mut self, rel: &'static system::SystemRelation, qual: &str) -> Plan {
-        let rows = rel
-            .rows(&self.system_context())
-            .into_iter()
-            .map(|row| {
-                row.into_iter()
-                    .zip(rel.columns)
-                    .map(|(v, (_, t))| Expr::Literal(v, *t))
-                    .collect()
-            })
-            .collect();
-        let fields = rel
-            .columns
-            .iter()
-            .enumerate()
-            .map(|(i, (name, t))| Field {
-                name: name.to_string(),
-                data_type: *t,
-                qualifier: Some(qual.to_string()),
-                hidden: false,
-                table_oid: rel.oid,
-                column_id: i as i16 + 1,
-            })
-            .collect();
-        Plan::Values { rows, fields }
+        literal_relation(rel.rows(&self.system_context()), rel.columns, rel.oid, qual)
+    }
+
+    /// A sequence read as a relation (`SELECT last_value, is_called FROM s`,
+    /// as pg_dump reads it): one row, as of now.
+    fn sequence_relation(&self, name: &ast::ObjectName) -> Option<Plan> {
+        let (schema, rel) = self.relation_schema(name).ok()?;
+        let sequence = self.db.schemas.get(&schema)?.sequences.get(&rel)?;
+        let (last, called) = sequence.position();
+        let row = vec![Datum::Int64(last), Datum::Int64(0), Datum::Bool(called)];
+        const COLUMNS: &[(&str, DataType)] =
+            &[("last_value", DataType::Int64), ("log_cnt", DataType::Int64), ("is_called", DataType::Bool)];
+        Some(literal_relation(vec![row], COLUMNS, sequence.oid, &rel))
     }
 
     /// Binds a view's stored query as a subquery named `qual`.
@@ -751,6 +765,11 @@ impl<'a> Binder<'a> {
                         Some(a) if !a.columns.is_empty() => rename_columns(plan, &qual, &a.columns),
                         _ => Ok(plan),
                     };
+                }
+                if let Some(plan) = self.sequence_relation(name) {
+                    let qual = alias.as_ref().map(|a| ident_name(&a.name)).unwrap_or_else(|| parts[parts.len() - 1].clone());
+                    let plan = rename_columns(plan, &qual, &alias.as_ref().map(|a| a.columns.clone()).unwrap_or_default())?;
+                    return Ok(plan);
                 }
                 let table = match self.resolve_relation(name)? {
                     Relation::Table(t) => t,
@@ -2608,9 +2627,17 @@ impl<'a> Binder<'a> {
             "locf" | "interpolate" if args.len() == 1 => {
                 return self.bind_gapfill_fill(&name, args.remove(0))
             }
-            "nextval" => {
+            "nextval" if args.len() == 1 => {
                 let sequence = self.sequence_named(&args, "nextval")?;
                 return Ok(Expr::NextVal(sequence));
+            }
+            "currval" if args.len() == 1 => {
+                let sequence = self.sequence_named(&args, "currval")?;
+                return Ok(Expr::CurrVal(sequence));
+            }
+            "lastval" if args.is_empty() => {
+                let session = self.session_sequences.clone().unwrap_or_default();
+                return Ok(Expr::LastVal(session));
             }
             "setval" if (2..=3).contains(&args.len()) => {
                 let sequence = self.sequence_named(&args, "setval")?;
@@ -2939,7 +2966,11 @@ impl<'a> Binder<'a> {
         let sequence = found.ok_or_else(|| {
             DbError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{name}\" does not exist"))
         })?;
-        Ok(Arc::new(SequenceRef { sequence: sequence.clone(), server: self.server.clone() }))
+        Ok(Arc::new(SequenceRef {
+            sequence: sequence.clone(),
+            server: self.server.clone(),
+            session: self.session_sequences.clone(),
+        }))
     }
 
     /// A table named by a text value (`'t'`, `'s.t'`, `'"T"'`), as regclass input resolves it.

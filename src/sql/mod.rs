@@ -62,7 +62,110 @@ pub fn parse(sql: &str) -> DbResult<Vec<sqlparser::ast::Statement>> {
             return parse_statements(&rewritten);
         }
     }
+    // PostgreSQL's ALTER SEQUENCE, which sqlparser does not know.
+    let mentions = |word: &[u8]| sql.as_bytes().windows(word.len()).any(|w| w.eq_ignore_ascii_case(word));
+    if mentions(b"alter") && mentions(b"sequence") {
+        if let Some(rewritten) = rewrite_alter_sequence(sql) {
+            return parse_statements(&rewritten);
+        }
+    }
     parse_statements(sql)
+}
+
+/// The procedure an `ALTER SEQUENCE` statement is rewritten to call (a
+/// quoted name no unquoted call can reach): `CALL "…"(name text, if_exists,
+/// restart, restart value or NULL, the other options as text)`; the session
+/// parses the options as CREATE SEQUENCE's.
+pub const ALTER_SEQUENCE_CALL: &str = "brewric alter sequence";
+
+/// `sql` with each `ALTER SEQUENCE [IF EXISTS] name options` statement
+/// replaced by a call of [`ALTER_SEQUENCE_CALL`]; `RESTART [[WITH] n]`
+/// comes out of the options (CREATE SEQUENCE has no such option).
+fn rewrite_alter_sequence(sql: &str) -> Option<String> {
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize().ok()?;
+    let word = |t: &Token, k: &str| matches!(t, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(k));
+    let significant = |t: &Token| !matches!(t, Token::Whitespace(_));
+    let quoted = |text: &str| format!("'{}'", text.replace('\'', "''"));
+    let mut out = String::with_capacity(sql.len() + 64);
+    let mut changed = false;
+    for statement in tokens.split_inclusive(|t| matches!(t, Token::SemiColon)) {
+        let at: Vec<usize> = (0..statement.len()).filter(|&i| significant(&statement[i])).collect();
+        let is_alter_sequence = at.len() >= 3 && word(&statement[at[0]], "alter") && word(&statement[at[1]], "sequence");
+        if !is_alter_sequence {
+            statement.iter().for_each(|t| out.push_str(&t.to_string()));
+            continue;
+        }
+        let mut k = 2;
+        let if_exists = at.len() > k + 2 && word(&statement[at[k]], "if") && word(&statement[at[k + 1]], "exists");
+        if if_exists {
+            k += 2;
+        }
+        // name: word (. word)*
+        let mut name = String::new();
+        loop {
+            let t = &statement[*at.get(k)?];
+            if !matches!(t, Token::Word(_)) {
+                return None;
+            }
+            name.push_str(&t.to_string());
+            if at.get(k + 1).is_some_and(|&i| matches!(statement[i], Token::Period)) {
+                name.push('.');
+                k += 2;
+            } else {
+                k += 1;
+                break;
+            }
+        }
+        // The options' tokens, RESTART [[WITH] [-]n] taken out.
+        let mut rest = String::new();
+        let (mut restart, mut restart_value) = (false, None::<String>);
+        let mut i = at.get(k).copied().unwrap_or(statement.len());
+        while i < statement.len() {
+            let t = &statement[i];
+            if matches!(t, Token::SemiColon) {
+                break;
+            }
+            if word(t, "restart") && !restart {
+                restart = true;
+                let next = |from: usize| (from..statement.len()).find(|&j| significant(&statement[j]));
+                let mut j = next(i + 1);
+                let with = j.is_some_and(|j| word(&statement[j], "with"));
+                if with {
+                    j = j.and_then(|j| next(j + 1));
+                }
+                let mut value = String::new();
+                if let Some(m) = j.filter(|&j| matches!(statement[j], Token::Minus | Token::Plus)) {
+                    value.push_str(&statement[m].to_string());
+                    j = next(m + 1);
+                }
+                match j.map(|j| &statement[j]) {
+                    Some(Token::Number(n, _)) => {
+                        value.push_str(n);
+                        restart_value = Some(value);
+                        i = j? + 1;
+                    }
+                    _ if value.is_empty() && !with => i = j.unwrap_or(statement.len()),
+                    _ => return None,
+                }
+                continue;
+            }
+            rest.push_str(&t.to_string());
+            i += 1;
+        }
+        statement[..at[0]].iter().for_each(|t| out.push_str(&t.to_string()));
+        out.push_str(&format!(
+            "CALL \"{ALTER_SEQUENCE_CALL}\"({}, {if_exists}, {restart}, {}, {})",
+            quoted(&name),
+            restart_value.unwrap_or_else(|| "NULL".into()),
+            quoted(rest.trim())
+        ));
+        if statement.last().is_some_and(|t| matches!(t, Token::SemiColon)) {
+            out.push(';');
+        }
+        changed = true;
+    }
+    changed.then_some(out)
 }
 
 /// `sql` without the `ONLY` of `CREATE [UNIQUE] INDEX … ON ONLY table`.
@@ -264,4 +367,28 @@ fn syntax_error(sql: &str, message: &str) -> DbError {
         err = err.with_position(p);
     }
     err
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alter_sequence_becomes_a_call_with_restart_taken_out_of_the_options() {
+        let out = rewrite_alter_sequence(
+            "SELECT 1; ALTER SEQUENCE IF EXISTS \"My\".s INCREMENT BY 2 RESTART WITH -5 CACHE 3; alter sequence q restart",
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            "SELECT 1; CALL \"brewric alter sequence\"('\"My\".s', true, true, -5, 'INCREMENT BY 2  CACHE 3'); \
+             CALL \"brewric alter sequence\"('q', false, true, NULL, '')"
+        );
+        assert_eq!(rewrite_alter_sequence("CREATE SEQUENCE s; SELECT sequence FROM t"), None);
+        // RESTART WITH needs its value; a name with a quote stays one string.
+        assert_eq!(rewrite_alter_sequence("ALTER SEQUENCE s RESTART WITH"), None);
+        let quoted = rewrite_alter_sequence("ALTER SEQUENCE \"it's\" OWNED BY NONE").unwrap();
+        assert_eq!(quoted, "CALL \"brewric alter sequence\"('\"it''s\"', false, false, NULL, 'OWNED BY NONE')");
+        assert!(matches!(parse(&quoted).unwrap().as_slice(), [sqlparser::ast::Statement::Call(_)]));
+    }
 }

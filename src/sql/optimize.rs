@@ -175,7 +175,7 @@ fn reorder(plan: Plan, conjuncts: Vec<Expr>) -> Plan {
 fn movable(e: &Expr) -> bool {
     let mut ok = true;
     e.walk(&mut |x| {
-        if matches!(x, Expr::Subquery(_) | Expr::Outer { .. } | Expr::NextVal(_) | Expr::SetVal { .. } | Expr::SignalBackend { .. }) {
+        if matches!(x, Expr::Subquery(_) | Expr::Outer { .. } | Expr::NextVal(_) | Expr::CurrVal(_) | Expr::LastVal(_) | Expr::SetVal { .. } | Expr::SignalBackend { .. }) {
             ok = false;
         }
     });

@@ -173,6 +173,10 @@ pub enum Expr {
     },
     Subquery(Subquery),
     NextVal(Arc<SequenceRef>),
+    /// currval(sequence): the session's value of it (55000 before nextval).
+    CurrVal(Arc<SequenceRef>),
+    /// lastval(): the value of the session's last nextval.
+    LastVal(Arc<SessionSequences>),
     /// setval(sequence, value [, is_called]): `args` are the value and, when
     /// given, is_called.
     SetVal { sequence: Arc<SequenceRef>, args: Vec<Expr> },
@@ -196,6 +200,19 @@ pub struct SequenceRef {
     pub sequence: Arc<Sequence>,
     /// None where nothing persists (a binder without a server).
     pub server: Option<Arc<crate::server::Server>>,
+    /// The calling session's currval()/lastval() values (None: no session).
+    pub session: Option<Arc<SessionSequences>>,
+}
+
+/// A session's currval()/lastval() values as an expression operand
+/// (compared by identity).
+#[derive(Debug, Default)]
+pub struct SessionSequences(pub crate::catalog::SessionSequenceValues);
+
+impl PartialEq for SessionSequences {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self, other)
+    }
 }
 
 impl SequenceRef {
@@ -257,7 +274,7 @@ impl Expr {
             | Expr::InList { .. } => DataType::Bool,
             Expr::Case { data_type, .. } => *data_type,
             Expr::Subquery(s) => s.data_type,
-            Expr::NextVal(_) | Expr::SetVal { .. } => DataType::Int64,
+            Expr::NextVal(_) | Expr::CurrVal(_) | Expr::LastVal(_) | Expr::SetVal { .. } => DataType::Int64,
             Expr::SignalBackend { .. } => DataType::Bool,
             Expr::NumericTypmod { .. } => DataType::Numeric,
         }
@@ -425,7 +442,7 @@ impl Expr {
         self.walk(&mut |e| {
             if matches!(
                 e,
-                Expr::Subquery(_) | Expr::Outer { .. } | Expr::Param(..) | Expr::NextVal(_) | Expr::SetVal { .. } | Expr::SignalBackend { .. }
+                Expr::Subquery(_) | Expr::Outer { .. } | Expr::Param(..) | Expr::NextVal(_) | Expr::CurrVal(_) | Expr::LastVal(_) | Expr::SetVal { .. } | Expr::SignalBackend { .. }
             ) {
                 pure = false;
             }

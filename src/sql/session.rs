@@ -130,6 +130,8 @@ pub struct Session {
     pub settings: BTreeMap<String, String>,
     pub txn: TxnState,
     pending: Rc<RefCell<HashMap<TableId, Vec<Batch>>>>,
+    /// currval()/lastval(): what nextval returned to this session.
+    sequence_values: Arc<crate::sql::plan::SessionSequences>,
     /// Tables a DELETE/UPDATE in the open block rewrote: `pending` holds all their rows.
     txn_replaced: Rc<RefCell<std::collections::HashSet<TableId>>>,
     /// Held from a block's first DELETE/UPDATE to its end, so that no other
@@ -186,6 +188,8 @@ enum BlockCatalogChange {
     SchemaDropped { name: String, oid: u32, functions: Vec<Arc<crate::catalog::FunctionDef>>, views: Vec<Arc<ViewDef>> },
     SequenceCreated { schema: String, name: String, oid: u32 },
     SequenceDropped { schema: String, sequence: Arc<Sequence> },
+    /// ALTER SEQUENCE: the settings it had (ROLLBACK does not move it back).
+    SequenceAltered { sequence: Arc<Sequence>, before: crate::catalog::SequenceSettings },
 }
 
 impl BlockCatalogChange {
@@ -197,6 +201,7 @@ impl BlockCatalogChange {
             BlockCatalogChange::TableCreated(t) => (ProvisionalKind::Table, &t.schema, &t.name, t.oid),
             BlockCatalogChange::ViewMade { view, previous: None } => (ProvisionalKind::View, &view.schema, &view.name, view.oid),
             BlockCatalogChange::IndexCreated { schema, name, oid } => (ProvisionalKind::Index, schema, name, *oid),
+            BlockCatalogChange::SequenceCreated { schema, name, oid } => (ProvisionalKind::Sequence, schema, name, *oid),
             _ => return None,
         };
         Some(ProvisionalObject { kind, schema: schema.clone(), name: name.clone(), oid })
@@ -206,19 +211,15 @@ impl BlockCatalogChange {
     /// `provisional`).
     fn undo(&self, db: &mut crate::catalog::Database) {
         match self {
-            BlockCatalogChange::SequenceCreated { schema, name, oid } => {
-                if let Some(s) = db.schemas.get_mut(schema) {
-                    if s.sequences.get(name).is_some_and(|q| q.oid == *oid) {
-                        s.sequences.remove(name);
-                    }
-                }
-            }
             BlockCatalogChange::SequenceDropped { schema, sequence } => {
                 if let Some(s) = db.schemas.get_mut(schema) {
                     if s.relation_kind(&sequence.name).is_none() {
                         s.sequences.insert(sequence.name.clone(), sequence.clone());
                     }
                 }
+            }
+            BlockCatalogChange::SequenceAltered { sequence, before } => {
+                sequence.alter(*before, None);
             }
             BlockCatalogChange::ViewMade { view, previous: Some(previous) } => {
                 let Some(s) = db.schemas.get_mut(&view.schema) else { return };
@@ -357,6 +358,7 @@ impl Session {
             settings: values,
             txn: TxnState::Idle,
             pending: Default::default(),
+            sequence_values: Default::default(),
             txn_replaced: Default::default(),
             txn_rewrites: None,
             cancel: Arc::new(crate::exec::cancel::CancelFlag::new()),
@@ -531,6 +533,7 @@ impl Session {
         b.setting_provenance = self.setting_provenance.clone();
         b.server = Some(self.server.clone());
         b.backend_pid = self.pid();
+        b.session_sequences = Some(self.sequence_values.clone());
         b
     }
 
@@ -795,6 +798,7 @@ impl Session {
                 name,
                 operation: ast::AlterIndexOperation::RenameIndex { index_name },
             } => self.rename_index(name, index_name),
+            Statement::Call(f) if f.name.to_string() == format!("\"{}\"", crate::sql::ALTER_SEQUENCE_CALL) => self.alter_sequence(f),
             Statement::Call(f) if f.name.to_string().eq_ignore_ascii_case("checkpoint") => {
                 crate::storage::checkpoint::checkpoint(&self.server).await?;
                 Ok(StatementResult::Command("CHECKPOINT".into()))
@@ -1437,7 +1441,7 @@ impl Session {
                     ast::ColumnOption::Generated { sequence_options: Some(options), .. } => Some(options.as_slice()),
                     _ => None,
                 });
-                let settings = sequences::sequence_settings(&seq_name, options.unwrap_or(&[]), def.data_type)?;
+                let settings = sequences::sequence_settings(options.unwrap_or(&[]), def.data_type)?;
                 sequences.push((seq_name, settings));
             }
             columns.push(def);
@@ -1550,7 +1554,7 @@ impl Session {
     ) -> DbResult<StatementResult> {
         match object_type {
             ast::ObjectType::Index => self.drop_indexes(if_exists, names),
-            ast::ObjectType::Sequence => self.drop_sequences(if_exists, names),
+            ast::ObjectType::Sequence => self.drop_sequences(if_exists, names, cascade),
             ast::ObjectType::View => self.drop_views(if_exists, names, cascade),
             ast::ObjectType::Table => {
                 for n in names {
@@ -2559,6 +2563,8 @@ impl Session {
         match &col.default {
             Some(d) => {
                 let mut b = Binder::new(binder.catalog, binder.db, binder.eval, vec![]);
+                // A serial's nextval counts for the session's currval()/lastval().
+                b.session_sequences = binder.session_sequences.clone();
                 let bound = b.bind_default(d, &Scope::default())?;
                 b.coerce_assignment(bound, col.data_type, &col.name)
             }

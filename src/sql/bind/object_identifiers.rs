@@ -221,6 +221,8 @@ fn is_constant(e: &Expr) -> bool {
                 | Expr::Subquery(_)
                 | Expr::Param(..)
                 | Expr::NextVal(_)
+                | Expr::CurrVal(_)
+                | Expr::LastVal(_)
                 | Expr::SetVal { .. }
                 | Expr::SignalBackend { .. }
         ) {
@@ -242,7 +244,7 @@ fn parse_type_name(text: &str) -> Option<DataType> {
 }
 
 /// `s.t`, `"My Table"`, `public."T"` → its parts, unquoted names folded to lower case.
-pub(super) fn split_qualified_name(name: &str) -> Vec<String> {
+pub(crate) fn split_qualified_name(name: &str) -> Vec<String> {
     let mut parts = Vec::new();
     let mut chars = name.trim().chars().peekable();
     loop {

@@ -83,7 +83,7 @@ impl Session {
                             ProvisionalKind::Schema => Some(s.oid),
                             ProvisionalKind::Table => s.tables.get(name).map(|t| t.oid),
                             ProvisionalKind::View => s.views.get(name).map(|v| v.oid),
-                            ProvisionalKind::Index => None,
+                            ProvisionalKind::Index | ProvisionalKind::Sequence => None,
                         }?;
                         Some(ProvisionalObject { kind, schema: schema.to_string(), name: name.to_string(), oid })
                     })
