@@ -283,6 +283,87 @@ async fn a_block_that_never_committed_is_undone_by_kill_9_ddl_included() {
     assert_eq!(n, 5000);
 }
 
+/// What an open block changed in place — a table renamed, a default set, a
+/// function replaced, made or dropped, a comment, a view replaced or
+/// dropped, an index, a sequence and an empty schema dropped, a sequence
+/// altered — is as before the block after a kill -9 before its COMMIT.
+#[tokio::test]
+async fn a_block_that_never_committed_keeps_none_of_its_in_place_changes_after_kill_9() {
+    let server = common::start_with_shards(2);
+    if server.is_external() {
+        return;
+    }
+    let client = server.connect(common::DEFAULT_DB).await;
+    client
+        .batch_execute(
+            "CREATE TABLE alt (id integer, v text);
+             INSERT INTO alt VALUES (1, 'a');
+             CREATE INDEX alt_v ON alt (v);
+             CREATE VIEW other_view AS SELECT 1 AS one;
+             CREATE VIEW replaced_view AS SELECT 1 AS one;
+             CREATE FUNCTION f_keep(x integer) RETURNS integer LANGUAGE sql AS 'SELECT x + 1';
+             CREATE FUNCTION f_gone(x integer) RETURNS integer LANGUAGE sql AS 'SELECT x * 2';
+             COMMENT ON TABLE alt IS 'before';
+             CREATE SEQUENCE seq_drop;
+             CREATE SEQUENCE seq_alter;
+             CREATE SCHEMA empty_schema;",
+        )
+        .await
+        .unwrap();
+    let block = server.connect(common::DEFAULT_DB).await;
+    block
+        .batch_execute(
+            "BEGIN;
+             ALTER TABLE alt RENAME TO alt_renamed;
+             ALTER TABLE alt_renamed RENAME COLUMN id TO ident;
+             ALTER TABLE alt_renamed ALTER COLUMN v SET DEFAULT 'dflt';
+             CREATE OR REPLACE FUNCTION f_keep(x integer) RETURNS integer LANGUAGE sql AS 'SELECT x + 100';
+             CREATE FUNCTION f_new(x integer) RETURNS integer LANGUAGE sql AS 'SELECT x';
+             DROP FUNCTION f_gone(integer);
+             COMMENT ON TABLE alt_renamed IS 'after';
+             DROP VIEW other_view;
+             CREATE VIEW other_view AS SELECT 'made in the block' AS one;
+             CREATE OR REPLACE VIEW replaced_view AS SELECT 2 AS one;
+             DROP INDEX alt_v;
+             DROP SEQUENCE seq_drop;
+             ALTER SEQUENCE seq_alter INCREMENT BY 9;
+             DROP SCHEMA empty_schema;",
+        )
+        .await
+        .unwrap();
+    let dir = server.kill9();
+
+    let server = common::start_in(dir, 2);
+    let client = server.connect(common::DEFAULT_DB).await;
+    let row = client
+        .query_one(
+            "SELECT (SELECT id FROM alt), (SELECT column_default FROM information_schema.columns WHERE table_name = 'alt' AND column_name = 'v'),
+                    f_keep(1), f_gone(1), (SELECT count(*) FROM pg_proc WHERE proname = 'f_new'),
+                    obj_description('alt'::regclass, 'pg_class'),
+                    (SELECT one::text FROM other_view), (SELECT one FROM replaced_view),
+                    (SELECT count(*) FROM pg_indexes WHERE indexname = 'alt_v'),
+                    (SELECT count(*) FROM pg_sequences WHERE sequencename = 'seq_drop'),
+                    (SELECT increment_by FROM pg_sequences WHERE sequencename = 'seq_alter'),
+                    (SELECT count(*) FROM pg_namespace WHERE nspname = 'empty_schema')",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(row.get::<_, i32>(0), 1, "the table's name and column name are back");
+    assert_eq!(row.get::<_, Option<String>>(1), None, "no default");
+    assert_eq!((row.get::<_, i32>(2), row.get::<_, i32>(3), row.get::<_, i64>(4)), (2, 2, 0), "functions");
+    assert_eq!(row.get::<_, Option<String>>(5).as_deref(), Some("before"));
+    assert_eq!((row.get::<_, String>(6), row.get::<_, i32>(7)), ("1".to_string(), 1), "views");
+    assert_eq!((row.get::<_, i64>(8), row.get::<_, i64>(9), row.get::<_, i64>(10), row.get::<_, i64>(11)), (1, 1, 1, 1));
+    // The undone block leaves nothing listed: the next restart changes nothing.
+    client.batch_execute("ALTER TABLE alt RENAME TO alt_after; COMMENT ON TABLE alt_after IS 'later'").await.unwrap();
+    drop(client);
+    let server = common::start_in(server.kill9(), 2);
+    let client = server.connect(common::DEFAULT_DB).await;
+    let comment: Option<String> = client.query_one("SELECT obj_description('alt_after'::regclass, 'pg_class')", &[]).await.unwrap().get(0);
+    assert_eq!(comment.as_deref(), Some("later"));
+}
+
 async fn counts(client: &tokio_postgres::Client, tables: &[&str]) -> Vec<i64> {
     let mut out = Vec::new();
     for t in tables {

@@ -15,7 +15,9 @@ use std::sync::{Arc, Mutex, RwLock};
 use crate::error::{sqlstate, DbError, DbResult};
 use crate::types::DataType;
 
+mod block_undo;
 mod sequence;
+pub use block_undo::{restore_altered_table, BlockUndo, BlockUndoEntry};
 pub use sequence::{SaveNeeded, Sequence, SequenceSettings, SessionSequenceValues};
 
 /// First OID handed to user objects, as in PostgreSQL.
@@ -276,6 +278,8 @@ pub struct Database {
     pub dropping: Vec<DroppingTable>,
     /// Objects open transaction blocks created (see [`ProvisionalObject`]).
     pub provisional: Vec<ProvisionalObject>,
+    /// What open transaction blocks changed in place, in order (see [`BlockUndo`]).
+    pub block_undo: Vec<BlockUndoEntry>,
     /// Objects recording ingests that have not ended created (see [`IngestCreated`]).
     pub ingest_created: Vec<IngestCreated>,
 }
@@ -356,6 +360,7 @@ impl Database {
             comments: BTreeMap::new(),
             dropping: Vec::new(),
             provisional: Vec::new(),
+            block_undo: Vec::new(),
             ingest_created: Vec::new(),
         }
     }
@@ -417,15 +422,27 @@ impl Database {
         tables.iter().map(|p| p.oid).collect()
     }
 
-    /// Removes what open blocks created (newest first; a schema only when
-    /// empty) and puts back what they dropped: the state before them, as
-    /// loading the catalog after a restart needs it.
+    /// Puts back what open blocks changed in place, removes what they
+    /// created (newest first; a schema only when empty) and puts back what
+    /// they dropped: the state before them, as loading the catalog after a
+    /// restart needs it. The in-place changes are undone twice, around the
+    /// rest: first so that what a block renamed is found under the name it
+    /// was created with, again for what a name a created object held kept
+    /// from coming back (a view dropped then made again) and for tables the
+    /// block renamed before dropping them.
     pub fn undo_open_blocks(&mut self, mut schema_oid: impl FnMut() -> u32) {
+        let changed = std::mem::take(&mut self.block_undo);
+        for entry in changed.iter().rev() {
+            entry.undo.apply(self);
+        }
         for p in std::mem::take(&mut self.provisional).into_iter().rev() {
             self.remove_provisional(&p);
         }
         for oid in self.dropping.iter().map(|d| d.table.oid).collect::<Vec<_>>() {
             self.restore_dropping(oid, &mut schema_oid);
+        }
+        for entry in changed.iter().rev() {
+            entry.undo.apply(self);
         }
     }
 

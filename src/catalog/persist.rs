@@ -12,7 +12,7 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use super::{
-    Catalog, ColumnDef, Database, DroppingTable, IngestCreated, ProvisionalKind, ProvisionalObject, FunctionDef, IndexDef, RoleDef, Schema, Sequence, TableDef, ViewDef,
+    BlockUndo, BlockUndoEntry, Catalog, ColumnDef, Database, DroppingTable, IngestCreated, ProvisionalKind, ProvisionalObject, FunctionDef, IndexDef, RoleDef, Schema, Sequence, TableDef, ViewDef,
 };
 use crate::types::DataType;
 
@@ -256,6 +256,109 @@ fn provisional_from(p: &Value) -> Result<ProvisionalObject, String> {
     })
 }
 
+/// An open block's in-place change, as `block_undo` lists it.
+fn block_undo_json(e: &BlockUndoEntry) -> Value {
+    let mut v = match &e.undo {
+        BlockUndo::TableAltered { before, indexes } => json!({
+            "kind": "table_altered",
+            "schema": before.schema,
+            "table": table_json(before),
+            "indexes": indexes.iter().map(|i| index_json(i)).collect::<Vec<_>>(),
+        }),
+        BlockUndo::ViewReplaced { previous } => json!({"kind": "view_replaced", "schema": previous.schema, "view": view_json(previous)}),
+        BlockUndo::ViewDropped(view) => json!({"kind": "view_dropped", "schema": view.schema, "view": view_json(view)}),
+        BlockUndo::IndexDropped { schema, index } => json!({"kind": "index_dropped", "schema": schema, "index": index_json(index)}),
+        BlockUndo::FunctionMade { function, previous } => json!({
+            "kind": "function_made",
+            "schema": function.schema,
+            "function": function_json(function),
+            "previous": previous.as_ref().map(|p| function_json(p)),
+        }),
+        BlockUndo::FunctionDropped(function) => {
+            json!({"kind": "function_dropped", "schema": function.schema, "function": function_json(function)})
+        }
+        BlockUndo::CommentSet { key: (o, c, s), previous } => json!({"kind": "comment_set", "key": [o, c, s], "previous": previous}),
+        BlockUndo::SchemaDropped { name, oid, functions, views } => json!({
+            "kind": "schema_dropped",
+            "name": name,
+            "oid": oid,
+            "functions": functions.iter().map(|f| function_json(f)).collect::<Vec<_>>(),
+            "views": views.iter().map(|v| json!({"schema": v.schema, "view": view_json(v)})).collect::<Vec<_>>(),
+        }),
+        BlockUndo::SequenceDropped { schema, sequence } => {
+            json!({"kind": "sequence_dropped", "schema": schema, "sequence": sequence_json(sequence)})
+        }
+        BlockUndo::SequenceAltered { schema, oid, before } => json!({
+            "kind": "sequence_altered",
+            "schema": schema,
+            "oid": oid,
+            "settings": sequence_json(&Sequence::with_settings(*oid, String::new(), *before)),
+        }),
+    };
+    v["block"] = json!(e.block);
+    v
+}
+
+fn block_undo_from(v: &Value) -> Result<BlockUndoEntry, String> {
+    let part = |name: &str| v.get(name).ok_or_else(|| format!("catalog.json: a block_undo entry without \"{name}\""));
+    let schema = || text(v, "schema");
+    let undo = match text(v, "kind")?.as_str() {
+        "table_altered" => {
+            let schema = schema()?;
+            let mut indexes = Vec::new();
+            for i in list(v, "indexes")? {
+                indexes.push(Arc::new(index_from(i)?));
+            }
+            BlockUndo::TableAltered { before: Arc::new(table_from(part("table")?, &schema)?), indexes }
+        }
+        "view_replaced" => BlockUndo::ViewReplaced { previous: Arc::new(view_from(part("view")?, &schema()?)?) },
+        "view_dropped" => BlockUndo::ViewDropped(Arc::new(view_from(part("view")?, &schema()?)?)),
+        "index_dropped" => BlockUndo::IndexDropped { schema: schema()?, index: Arc::new(index_from(part("index")?)?) },
+        "function_made" => {
+            let schema = schema()?;
+            let previous = match part("previous")? {
+                Value::Null => None,
+                p => Some(Arc::new(function_from(p, &schema)?)),
+            };
+            BlockUndo::FunctionMade { function: Arc::new(function_from(part("function")?, &schema)?), previous }
+        }
+        "function_dropped" => BlockUndo::FunctionDropped(Arc::new(function_from(part("function")?, &schema()?)?)),
+        "comment_set" => {
+            let bad = || "catalog.json: a comment key is not [objoid, classoid, objsubid]".to_string();
+            let key = match part("key")?.as_array().map(|a| a.as_slice()) {
+                Some([o, c, s]) => (
+                    o.as_u64().ok_or_else(bad)? as u32,
+                    c.as_u64().ok_or_else(bad)? as u32,
+                    s.as_i64().ok_or_else(bad)? as i32,
+                ),
+                _ => return Err(bad()),
+            };
+            BlockUndo::CommentSet { key, previous: part("previous")?.as_str().map(str::to_string) }
+        }
+        "schema_dropped" => {
+            let name = text(v, "name")?;
+            let mut functions = Vec::new();
+            for f in list(v, "functions")? {
+                functions.push(Arc::new(function_from(f, &name)?));
+            }
+            let mut views = Vec::new();
+            for x in list(v, "views")? {
+                let view = x.get("view").ok_or("catalog.json: a dropped schema's view without its definition")?;
+                views.push(Arc::new(view_from(view, &text(x, "schema")?)?));
+            }
+            BlockUndo::SchemaDropped { name, oid: number(v, "oid")? as u32, functions, views }
+        }
+        "sequence_dropped" => BlockUndo::SequenceDropped { schema: schema()?, sequence: Arc::new(sequence_from(part("sequence")?)?) },
+        "sequence_altered" => BlockUndo::SequenceAltered {
+            schema: schema()?,
+            oid: number(v, "oid")? as u32,
+            before: sequence_from(part("settings")?)?.settings(),
+        },
+        other => return Err(format!("catalog.json: unknown block_undo kind {other:?}")),
+    };
+    Ok(BlockUndoEntry { block: number(v, "block")? as u32, undo })
+}
+
 pub fn to_json(catalog: &Catalog, next_oid: u32) -> Value {
     let dbs: Vec<Value> = catalog
         .databases
@@ -275,6 +378,7 @@ pub fn to_json(catalog: &Catalog, next_oid: u32) -> Value {
                 })).collect::<Vec<_>>(),
                 "comments": d.comments.iter().map(|((o, c, s), t)| json!([o, c, s, t])).collect::<Vec<_>>(),
                 "provisional": d.provisional.iter().map(provisional_json).collect::<Vec<_>>(),
+                "block_undo": d.block_undo.iter().map(block_undo_json).collect::<Vec<_>>(),
                 "ingest_created": d.ingest_created.iter().map(|c| {
                     let mut entry = provisional_json(&c.object);
                     entry["ingest"] = json!(c.ingest);
@@ -563,6 +667,7 @@ pub fn load(dir: &Path) -> Result<Option<(Catalog, u32)>, String> {
             comments,
             dropping: Vec::new(),
             provisional: Vec::new(),
+            block_undo: Vec::new(),
             ingest_created: Vec::new(),
         };
         // What blocks open when the server stopped created and dropped: they
@@ -594,6 +699,11 @@ pub fn load(dir: &Path) -> Result<Option<(Catalog, u32)>, String> {
         if d.get("provisional").is_some() {
             for p in list(d, "provisional")? {
                 database.provisional.push(provisional_from(p)?);
+            }
+        }
+        if d.get("block_undo").is_some() {
+            for e in list(d, "block_undo")? {
+                database.block_undo.push(block_undo_from(e)?);
             }
         }
         // What unfinished ingests created stays listed: the tables still

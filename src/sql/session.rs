@@ -10,7 +10,7 @@ use std::sync::Arc;
 use sqlparser::ast::{self, Statement};
 
 use crate::catalog::{
-    is_serial_sequence_of, ProvisionalKind, ProvisionalObject,
+    is_serial_sequence_of, restore_altered_table, BlockUndo, BlockUndoEntry, ProvisionalKind, ProvisionalObject,
     ColumnDef, IndexDef, RelationKind, Schema, Sequence, TableDef, TableId, ViewDef,
 };
 use crate::error::{sqlstate, DbError, DbResult};
@@ -149,6 +149,9 @@ pub struct Session {
     /// Schemas, tables, views and indexes the open transaction created or
     /// dropped (undone by ROLLBACK, newest first).
     txn_catalog_changes: Vec<BlockCatalogChange>,
+    /// The open block's id in the catalog's `block_undo` list (allocated
+    /// from the OID counter at its first in-place change).
+    txn_block_id: Option<u32>,
     /// Tables the open transaction dropped: kept (`Database::dropping`)
     /// until COMMIT removes them for good; ROLLBACK puts them back.
     txn_dropped: Vec<TableId>,
@@ -189,7 +192,7 @@ enum BlockCatalogChange {
     SequenceCreated { schema: String, name: String, oid: u32 },
     SequenceDropped { schema: String, sequence: Arc<Sequence> },
     /// ALTER SEQUENCE: the settings it had (ROLLBACK does not move it back).
-    SequenceAltered { sequence: Arc<Sequence>, before: crate::catalog::SequenceSettings },
+    SequenceAltered { schema: String, oid: u32, before: crate::catalog::SequenceSettings },
 }
 
 impl BlockCatalogChange {
@@ -207,122 +210,53 @@ impl BlockCatalogChange {
         Some(ProvisionalObject { kind, schema: schema.clone(), name: name.clone(), oid })
     }
 
-    /// ROLLBACK of this change, except for created objects (removed through
-    /// `provisional`).
-    fn undo(&self, db: &mut crate::catalog::Database) {
-        match self {
-            BlockCatalogChange::SequenceDropped { schema, sequence } => {
-                if let Some(s) = db.schemas.get_mut(schema) {
-                    if s.relation_kind(&sequence.name).is_none() {
-                        s.sequences.insert(sequence.name.clone(), sequence.clone());
-                    }
-                }
+    /// What undoing this change puts back in place (None for a created
+    /// object: removed through `provisional`).
+    fn block_undo(&self) -> Option<BlockUndo> {
+        Some(match self {
+            BlockCatalogChange::TableAltered { before, indexes } => {
+                BlockUndo::TableAltered { before: before.clone(), indexes: indexes.clone() }
             }
-            BlockCatalogChange::SequenceAltered { sequence, before } => {
-                sequence.alter(*before, None);
-            }
-            BlockCatalogChange::ViewMade { view, previous: Some(previous) } => {
-                let Some(s) = db.schemas.get_mut(&view.schema) else { return };
-                if s.views.get(&view.name).is_some_and(|v| Arc::ptr_eq(v, view)) {
-                    s.views.insert(view.name.clone(), previous.clone());
-                }
-            }
-            BlockCatalogChange::ViewDropped(view) => {
-                if let Some(s) = db.schemas.get_mut(&view.schema) {
-                    if s.relation_kind(&view.name).is_none() {
-                        s.views.insert(view.name.clone(), view.clone());
-                    }
-                }
-            }
+            BlockCatalogChange::ViewMade { previous: Some(previous), .. } => BlockUndo::ViewReplaced { previous: previous.clone() },
+            BlockCatalogChange::ViewDropped(view) => BlockUndo::ViewDropped(view.clone()),
             BlockCatalogChange::IndexDropped { schema, index } => {
-                if let Some(s) = db.schemas.get_mut(schema) {
-                    if s.tables.contains_key(&index.table) && s.relation_kind(&index.name).is_none() {
-                        s.indexes.insert(index.name.clone(), index.clone());
-                    }
-                }
+                BlockUndo::IndexDropped { schema: schema.clone(), index: index.clone() }
             }
-            BlockCatalogChange::TableAltered { before, indexes } => restore_altered_table(db, before, indexes),
             BlockCatalogChange::FunctionMade { function, previous } => {
-                let Some(s) = db.schemas.get_mut(&function.schema) else { return };
-                let Some(list) = s.functions.get_mut(&function.name) else { return };
-                match previous {
-                    Some(previous) => {
-                        for f in list.iter_mut().filter(|f| Arc::ptr_eq(f, function)) {
-                            *f = previous.clone();
-                        }
-                    }
-                    None => list.retain(|f| !Arc::ptr_eq(f, function)),
-                }
-                if list.is_empty() {
-                    s.functions.remove(&function.name);
-                }
+                BlockUndo::FunctionMade { function: function.clone(), previous: previous.clone() }
             }
-            BlockCatalogChange::FunctionDropped(function) => {
-                let Some(s) = db.schemas.get_mut(&function.schema) else { return };
-                put_back_function(s, function);
+            BlockCatalogChange::FunctionDropped(function) => BlockUndo::FunctionDropped(function.clone()),
+            BlockCatalogChange::CommentSet { key, previous } => BlockUndo::CommentSet { key: *key, previous: previous.clone() },
+            BlockCatalogChange::SchemaDropped { name, oid, functions, views } => BlockUndo::SchemaDropped {
+                name: name.clone(),
+                oid: *oid,
+                functions: functions.clone(),
+                views: views.clone(),
+            },
+            BlockCatalogChange::SequenceDropped { schema, sequence } => {
+                BlockUndo::SequenceDropped { schema: schema.clone(), sequence: sequence.clone() }
             }
-            BlockCatalogChange::SchemaDropped { name, oid, functions, views } => {
-                let s = db
-                    .schemas
-                    .entry(name.clone())
-                    .or_insert_with(|| Schema { oid: *oid, name: name.clone(), ..Default::default() });
-                for f in functions {
-                    put_back_function(s, f);
-                }
-                for v in views {
-                    let Some(vs) = db.schemas.get_mut(&v.schema) else { return };
-                    if vs.relation_kind(&v.name).is_none() {
-                        vs.views.insert(v.name.clone(), v.clone());
-                    }
-                }
+            BlockCatalogChange::SequenceAltered { schema, oid, before } => {
+                BlockUndo::SequenceAltered { schema: schema.clone(), oid: *oid, before: *before }
             }
-            BlockCatalogChange::CommentSet { key, previous } => {
-                match previous {
-                    Some(text) => db.comments.insert(*key, text.clone()),
-                    None => db.comments.remove(key),
-                };
-            }
-            // Created objects: `remove_provisional` (see `provisional`).
-            _ => {}
-        }
+            BlockCatalogChange::SchemaCreated { .. }
+            | BlockCatalogChange::TableCreated(_)
+            | BlockCatalogChange::ViewMade { previous: None, .. }
+            | BlockCatalogChange::IndexCreated { .. }
+            | BlockCatalogChange::SequenceCreated { .. } => return None,
+        })
     }
 }
 
-/// A function a block dropped, back in schema `s` unless one of the same
-/// arguments was made meanwhile.
-fn put_back_function(s: &mut Schema, function: &Arc<crate::catalog::FunctionDef>) {
-    let list = s.functions.entry(function.name.clone()).or_default();
-    if !list.iter().any(|f| f.arg_types() == function.arg_types()) {
-        list.push(function.clone());
-    }
-}
-
-/// ROLLBACK of an ALTER TABLE's catalog-only change: the table (found by
-/// OID, whatever its name now) takes its definition and name back, and its
-/// indexes theirs; skipped when its old name is taken by another relation.
-fn restore_altered_table(db: &mut crate::catalog::Database, before: &Arc<TableDef>, indexes: &[Arc<IndexDef>]) {
-    let Some(s) = db.schemas.get_mut(&before.schema) else { return };
-    let Some(now) = s.tables.values().find(|t| t.oid == before.oid).map(|t| t.name.clone()) else { return };
-    if now != before.name && s.relation_kind(&before.name).is_some() {
-        return;
-    }
-    s.tables.remove(&now);
-    s.tables.insert(before.name.clone(), before.clone());
-    for idx in s.indexes.values_mut() {
-        if idx.table == now {
-            match indexes.iter().find(|i| i.oid == idx.oid) {
-                Some(old) => *idx = old.clone(),
-                None => Arc::make_mut(idx).table = before.name.clone(),
-            }
-        }
-    }
-}
-
-/// Takes the block's objects off the catalog's provisional list.
-fn forget_provisional(db: &mut crate::catalog::Database, changes: &[BlockCatalogChange]) {
+/// Takes the block's objects off the catalog's provisional list and its
+/// in-place changes off `block_undo`.
+fn forget_provisional(db: &mut crate::catalog::Database, changes: &[BlockCatalogChange], block: Option<u32>) {
     let ours: Vec<ProvisionalObject> = changes.iter().filter_map(BlockCatalogChange::provisional).collect();
     if !ours.is_empty() {
         db.provisional.retain(|p| !ours.contains(p));
+    }
+    if let Some(block) = block {
+        db.block_undo.retain(|e| e.block != block);
     }
 }
 
@@ -366,6 +300,7 @@ impl Session {
             txn_settings: None,
             local_settings: Vec::new(),
             txn_catalog_changes: Vec::new(),
+            txn_block_id: None,
             txn_dropped: Vec::new(),
             txn_unique_keys: Default::default(),
             notices: Vec::new(),
@@ -1084,18 +1019,21 @@ impl Session {
     /// in them: see [`Session::rollback_block`]).
     fn undo_block_catalog(&mut self) -> Vec<TableId> {
         let created = std::mem::take(&mut self.txn_catalog_changes);
+        let block = self.txn_block_id.take();
         if created.is_empty() {
             self.restore_dropped_tables();
             return Vec::new();
         }
         let _ = self.server.catalog.update_database(&self.database, |db| {
-            forget_provisional(db, &created);
+            forget_provisional(db, &created, block);
             for object in created.iter().rev() {
                 if let Some(p) = object.provisional() {
                     db.remove_provisional(&p);
                     continue;
                 }
-                object.undo(db);
+                if let Some(undo) = object.block_undo() {
+                    undo.apply(db);
+                }
             }
             Ok(())
         });
@@ -1174,15 +1112,24 @@ impl Session {
         Ok(())
     }
 
-    /// Notes a catalog change of the open block for its ROLLBACK; an object
-    /// it created is also listed in the catalog as provisional, so that a
-    /// restart before the block's COMMIT removes it again.
+    /// Notes a catalog change of the open block for its ROLLBACK. The
+    /// catalog lists it too, so that a restart before the block's COMMIT
+    /// undoes it: an object it created as provisional, an in-place change
+    /// in `block_undo`.
     fn record_block_change(&mut self, change: BlockCatalogChange) {
-        if let Some(p) = change.provisional() {
-            // A failed save leaves it off the list: only a crash before the
-            // COMMIT would then keep it, as before the list existed.
+        let (provisional, undo) = (change.provisional(), change.block_undo());
+        if provisional.is_some() || undo.is_some() {
+            let block = match self.txn_block_id {
+                Some(id) => id,
+                None => *self.txn_block_id.insert(self.server.catalog.allocate_oid()),
+            };
+            // A failed save leaves it off the lists: only a crash before the
+            // COMMIT would then keep the change, as before the lists existed.
+            // (The change itself was saved a moment before: a crash in
+            // between keeps it too.)
             let _ = self.server.catalog.update_database(&self.database, |db| {
-                db.provisional.push(p);
+                db.provisional.extend(provisional);
+                db.block_undo.extend(undo.map(|undo| BlockUndoEntry { block, undo }));
                 Ok(())
             });
         }
@@ -1213,11 +1160,12 @@ impl Session {
     /// rows are released on every shard).
     async fn finish_block_catalog(&mut self, changes: &[BlockCatalogChange]) -> DbResult<()> {
         let dropped = std::mem::take(&mut self.txn_dropped);
-        if dropped.is_empty() && !changes.iter().any(|c| c.provisional().is_some()) {
+        let block = self.txn_block_id.take();
+        if dropped.is_empty() && block.is_none() && !changes.iter().any(|c| c.provisional().is_some()) {
             return Ok(());
         }
         self.server.catalog.update_database(&self.database, |db| {
-            forget_provisional(db, changes);
+            forget_provisional(db, changes, block);
             db.dropping.retain(|d| !dropped.contains(&d.table.oid));
             Ok(())
         })?;
@@ -2096,7 +2044,9 @@ impl Session {
             Ok(dropped)
         })?;
         if self.txn != TxnState::Idle {
-            self.txn_catalog_changes.extend(dropped);
+            for change in dropped {
+                self.record_block_change(change);
+            }
         }
         Ok(StatementResult::Command("DROP INDEX".into()))
     }
@@ -2335,7 +2285,9 @@ impl Session {
             // Views the block made stay gone (ROLLBACK would remove them).
             let made_here = self.views_made_in_block();
             removed.retain(|v| !made_here.iter().any(|m| Arc::ptr_eq(m, v)));
-            self.txn_catalog_changes.extend(removed.into_iter().map(BlockCatalogChange::ViewDropped));
+            for view in removed {
+                self.record_block_change(BlockCatalogChange::ViewDropped(view));
+            }
         }
         Ok(StatementResult::Command("DROP VIEW".into()))
     }

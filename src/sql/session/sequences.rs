@@ -206,7 +206,8 @@ impl Session {
         };
         let Some(seq_name) = parts.last().cloned() else { return Err(malformed()) };
         let altered = self.server.catalog.update_database(&self.database, |db| {
-            let Some(sequence) = search.iter().find_map(|s| db.schemas.get(s)?.sequences.get(&seq_name)) else {
+            let found = search.iter().find_map(|s| Some((s.clone(), db.schemas.get(s)?.sequences.get(&seq_name)?.clone())));
+            let Some((schema, sequence)) = found else {
                 return Ok(None);
             };
             let before = sequence.settings();
@@ -220,13 +221,13 @@ impl Session {
                 check_within("RESTART", v, settings.min, settings.max)?;
             }
             let saved = sequence.alter(settings, restart);
-            Ok(Some((sequence.clone(), before, saved)))
+            Ok(Some((sequence, schema, before, saved)))
         });
         match altered {
-            Ok(Some((sequence, before, saved))) => {
+            Ok(Some((sequence, schema, before, saved))) => {
                 sequence.mark_durable(saved);
                 if self.txn != TxnState::Idle {
-                    self.record_block_change(BlockCatalogChange::SequenceAltered { sequence, before });
+                    self.record_block_change(BlockCatalogChange::SequenceAltered { schema, oid: sequence.oid, before });
                 }
             }
             Ok(None) if if_exists => {
