@@ -1,6 +1,6 @@
 //! What undoing an open transaction block's catalog changes puts back in
 //! place: ALTER TABLE's catalog-only changes (renames, defaults, NOT NULL),
-//! views replaced or dropped, indexes and sequences dropped, functions made,
+//! views replaced or dropped, indexes renamed or dropped, sequences dropped, functions made,
 //! replaced or dropped, comments set, a schema dropped, a sequence altered.
 //! ROLLBACK applies these at once (`Session`); the catalog file also lists
 //! them as the block makes them (`Database::block_undo`, taken off at the
@@ -31,6 +31,8 @@ pub enum BlockUndo {
     ViewReplaced { previous: Arc<ViewDef> },
     ViewDropped(Arc<ViewDef>),
     IndexDropped { schema: String, index: Arc<IndexDef> },
+    /// ALTER INDEX … RENAME: the index as it was.
+    IndexRenamed { schema: String, before: Arc<IndexDef> },
     /// CREATE [OR REPLACE] FUNCTION: the function made and the definition it
     /// replaced (None: it was new).
     FunctionMade { function: Arc<FunctionDef>, previous: Option<Arc<FunctionDef>> },
@@ -69,6 +71,14 @@ impl BlockUndo {
                     if s.tables.contains_key(&index.table) && s.relation_kind(&index.name).is_none() {
                         s.indexes.insert(index.name.clone(), index.clone());
                     }
+                }
+            }
+            BlockUndo::IndexRenamed { schema, before } => {
+                let Some(s) = db.schemas.get_mut(schema) else { return };
+                let Some(now) = s.indexes.values().find(|i| i.oid == before.oid).map(|i| i.name.clone()) else { return };
+                if now != before.name && s.relation_kind(&before.name).is_none() {
+                    s.indexes.remove(&now);
+                    s.indexes.insert(before.name.clone(), before.clone());
                 }
             }
             BlockUndo::FunctionMade { function, previous } => {

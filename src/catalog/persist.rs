@@ -268,6 +268,7 @@ fn block_undo_json(e: &BlockUndoEntry) -> Value {
         BlockUndo::ViewReplaced { previous } => json!({"kind": "view_replaced", "schema": previous.schema, "view": view_json(previous)}),
         BlockUndo::ViewDropped(view) => json!({"kind": "view_dropped", "schema": view.schema, "view": view_json(view)}),
         BlockUndo::IndexDropped { schema, index } => json!({"kind": "index_dropped", "schema": schema, "index": index_json(index)}),
+        BlockUndo::IndexRenamed { schema, before } => json!({"kind": "index_renamed", "schema": schema, "index": index_json(before)}),
         BlockUndo::FunctionMade { function, previous } => json!({
             "kind": "function_made",
             "schema": function.schema,
@@ -314,6 +315,7 @@ fn block_undo_from(v: &Value) -> Result<BlockUndoEntry, String> {
         "view_replaced" => BlockUndo::ViewReplaced { previous: Arc::new(view_from(part("view")?, &schema()?)?) },
         "view_dropped" => BlockUndo::ViewDropped(Arc::new(view_from(part("view")?, &schema()?)?)),
         "index_dropped" => BlockUndo::IndexDropped { schema: schema()?, index: Arc::new(index_from(part("index")?)?) },
+        "index_renamed" => BlockUndo::IndexRenamed { schema: schema()?, before: Arc::new(index_from(part("index")?)?) },
         "function_made" => {
             let schema = schema()?;
             let previous = match part("previous")? {

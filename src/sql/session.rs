@@ -177,6 +177,7 @@ enum BlockCatalogChange {
     IndexCreated { schema: String, name: String, oid: u32 },
     ViewDropped(Arc<ViewDef>),
     IndexDropped { schema: String, index: Arc<IndexDef> },
+    IndexRenamed { schema: String, before: Arc<IndexDef> },
     /// ALTER TABLE's catalog-only changes (renames, defaults, NOT NULL):
     /// the table and its indexes as they were before.
     TableAltered { before: Arc<TableDef>, indexes: Vec<Arc<IndexDef>> },
@@ -221,6 +222,9 @@ impl BlockCatalogChange {
             BlockCatalogChange::ViewDropped(view) => BlockUndo::ViewDropped(view.clone()),
             BlockCatalogChange::IndexDropped { schema, index } => {
                 BlockUndo::IndexDropped { schema: schema.clone(), index: index.clone() }
+            }
+            BlockCatalogChange::IndexRenamed { schema, before } => {
+                BlockUndo::IndexRenamed { schema: schema.clone(), before: before.clone() }
             }
             BlockCatalogChange::FunctionMade { function, previous } => {
                 BlockUndo::FunctionMade { function: function.clone(), previous: previous.clone() }
@@ -2076,7 +2080,7 @@ impl Session {
             }
         };
         let new = object_name_parts(to).pop().unwrap_or_default();
-        self.server.catalog.update_database(&self.database, |db| {
+        let before = self.server.catalog.update_database(&self.database, |db| {
             let s = db
                 .schemas
                 .get_mut(&schema)
@@ -2087,13 +2091,17 @@ impl Session {
                     format!("relation \"{new}\" already exists"),
                 ));
             }
-            if let Some(i) = s.indexes.remove(&rel) {
-                let mut i = (*i).clone();
+            let before = s.indexes.remove(&rel);
+            if let Some(i) = &before {
+                let mut i = (**i).clone();
                 i.name = new.clone();
                 s.indexes.insert(new.clone(), Arc::new(i));
             }
-            Ok(())
+            Ok(before)
         })?;
+        if let (Some(before), true) = (before, self.txn != TxnState::Idle) {
+            self.record_block_change(BlockCatalogChange::IndexRenamed { schema, before });
+        }
         Ok(StatementResult::Command("ALTER INDEX".into()))
     }
 
