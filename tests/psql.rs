@@ -421,3 +421,55 @@ SELECT count(*) FROM robots;
     // A missing file is psql's own error; the script goes on.
     assert!(out.stderr.contains("missing.csv: No such file or directory"), "{out:?}");
 }
+
+/// A database dumped by PostgreSQL 15's pg_dump (`tests/fixtures/pg_dump_15.sql`,
+/// written by `tools/make_pg_dump_fixture.sh`) restores with `psql -f`, every
+/// statement succeeding: schemas, tables, owners, an identity column and
+/// serial sequences with their positions, comments, a view, the rows, then
+/// the keys and indexes pg_dump adds after the data — which hold afterwards.
+#[test]
+fn a_pg_dump_of_postgresql_15_restores_with_psql() {
+    let Some(bin) = psql_or_skip("a_pg_dump_of_postgresql_15_restores_with_psql") else {
+        return;
+    };
+    let server = common::start();
+    create_db(&bin, &server, "restored");
+    let dump = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/pg_dump_15.sql");
+    let out = psql(&bin, &server, "restored", &["-q", "-v", "ON_ERROR_STOP=1", "-f", dump], "");
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(out.stderr, "", "{out:?}");
+    let checks = "\
+SELECT host, time, usage, cores, tags FROM metrics.cpu ORDER BY host, time;
+SELECT id, name, added, price, flags, note FROM devices ORDER BY id;
+SELECT id, device_id, at, payload, kind FROM events ORDER BY id;
+SELECT host, avg_usage FROM busy ORDER BY host;
+INSERT INTO devices (name) VALUES ('z') RETURNING id;
+INSERT INTO events (device_id) VALUES (3) RETURNING id;
+SELECT nextval('standalone');
+SELECT obj_description('metrics.cpu'::regclass, 'pg_class'), col_description('metrics.cpu'::regclass, 3);
+SELECT indexname FROM pg_indexes WHERE schemaname IN ('public', 'metrics') ORDER BY 1;
+SELECT attname, attidentity FROM pg_attribute WHERE attrelid = 'devices'::regclass AND attnum = 1;
+INSERT INTO devices (name) VALUES ('x');
+";
+    let out = psql(&bin, &server, "restored", &["-A", "-t", "-q", "-f", "-"], checks);
+    assert_eq!(
+        out.stdout,
+        "a|2024-01-01 00:00:00+00|12.5|8|{\"rack\": 1}\n\
+         a|2024-01-01 00:00:10+00||4|\n\
+         b|2024-01-01 00:00:00+00|99.9|2|[1, 2]\n\
+         1|x|2024-02-02|10.25|{t,f}|tab\tand\nnewline\n\
+         2|y'q||||\n\
+         1|1|2024-03-03 10:00:00|\\x00ff10|abc\n\
+         2|2|||\n\
+         a|12.5\n\
+         b|99.9\n\
+         3\n\
+         3\n\
+         105\n\
+         CPU samples|percent\n\
+         cpu_pkey\ncpu_time_idx\ndevices_name_key\ndevices_pkey\nevents_pkey\n\
+         id|a\n",
+        "{out:?}"
+    );
+    assert!(out.stderr.contains("duplicate key value violates unique constraint \"devices_name_key\""), "{out:?}");
+}

@@ -2951,21 +2951,28 @@ impl<'a> Binder<'a> {
     }
 
     /// The sequence nextval()/setval()'s first argument names: a text
-    /// literal (`'s'`, `'public.s'`, `'"S"'`), found along the search path.
+    /// literal (`'s'`, `'public.s'`, `'"S"'`), found along the search path,
+    /// or a regclass (`'public.s'::regclass`, as pg_dump writes defaults).
     fn sequence_named(&self, args: &[Expr], function: &str) -> DbResult<Arc<SequenceRef>> {
-        let name = match args.first() {
-            Some(Expr::Literal(Datum::Bytes(b), _)) => String::from_utf8_lossy(b).into_owned(),
+        let sequence = match args.first() {
+            Some(Expr::Literal(Datum::Bytes(b), _)) => {
+                let name = String::from_utf8_lossy(b).into_owned();
+                let parts = crate::sql::bind::object_identifiers::split_qualified_name(&name);
+                let found = match parts.as_slice() {
+                    [seq] => self.search_path.iter().find_map(|s| self.db.schemas.get(s)?.sequences.get(seq)),
+                    [schema, seq] => self.db.schemas.get(schema).and_then(|s| s.sequences.get(seq)),
+                    _ => None,
+                };
+                found.ok_or_else(|| DbError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{name}\" does not exist")))?
+            }
+            Some(Expr::Literal(Datum::Int64(oid), DataType::Oid)) => {
+                let found = self.db.schemas.values().flat_map(|s| s.sequences.values()).find(|q| q.oid as i64 == *oid);
+                found.ok_or_else(|| {
+                    DbError::new(sqlstate::WRONG_OBJECT_TYPE, format!("relation with OID {oid} is not a sequence"))
+                })?
+            }
             _ => return Err(DbError::unsupported(format!("{function}() needs a literal sequence name"))),
         };
-        let parts = crate::sql::bind::object_identifiers::split_qualified_name(&name);
-        let found = match parts.as_slice() {
-            [seq] => self.search_path.iter().find_map(|s| self.db.schemas.get(s)?.sequences.get(seq)),
-            [schema, seq] => self.db.schemas.get(schema).and_then(|s| s.sequences.get(seq)),
-            _ => None,
-        };
-        let sequence = found.ok_or_else(|| {
-            DbError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{name}\" does not exist"))
-        })?;
         Ok(Arc::new(SequenceRef {
             sequence: sequence.clone(),
             server: self.server.clone(),

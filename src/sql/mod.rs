@@ -233,7 +233,12 @@ fn parse_statements(sql: &str) -> DbResult<Vec<sqlparser::ast::Statement>> {
         .with_recursion_limit(PARSER_RECURSION_LIMIT)
         .try_with_sql(sql)
         .and_then(|mut p| p.parse_statements())
-        .or_else(|e| parse_with_dollar_strings_as_literals(sql).or_else(|| parse_create_table_as_names(sql)).ok_or(e))
+        .or_else(|e| {
+            parse_with_dollar_strings_as_literals(sql)
+                .or_else(|| parse_create_table_as_names(sql))
+                .or_else(|| parse_identity_sequence_name(sql))
+                .ok_or(e)
+        })
         .map_err(|e| syntax_error(sql, &e.to_string()))
 }
 
@@ -314,6 +319,52 @@ fn parse_create_table_as_names(sql: &str) -> Option<Vec<sqlparser::ast::Statemen
         .parse_statements()
         .ok()
         .filter(|stmts| stmts.iter().any(|s| matches!(s, sqlparser::ast::Statement::CreateTable(ct) if ct.query.is_some())))
+}
+
+/// `ALTER TABLE t ALTER COLUMN c ADD GENERATED … AS IDENTITY (SEQUENCE NAME
+/// s …)`, as pg_dump writes an identity column: sqlparser does not take
+/// `SEQUENCE NAME`. When a statement failed to parse, it is parsed again
+/// without it, and the name rides in the identity's options as
+/// `SequenceOptions::OwnedBy` (which sqlparser never gives an identity
+/// column, so the session reads it there as the sequence's name).
+fn parse_identity_sequence_name(sql: &str) -> Option<Vec<sqlparser::ast::Statement>> {
+    use sqlparser::ast::{AlterColumnOperation, AlterTableOperation, Ident, ObjectName, ObjectNamePart, SequenceOptions, Statement};
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize_with_location().ok()?;
+    let at: Vec<usize> = (0..tokens.len()).filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_))).collect();
+    let word = |k: usize, w: &str| at.get(k).is_some_and(|&i| matches!(&tokens[i].token, Token::Word(x) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w)));
+    if !(word(0, "alter") && word(1, "table")) {
+        return None;
+    }
+    let start = (0..at.len()).find(|&k| word(k, "sequence") && word(k + 1, "name"))?;
+    // The name: word (. word)*
+    let mut parts = Vec::new();
+    let mut k = start + 2;
+    loop {
+        let Token::Word(w) = &tokens[*at.get(k)?].token else { return None };
+        parts.push(ObjectNamePart::Identifier(Ident { value: w.value.clone(), quote_style: w.quote_style, span: sqlparser::tokenizer::Span::empty() }));
+        if at.get(k + 1).is_some_and(|&i| matches!(tokens[i].token, Token::Period)) {
+            k += 2;
+        } else {
+            break;
+        }
+    }
+    let (from, to) = (at[start], at[k]);
+    let kept: Vec<_> = tokens.into_iter().enumerate().filter(|(i, _)| *i < from || *i > to).map(|(_, t)| t).collect();
+    let mut stmts = Parser::new(&PostgreSqlDialect {})
+        .with_recursion_limit(PARSER_RECURSION_LIMIT)
+        .with_tokens_with_locations(kept)
+        .parse_statements()
+        .ok()?;
+    let [Statement::AlterTable(alter)] = stmts.as_mut_slice() else { return None };
+    let options = alter.operations.iter_mut().find_map(|op| match op {
+        AlterTableOperation::AlterColumn { op: AlterColumnOperation::AddGenerated { sequence_options, .. }, .. } => {
+            Some(sequence_options.get_or_insert_with(Vec::new))
+        }
+        _ => None,
+    })?;
+    options.push(SequenceOptions::OwnedBy(Some(ObjectName(parts))));
+    Some(stmts)
 }
 
 /// How deeply expressions may nest (sqlparser's default of 50 refuses nesting

@@ -39,6 +39,7 @@ mod explain;
 pub mod line_protocol;
 pub mod mcap;
 mod point_merge;
+mod owners;
 mod roles;
 mod sequences;
 pub mod settings;
@@ -919,6 +920,12 @@ impl Session {
                 comment,
                 ..
             } => self.comment(object_type, object_name, comment.as_deref()),
+            Statement::AlterSchema(alter) => self.alter_schema(alter),
+            Statement::AlterFunction(alter) => self.alter_function(alter),
+            Statement::AlterView(ast::AlterView { name, if_exists, operation: ast::AlterViewOperation::OwnerTo(owner), .. }) => {
+                self.relation_owner_to(name, *if_exists, owner)?;
+                Ok(StatementResult::Command("ALTER VIEW".into()))
+            }
             other => Err(DbError::unsupported(format!(
                 "statement not supported yet: {}",
                 first_words(&other.to_string())
@@ -1372,22 +1379,7 @@ impl Session {
             }
             if sequenced {
                 let seq_name = format!("{name}_{cname}_seq");
-                let expr = format!("nextval('{schema}.{seq_name}')");
-                def.default =
-                    crate::sql::parse(&format!("SELECT {expr}"))
-                        .ok()
-                        .and_then(|s| match s.into_iter().next() {
-                            Some(Statement::Query(q)) => match *q.body {
-                                ast::SetExpr::Select(sel) => {
-                                    match sel.projection.into_iter().next() {
-                                        Some(ast::SelectItem::UnnamedExpr(e)) => Some(e),
-                                        _ => None,
-                                    }
-                                }
-                                _ => None,
-                            },
-                            _ => None,
-                        });
+                def.default = nextval_default(&schema, &seq_name);
                 // The column's type bounds its sequence (serial: integer), as in PostgreSQL.
                 let options = c.options.iter().find_map(|o| match &o.option {
                     ast::ColumnOption::Generated { sequence_options: Some(options), .. } => Some(options.as_slice()),
@@ -3760,7 +3752,7 @@ fn column_def(c: &ast::ColumnDef) -> DbResult<(ColumnDef, Vec<ColumnKey>)> {
             }
             ast::ColumnOption::NotNull => def.not_null = true,
             ast::ColumnOption::Null => def.not_null = false,
-            ast::ColumnOption::Default(e) => def.default = Some(e.clone()),
+            ast::ColumnOption::Default(e) => def.default = Some(stored_default(e)),
             ast::ColumnOption::PrimaryKey(_) => {
                 def.not_null = true;
                 keys.push((opt.name.as_ref().map(ident_name), true));
@@ -3770,6 +3762,47 @@ fn column_def(c: &ast::ColumnDef) -> DbResult<(ColumnDef, Vec<ColumnKey>)> {
         }
     }
     Ok((def, keys))
+}
+
+/// `nextval('schema.sequence')`, the DEFAULT of a serial or identity column.
+pub(super) fn nextval_default(schema: &str, sequence: &str) -> Option<ast::Expr> {
+    let text = format!("{schema}.{sequence}").replace('\'', "''");
+    match crate::sql::parse(&format!("SELECT nextval('{text}')")).ok()?.into_iter().next()? {
+        Statement::Query(q) => match *q.body {
+            ast::SetExpr::Select(sel) => match sel.projection.into_iter().next()? {
+                ast::SelectItem::UnnamedExpr(e) => Some(e),
+                _ => None,
+            },
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A DEFAULT as the catalog keeps it: `nextval('s'::regclass)` (pg_dump's
+/// and hand-written DDL's spelling) as `nextval('s')`, the form the
+/// catalogs print and the sequence dependency is read from.
+pub(super) fn stored_default(e: &ast::Expr) -> ast::Expr {
+    if let ast::Expr::Function(f) = e {
+        if f.name.to_string().eq_ignore_ascii_case("nextval") {
+            if let ast::FunctionArguments::List(list) = &f.args {
+                if let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(ast::Expr::Cast { expr, data_type, .. }))] =
+                    list.args.as_slice()
+                {
+                    let regclass = matches!(data_type, ast::DataType::Regclass)
+                        || data_type.to_string().eq_ignore_ascii_case("regclass");
+                    if regclass && matches!(**expr, ast::Expr::Value(_)) {
+                        let mut f = f.clone();
+                        if let ast::FunctionArguments::List(list) = &mut f.args {
+                            list.args = vec![ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr((**expr).clone()))];
+                        }
+                        return ast::Expr::Function(f);
+                    }
+                }
+            }
+        }
+    }
+    e.clone()
 }
 
 /// PostgreSQL's makeObjectName: shortens the longer of `name1`/`name2` until

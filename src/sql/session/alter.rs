@@ -27,6 +27,16 @@ fn quoted(name: &str) -> String {
 
 impl Session {
     pub(super) async fn alter_table(&mut self, at: &ast::AlterTable) -> DbResult<StatementResult> {
+        // pg_dump's `ALTER TABLE x OWNER TO r` also names views and sequences.
+        let owner_only = at.operations.iter().all(|op| matches!(op, ast::AlterTableOperation::OwnerTo { .. }));
+        if owner_only && !at.operations.is_empty() {
+            for op in &at.operations {
+                if let ast::AlterTableOperation::OwnerTo { new_owner } = op {
+                    self.relation_owner_to(&at.name, at.if_exists, new_owner)?;
+                }
+            }
+            return Ok(StatementResult::Command("ALTER TABLE".into()));
+        }
         let table = match self.lookup_table(&at.name) {
             Ok(t) => t,
             Err(e) if e.code == sqlstate::UNDEFINED_TABLE && at.if_exists => {
@@ -100,7 +110,7 @@ impl Session {
                         let mut binder = self.binder(&catalog, db, &eval, vec![]);
                         let bound = binder.bind_default(value, &Scope::default())?;
                         binder.coerce_assignment(bound, table.columns[i].data_type, &table.columns[i].name)?;
-                        let value = value.clone();
+                        let value = stored_default(value);
                         self.change_table(table, |_, def| {
                             def.columns[i].default = Some(value);
                             Ok(())
@@ -143,6 +153,25 @@ impl Session {
                             def.columns[i].not_null = true;
                             Ok(())
                         })
+                    }
+                    ast::AlterColumnOperation::AddGenerated { generated_as, sequence_options } => {
+                        let identity = match generated_as {
+                            Some(ast::GeneratedAs::ByDefault) => crate::catalog::Identity::ByDefault,
+                            _ => crate::catalog::Identity::Always,
+                        };
+                        // `sql::parse` carries pg_dump's `SEQUENCE NAME s` as OWNED BY s.
+                        let options = sequence_options.as_deref().unwrap_or(&[]);
+                        let named = options.iter().find_map(|o| match o {
+                            ast::SequenceOptions::OwnedBy(Some(name)) => Some(object_name_parts(name)),
+                            _ => None,
+                        });
+                        let sequence = match named.as_deref() {
+                            None => None,
+                            Some([name]) => Some((None, name.clone())),
+                            Some([schema, name]) => Some((Some(schema.clone()), name.clone())),
+                            Some(other) => return Err(DbError::syntax(format!("improper sequence name: {}", other.join(".")))),
+                        };
+                        self.add_identity(table, i, identity, sequence, options)
                     }
                     other => Err(DbError::unsupported(format!("ALTER TABLE … ALTER COLUMN … {other}"))),
                 }
@@ -213,8 +242,168 @@ impl Session {
                 }
                 Ok(current)
             }
+            Op::OwnerTo { new_owner } => {
+                self.check_new_owner(new_owner)?;
+                Ok(table.clone())
+            }
+            Op::AddConstraint { constraint, .. } => match constraint {
+                ast::TableConstraint::PrimaryKey(pk) => self.add_key_constraint(table, pk.name.as_ref(), &pk.columns, true).await,
+                ast::TableConstraint::Unique(u) => self.add_key_constraint(table, u.name.as_ref(), &u.columns, false).await,
+                other => Err(DbError::unsupported(format!("ALTER TABLE … ADD {other}"))),
+            },
             other => Err(DbError::unsupported(format!("ALTER TABLE … {other}"))),
         }
+    }
+
+    /// `ALTER COLUMN c ADD GENERATED {ALWAYS | BY DEFAULT} AS IDENTITY
+    /// [(options)]`, as pg_dump writes an identity column (naming its
+    /// sequence: `sequence`, else `<table>_<column>_seq`): a sequence bounded
+    /// by the column's type; rows already there keep their values.
+    pub(super) fn add_identity(
+        &mut self,
+        table: &Arc<TableDef>,
+        i: usize,
+        identity: crate::catalog::Identity,
+        sequence: Option<(Option<String>, String)>,
+        options: &[ast::SequenceOptions],
+    ) -> DbResult<Arc<TableDef>> {
+        let column = &table.columns[i];
+        let refused = |code: &'static str, what: &str| {
+            Err(DbError::new(code, format!("column \"{}\" of relation \"{}\" {what}", column.name, table.name)))
+        };
+        if !matches!(column.data_type, DataType::Int16 | DataType::Int32 | DataType::Int64) {
+            return Err(DbError::new(sqlstate::INVALID_PARAMETER_VALUE, "identity column type must be smallint, integer, or bigint"));
+        }
+        if !column.not_null {
+            return refused("55000", "must be declared NOT NULL before identity can be added");
+        }
+        if column.identity.is_some() {
+            return refused("42611", "is already an identity column");
+        }
+        if column.default.is_some() {
+            return refused("42611", "already has a default value");
+        }
+        let settings = sequences::sequence_settings(options, column.data_type)?;
+        let (seq_schema, seq_name) = match sequence {
+            Some((schema, name)) => (schema.unwrap_or_else(|| table.schema.clone()), name),
+            None => (table.schema.clone(), format!("{}_{}_seq", table.name, column.name)),
+        };
+        let default = nextval_default(&seq_schema, &seq_name)
+            .ok_or_else(|| DbError::syntax(format!("improper sequence name: {seq_name}")))?;
+        let seq_oid = self.server.catalog.allocate_oid();
+        let altered = self.change_table_in_database(table, |db, def| {
+            let s = db
+                .schemas
+                .get_mut(&seq_schema)
+                .ok_or_else(|| DbError::new(sqlstate::INVALID_SCHEMA_NAME, format!("schema \"{seq_schema}\" does not exist")))?;
+            if s.relation_kind(&seq_name).is_some() {
+                return Err(DbError::new(sqlstate::DUPLICATE_TABLE, format!("relation \"{seq_name}\" already exists")));
+            }
+            s.sequences.insert(seq_name.clone(), Arc::new(crate::catalog::Sequence::with_settings(seq_oid, seq_name.clone(), settings)));
+            def.columns[i].identity = Some(identity);
+            def.columns[i].default = Some(default);
+            Ok(())
+        })?;
+        if self.txn != TxnState::Idle {
+            self.record_block_change(BlockCatalogChange::SequenceCreated { schema: seq_schema, name: seq_name, oid: seq_oid });
+        }
+        Ok(altered)
+    }
+
+    /// `ADD [CONSTRAINT name] PRIMARY KEY | UNIQUE (columns)`, as pg_dump
+    /// writes keys after the data: the constraint's unique index, built over
+    /// the rows there are (23505 when they repeat a key), and for a primary
+    /// key NOT NULL on its columns (23502 when one holds a NULL).
+    async fn add_key_constraint(
+        &mut self,
+        table: &Arc<TableDef>,
+        name: Option<&ast::Ident>,
+        columns: &[ast::IndexColumn],
+        primary: bool,
+    ) -> DbResult<Arc<TableDef>> {
+        let names: Vec<String> = columns.iter().map(ident_name_of_index_column).collect();
+        let mut positions = Vec::with_capacity(names.len());
+        for n in &names {
+            let i = table.column_index(n).ok_or_else(|| {
+                DbError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{n}\" named in key does not exist"))
+            })?;
+            positions.push(i);
+        }
+        let catalog = self.server.catalog.snapshot();
+        let has_primary = catalog
+            .database(&self.database)?
+            .schemas
+            .get(&table.schema)
+            .is_some_and(|s| s.indexes.values().any(|i| i.primary && i.table == table.name));
+        if primary && has_primary {
+            return Err(DbError::new("42P16", format!("multiple primary keys for table \"{}\" are not allowed", table.name)));
+        }
+        let nullable: Vec<usize> = positions.iter().copied().filter(|&i| primary && !table.columns[i].not_null).collect();
+        for &i in &nullable {
+            let column = &table.columns[i].name;
+            let (_, rows) = self
+                .internal_query(&format!("SELECT count(*) FROM {} WHERE {} IS NULL", self.qualified(table), quoted(column)), &[], &[])
+                .await?;
+            if rows.first().map(|b| b.columns[0].datum(0).as_i64().unwrap_or(0)).unwrap_or(0) > 0 {
+                return Err(DbError::new(
+                    sqlstate::NOT_NULL_VIOLATION,
+                    format!("column \"{column}\" of relation \"{}\" contains null values", table.name),
+                ));
+            }
+        }
+        let oid = self.server.catalog.allocate_oid();
+        let given = name.map(ident_name);
+        let created = self.server.catalog.update_database(&self.database, |db| {
+            let s = db
+                .schemas
+                .get_mut(&table.schema)
+                .ok_or_else(|| DbError::internal(format!("schema \"{}\" vanished", table.schema)))?;
+            let index_name = match &given {
+                Some(n) if s.relation_kind(n).is_some() => {
+                    return Err(DbError::new(sqlstate::DUPLICATE_TABLE, format!("relation \"{n}\" already exists")));
+                }
+                Some(n) => n.clone(),
+                None if primary => choose_relation_name(s, &table.name, "", "pkey"),
+                None => choose_relation_name(s, &table.name, &names.join("_"), "key"),
+            };
+            s.indexes.insert(
+                index_name.clone(),
+                Arc::new(IndexDef {
+                    oid,
+                    name: index_name.clone(),
+                    table: table.name.clone(),
+                    unique: true,
+                    primary,
+                    constraint: true,
+                    method: "btree".into(),
+                    keys: names.iter().map(|c| crate::catalog::quote_ident(c)).collect(),
+                    include: vec![],
+                    predicate: None,
+                }),
+            );
+            Ok(index_name)
+        })?;
+        if let Err(e) = self.check_new_unique_index(table, &created).await {
+            let _ = self.server.catalog.update_database(&self.database, |db| {
+                if let Some(s) = db.schemas.get_mut(&table.schema) {
+                    s.indexes.retain(|_, i| i.oid != oid);
+                }
+                Ok(())
+            });
+            return Err(e);
+        }
+        if self.txn != TxnState::Idle {
+            self.record_block_change(BlockCatalogChange::IndexCreated { schema: table.schema.clone(), name: created, oid });
+        }
+        if nullable.is_empty() {
+            return Ok(table.clone());
+        }
+        self.change_table(table, |_, def| {
+            for &i in &nullable {
+                def.columns[i].not_null = true;
+            }
+            Ok(())
+        })
     }
 
     /// ADD COLUMN of a nullable column without a default, outside a
@@ -313,11 +502,25 @@ impl Session {
 
     /// Applies a catalog-only change to `table` (and its schema's indexes).
     /// Inside a block the table and its indexes as they were are noted for
-    /// ROLLBACK (a crash before COMMIT keeps the change).
+    /// ROLLBACK and for a crash before COMMIT.
     fn change_table(
         &mut self,
         table: &Arc<TableDef>,
         change: impl FnOnce(&mut crate::catalog::Schema, &mut TableDef) -> DbResult<()>,
+    ) -> DbResult<Arc<TableDef>> {
+        let schema = table.schema.clone();
+        self.change_table_in_database(table, |db, def| {
+            let s = db.schemas.get_mut(&schema).ok_or_else(|| DbError::internal(format!("schema \"{schema}\" vanished")))?;
+            change(s, def)
+        })
+    }
+
+    /// `change_table` whose change may reach the whole database (made in
+    /// the same catalog change as the table's).
+    fn change_table_in_database(
+        &mut self,
+        table: &Arc<TableDef>,
+        change: impl FnOnce(&mut crate::catalog::Database, &mut TableDef) -> DbResult<()>,
     ) -> DbResult<Arc<TableDef>> {
         let (out, before) = self.server.catalog.update_database(&self.database, |db| {
             let s = db
@@ -329,7 +532,11 @@ impl Session {
             };
             let indexes: Vec<Arc<IndexDef>> = s.indexes.values().filter(|i| i.table == table.name).cloned().collect();
             let mut def = (*current).clone();
-            change(s, &mut def)?;
+            change(db, &mut def)?;
+            let s = db
+                .schemas
+                .get_mut(&table.schema)
+                .ok_or_else(|| DbError::internal(format!("schema \"{}\" vanished", table.schema)))?;
             let def = Arc::new(def);
             s.tables.remove(&table.name);
             s.tables.insert(def.name.clone(), def.clone());

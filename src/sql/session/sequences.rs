@@ -187,7 +187,28 @@ impl Session {
             ast::Expr::Value(v) if matches!(v.value, ast::Value::Null) => None,
             e => Some(integer(e)?),
         };
-        let first_word = options.split_whitespace().next().unwrap_or("").to_ascii_uppercase();
+        let words: Vec<&str> = options.split_whitespace().collect();
+        let first_word = words.first().unwrap_or(&"").to_ascii_uppercase();
+        if let [owner_word, to, role] = words.as_slice() {
+            if owner_word.eq_ignore_ascii_case("owner") && to.eq_ignore_ascii_case("to") && !restart {
+                let owner = match role.to_ascii_lowercase().as_str() {
+                    "current_user" => ast::Owner::CurrentUser,
+                    "current_role" => ast::Owner::CurrentRole,
+                    "session_user" => ast::Owner::SessionUser,
+                    _ => ast::Owner::Ident(ast::Ident::new(match role.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
+                        Some(quoted) => quoted.replace("\"\"", "\""),
+                        None => role.to_lowercase(),
+                    })),
+                };
+                let name = match crate::sql::bind::split_qualified_name(&name).as_slice() {
+                    [n] => ast::ObjectName::from(vec![ast::Ident::with_quote('"', n.clone())]),
+                    [s, n] => ast::ObjectName::from(vec![ast::Ident::with_quote('"', s.clone()), ast::Ident::with_quote('"', n.clone())]),
+                    _ => return Err(DbError::syntax(format!("improper relation name: {name}"))),
+                };
+                self.relation_owner_to(&name, if_exists, &owner)?;
+                return Ok(StatementResult::Command("ALTER SEQUENCE".into()));
+            }
+        }
         if matches!(first_word.as_str(), "RENAME" | "OWNER" | "SET") {
             return Err(DbError::unsupported(format!("ALTER SEQUENCE … {first_word} is not supported")));
         }

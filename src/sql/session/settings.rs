@@ -716,6 +716,21 @@ pub static SETTINGS: &[Setting] = &[
         hidden: false,
     },
     Setting {
+        name: "default_table_access_method",
+        boot: "heap",
+        unit: None,
+        category: "Client Connection Defaults / Statement Behavior",
+        short_desc: "Sets the default table access method for new tables.",
+        extra_desc: None,
+        context: "user",
+        // PostgreSQL's only built-in method, which pg_dump sets (tables here are Brewric's own format).
+        vartype: VarType::Enum,
+        min: None,
+        max: None,
+        enumvals: &["heap"],
+        hidden: false,
+    },
+    Setting {
         name: "default_tablespace",
         boot: "",
         unit: None,
