@@ -69,6 +69,7 @@ pub mod sqlstate {
     pub const OUT_OF_MEMORY: &str = "53200";
     pub const OBJECT_IN_USE: &str = "55006";
     pub const OBJECT_NOT_IN_PREREQUISITE_STATE: &str = "55000";
+    pub const CHECK_VIOLATION: &str = "23514";
     pub const QUERY_CANCELED: &str = "57014";
     pub const ADMIN_SHUTDOWN: &str = "57P01";
     pub const INTERNAL_ERROR: &str = "XX000";

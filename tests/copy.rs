@@ -223,6 +223,20 @@ async fn a_copy_with_a_duplicate_key_fails_whole_and_frees_its_keys() {
     assert_eq!(e.as_db_error().unwrap().code().code(), "23505");
 }
 
+#[tokio::test]
+async fn a_copy_breaking_a_check_constraint_fails_whole() {
+    let server = common::start();
+    let client = server.fresh_database("copy_check").await;
+    client.batch_execute("CREATE TABLE c (id bigint, pct double precision CHECK (pct BETWEEN 0 AND 100))").await.unwrap();
+    let good: String = (0..50_000).map(|i| format!("{i}\t{}\n", i % 101)).collect();
+    let e = copy(&client, "COPY c FROM STDIN", &[good.as_bytes(), b"7\t101.5\n"]).await.unwrap_err();
+    let db = e.as_db_error().expect("a server error");
+    assert_eq!((db.code().code(), db.message()), ("23514", "new row for relation \"c\" violates check constraint \"c_pct_check\""));
+    assert_eq!(db.detail(), Some("Failing row contains (7, 101.5)."));
+    assert_eq!(rows(&client, "SELECT count(*) FROM c").await, vec!["0"]);
+    assert_eq!(copy(&client, "COPY c FROM STDIN", &[good.as_bytes(), b"8\t\\N\n"]).await.unwrap(), 50_001);
+}
+
 async fn copy_out(client: &tokio_postgres::Client, sql: &str) -> Vec<u8> {
     use futures::TryStreamExt;
     let stream = client

@@ -2,7 +2,7 @@
 //! an immutable `Arc<Catalog>` snapshot per statement; DDL builds a new
 //! snapshot under one DDL lock and swaps it in, so the data path never locks.
 //! Must not: hold table data (shards do) or know SQL syntax beyond the
-//! default-value expressions it stores.
+//! default-value and CHECK expressions it stores.
 
 pub mod persist;
 pub mod system;
@@ -115,6 +115,53 @@ pub struct TableDef {
     /// Kept recordings (`storage/recordings.rs`) this table's frame
     /// references may point into: kept while the table exists.
     pub frame_files: Vec<String>,
+    /// CHECK constraints, checked on every row written (`Session::check_constraints`).
+    pub checks: Vec<CheckConstraint>,
+}
+
+/// A CHECK constraint: its rows must not make `expr` false (NULL passes).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckConstraint {
+    pub oid: u32,
+    pub name: String,
+    pub expr: sqlparser::ast::Expr,
+}
+
+impl CheckConstraint {
+    /// The columns of `table` the expression reads, in the order it first names them.
+    pub fn columns(&self, table: &TableDef) -> Vec<usize> {
+        let mut out: Vec<usize> = Vec::new();
+        let _ = sqlparser::ast::visit_expressions(&self.expr, |e| {
+            let name = match e {
+                sqlparser::ast::Expr::Identifier(i) => Some(ident_text(i)),
+                sqlparser::ast::Expr::CompoundIdentifier(parts) => parts.last().map(ident_text),
+                _ => None,
+            };
+            if let Some(c) = name.and_then(|n| table.column_index(&n)).filter(|c| !out.contains(c)) {
+                out.push(c);
+            }
+            std::ops::ControlFlow::<()>::Continue(())
+        });
+        out
+    }
+
+    /// As pg_get_constraintdef prints it: `CHECK ((a > 0))`, pretty `CHECK (a > 0)`.
+    pub fn definition(&self, pretty: bool) -> String {
+        if pretty {
+            format!("CHECK ({})", self.expr)
+        } else {
+            format!("CHECK (({}))", self.expr)
+        }
+    }
+}
+
+/// An identifier as a name: quoted as written, else folded to lower case.
+fn ident_text(i: &sqlparser::ast::Ident) -> String {
+    if i.quote_style.is_some() {
+        i.value.clone()
+    } else {
+        i.value.to_lowercase()
+    }
 }
 
 impl TableDef {
@@ -1045,6 +1092,7 @@ mod unfinished_ingest_tests {
             columns: Vec::new(),
             time_column: None,
             frame_files: Vec::new(),
+            checks: Vec::new(),
         })
     }
 

@@ -102,6 +102,7 @@ fn table_json(t: &TableDef) -> Value {
             "identity": c.identity.map(|i| i.code().to_string()),
         })).collect::<Vec<_>>(),
         "frame_files": t.frame_files,
+        "checks": t.checks.iter().map(|c| json!({"oid": c.oid, "name": c.name, "expr": c.expr.to_string()})).collect::<Vec<_>>(),
     })
 }
 
@@ -582,6 +583,20 @@ fn table_from(v: &Value, schema: &str) -> Result<TableDef, String> {
             .and_then(|f| f.as_array())
             .map(|f| f.iter().filter_map(|n| n.as_str().map(str::to_string)).collect())
             .unwrap_or_default(),
+        checks: match v.get("checks") {
+            // Absent in files written before CHECK constraints.
+            None => Vec::new(),
+            Some(_) => list(v, "checks")?
+                .iter()
+                .map(|c| {
+                    Ok(super::CheckConstraint {
+                        oid: number(c, "oid")? as u32,
+                        name: text(c, "name")?,
+                        expr: parse_default(&text(c, "expr")?)?,
+                    })
+                })
+                .collect::<Result<Vec<_>, String>>()?,
+        },
     })
 }
 
@@ -777,6 +792,11 @@ mod tests {
                         ],
                         time_column: Some(0),
                         frame_files: Vec::new(),
+                        checks: vec![crate::catalog::CheckConstraint {
+                            oid: 98,
+                            name: "t_v_check".into(),
+                            expr: parse_default("length(v) > 0").unwrap(),
+                        }],
                     }),
                 );
                 s.sequences.insert(

@@ -1143,7 +1143,44 @@ fn pg_constraint(ctx: &SystemContext) -> Vec<Vec<Datum>> {
             NULL,
         ]);
     }
+    for (namespace, table, check) in check_constraints(ctx.db) {
+        let keys: Vec<Datum> = check.columns(table).into_iter().map(|c| i2(c as i16 + 1)).collect();
+        let conkey = crate::types::array::ArrayValue::of(keys).encode(crate::types::array::ArrayElem::Int16);
+        let mut row = vec![
+            oid(check.oid),
+            text(&check.name),
+            oid(namespace),
+            ch('c'),
+            b(false),
+            b(false),
+            b(true),
+            oid(table.oid),
+            oid(0),
+            oid(0),
+            oid(0),
+            oid(0),
+            ch(' '),
+            ch(' '),
+            ch(' '),
+            b(true),
+            i4(0),
+            b(false),
+            Datum::Bytes(conkey),
+        ];
+        row.extend([NULL, NULL, NULL, NULL, NULL, NULL]);
+        row.push(text(check.definition(false)));
+        rows.push(row);
+    }
     rows
+}
+
+/// Every CHECK constraint of the database, with its table's namespace.
+pub fn check_constraints(db: &Database) -> Vec<(u32, &TableDef, &super::CheckConstraint)> {
+    user_relations(db)
+        .into_iter()
+        .filter_map(|l| Some((l.namespace, l.table()?)))
+        .flat_map(|(namespace, t)| t.checks.iter().map(move |c| (namespace, t, c)))
+        .collect()
 }
 
 fn pg_collation(_: &SystemContext) -> Vec<Vec<Datum>> {
@@ -1519,7 +1556,9 @@ fn pg_class(ctx: &SystemContext) -> Vec<Vec<Datum>> {
         rows.push(match l.rel {
             UserRelation::Table(t) => {
                 let indexed = has_indexes(ctx.db, l.schema, &t.name);
-                class_row(l.oid, l.name, l.namespace, 2, indexed, 'r', t.columns.len())
+                let mut row = class_row(l.oid, l.name, l.namespace, 2, indexed, 'r', t.columns.len());
+                row[RELCHECKS] = i2(t.checks.len() as i16);
+                row
             }
             UserRelation::View(v) => {
                 class_row(l.oid, l.name, l.namespace, 0, false, 'v', v.columns.len())
@@ -1533,6 +1572,9 @@ fn pg_class(ctx: &SystemContext) -> Vec<Vec<Datum>> {
     }
     rows
 }
+
+/// pg_class.relchecks's place in its rows (psql shows CHECK constraints when it is not 0).
+const RELCHECKS: usize = 18;
 
 #[allow(clippy::too_many_arguments)]
 /// pg_attribute.attidentity's place in its rows.

@@ -725,6 +725,7 @@ mod tests {
             ],
             time_column: None,
             frame_files: Vec::new(),
+            checks: Vec::new(),
         }
     }
 

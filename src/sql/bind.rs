@@ -382,6 +382,22 @@ impl<'a> Binder<'a> {
         self.bind_in_clause("index expressions", |b| b.bind_expr(e, &scope, None))
     }
 
+    /// A CHECK constraint's expression over `table`'s columns: boolean, no
+    /// subqueries, aggregates or functions with side effects (as PostgreSQL).
+    pub fn bind_check_over_table(&mut self, table: &Arc<TableDef>, e: &ast::Expr) -> DbResult<Expr> {
+        let scope = Scope {
+            fields: scan_all(table, None).fields().to_vec(),
+        };
+        let bound = self.bind_in_clause("check constraints", |b| b.bind_expr(e, &scope, None))?;
+        if bound.has_subquery() {
+            return Err(DbError::unsupported("cannot use subquery in check constraint"));
+        }
+        if bound.has_side_effects() {
+            return Err(DbError::unsupported("cannot use a function with side effects in check constraint"));
+        }
+        self.coerce(bound, DataType::Bool, "CHECK")
+    }
+
     /// Resolves `[schema.]name` to a table of the current database.
     pub fn resolve_table(&self, name: &ast::ObjectName) -> DbResult<Arc<TableDef>> {
         let parts = object_name_parts(name);

@@ -30,6 +30,7 @@ use crate::sql::unique::UniqueKey;
 use unique::ConflictArbiter;
 
 mod alter;
+mod checks;
 mod comment;
 mod create_table_as;
 mod dml;
@@ -1357,6 +1358,8 @@ impl Session {
         let mut sequences = Vec::new();
         // PRIMARY KEY and UNIQUE constraints: (constraint name, columns, primary).
         let mut unique_constraints: Vec<(Option<String>, Vec<String>, bool)> = Vec::new();
+        // CHECKs as written, column and table constraints alike: (name given, expression).
+        let mut pending_checks: Vec<(Option<String>, ast::Expr)> = Vec::new();
         for c in &ct.columns {
             let cname = ident_name(&c.name);
             if columns.iter().any(|x: &ColumnDef| x.name == cname) {
@@ -1371,6 +1374,12 @@ impl Session {
                 "serial" | "bigserial" | "smallserial" | "serial4" | "serial8" | "serial2"
             );
             let (mut def, keys) = column_def(c)?;
+            for opt in &c.options {
+                if let ast::ColumnOption::Check(check) = &opt.option {
+                    let given = opt.name.as_ref().or(check.name.as_ref()).map(ident_name);
+                    pending_checks.push((given, (*check.expr).clone()));
+                }
+            }
             // An identity column takes its values from a sequence as a serial one does.
             let sequenced = serial || def.identity.is_some();
             def.not_null |= sequenced;
@@ -1394,6 +1403,10 @@ impl Session {
             let (name, cols, primary) = match constraint {
                 ast::TableConstraint::PrimaryKey(pk) => (&pk.name, &pk.columns, true),
                 ast::TableConstraint::Unique(u) => (&u.name, &u.columns, false),
+                ast::TableConstraint::Check(check) => {
+                    pending_checks.push((check.name.as_ref().map(ident_name), (*check.expr).clone()));
+                    continue;
+                }
                 _ => continue,
             };
             let names: Vec<String> = cols.iter().map(ident_name_of_index_column).collect();
@@ -1418,6 +1431,27 @@ impl Session {
         }
         let index_oids: Vec<u32> = unique_constraints.iter().map(|_| self.server.catalog.allocate_oid()).collect();
         let oid = self.server.catalog.allocate_oid();
+        // The CHECKs, bound over the table being made (a bad one fails here).
+        let mut shape = TableDef {
+            oid,
+            name: name.clone(),
+            schema: schema.clone(),
+            columns: columns.clone(),
+            time_column: None,
+            frame_files: Vec::new(),
+            checks: Vec::new(),
+        };
+        for (given, expr) in &pending_checks {
+            let check = self.new_check(&Arc::new(shape.clone()), given.clone(), expr)?;
+            if shape.checks.iter().any(|c| c.name == check.name) {
+                return Err(DbError::new(
+                    sqlstate::DUPLICATE_OBJECT,
+                    format!("constraint \"{}\" for relation \"{name}\" already exists", check.name),
+                ));
+            }
+            shape.checks.push(check);
+        }
+        let checks = shape.checks;
         let seq_oids: Vec<u32> = sequences
             .iter()
             .map(|_| self.server.catalog.allocate_oid())
@@ -1450,6 +1484,7 @@ impl Session {
                 columns,
                 time_column: None,
                 frame_files: Vec::new(),
+                checks,
             });
             s.tables.insert(name.clone(), def.clone());
             // The constraints' unique indexes, named as PostgreSQL names them.
@@ -2545,7 +2580,7 @@ impl Session {
         };
         let ctx = self.query_context(params, eval_ctx);
         let mut batches = operators::collect(&plan, &ctx).await?;
-        check_constraints(&table, &batches)?;
+        self.check_constraints(&table, &batches)?;
         let keys = match &arbiter {
             Some(arbiters) => self.add_keys_skipping_conflicts(&table, arbiters, &mut batches).await?,
             None => self.add_unique_keys(&table, &batches).await?,
@@ -2631,7 +2666,7 @@ impl Session {
         let batch = Batch::from_columns(columns);
         let count = batch.len;
         let batches = vec![batch];
-        check_constraints(table, &batches)?;
+        self.check_constraints(table, &batches)?;
         self.write_checked_rows(table, batches, shared).await?;
         Ok(StatementResult::Command(format!("INSERT 0 {count}")))
     }
@@ -2967,7 +3002,7 @@ impl Session {
             } else {
                 b
             };
-            check_constraints(&copy.table, std::slice::from_ref(&b))?;
+            self.check_constraints(&copy.table, std::slice::from_ref(&b))?;
             // Outside a block the COPY holds the rewrite lock (shared) from
             // its start (its write opened then; see `insert`).
             let keys = self.add_unique_keys(&copy.table, std::slice::from_ref(&b)).await?;
@@ -3646,24 +3681,6 @@ fn copy_options(
     Ok(out)
 }
 
-/// NOT NULL and varchar(n)/char(n) length checks on rows about to be written.
-fn check_constraints(table: &TableDef, batches: &[Batch]) -> DbResult<()> {
-    for b in batches {
-        for (ci, col) in table.columns.iter().enumerate() {
-            if col.not_null && b.columns[ci].null_count() > 0 {
-                return Err(DbError::new(
-                    sqlstate::NOT_NULL_VIOLATION,
-                    format!("null value in column \"{}\" of relation \"{}\" violates not-null constraint", col.name, table.name),
-                ));
-            }
-            if let DataType::Varchar(Some(_)) | DataType::Bpchar(Some(_)) = col.data_type {
-                crate::exec::kernels::check_string_length(&b.columns[ci], col.data_type)?;
-            }
-        }
-    }
-    Ok(())
-}
-
 /// PostgreSQL's ChooseRelationName: `<table>_<columns>_<label>`, with a
 /// number after the label while the name is taken (`t_a_idx1`), each part
 /// cut so that the whole fits in 63 bytes.
@@ -3758,6 +3775,8 @@ fn column_def(c: &ast::ColumnDef) -> DbResult<(ColumnDef, Vec<ColumnKey>)> {
                 keys.push((opt.name.as_ref().map(ident_name), true));
             }
             ast::ColumnOption::Unique(_) => keys.push((opt.name.as_ref().map(ident_name), false)),
+            // CREATE TABLE collects CHECKs itself (they need the whole table).
+            ast::ColumnOption::Check(_) => {}
             other => return Err(DbError::unsupported(format!("column option not supported yet: {other}"))),
         }
     }

@@ -761,6 +761,7 @@ mod tests {
                 .collect(),
             time_column: Some(0),
             frame_files: Vec::new(),
+            checks: Vec::new(),
         };
         let encode = |blocks: &[CompactBatch]| {
             let mut next = 0;
@@ -805,6 +806,7 @@ mod tests {
             columns: ["time", "tag", "matrix", "note", "x"].iter().zip(&types).map(|(n, t)| ColumnDef::plain(*n, *t)).collect(),
             time_column: Some(0),
             frame_files: Vec::new(),
+            checks: Vec::new(),
         };
         let array = |v: u64| {
             let value = crate::types::array::ArrayValue::of((0..6).map(|k| Datum::Float64((v * 10 + k) as f64)).collect());
@@ -866,6 +868,7 @@ mod tests {
                 .collect(),
             time_column,
             frame_files: Vec::new(),
+            checks: Vec::new(),
         };
         let frozen = FrozenTable {
             table: 1,

@@ -167,6 +167,7 @@ mod tests {
             columns: vec![col("a", DataType::Int32), col("b", DataType::Text)],
             time_column: None,
             frame_files: Vec::new(),
+            checks: Vec::new(),
         };
         for format in [CopyFormat::Text, CopyFormat::Csv, CopyFormat::Binary] {
             let o = CopyOptions::new(format);

@@ -228,15 +228,14 @@ impl Binder<'_> {
                 self.coerce(expr.clone(), DataType::Text, name)?
             }
             ("pg_get_constraintdef", [con] | [con, _]) => {
-                let map = system::constraints(self.db)
+                let pretty = matches!(args.get(1), Some(Expr::Literal(Datum::Bool(true), _)));
+                let keys = system::constraints(self.db)
                     .into_iter()
-                    .map(|(_, i)| {
-                        (
-                            vec![Datum::Int64(i.oid as i64)],
-                            system::constraint_definition(i),
-                        )
-                    })
-                    .collect();
+                    .map(|(_, i)| (vec![Datum::Int64(i.oid as i64)], system::constraint_definition(i)));
+                let checks = system::check_constraints(self.db)
+                    .into_iter()
+                    .map(|(_, _, c)| (vec![Datum::Int64(c.oid as i64)], c.definition(pretty)));
+                let map = keys.chain(checks).collect();
                 self.lookup(std::slice::from_ref(con), &[DataType::Oid], map)?
             }
             ("pg_get_viewdef", [view] | [view, _]) => {

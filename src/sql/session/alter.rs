@@ -90,6 +90,9 @@ impl Session {
                 }
                 self.change_table(table, |s, def| {
                     def.columns[i].name = new.clone();
+                    for check in &mut def.checks {
+                        check.expr = super::checks::rename_column_in(&check.expr, &old, &new);
+                    }
                     for idx in s.indexes.values_mut() {
                         if idx.table == def.name {
                             let keys = rename_keys(&idx.keys, &old, &new);
@@ -242,13 +245,15 @@ impl Session {
                 }
                 Ok(current)
             }
+            Op::DropConstraint { if_exists, name, .. } => self.drop_constraint(table, &ident_name(name), *if_exists),
             Op::OwnerTo { new_owner } => {
                 self.check_new_owner(new_owner)?;
                 Ok(table.clone())
             }
-            Op::AddConstraint { constraint, .. } => match constraint {
+            Op::AddConstraint { constraint, not_valid } => match constraint {
                 ast::TableConstraint::PrimaryKey(pk) => self.add_key_constraint(table, pk.name.as_ref(), &pk.columns, true).await,
                 ast::TableConstraint::Unique(u) => self.add_key_constraint(table, u.name.as_ref(), &u.columns, false).await,
+                ast::TableConstraint::Check(c) => self.add_check_constraint(table, c.name.as_ref(), &c.expr, *not_valid).await,
                 other => Err(DbError::unsupported(format!("ALTER TABLE … ADD {other}"))),
             },
             other => Err(DbError::unsupported(format!("ALTER TABLE … {other}"))),
@@ -490,6 +495,9 @@ impl Session {
 
     /// The column of ADD COLUMN: type, NOT NULL, NULL, DEFAULT.
     fn added_column(&mut self, c: &ast::ColumnDef) -> DbResult<ColumnDef> {
+        if c.options.iter().any(|o| matches!(o.option, ast::ColumnOption::Check(_))) {
+            return Err(DbError::unsupported("ADD COLUMN with CHECK (add the column, then ADD CONSTRAINT … CHECK)"));
+        }
         let (def, keys) = super::column_def(c)?;
         if !keys.is_empty() {
             return Err(DbError::unsupported("ADD COLUMN with PRIMARY KEY or UNIQUE"));
@@ -503,7 +511,7 @@ impl Session {
     /// Applies a catalog-only change to `table` (and its schema's indexes).
     /// Inside a block the table and its indexes as they were are noted for
     /// ROLLBACK and for a crash before COMMIT.
-    fn change_table(
+    pub(super) fn change_table(
         &mut self,
         table: &Arc<TableDef>,
         change: impl FnOnce(&mut crate::catalog::Schema, &mut TableDef) -> DbResult<()>,
@@ -579,6 +587,13 @@ impl Session {
             time_column: table.time_column.filter(|&t| t < table.columns.len()),
             // The rows are read back as their bytes and stored inline.
             frame_files: Vec::new(),
+            // A dropped column takes the CHECK constraints that read it along.
+            checks: table
+                .checks
+                .iter()
+                .filter(|c| dropped.is_none_or(|d| !c.columns(table).iter().any(|&r| table.columns[r].name == d)))
+                .cloned()
+                .collect(),
         });
         // The time column keeps its place unless it was dropped.
         let new_def = Arc::new(TableDef {
@@ -706,7 +721,9 @@ impl Session {
             name: table.name.clone(),
             ..(**new_def).clone()
         };
-        check_constraints(&named, &batches)?;
+        // The table's CHECKs held for these rows before (or were added NOT
+        // VALID): a rewrite checks what the new columns need, as PostgreSQL's.
+        super::checks::check_column_constraints(&named, &batches)?;
         for key in self.table_unique_keys_named(table, new_def)? {
             unique::check_no_duplicates(&key, new_def, &batches, &self.eval_context().format, false)?;
         }

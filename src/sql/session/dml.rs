@@ -194,7 +194,7 @@ impl Session {
                     Ok(Batch::from_columns(self.apply_numeric_typmods(&table, cols)?))
                 })
                 .collect::<DbResult<Vec<_>>>()?;
-            check_constraints(&table, &rows)?;
+            self.check_constraints(&table, &rows)?;
             self.check_rows_unique(&table, &rows)?;
             self.rewrite_rows(&table, rows).await?;
         }

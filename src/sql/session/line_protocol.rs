@@ -191,7 +191,7 @@ impl Session {
         let mut points = Vec::with_capacity(batches.len());
         for (b, table) in batches.into_iter().zip(&tables) {
             let all = measurement_rows(table, b)?;
-            check_constraints(table, std::slice::from_ref(&all))?;
+            self.check_constraints(table, std::slice::from_ref(&all))?;
             rows += all.len as u64;
             points.push((table.clone(), all));
         }
@@ -313,6 +313,7 @@ impl Session {
                     columns,
                     time_column: Some(0),
                     frame_files: Vec::new(),
+                    checks: Vec::new(),
                 }, listed)?;
                 if table.oid == oid {
                     self.note_created_in_block(&table);

@@ -833,6 +833,7 @@ impl Session {
                             .collect(),
                         time_column: time,
                         frame_files: Vec::new(),
+                        checks: Vec::new(),
                     }, ingest.unfinished)?;
                     let created = table.oid == oid;
                     (table, created)
