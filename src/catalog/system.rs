@@ -1096,6 +1096,17 @@ pub fn constraints(db: &Database) -> Vec<(u32, &IndexDef)> {
 }
 
 fn pg_constraint(ctx: &SystemContext) -> Vec<Vec<Datum>> {
+    // conkey as an int2[] of attribute numbers.
+    let conkey = |attnums: Vec<i16>| {
+        let keys: Vec<Datum> = attnums.into_iter().map(i2).collect();
+        Datum::Bytes(crate::types::array::ArrayValue::of(keys).encode(crate::types::array::ArrayElem::Int16))
+    };
+    let row = |con: u32, name: &str, namespace: u32, contype: char, relid: u32, index: u32, keys: Datum, conbin: Datum| {
+        let mut row = vec![oid(con), text(name), oid(namespace), ch(contype), b(false), b(false), b(true), oid(relid), oid(0)];
+        row.extend([oid(index), oid(0), oid(0), ch(' '), ch(' '), ch(' '), b(true), i4(0), b(contype != 'c'), keys]);
+        row.extend([NULL, NULL, NULL, NULL, NULL, NULL, conbin]);
+        row
+    };
     let mut rows = Vec::new();
     for (namespace, i) in constraints(ctx.db) {
         let Some(schema) = ctx.db.schemas.values().find(|s| s.oid == namespace) else {
@@ -1104,72 +1115,13 @@ fn pg_constraint(ctx: &SystemContext) -> Vec<Vec<Datum>> {
         let Some(table) = schema.tables.get(&i.table) else {
             continue;
         };
-        let keys: Vec<Datum> = i
-            .keys
-            .iter()
-            .map(|k| {
-                let bare = k.trim_matches('"');
-                i2(table.column_index(bare).map_or(0, |c| c as i16 + 1))
-            })
-            .collect();
-        let conkey = crate::types::array::ArrayValue::of(keys)
-            .encode(crate::types::array::ArrayElem::Int16);
-        rows.push(vec![
-            oid(i.oid),
-            text(&i.name),
-            oid(namespace),
-            ch(if i.primary { 'p' } else { 'u' }),
-            b(false),
-            b(false),
-            b(true),
-            oid(table.oid),
-            oid(0),
-            oid(i.oid),
-            oid(0),
-            oid(0),
-            ch(' '),
-            ch(' '),
-            ch(' '),
-            b(true),
-            i4(0),
-            b(true),
-            Datum::Bytes(conkey),
-            NULL,
-            NULL,
-            NULL,
-            NULL,
-            NULL,
-            NULL,
-            NULL,
-        ]);
+        let keys = i.keys.iter().map(|k| table.column_index(k.trim_matches('"')).map_or(0, |c| c as i16 + 1)).collect();
+        let contype = if i.primary { 'p' } else { 'u' };
+        rows.push(row(i.oid, &i.name, namespace, contype, table.oid, i.oid, conkey(keys), NULL));
     }
     for (namespace, table, check) in check_constraints(ctx.db) {
-        let keys: Vec<Datum> = check.columns(table).into_iter().map(|c| i2(c as i16 + 1)).collect();
-        let conkey = crate::types::array::ArrayValue::of(keys).encode(crate::types::array::ArrayElem::Int16);
-        let mut row = vec![
-            oid(check.oid),
-            text(&check.name),
-            oid(namespace),
-            ch('c'),
-            b(false),
-            b(false),
-            b(true),
-            oid(table.oid),
-            oid(0),
-            oid(0),
-            oid(0),
-            oid(0),
-            ch(' '),
-            ch(' '),
-            ch(' '),
-            b(true),
-            i4(0),
-            b(false),
-            Datum::Bytes(conkey),
-        ];
-        row.extend([NULL, NULL, NULL, NULL, NULL, NULL]);
-        row.push(text(check.definition(false)));
-        rows.push(row);
+        let keys = check.columns(table).into_iter().map(|c| c as i16 + 1).collect();
+        rows.push(row(check.oid, &check.name, namespace, 'c', table.oid, 0, conkey(keys), text(check.definition(false))));
     }
     rows
 }
