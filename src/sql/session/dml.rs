@@ -181,6 +181,15 @@ impl Session {
         let (_, batches) = self
             .rows_query("UPDATE", &format!("SELECT {columns}, {hit} FROM {rel}"), &params, param_types)
             .await?;
+        // The rows the UPDATE changes, per batch: what the constraints check
+        // (a NOT VALID CHECK does not hold for the rows left as they were).
+        let changed: Vec<Vec<u32>> = batches
+            .iter()
+            .filter_map(|b| {
+                let flag = b.columns.last()?;
+                Some((0..b.len).filter(|&i| flag.datum(i) == Datum::Bool(true)).map(|i| i as u32).collect())
+            })
+            .collect();
         let (rows, updated) = split_by_last_column(batches, true);
         let returned = match self.returning_sql(&Statement::Update(up.clone()))? {
             Some(sql) => Some(self.internal_query(&sql, &params, param_types).await?),
@@ -194,7 +203,8 @@ impl Session {
                     Ok(Batch::from_columns(self.apply_numeric_typmods(&table, cols)?))
                 })
                 .collect::<DbResult<Vec<_>>>()?;
-            self.check_constraints(&table, &rows)?;
+            let changed_rows: Vec<Batch> = rows.iter().zip(&changed).map(|(b, at)| b.take(at)).collect();
+            self.check_constraints(&table, &changed_rows)?;
             self.check_rows_unique(&table, &rows)?;
             self.rewrite_rows(&table, rows).await?;
         }
