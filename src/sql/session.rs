@@ -170,32 +170,16 @@ pub struct Session {
 }
 
 /// A catalog change a transaction block made, which its ROLLBACK undoes
-/// (dropped tables are kept apart: `Session::txn_dropped`).
+/// (dropped tables are kept apart: `Session::txn_dropped`): an object it
+/// created, or a change in place (`BlockUndo`: what puts it back).
 enum BlockCatalogChange {
     SchemaCreated { name: String, oid: u32 },
     TableCreated(Arc<TableDef>),
     /// A view made, or replaced (`previous`, put back by ROLLBACK).
     ViewMade { view: Arc<ViewDef>, previous: Option<Arc<ViewDef>> },
     IndexCreated { schema: String, name: String, oid: u32 },
-    ViewDropped(Arc<ViewDef>),
-    IndexDropped { schema: String, index: Arc<IndexDef> },
-    IndexRenamed { schema: String, before: Arc<IndexDef> },
-    /// ALTER TABLE's catalog-only changes (renames, defaults, NOT NULL):
-    /// the table and its indexes as they were before.
-    TableAltered { before: Arc<TableDef>, indexes: Vec<Arc<IndexDef>> },
-    /// CREATE [OR REPLACE] FUNCTION (`previous`: the definition replaced).
-    FunctionMade { function: Arc<crate::catalog::FunctionDef>, previous: Option<Arc<crate::catalog::FunctionDef>> },
-    FunctionDropped(Arc<crate::catalog::FunctionDef>),
-    /// COMMENT ON: the comment the object had before (None: none).
-    CommentSet { key: (u32, u32, i32), previous: Option<String> },
-    /// DROP SCHEMA: ROLLBACK makes it again (same OID) with its functions,
-    /// and the views no kept table brought back (its tables come back from
-    /// the dropping list, with the other views).
-    SchemaDropped { name: String, oid: u32, functions: Vec<Arc<crate::catalog::FunctionDef>>, views: Vec<Arc<ViewDef>> },
     SequenceCreated { schema: String, name: String, oid: u32 },
-    SequenceDropped { schema: String, sequence: Arc<Sequence> },
-    /// ALTER SEQUENCE: the settings it had (ROLLBACK does not move it back).
-    SequenceAltered { schema: String, oid: u32, before: crate::catalog::SequenceSettings },
+    InPlace(BlockUndo),
 }
 
 impl BlockCatalogChange {
@@ -216,41 +200,17 @@ impl BlockCatalogChange {
     /// What undoing this change puts back in place (None for a created
     /// object: removed through `provisional`).
     fn block_undo(&self) -> Option<BlockUndo> {
-        Some(match self {
-            BlockCatalogChange::TableAltered { before, indexes } => {
-                BlockUndo::TableAltered { before: before.clone(), indexes: indexes.clone() }
-            }
-            BlockCatalogChange::ViewMade { previous: Some(previous), .. } => BlockUndo::ViewReplaced { previous: previous.clone() },
-            BlockCatalogChange::ViewDropped(view) => BlockUndo::ViewDropped(view.clone()),
-            BlockCatalogChange::IndexDropped { schema, index } => {
-                BlockUndo::IndexDropped { schema: schema.clone(), index: index.clone() }
-            }
-            BlockCatalogChange::IndexRenamed { schema, before } => {
-                BlockUndo::IndexRenamed { schema: schema.clone(), before: before.clone() }
-            }
-            BlockCatalogChange::FunctionMade { function, previous } => {
-                BlockUndo::FunctionMade { function: function.clone(), previous: previous.clone() }
-            }
-            BlockCatalogChange::FunctionDropped(function) => BlockUndo::FunctionDropped(function.clone()),
-            BlockCatalogChange::CommentSet { key, previous } => BlockUndo::CommentSet { key: *key, previous: previous.clone() },
-            BlockCatalogChange::SchemaDropped { name, oid, functions, views } => BlockUndo::SchemaDropped {
-                name: name.clone(),
-                oid: *oid,
-                functions: functions.clone(),
-                views: views.clone(),
-            },
-            BlockCatalogChange::SequenceDropped { schema, sequence } => {
-                BlockUndo::SequenceDropped { schema: schema.clone(), sequence: sequence.clone() }
-            }
-            BlockCatalogChange::SequenceAltered { schema, oid, before } => {
-                BlockUndo::SequenceAltered { schema: schema.clone(), oid: *oid, before: *before }
+        match self {
+            BlockCatalogChange::InPlace(undo) => Some(undo.clone()),
+            BlockCatalogChange::ViewMade { previous: Some(previous), .. } => {
+                Some(BlockUndo::ViewReplaced { previous: previous.clone() })
             }
             BlockCatalogChange::SchemaCreated { .. }
             | BlockCatalogChange::TableCreated(_)
             | BlockCatalogChange::ViewMade { previous: None, .. }
             | BlockCatalogChange::IndexCreated { .. }
-            | BlockCatalogChange::SequenceCreated { .. } => return None,
-        })
+            | BlockCatalogChange::SequenceCreated { .. } => None,
+        }
     }
 }
 
@@ -1050,7 +1010,7 @@ impl Session {
             Ok(())
         });
         for change in &created {
-            if let BlockCatalogChange::TableAltered { before, .. } = change {
+            if let BlockCatalogChange::InPlace(BlockUndo::TableAltered { before, .. }) = change {
                 self.server.forget_derived_write_state(before.oid);
             }
         }
@@ -1064,7 +1024,7 @@ impl Session {
             .iter()
             .rev()
             .filter_map(|c| match c {
-                BlockCatalogChange::TableAltered { before, indexes } => Some((before, indexes)),
+                BlockCatalogChange::InPlace(BlockUndo::TableAltered { before, indexes }) => Some((before, indexes)),
                 _ => None,
             })
             .collect();
@@ -1763,7 +1723,7 @@ impl Session {
                     }
                 }
                 let schema = &db.schemas[name];
-                undo = Some(BlockCatalogChange::SchemaDropped {
+                undo = Some(BlockUndo::SchemaDropped {
                     name: name.to_string(),
                     oid: schema.oid,
                     functions: schema.functions.values().flatten().cloned().collect(),
@@ -1782,7 +1742,7 @@ impl Session {
         };
         self.cascade_notices(&objects);
         if let Some(undo) = undo {
-            self.record_block_change(undo);
+            self.record_block_change(BlockCatalogChange::InPlace(undo));
         }
         for oid in tables {
             if kept.contains(&oid) {
@@ -2069,14 +2029,14 @@ impl Session {
             let mut dropped = Vec::new();
             for (schema, rel) in &targets {
                 if let Some(index) = db.schemas.get_mut(schema).and_then(|s| s.indexes.remove(rel)) {
-                    dropped.push(BlockCatalogChange::IndexDropped { schema: schema.clone(), index });
+                    dropped.push(BlockUndo::IndexDropped { schema: schema.clone(), index });
                 }
             }
             Ok(dropped)
         })?;
         if self.txn != TxnState::Idle {
-            for change in dropped {
-                self.record_block_change(change);
+            for undo in dropped {
+                self.record_block_change(BlockCatalogChange::InPlace(undo));
             }
         }
         Ok(StatementResult::Command("DROP INDEX".into()))
@@ -2127,7 +2087,7 @@ impl Session {
             Ok(before)
         })?;
         if let (Some(before), true) = (before, self.txn != TxnState::Idle) {
-            self.record_block_change(BlockCatalogChange::IndexRenamed { schema, before });
+            self.record_block_change(BlockCatalogChange::InPlace(BlockUndo::IndexRenamed { schema, before }));
         }
         Ok(StatementResult::Command("ALTER INDEX".into()))
     }
@@ -2321,7 +2281,7 @@ impl Session {
             let made_here = self.views_made_in_block();
             removed.retain(|v| !made_here.iter().any(|m| Arc::ptr_eq(m, v)));
             for view in removed {
-                self.record_block_change(BlockCatalogChange::ViewDropped(view));
+                self.record_block_change(BlockCatalogChange::InPlace(BlockUndo::ViewDropped(view)));
             }
         }
         Ok(StatementResult::Command("DROP VIEW".into()))

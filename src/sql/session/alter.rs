@@ -553,7 +553,7 @@ impl Session {
         self.server.forget_derived_write_state(table.oid);
         if self.txn != TxnState::Idle {
             let (before, indexes) = before;
-            self.record_block_change(BlockCatalogChange::TableAltered { before, indexes });
+            self.record_block_change(BlockCatalogChange::InPlace(BlockUndo::TableAltered { before, indexes }));
         }
         Ok(out)
     }

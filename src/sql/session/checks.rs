@@ -108,7 +108,7 @@ impl Session {
         match dropped {
             Some(index) => {
                 if self.txn != TxnState::Idle {
-                    self.record_block_change(BlockCatalogChange::IndexDropped { schema: table.schema.clone(), index });
+                    self.record_block_change(BlockCatalogChange::InPlace(BlockUndo::IndexDropped { schema: table.schema.clone(), index }));
                 }
             }
             None if if_exists => self.notice(

@@ -102,7 +102,7 @@ impl Session {
             })
         })?;
         if self.txn != TxnState::Idle {
-            self.record_block_change(BlockCatalogChange::CommentSet { key, previous });
+            self.record_block_change(BlockCatalogChange::InPlace(BlockUndo::CommentSet { key, previous }));
         }
         Ok(StatementResult::Command("COMMENT".into()))
     }

@@ -148,7 +148,7 @@ impl Session {
         })?;
         if self.txn != TxnState::Idle {
             let (function, previous) = made;
-            self.record_block_change(BlockCatalogChange::FunctionMade { function, previous });
+            self.record_block_change(BlockCatalogChange::InPlace(BlockUndo::FunctionMade { function, previous }));
         }
         Ok(StatementResult::Command("CREATE FUNCTION".into()))
     }
@@ -232,7 +232,7 @@ impl Session {
             })?;
             if self.txn != TxnState::Idle {
                 for function in dropped {
-                    self.record_block_change(BlockCatalogChange::FunctionDropped(function));
+                    self.record_block_change(BlockCatalogChange::InPlace(BlockUndo::FunctionDropped(function)));
                 }
             }
         }

@@ -123,11 +123,11 @@ impl Session {
                         }
                         self.server.forget_derived_write_state(before.oid);
                         if self.txn != TxnState::Idle {
-                            self.record_block_change(BlockCatalogChange::TableAltered { before, indexes });
+                            self.record_block_change(BlockCatalogChange::InPlace(BlockUndo::TableAltered { before, indexes }));
                         }
                     }
                     if self.txn != TxnState::Idle {
-                        self.record_block_change(BlockCatalogChange::SequenceDropped { schema, sequence });
+                        self.record_block_change(BlockCatalogChange::InPlace(BlockUndo::SequenceDropped { schema, sequence }));
                     }
                 }
                 None if if_exists => {
@@ -248,7 +248,7 @@ impl Session {
             Ok(Some((sequence, schema, before, saved))) => {
                 sequence.mark_durable(saved);
                 if self.txn != TxnState::Idle {
-                    self.record_block_change(BlockCatalogChange::SequenceAltered { schema, oid: sequence.oid, before });
+                    self.record_block_change(BlockCatalogChange::InPlace(BlockUndo::SequenceAltered { schema, oid: sequence.oid, before }));
                 }
             }
             Ok(None) if if_exists => {
