@@ -18,7 +18,7 @@ use crate::types::DataType;
 mod block_undo;
 mod sequence;
 pub use block_undo::{restore_altered_table, BlockUndo, BlockUndoEntry};
-pub use sequence::{SaveNeeded, Sequence, SequenceSettings, SessionSequenceValues};
+pub use sequence::{lastval_undefined, SaveNeeded, Sequence, SequenceSettings, SessionSequenceValues};
 
 /// First OID handed to user objects, as in PostgreSQL.
 pub const FIRST_USER_OID: u32 = 16384;

@@ -235,8 +235,8 @@ pub struct SessionSequenceValues {
 #[derive(Debug, Default)]
 struct SessionValues {
     current: std::collections::HashMap<u32, i64>,
-    /// The value of the last nextval.
-    last: Option<i64>,
+    /// The sequence (OID) and value of the last nextval.
+    last: Option<(u32, i64)>,
 }
 
 impl SessionSequenceValues {
@@ -248,7 +248,7 @@ impl SessionSequenceValues {
     pub fn handed_out(&self, sequence: &Sequence, value: i64) {
         let mut v = self.lock();
         v.current.insert(sequence.oid, value);
-        v.last = Some(value);
+        v.last = Some((sequence.oid, value));
     }
 
     /// setval(…, is_called true): currval returns `value`; lastval is unchanged.
@@ -268,10 +268,18 @@ impl SessionSequenceValues {
 
     /// lastval(): 55000 before any nextval in this session.
     pub fn last(&self) -> DbResult<i64> {
-        self.lock().last.ok_or_else(|| {
-            DbError::new(sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE, "lastval is not yet defined in this session")
-        })
+        self.lock().last.map(|(_, v)| v).ok_or_else(lastval_undefined)
     }
+
+    /// The sequence lastval() reads (its OID), if any.
+    pub fn last_sequence(&self) -> Option<u32> {
+        self.lock().last.map(|(oid, _)| oid)
+    }
+}
+
+/// lastval() before a nextval, or after its sequence was dropped.
+pub fn lastval_undefined() -> DbError {
+    DbError::new(sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE, "lastval is not yet defined in this session")
 }
 
 impl SequenceState {

@@ -2653,6 +2653,13 @@ impl<'a> Binder<'a> {
             }
             "lastval" if args.is_empty() => {
                 let session = self.session_sequences.clone().unwrap_or_default();
+                // Its sequence dropped since, lastval() is undefined again (as in PostgreSQL).
+                let dropped = session.0.last_sequence().is_some_and(|oid| {
+                    !self.db.schemas.values().any(|s| s.sequences.values().any(|q| q.oid == oid))
+                });
+                if dropped {
+                    return Err(crate::catalog::lastval_undefined());
+                }
                 return Ok(Expr::LastVal(session));
             }
             "setval" if (2..=3).contains(&args.len()) => {
