@@ -58,7 +58,8 @@ fn parse_query_tokens(tokens: Vec<TokenWithSpan>) -> DbResult<ast::Query> {
     Ok(*q)
 }
 
-pub(super) fn parse_expr(sql: &str) -> DbResult<ast::Expr> {
+/// One expression's text parsed (PostgreSQL dialect).
+pub(crate) fn parse_expr(sql: &str) -> DbResult<ast::Expr> {
     Parser::new(&PostgreSqlDialect {})
         .with_recursion_limit(crate::sql::PARSER_RECURSION_LIMIT)
         .try_with_sql(sql)

@@ -199,10 +199,6 @@ impl Session {
                     ));
                 }
                 let column = self.added_column(column_def)?;
-                let null_default = column.default.as_ref().is_none_or(|d| d.to_string().eq_ignore_ascii_case("null"));
-                if self.txn == TxnState::Idle && null_default && !column.not_null {
-                    return self.add_column_in_place(table, column, *if_not_exists).await;
-                }
                 // Existing rows take the default (NULL without one), as in PostgreSQL.
                 let fill = match &column.default {
                     Some(d) => format!("({d})"),
@@ -213,11 +209,25 @@ impl Session {
                     (DataType::Bpchar(None), _) => "bpchar".into(),
                     (t, _) => t.name(),
                 };
-                let mut select: Vec<String> = table.columns.iter().map(|c| quoted(&c.name)).collect();
-                select.push(format!("CAST({fill} AS {ty})"));
-                let mut columns = table.columns.clone();
-                columns.push(column);
-                self.rewrite_table(table, columns, &select.join(", "), None).await
+                let fill = format!("CAST({fill} AS {ty})");
+                let checks = self.added_column_checks(table, &column, column_def, &fill).await?;
+                let null_default = column.default.as_ref().is_none_or(|d| d.to_string().eq_ignore_ascii_case("null"));
+                let added = if self.txn == TxnState::Idle && null_default && !column.not_null {
+                    self.add_column_in_place(table, column, *if_not_exists).await?
+                } else {
+                    let mut select: Vec<String> = table.columns.iter().map(|c| quoted(&c.name)).collect();
+                    select.push(fill);
+                    let mut columns = table.columns.clone();
+                    columns.push(column);
+                    self.rewrite_table(table, columns, &select.join(", "), None).await?
+                };
+                if checks.is_empty() {
+                    return Ok(added);
+                }
+                self.change_table(&added, |_, def| {
+                    def.checks.extend(checks);
+                    Ok(())
+                })
             }
             Op::DropColumn {
                 column_names,
@@ -493,11 +503,54 @@ impl Session {
         format!("{}.{}", quoted(&table.schema), quoted(&table.name))
     }
 
+    /// The CHECK constraints of an ADD COLUMN's column, made and checked
+    /// before the column is added: the rows there are, with `fill` (the
+    /// value they take) in the new column, must pass them (23514).
+    async fn added_column_checks(
+        &mut self,
+        table: &Arc<TableDef>,
+        column: &ColumnDef,
+        c: &ast::ColumnDef,
+        fill: &str,
+    ) -> DbResult<Vec<crate::catalog::CheckConstraint>> {
+        let written: Vec<(Option<String>, ast::Expr)> = c
+            .options
+            .iter()
+            .filter_map(|o| match &o.option {
+                ast::ColumnOption::Check(check) => Some((o.name.as_ref().or(check.name.as_ref()).map(ident_name), (*check.expr).clone())),
+                _ => None,
+            })
+            .collect();
+        if written.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut shape = (**table).clone();
+        shape.columns.push(column.clone());
+        let fill = crate::sql::bind::sql_function::parse_expr(fill)?;
+        for (given, expr) in written {
+            let check = self.new_check(&Arc::new(shape.clone()), given, &expr)?;
+            if shape.checks.iter().any(|c| c.name == check.name) {
+                return Err(DbError::new(
+                    sqlstate::DUPLICATE_OBJECT,
+                    format!("constraint \"{}\" for relation \"{}\" already exists", check.name, table.name),
+                ));
+            }
+            let over_rows = super::checks::replace_column_in(&expr, &column.name, &fill);
+            let sql = format!("SELECT count(*) FROM {} WHERE NOT ({over_rows})", self.qualified(table));
+            let (_, rows) = self.internal_query(&sql, &[], &[]).await?;
+            if rows.first().map(|b| b.columns[0].datum(0).as_i64().unwrap_or(0)).unwrap_or(0) > 0 {
+                return Err(DbError::new(
+                    sqlstate::CHECK_VIOLATION,
+                    format!("check constraint \"{}\" of relation \"{}\" is violated by some row", check.name, table.name),
+                ));
+            }
+            shape.checks.push(check);
+        }
+        Ok(shape.checks.split_off(table.checks.len()))
+    }
+
     /// The column of ADD COLUMN: type, NOT NULL, NULL, DEFAULT.
     fn added_column(&mut self, c: &ast::ColumnDef) -> DbResult<ColumnDef> {
-        if c.options.iter().any(|o| matches!(o.option, ast::ColumnOption::Check(_))) {
-            return Err(DbError::unsupported("ADD COLUMN with CHECK (add the column, then ADD CONSTRAINT … CHECK)"));
-        }
         let (def, keys) = super::column_def(c)?;
         if !keys.is_empty() {
             return Err(DbError::unsupported("ADD COLUMN with PRIMARY KEY or UNIQUE"));

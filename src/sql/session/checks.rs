@@ -173,6 +173,24 @@ pub(super) fn check_column_constraints(table: &TableDef, batches: &[Batch]) -> D
     Ok(())
 }
 
+/// `expr` with column `column` replaced by `value` (ADD COLUMN's check of
+/// the rows there are, which hold `value` in the new column).
+pub(super) fn replace_column_in(expr: &ast::Expr, column: &str, value: &ast::Expr) -> ast::Expr {
+    let mut expr = expr.clone();
+    let _ = visit_expressions_mut(&mut expr, |e| {
+        let names_it = match e {
+            ast::Expr::Identifier(i) => ident_name(i) == column,
+            ast::Expr::CompoundIdentifier(parts) => parts.last().is_some_and(|p| ident_name(p) == column),
+            _ => false,
+        };
+        if names_it {
+            *e = ast::Expr::Nested(Box::new(value.clone()));
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    expr
+}
+
 /// `expr` with column `old` named `new` (RENAME COLUMN).
 pub(super) fn rename_column_in(expr: &ast::Expr, old: &str, new: &str) -> ast::Expr {
     let renamed = || match crate::catalog::quote_ident(new) == new {
