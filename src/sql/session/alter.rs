@@ -2,15 +2,16 @@
 //! SET/DROP NOT NULL change the catalog only (rows are stored by column
 //! position), and so does ADD COLUMN of a nullable column without a default
 //! outside a transaction block (rows already stored read NULL in it: see
-//! `add_column_in_place`). Other ADD COLUMNs and DROP COLUMN rewrite the
-//! table: a new table (a
+//! `add_column_in_place`), and so do ADD CONSTRAINT (keys and CHECKs, checked
+//! against the rows), ADD GENERATED AS IDENTITY and OWNER TO. Other ADD
+//! COLUMNs, DROP COLUMN and ALTER COLUMN … TYPE rewrite the table: a new table (a
 //! new OID, under a `REWRITE_PREFIX` name) is filled from the old one's rows
 //! through the WAL, then one catalog change puts it in the old one's place and
 //! the old rows are dropped. A crash before that change leaves the original
 //! as it was (the half-filled table is dropped at the next start); after it,
 //! the new table. Cost: the table's rows are read and written once.
 //! Inside a transaction block the catalog-only changes are noted for
-//! ROLLBACK; a rewrite holds every other writer off until the block ends,
+//! ROLLBACK (and for a crash before COMMIT); a rewrite holds every other writer off until the block ends,
 //! its new table is provisional and the original waits on the catalog's
 //! dropping list (rows and all) until COMMIT: ROLLBACK, or a crash before
 //! COMMIT, puts the original back.
@@ -19,6 +20,15 @@
 use super::*;
 use crate::catalog::{ColumnDef, IndexDef, REWRITE_PREFIX};
 use crate::sql::unique;
+
+/// What a table rewrite is for.
+enum Rewrite<'a> {
+    AddColumn,
+    /// The column dropped (indexes and CHECKs reading it go with it).
+    DropColumn(&'a str),
+    /// ALTER COLUMN … TYPE: a column's values cast or computed by USING.
+    ColumnType,
+}
 
 /// A column name as a quoted SQL identifier.
 fn quoted(name: &str) -> String {
@@ -157,6 +167,9 @@ impl Session {
                             Ok(())
                         })
                     }
+                    ast::AlterColumnOperation::SetDataType { data_type, using, .. } => {
+                        self.change_column_type(table, i, data_type, using.as_ref()).await
+                    }
                     ast::AlterColumnOperation::AddGenerated { generated_as, sequence_options } => {
                         let identity = match generated_as {
                             Some(ast::GeneratedAs::ByDefault) => crate::catalog::Identity::ByDefault,
@@ -219,7 +232,7 @@ impl Session {
                     select.push(fill);
                     let mut columns = table.columns.clone();
                     columns.push(column);
-                    self.rewrite_table(table, columns, &select.join(", "), None).await?
+                    self.rewrite_table(table, columns, &select.join(", "), Rewrite::AddColumn).await?
                 };
                 if checks.is_empty() {
                     return Ok(added);
@@ -251,7 +264,7 @@ impl Session {
                     columns.remove(i);
                     let select: Vec<String> = columns.iter().map(|c| quoted(&c.name)).collect();
                     let select = if select.is_empty() { String::new() } else { select.join(", ") };
-                    current = self.rewrite_table(&current, columns, &select, Some(&name)).await?;
+                    current = self.rewrite_table(&current, columns, &select, Rewrite::DropColumn(&name)).await?;
                 }
                 Ok(current)
             }
@@ -268,6 +281,81 @@ impl Session {
             },
             other => Err(DbError::unsupported(format!("ALTER TABLE … {other}"))),
         }
+    }
+
+    /// `ALTER COLUMN c [SET DATA] TYPE t [USING expr]`: the table rewritten
+    /// with the column's values cast (or computed by USING) — refused as
+    /// PostgreSQL refuses it where no assignment cast exists without USING
+    /// (42804), and where the column's default or a CHECK constraint would
+    /// not hold for the new type; the time column of a hypertable keeps its type.
+    async fn change_column_type(
+        &mut self,
+        table: &Arc<TableDef>,
+        i: usize,
+        data_type: &ast::DataType,
+        using: Option<&ast::Expr>,
+    ) -> DbResult<Arc<TableDef>> {
+        let (new_type, typmod) = crate::sql::bind::bind_data_type_mod(data_type)?;
+        let column = &table.columns[i];
+        if table.time_column == Some(i) {
+            return Err(DbError::unsupported(format!(
+                "changing the type of \"{}\", the time column of hypertable \"{}\"",
+                column.name, table.name
+            )));
+        }
+        if column.identity.is_some() && !matches!(new_type, DataType::Int16 | DataType::Int32 | DataType::Int64) {
+            return Err(DbError::new(sqlstate::INVALID_PARAMETER_VALUE, "identity column type must be smallint, integer, or bigint"));
+        }
+        let mut columns = table.columns.clone();
+        columns[i].data_type = new_type;
+        columns[i].numeric_typmod = typmod;
+        columns[i].frame_refs &= new_type == DataType::Bytea;
+        let shape = Arc::new(TableDef { columns: columns.clone(), ..(**table).clone() });
+        {
+            let catalog = self.server.catalog.snapshot();
+            let db = catalog.database(&self.database)?;
+            let eval = self.eval_context();
+            let mut binder = self.binder(&catalog, db, &eval, vec![]);
+            if using.is_none() {
+                let from = crate::sql::plan::Expr::Column(i, column.data_type);
+                if binder.coerce_assignment(from, new_type, &column.name).is_err() {
+                    return Err(DbError::new(
+                        sqlstate::DATATYPE_MISMATCH,
+                        format!("column \"{}\" cannot be cast automatically to type {}", column.name, new_type.name()),
+                    )
+                    .with_hint(format!("You might need to specify \"USING {}::{}\".", quoted(&column.name), new_type.name())));
+                }
+            }
+            if let Some(default) = &column.default {
+                let bound = binder.bind_default(default, &Scope::default())?;
+                binder.coerce_assignment(bound, new_type, &column.name).map_err(|_| {
+                    DbError::new(
+                        sqlstate::DATATYPE_MISMATCH,
+                        format!("default for column \"{}\" cannot be cast automatically to type {}", column.name, new_type.name()),
+                    )
+                })?;
+            }
+            for check in &table.checks {
+                binder.bind_check_over_table(&shape, &check.expr)?;
+            }
+        }
+        let value = match using {
+            Some(e) => format!("({e})"),
+            None => quoted(&column.name),
+        };
+        // An explicit cast to varchar(n) cuts a longer value; a stored value
+        // must fit instead (22001 from the rewrite's length check).
+        let cast_to = match new_type {
+            DataType::Varchar(Some(_)) => "varchar".to_string(),
+            _ => data_type.to_string(),
+        };
+        let select: Vec<String> = table
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(k, c)| if k == i { format!("CAST({value} AS {cast_to})") } else { quoted(&c.name) })
+            .collect();
+        self.rewrite_table(table, columns, &select.join(", "), Rewrite::ColumnType).await
     }
 
     /// `ALTER COLUMN c ADD GENERATED {ALWAYS | BY DEFAULT} AS IDENTITY
@@ -617,8 +705,12 @@ impl Session {
         table: &Arc<TableDef>,
         columns: Vec<ColumnDef>,
         select: &str,
-        dropped: Option<&str>,
+        why: Rewrite<'_>,
     ) -> DbResult<Arc<TableDef>> {
+        let dropped = match why {
+            Rewrite::DropColumn(name) => Some(name),
+            Rewrite::AddColumn | Rewrite::ColumnType => None,
+        };
         let in_block = self.txn != TxnState::Idle;
         if in_block && (self.pending.borrow().contains_key(&table.oid) || self.txn_replaced.borrow().contains(&table.oid)) {
             return Err(DbError::unsupported(format!(
@@ -663,7 +755,7 @@ impl Session {
             s.tables.insert(temp.clone(), new_def.clone());
             Ok(())
         })?;
-        let filled = self.fill_rewrite(table, &new_def, select).await;
+        let filled = self.fill_rewrite(table, &new_def, select, matches!(why, Rewrite::ColumnType)).await;
         if let Err(e) = filled {
             self.abandon_rewrite(&new_def).await;
             return Err(e);
@@ -751,7 +843,10 @@ impl Session {
     }
 
     /// Copies the rows into the rewrite's table (NOT NULL checked, unique keys too).
-    async fn fill_rewrite(&self, table: &TableDef, new_def: &Arc<TableDef>, select: &str) -> DbResult<()> {
+    /// Fills the rewrite's new table; `values_changed`: a column's values
+    /// were computed anew (ALTER COLUMN … TYPE), so the CHECK constraints
+    /// are checked too.
+    async fn fill_rewrite(&self, table: &TableDef, new_def: &Arc<TableDef>, select: &str, values_changed: bool) -> DbResult<()> {
         let sql = if select.is_empty() {
             // No column left: the rows remain, with nothing in them.
             format!("SELECT 1 FROM {}", self.qualified(table))
@@ -775,8 +870,13 @@ impl Session {
             ..(**new_def).clone()
         };
         // The table's CHECKs held for these rows before (or were added NOT
-        // VALID): a rewrite checks what the new columns need, as PostgreSQL's.
-        super::checks::check_column_constraints(&named, &batches)?;
+        // VALID): a rewrite checks what the new columns need, as PostgreSQL's,
+        // and all of them when a column's values were cast or computed.
+        if values_changed {
+            self.check_rewritten_rows(&named, &batches)?;
+        } else {
+            super::checks::check_column_constraints(&named, &batches)?;
+        }
         for key in self.table_unique_keys_named(table, new_def)? {
             unique::check_no_duplicates(&key, new_def, &batches, &self.eval_context().format, false)?;
         }

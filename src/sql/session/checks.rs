@@ -18,8 +18,34 @@ impl Session {
     /// it false: 23514, naming the constraint and the row).
     pub(super) fn check_constraints(&self, table: &TableDef, batches: &[Batch]) -> DbResult<()> {
         check_column_constraints(table, batches)?;
+        match self.failing_check(table, batches)? {
+            None => Ok(()),
+            Some((check, row)) => Err(DbError::new(
+                sqlstate::CHECK_VIOLATION,
+                format!("new row for relation \"{}\" violates check constraint \"{check}\"", table.name),
+            )
+            .with_detail(format!("Failing row contains ({row})."))),
+        }
+    }
+
+    /// A table rewrite's rows (ALTER COLUMN … TYPE) checked against every
+    /// constraint, with PostgreSQL's message for rows already stored.
+    pub(super) fn check_rewritten_rows(&self, table: &TableDef, batches: &[Batch]) -> DbResult<()> {
+        check_column_constraints(table, batches)?;
+        match self.failing_check(table, batches)? {
+            None => Ok(()),
+            Some((check, _)) => Err(DbError::new(
+                sqlstate::CHECK_VIOLATION,
+                format!("check constraint \"{check}\" of relation \"{}\" is violated by some row", table.name),
+            )),
+        }
+    }
+
+    /// The first CHECK constraint a row of `batches` makes false: its name
+    /// and the row as text.
+    fn failing_check(&self, table: &TableDef, batches: &[Batch]) -> DbResult<Option<(String, String)>> {
         if table.checks.is_empty() {
-            return Ok(());
+            return Ok(None);
         }
         let catalog = self.server.catalog.snapshot();
         let db = catalog.database(&self.database)?;
@@ -46,15 +72,11 @@ impl Session {
                             }
                         })
                         .collect();
-                    return Err(DbError::new(
-                        sqlstate::CHECK_VIOLATION,
-                        format!("new row for relation \"{}\" violates check constraint \"{}\"", table.name, check.name),
-                    )
-                    .with_detail(format!("Failing row contains ({}).", values.join(", "))));
+                    return Ok(Some((check.name.clone(), values.join(", "))));
                 }
             }
         }
-        Ok(())
+        Ok(None)
     }
 
     /// `ALTER TABLE … ADD [CONSTRAINT name] CHECK (expr) [NOT VALID]`: the
