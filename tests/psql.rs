@@ -473,3 +473,24 @@ INSERT INTO devices (name) VALUES ('x');
     );
     assert!(out.stderr.contains("duplicate key value violates unique constraint \"devices_name_key\""), "{out:?}");
 }
+
+/// A table-level FOREIGN KEY is accepted (so schemas written for PostgreSQL
+/// load) with a WARNING that nothing enforces it (README: Known gaps).
+#[test]
+fn a_foreign_key_is_accepted_with_a_warning_that_it_is_not_enforced() {
+    let Some(bin) = psql_or_skip("a_foreign_key_is_accepted_with_a_warning_that_it_is_not_enforced") else {
+        return;
+    };
+    let server = common::start();
+    if server.is_external() {
+        return; // PostgreSQL enforces foreign keys.
+    }
+    create_db(&bin, &server, "psql_fk");
+    let script = "CREATE TABLE parent (id integer PRIMARY KEY);\nCREATE TABLE child (pid integer, FOREIGN KEY (pid) REFERENCES parent (id));\n";
+    let out = psql(&bin, &server, "psql_fk", &["-q", "-v", "ON_ERROR_STOP=1", "-f", "-"], script);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(
+        out.stderr.contains("WARNING:  FOREIGN KEY constraint of table \"child\" is not enforced: Brewric keeps no foreign keys"),
+        "{out:?}"
+    );
+}

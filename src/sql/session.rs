@@ -1367,6 +1367,16 @@ impl Session {
                     pending_checks.push((check.name.as_ref().map(ident_name), (*check.expr).clone()));
                     continue;
                 }
+                // Accepted as before, but said out loud: nothing checks it.
+                ast::TableConstraint::ForeignKey(_) => {
+                    let mut w = DbError::new(
+                        sqlstate::WARNING,
+                        format!("FOREIGN KEY constraint of table \"{name}\" is not enforced: Brewric keeps no foreign keys"),
+                    );
+                    w.severity = "WARNING";
+                    self.notices.push(w);
+                    continue;
+                }
                 _ => continue,
             };
             let names: Vec<String> = cols.iter().map(ident_name_of_index_column).collect();
