@@ -334,6 +334,12 @@ impl Session {
         self.notices.push(n);
     }
 
+    fn warning(&mut self, message: impl Into<String>) {
+        let mut w = DbError::new(sqlstate::WARNING, message);
+        w.severity = "WARNING";
+        self.notices.push(w);
+    }
+
     /// Records the settings after the startup packet's parameters were
     /// applied: what was set so far came from the client, and RESET returns to it.
     pub fn mark_startup(&mut self) {
@@ -1121,9 +1127,7 @@ impl Session {
             Ok(dropped.iter().filter_map(|&oid| db.restore_dropping(oid, || catalog.allocate_oid())).collect::<Vec<_>>())
         });
         for name in renamed.unwrap_or_default() {
-            let mut w = DbError::new(sqlstate::WARNING, format!("a table the transaction dropped is back as \"{name}\": its name was taken meanwhile"));
-            w.severity = "WARNING";
-            self.notices.push(w);
+            self.warning(format!("a table the transaction dropped is back as \"{name}\": its name was taken meanwhile"));
         }
     }
 
@@ -1369,12 +1373,7 @@ impl Session {
                 }
                 // Accepted as before, but said out loud: nothing checks it.
                 ast::TableConstraint::ForeignKey(_) => {
-                    let mut w = DbError::new(
-                        sqlstate::WARNING,
-                        format!("FOREIGN KEY constraint of table \"{name}\" is not enforced: Brewric keeps no foreign keys"),
-                    );
-                    w.severity = "WARNING";
-                    self.notices.push(w);
+                    self.warning(format!("FOREIGN KEY constraint of table \"{name}\" is not enforced: Brewric keeps no foreign keys"));
                     continue;
                 }
                 _ => continue,
