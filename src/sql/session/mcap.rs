@@ -286,12 +286,6 @@ impl RecordingIngest {
 }
 
 impl Session {
-    fn warning(&mut self, message: String) {
-        let mut w = DbError::new(sqlstate::WARNING, message);
-        w.severity = "WARNING";
-        self.notices.push(w);
-    }
-
     /// Starts `COPY <schema> FROM STDIN WITH (FORMAT mcap, RECORDING 'name')`.
     pub(super) async fn begin_mcap_copy(&mut self, copy: &crate::sql::ingest_copy::IngestCopy) -> DbResult<McapCopy> {
         let options = mcap_copy_options(copy)?;
