@@ -287,6 +287,11 @@ async fn copy_precision_schema_creation_and_new_columns() {
     assert!(e.contains("line 3"), "{e}");
     assert!(joined(&rows(&client, "SELECT count(*) FROM fleet.imu").await).contains("does not exist"));
     assert_eq!(joined(&rows(&client, "SELECT count(*) FROM fleet.battery").await), "3");
+    // A CHECK constraint added to a measurement's table holds for line-protocol writes too.
+    client.batch_execute("ALTER TABLE fleet.battery ADD CONSTRAINT pct_range CHECK (pct BETWEEN 0 AND 100)").await.unwrap();
+    let e = copy_lp(&client, "fleet", "", b"battery,robot=r5 pct=50 10\nbattery,robot=r5 pct=150 11\n").await.unwrap_err();
+    assert!(e.contains("violates check constraint \"pct_range\""), "{e}");
+    assert_eq!(joined(&rows(&client, "SELECT count(*) FROM fleet.battery").await), "3");
     // A bad precision and an unknown option are refused.
     assert!(copy_lp(&client, "fleet", ", PRECISION 'weeks'", b"m f=1\n").await.unwrap_err().contains("invalid precision"));
     let e = copy_lp(&client, "fleet", ", DELIMITER ','", b"m f=1\n").await.unwrap_err();
