@@ -1158,12 +1158,16 @@ fn pg_collation(_: &SystemContext) -> Vec<Vec<Datum>> {
     ]
 }
 
+/// Every sequence of the database, with its schema.
+fn all_sequences(db: &Database) -> impl Iterator<Item = (&super::Schema, &super::Sequence)> {
+    db.schemas.values().flat_map(|s| s.sequences.values().map(move |q| (s, &**q)))
+}
+
 fn pg_sequence(ctx: &SystemContext) -> Vec<Vec<Datum>> {
-    let mut rows = Vec::new();
-    for s in ctx.db.schemas.values() {
-        for q in s.sequences.values() {
+    all_sequences(ctx.db)
+        .map(|(_, q)| {
             let settings = q.settings();
-            rows.push(vec![
+            vec![
                 oid(q.oid),
                 oid(settings.data_type.oid()),
                 Datum::Int64(settings.start),
@@ -1172,18 +1176,16 @@ fn pg_sequence(ctx: &SystemContext) -> Vec<Vec<Datum>> {
                 Datum::Int64(settings.min),
                 Datum::Int64(settings.cache),
                 b(settings.cycle),
-            ]);
-        }
-    }
-    rows
+            ]
+        })
+        .collect()
 }
 
 fn pg_sequences(ctx: &SystemContext) -> Vec<Vec<Datum>> {
-    let mut rows = Vec::new();
-    for s in ctx.db.schemas.values() {
-        for q in s.sequences.values() {
+    all_sequences(ctx.db)
+        .map(|(s, q)| {
             let settings = q.settings();
-            rows.push(vec![
+            vec![
                 text(&s.name),
                 text(&q.name),
                 text(ctx.user),
@@ -1195,10 +1197,9 @@ fn pg_sequences(ctx: &SystemContext) -> Vec<Vec<Datum>> {
                 b(settings.cycle),
                 Datum::Int64(settings.cache),
                 q.last_value().map_or(NULL, Datum::Int64),
-            ]);
-        }
-    }
-    rows
+            ]
+        })
+        .collect()
 }
 
 // ---------------------------------------------------------------- values

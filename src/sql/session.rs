@@ -1412,12 +1412,6 @@ impl Session {
         };
         for (given, expr) in &pending_checks {
             let check = self.new_check(&Arc::new(shape.clone()), given.clone(), expr)?;
-            if shape.checks.iter().any(|c| c.name == check.name) {
-                return Err(DbError::new(
-                    sqlstate::DUPLICATE_OBJECT,
-                    format!("constraint \"{}\" for relation \"{name}\" already exists", check.name),
-                ));
-            }
             shape.checks.push(check);
         }
         let checks = shape.checks;
@@ -3755,16 +3749,7 @@ fn column_def(c: &ast::ColumnDef) -> DbResult<(ColumnDef, Vec<ColumnKey>)> {
 /// `nextval('schema.sequence')`, the DEFAULT of a serial or identity column.
 pub(super) fn nextval_default(schema: &str, sequence: &str) -> Option<ast::Expr> {
     let text = format!("{schema}.{sequence}").replace('\'', "''");
-    match crate::sql::parse(&format!("SELECT nextval('{text}')")).ok()?.into_iter().next()? {
-        Statement::Query(q) => match *q.body {
-            ast::SetExpr::Select(sel) => match sel.projection.into_iter().next()? {
-                ast::SelectItem::UnnamedExpr(e) => Some(e),
-                _ => None,
-            },
-            _ => None,
-        },
-        _ => None,
-    }
+    crate::sql::bind::sql_function::parse_expr(&format!("nextval('{text}')")).ok()
 }
 
 /// A DEFAULT as the catalog keeps it: `nextval('s'::regclass)` (pg_dump's

@@ -147,21 +147,7 @@ impl Session {
                         Ok(())
                     }),
                     ast::AlterColumnOperation::SetNotNull => {
-                        let name = quoted(&table.columns[i].name);
-                        let (_, rows) = self
-                            .internal_query(
-                                &format!("SELECT count(*) FROM {} WHERE {name} IS NULL", self.qualified(table)),
-                                &[],
-                                &[],
-                            )
-                            .await?;
-                        let nulls = rows.first().map(|b| b.columns[0].datum(0).as_i64().unwrap_or(0)).unwrap_or(0);
-                        if nulls > 0 {
-                            return Err(DbError::new(
-                                sqlstate::NOT_NULL_VIOLATION,
-                                format!("column \"{}\" of relation \"{}\" contains null values", table.columns[i].name, table.name),
-                            ));
-                        }
+                        self.check_no_nulls(table, i).await?;
                         self.change_table(table, |_, def| {
                             def.columns[i].not_null = true;
                             Ok(())
@@ -443,16 +429,7 @@ impl Session {
         }
         let nullable: Vec<usize> = positions.iter().copied().filter(|&i| primary && !table.columns[i].not_null).collect();
         for &i in &nullable {
-            let column = &table.columns[i].name;
-            let (_, rows) = self
-                .internal_query(&format!("SELECT count(*) FROM {} WHERE {} IS NULL", self.qualified(table), quoted(column)), &[], &[])
-                .await?;
-            if rows.first().map(|b| b.columns[0].datum(0).as_i64().unwrap_or(0)).unwrap_or(0) > 0 {
-                return Err(DbError::new(
-                    sqlstate::NOT_NULL_VIOLATION,
-                    format!("column \"{column}\" of relation \"{}\" contains null values", table.name),
-                ));
-            }
+            self.check_no_nulls(table, i).await?;
         }
         let oid = self.server.catalog.allocate_oid();
         let given = name.map(ident_name);
@@ -591,6 +568,36 @@ impl Session {
         format!("{}.{}", quoted(&table.schema), quoted(&table.name))
     }
 
+    /// Whether a row of `table` there is now meets `condition` (SQL text over its columns).
+    async fn any_row_where(&self, table: &TableDef, condition: &str) -> DbResult<bool> {
+        let sql = format!("SELECT count(*) FROM {} WHERE {condition}", self.qualified(table));
+        let (_, rows) = self.internal_query(&sql, &[], &[]).await?;
+        Ok(rows.first().map(|b| b.columns[0].datum(0).as_i64().unwrap_or(0)).unwrap_or(0) > 0)
+    }
+
+    /// 23502 when column `i` of the rows there are holds a NULL (SET NOT NULL, a primary key).
+    async fn check_no_nulls(&self, table: &TableDef, i: usize) -> DbResult<()> {
+        let column = &table.columns[i].name;
+        if self.any_row_where(table, &format!("{} IS NULL", quoted(column))).await? {
+            return Err(DbError::new(
+                sqlstate::NOT_NULL_VIOLATION,
+                format!("column \"{column}\" of relation \"{}\" contains null values", table.name),
+            ));
+        }
+        Ok(())
+    }
+
+    /// 23514 when a row there is makes CHECK `name`'s `expr` false.
+    pub(super) async fn check_holds_for_rows(&self, table: &TableDef, name: &str, expr: &ast::Expr) -> DbResult<()> {
+        if self.any_row_where(table, &format!("NOT ({expr})")).await? {
+            return Err(DbError::new(
+                sqlstate::CHECK_VIOLATION,
+                format!("check constraint \"{name}\" of relation \"{}\" is violated by some row", table.name),
+            ));
+        }
+        Ok(())
+    }
+
     /// The CHECK constraints of an ADD COLUMN's column, made and checked
     /// before the column is added: the rows there are, with `fill` (the
     /// value they take) in the new column, must pass them (23514).
@@ -617,21 +624,8 @@ impl Session {
         let fill = crate::sql::bind::sql_function::parse_expr(fill)?;
         for (given, expr) in written {
             let check = self.new_check(&Arc::new(shape.clone()), given, &expr)?;
-            if shape.checks.iter().any(|c| c.name == check.name) {
-                return Err(DbError::new(
-                    sqlstate::DUPLICATE_OBJECT,
-                    format!("constraint \"{}\" for relation \"{}\" already exists", check.name, table.name),
-                ));
-            }
             let over_rows = super::checks::replace_column_in(&expr, &column.name, &fill);
-            let sql = format!("SELECT count(*) FROM {} WHERE NOT ({over_rows})", self.qualified(table));
-            let (_, rows) = self.internal_query(&sql, &[], &[]).await?;
-            if rows.first().map(|b| b.columns[0].datum(0).as_i64().unwrap_or(0)).unwrap_or(0) > 0 {
-                return Err(DbError::new(
-                    sqlstate::CHECK_VIOLATION,
-                    format!("check constraint \"{}\" of relation \"{}\" is violated by some row", check.name, table.name),
-                ));
-            }
+            self.check_holds_for_rows(table, &check.name, &over_rows).await?;
             shape.checks.push(check);
         }
         Ok(shape.checks.split_off(table.checks.len()))

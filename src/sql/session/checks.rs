@@ -17,28 +17,30 @@ impl Session {
     /// varchar(n)/char(n) lengths, then each CHECK constraint (a row makes
     /// it false: 23514, naming the constraint and the row).
     pub(super) fn check_constraints(&self, table: &TableDef, batches: &[Batch]) -> DbResult<()> {
-        check_column_constraints(table, batches)?;
-        match self.failing_check(table, batches)? {
-            None => Ok(()),
-            Some((check, row)) => Err(DbError::new(
-                sqlstate::CHECK_VIOLATION,
-                format!("new row for relation \"{}\" violates check constraint \"{check}\"", table.name),
-            )
-            .with_detail(format!("Failing row contains ({row})."))),
-        }
+        self.check_rows(table, batches, false)
     }
 
     /// A table rewrite's rows (ALTER COLUMN … TYPE) checked against every
     /// constraint, with PostgreSQL's message for rows already stored.
     pub(super) fn check_rewritten_rows(&self, table: &TableDef, batches: &[Batch]) -> DbResult<()> {
+        self.check_rows(table, batches, true)
+    }
+
+    fn check_rows(&self, table: &TableDef, batches: &[Batch], stored: bool) -> DbResult<()> {
         check_column_constraints(table, batches)?;
-        match self.failing_check(table, batches)? {
-            None => Ok(()),
-            Some((check, _)) => Err(DbError::new(
+        let Some((check, row)) = self.failing_check(table, batches)? else { return Ok(()) };
+        Err(if stored {
+            DbError::new(
                 sqlstate::CHECK_VIOLATION,
                 format!("check constraint \"{check}\" of relation \"{}\" is violated by some row", table.name),
-            )),
-        }
+            )
+        } else {
+            DbError::new(
+                sqlstate::CHECK_VIOLATION,
+                format!("new row for relation \"{}\" violates check constraint \"{check}\"", table.name),
+            )
+            .with_detail(format!("Failing row contains ({row})."))
+        })
     }
 
     /// The first CHECK constraint a row of `batches` makes false: its name
@@ -90,15 +92,7 @@ impl Session {
     ) -> DbResult<Arc<TableDef>> {
         let check = self.new_check(table, name.map(ident_name), expr)?;
         if !not_valid {
-            let quote = crate::catalog::quote_ident;
-            let sql = format!("SELECT count(*) FROM {}.{} WHERE NOT ({expr})", quote(&table.schema), quote(&table.name));
-            let (_, rows) = self.internal_query(&sql, &[], &[]).await?;
-            if rows.first().map(|b| b.columns[0].datum(0).as_i64().unwrap_or(0)).unwrap_or(0) > 0 {
-                return Err(DbError::new(
-                    sqlstate::CHECK_VIOLATION,
-                    format!("check constraint \"{}\" of relation \"{}\" is violated by some row", check.name, table.name),
-                ));
-            }
+            self.check_holds_for_rows(table, &check.name, expr).await?;
         }
         self.change_table(table, |_, def| {
             if def.checks.iter().any(|c| c.name == check.name) {
@@ -157,6 +151,12 @@ impl Session {
         let eval_ctx = self.eval_context();
         self.binder(&catalog, db, &eval_ctx, vec![]).bind_check_over_table(table, expr)?;
         let name = match given {
+            Some(n) if table.checks.iter().any(|c| c.name == n) => {
+                return Err(DbError::new(
+                    sqlstate::DUPLICATE_OBJECT,
+                    format!("constraint \"{n}\" for relation \"{}\" already exists", table.name),
+                ));
+            }
             Some(n) => n,
             None => {
                 let reads = CheckConstraint { oid: 0, name: String::new(), expr: expr.clone() }.columns(table);

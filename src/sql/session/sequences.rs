@@ -140,9 +140,7 @@ impl Session {
         }
         Ok(StatementResult::Command("DROP SEQUENCE".into()))
     }
-}
 
-impl Session {
     /// ALTER SEQUENCE, as `sql::parse` rewrote it (see
     /// `sql::ALTER_SEQUENCE_CALL`): new settings, and with RESTART the value
     /// nextval returns next. ROLLBACK puts the settings back, not the
