@@ -154,6 +154,10 @@ fn run(cfg: Config) -> Result<(), String> {
     let _ = shards[0].send_job_blocking(Box::new(move |_| {
         tokio::task::spawn_local(checkpoint::run_flusher(flusher_server, policy));
     }));
+    let scheduler_server = server.clone();
+    let _ = shards[0].send_job_blocking(Box::new(move |_| {
+        tokio::task::spawn_local(brewric::sql::jobs::run_scheduler(scheduler_server));
+    }));
 
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     start_ingest_listeners(&cfg, &server)?;

@@ -18,6 +18,7 @@ pub mod activity;
 pub mod connections;
 pub mod copy_progress;
 pub mod ingest_targets;
+pub mod job_runs;
 
 use crate::catalog::CatalogStore;
 use crate::exec::cancel::{CancelFlag, StopReason};
@@ -61,6 +62,8 @@ pub struct Server {
     pub ingest_targets: Arc<ingest_targets::IngestTargets>,
     /// Kept recording files whose ingest is still running (`storage::recordings`).
     pub kept_pins: crate::storage::recordings::KeptPins,
+    /// TimescaleDB jobs' run history and next starts (`timescaledb_information.job_stats`).
+    pub job_runs: job_runs::JobRuns,
 }
 
 /// How clients connect: the wire layer's policy, set from the configuration.
@@ -114,6 +117,7 @@ impl Server {
             last_rows,
             ingest_targets: Default::default(),
             kept_pins: Default::default(),
+            job_runs: Default::default(),
         }
     }
 

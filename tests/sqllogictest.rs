@@ -9,7 +9,8 @@
 //! Labels: `postgresql` always (as `sqllogictest --label postgresql`);
 //! `simple_protocol` or `extended_protocol`; and `brewric` when the server
 //! under test is brewricd (for the few records, such as `SHOW server_version`,
-//! whose text is Brewric's own).
+//! whose text is Brewric's own), with `timescaledb` beside it (Brewric has
+//! TimescaleDB's functions and views built in; PostgreSQL 15 has not).
 //!
 //! `BREWRIC_TEST_SERVER=HOST:PORT` runs the files against another server
 //! instead (real PostgreSQL 15 when validating expected results; see
@@ -311,7 +312,8 @@ where
 {
     let mut labels = vec!["postgresql", protocol.label()];
     if brewric {
-        labels.push("brewric");
+        // TimescaleDB's API is built in.
+        labels.extend(["brewric", "timescaledb"]);
     }
     for l in &labels {
         runner.add_label(l);

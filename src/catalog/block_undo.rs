@@ -46,6 +46,11 @@ pub enum BlockUndo {
     SequenceDropped { schema: String, sequence: Arc<Sequence> },
     /// ALTER SEQUENCE: the settings it had (its position is not put back).
     SequenceAltered { schema: String, oid: u32, before: SequenceSettings },
+    /// A policy added or removed, a job altered or deleted, compression
+    /// settings changed: the table's jobs and settings as they were
+    /// (`before` holds that table's alone). While it is listed, the
+    /// scheduler leaves the table's jobs alone.
+    TimescaleChanged { table: u32, before: super::timescale::Timescale },
 }
 
 impl BlockUndo {
@@ -53,6 +58,7 @@ impl BlockUndo {
     pub fn apply(&self, db: &mut Database) {
         match self {
             BlockUndo::TableAltered { before, indexes } => restore_altered_table(db, before, indexes),
+            BlockUndo::TimescaleChanged { table, before } => db.timescale.restore_table(*table, before),
             BlockUndo::ViewReplaced { previous } => {
                 let Some(s) = db.schemas.get_mut(&previous.schema) else { return };
                 if s.views.get(&previous.name).is_some_and(|v| v.oid == previous.oid) {

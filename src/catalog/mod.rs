@@ -17,6 +17,7 @@ use crate::types::DataType;
 
 mod block_undo;
 mod sequence;
+pub mod timescale;
 pub use block_undo::{restore_altered_table, BlockUndo, BlockUndoEntry};
 pub use sequence::{lastval_undefined, SaveNeeded, Sequence, SequenceSettings, SessionSequenceValues};
 
@@ -329,6 +330,8 @@ pub struct Database {
     pub block_undo: Vec<BlockUndoEntry>,
     /// Objects recording ingests that have not ended created (see [`IngestCreated`]).
     pub ingest_created: Vec<IngestCreated>,
+    /// TimescaleDB's jobs and compression settings (see [`timescale::Timescale`]).
+    pub timescale: timescale::Timescale,
 }
 
 /// An object an MCAP recording's ingest created outside a transaction block
@@ -409,7 +412,17 @@ impl Database {
             provisional: Vec::new(),
             block_undo: Vec::new(),
             ingest_created: Vec::new(),
+            timescale: timescale::Timescale::default(),
         }
+    }
+
+    /// Drops the jobs and compression settings whose table is gone: not in a
+    /// schema, nor on the dropping list (a ROLLBACK may bring it back).
+    pub fn prune_timescale(&mut self) {
+        let mut live: std::collections::HashSet<u32> =
+            self.schemas.values().flat_map(|s| s.tables.values().map(|t| t.oid)).collect();
+        live.extend(self.dropping.iter().map(|d| d.table.oid));
+        self.timescale.retain_tables(|oid| live.contains(&oid));
     }
 
     /// After a restart: removes what unfinished ingests created (see

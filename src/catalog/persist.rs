@@ -296,6 +296,7 @@ fn block_undo_json(e: &BlockUndoEntry) -> Value {
             "oid": oid,
             "settings": sequence_json(&Sequence::with_settings(*oid, String::new(), *before)),
         }),
+        BlockUndo::TimescaleChanged { table, before } => json!({"kind": "timescale_changed", "table": table, "before": before.to_json()}),
     };
     v["block"] = json!(e.block);
     v
@@ -357,6 +358,10 @@ fn block_undo_from(v: &Value) -> Result<BlockUndoEntry, String> {
             oid: number(v, "oid")? as u32,
             before: sequence_from(part("settings")?)?.settings(),
         },
+        "timescale_changed" => BlockUndo::TimescaleChanged {
+            table: number(v, "table")? as u32,
+            before: super::timescale::Timescale::from_json(part("before")?)?,
+        },
         other => return Err(format!("catalog.json: unknown block_undo kind {other:?}")),
     };
     Ok(BlockUndoEntry { block: number(v, "block")? as u32, undo })
@@ -382,6 +387,7 @@ pub fn to_json(catalog: &Catalog, next_oid: u32) -> Value {
                 "comments": d.comments.iter().map(|((o, c, s), t)| json!([o, c, s, t])).collect::<Vec<_>>(),
                 "provisional": d.provisional.iter().map(provisional_json).collect::<Vec<_>>(),
                 "block_undo": d.block_undo.iter().map(block_undo_json).collect::<Vec<_>>(),
+                "timescale": d.timescale.to_json(),
                 "ingest_created": d.ingest_created.iter().map(|c| {
                     let mut entry = provisional_json(&c.object);
                     entry["ingest"] = json!(c.ingest);
@@ -686,6 +692,10 @@ pub fn load(dir: &Path) -> Result<Option<(Catalog, u32)>, String> {
             provisional: Vec::new(),
             block_undo: Vec::new(),
             ingest_created: Vec::new(),
+            timescale: match d.get("timescale") {
+                Some(t) => super::timescale::Timescale::from_json(t)?,
+                None => Default::default(),
+            },
         };
         // What blocks open when the server stopped created and dropped: they
         // never committed, so it is undone (absent in older files).
@@ -737,6 +747,7 @@ pub fn load(dir: &Path) -> Result<Option<(Catalog, u32)>, String> {
             next_oid += 1;
             next_oid - 1
         });
+        database.prune_timescale();
         databases.insert(database.name.clone(), Arc::new(database));
     }
     // Absent in files written before roles existed: the bootstrap roles.

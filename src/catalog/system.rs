@@ -31,6 +31,8 @@ pub const PG_PROC_OID: u32 = 1255;
 /// pg_language's OID of SQL.
 const SQL_LANGUAGE_OID: u32 = 14;
 
+pub mod timescaledb_information;
+
 /// What a system relation's rows are computed from.
 pub struct SystemContext<'a> {
     pub catalog: &'a Catalog,
@@ -42,6 +44,9 @@ pub struct SystemContext<'a> {
     pub server: Option<&'a crate::server::Server>,
     /// The session's settings, for pg_settings (None: every setting at its default).
     pub settings: Option<crate::sql::session::settings::SessionSettings<'a>>,
+    /// The shards' chunks, for `timescaledb_information.chunks` and
+    /// `hypertables` (None: not gathered, no chunks shown).
+    pub chunks: Option<&'a [crate::storage::table::ChunkFact]>,
 }
 
 /// One system relation: its identity and columns; `rows` computes its content.
@@ -65,12 +70,13 @@ impl SystemRelation {
 pub fn lookup(schema: &str, name: &str) -> Option<&'static SystemRelation> {
     RELATIONS
         .iter()
+        .chain(timescaledb_information::RELATIONS)
         .find(|r| r.schema == schema && r.name == name)
 }
 
 /// The system relation with OID `oid`.
 pub fn by_oid(oid: u32) -> Option<&'static SystemRelation> {
-    RELATIONS.iter().find(|r| r.oid == oid)
+    RELATIONS.iter().chain(timescaledb_information::RELATIONS).find(|r| r.oid == oid)
 }
 
 pub fn is_system_schema(name: &str) -> bool {
@@ -2526,8 +2532,9 @@ mod tests {
             search_path: &["public".to_string()],
             server: None,
             settings: None,
+            chunks: None,
         };
-        for r in RELATIONS {
+        for r in RELATIONS.iter().chain(timescaledb_information::RELATIONS) {
             for row in r.rows(&ctx) {
                 assert_eq!(row.len(), r.columns.len(), "{}.{}", r.schema, r.name);
             }
@@ -2554,6 +2561,7 @@ mod tests {
             search_path: &["public".to_string()],
             server: Some(&server),
             settings: None,
+            chunks: None,
         };
         let activity = lookup("pg_catalog", "pg_stat_activity").unwrap();
         let copies = lookup("pg_catalog", "pg_stat_progress_copy").unwrap();

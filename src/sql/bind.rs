@@ -23,6 +23,7 @@ mod catalog_functions;
 pub mod sql_function;
 mod gapfill;
 mod grouping_sets;
+pub mod jobs;
 mod object_identifiers;
 pub(crate) use object_identifiers::split_qualified_name;
 mod recursive;
@@ -69,6 +70,11 @@ pub struct Binder<'a> {
     /// and the caller binds again with them.
     pub relation_sizes: Option<Arc<HashMap<u32, u64>>>,
     pub wants_relation_sizes: bool,
+    /// The shards' chunks (`ShardStorage::chunk_facts`), gathered as the
+    /// relation sizes are when a statement names TimescaleDB's chunk views
+    /// or show_chunks.
+    pub chunk_facts: Option<Arc<Vec<crate::storage::table::ChunkFact>>>,
+    pub wants_chunk_facts: bool,
     /// Maintenance functions with side effects (`drop_chunks`,
     /// `brewric_compact`) found while binding: the caller runs them and binds
     /// again with their results in `effect_results`, in the same order.
@@ -141,6 +147,20 @@ pub enum Effect {
     /// pg_sleep(seconds): waits, cancelable, without holding the shard's thread
     /// (None: a NULL argument, no wait).
     Sleep { seconds: Option<f64> },
+    /// add_retention_policy / add_compression_policy: a job for `table`
+    /// (its id the call's value; -1 when `if_not_exists` found one).
+    AddPolicy {
+        table: Arc<TableDef>,
+        policy: crate::catalog::timescale::Policy,
+        if_not_exists: bool,
+        schedule_interval: Option<crate::types::Interval>,
+        initial_start: Option<i64>,
+    },
+    /// remove_retention_policy / remove_compression_policy: the job of
+    /// `policy`'s kind on `table` goes (the interval in `policy` is unused).
+    RemovePolicy { table: Arc<TableDef>, policy: crate::catalog::timescale::Policy, if_exists: bool },
+    DeleteJob { id: i32 },
+    AlterJob { id: i32, changes: jobs::JobChanges, if_exists: bool },
 }
 
 impl Effect {
@@ -148,8 +168,14 @@ impl Effect {
     pub fn result_type(&self) -> DataType {
         match self {
             // pg_sleep's void is shown as an empty text value.
-            Effect::CreateHypertable { .. } | Effect::SetConfig { .. } | Effect::Sleep { .. } => DataType::Text,
-            _ => DataType::Int64,
+            Effect::CreateHypertable { .. }
+            | Effect::SetConfig { .. }
+            | Effect::Sleep { .. }
+            | Effect::RemovePolicy { .. }
+            | Effect::DeleteJob { .. }
+            | Effect::AlterJob { .. } => DataType::Text,
+            Effect::AddPolicy { .. } => DataType::Int32,
+            Effect::DropChunks { .. } | Effect::Compact => DataType::Int64,
         }
     }
 }
@@ -174,6 +200,10 @@ pub fn object_name_parts(name: &ast::ObjectName) -> Vec<String> {
 
 /// Functions with side effects, bound through `Binder::effects`.
 const MAINTENANCE_FUNCTIONS: &[&str] = &["drop_chunks", "brewric_compact", "create_hypertable", "pg_sleep"];
+
+fn is_maintenance_function(name: &str) -> bool {
+    MAINTENANCE_FUNCTIONS.contains(&name) || jobs::JOB_FUNCTIONS.contains(&name)
+}
 
 fn undefined_column(name: &str) -> DbError {
     DbError::new(
@@ -205,6 +235,8 @@ impl<'a> Binder<'a> {
             clause: "this context",
             relation_sizes: None,
             wants_relation_sizes: false,
+            chunk_facts: None,
+            wants_chunk_facts: false,
             effects: Vec::new(),
             effect_results: None,
             next_effect: 0,
@@ -292,11 +324,15 @@ impl<'a> Binder<'a> {
                 values: &self.settings,
                 provenance: &self.setting_provenance,
             }),
+            chunks: self.chunk_facts.as_deref().map(Vec::as_slice),
         }
     }
 
     /// A system relation's rows, computed from this statement's catalog snapshot.
     fn bind_system_relation(&mut self, rel: &'static system::SystemRelation, qual: &str) -> Plan {
+        if system::timescaledb_information::needs_chunk_facts(rel) && self.chunk_facts.is_none() {
+            self.wants_chunk_facts = true;
+        }
         literal_relation(rel.rows(&self.system_context()), rel.columns, rel.oid, qual)
     }
 
@@ -2615,14 +2651,14 @@ impl<'a> Binder<'a> {
                     name: n,
                     arg: ast::FunctionArgExpr::Expr(x),
                     ..
-                } if MAINTENANCE_FUNCTIONS.contains(&name.as_str()) || name == "time_bucket_gapfill" || name == "make_interval" => {
+                } if is_maintenance_function(&name) || name == "time_bucket_gapfill" || name == "make_interval" => {
                     named.push((ident_name(n), self.bind_expr(x, scope, agg.as_deref_mut())?))
                 }
                 ast::FunctionArg::ExprNamed {
                     name: ast::Expr::Identifier(n),
                     arg: ast::FunctionArgExpr::Expr(x),
                     ..
-                } if MAINTENANCE_FUNCTIONS.contains(&name.as_str()) || name == "time_bucket_gapfill" || name == "make_interval" => {
+                } if is_maintenance_function(&name) || name == "time_bucket_gapfill" || name == "make_interval" => {
                     named.push((ident_name(n), self.bind_expr(x, scope, agg.as_deref_mut())?))
                 }
                 other => {
@@ -2632,7 +2668,7 @@ impl<'a> Binder<'a> {
                 }
             }
         }
-        if MAINTENANCE_FUNCTIONS.contains(&name.as_str()) {
+        if is_maintenance_function(&name) {
             return self.bind_effect(&name, args, named);
         }
         if name == "make_interval" {
@@ -2749,6 +2785,7 @@ impl<'a> Binder<'a> {
                 ));
             }
             "pg_relation_size" | "pg_total_relation_size" | "pg_table_size" | "pg_indexes_size"
+            | "hypertable_size"
                 if args.len() == 1 =>
             {
                 return self.bind_relation_size(&name, &args[0]);
@@ -2856,6 +2893,7 @@ impl<'a> Binder<'a> {
                 Effect::DropChunks { table, cutoff }
             }
             "create_hypertable" => self.bind_create_hypertable(args, named)?,
+            n if jobs::JOB_FUNCTIONS.contains(&n) => self.bind_job_function(n, args, named)?,
             "pg_sleep" if args.len() == 1 && named.is_empty() => {
                 let seconds = self.coerce(args[0].clone(), DataType::Float64, "pg_sleep")?;
                 let seconds = match self.constant_with(&seconds, &self.effect_params)? {

@@ -7,6 +7,7 @@
 pub mod bind;
 pub mod fast_insert;
 pub mod ingest_copy;
+pub mod jobs;
 pub mod optimize;
 pub mod plan;
 pub mod role_ddl;

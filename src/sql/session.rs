@@ -36,6 +36,7 @@ mod create_table_as;
 mod dml;
 mod function;
 mod ingest_tables;
+mod jobs;
 mod explain;
 pub mod line_protocol;
 pub mod mcap;
@@ -576,17 +577,29 @@ impl Session {
     ) -> DbResult<(Plan, EvalContext)> {
         let eval = self.eval_context();
         let mut sizes = None;
+        let mut chunk_facts = None;
         let mut effect_results = None;
         let plan = loop {
             let catalog = self.server.catalog.snapshot();
             let db = catalog.database(&self.database)?;
             let mut binder = self.binder(&catalog, db, &eval, param_types.to_vec());
             binder.relation_sizes = sizes.clone();
+            binder.chunk_facts = chunk_facts.clone();
             binder.effect_results = effect_results.clone();
             binder.effect_params = params.to_vec();
             let plan = binder.bind_query(q)?;
             if binder.wants_relation_sizes && sizes.is_none() {
                 sizes = Some(Arc::new(self.relation_sizes().await?));
+                continue;
+            }
+            if binder.wants_chunk_facts && chunk_facts.is_none() {
+                let time_columns = db
+                    .schemas
+                    .values()
+                    .flat_map(|s| s.tables.values())
+                    .filter_map(|t| Some((t.oid, t.time_column?)))
+                    .collect();
+                chunk_facts = Some(Arc::new(self.chunk_facts(time_columns).await?));
                 continue;
             }
             if !binder.effects.is_empty() && effect_results.is_none() {
@@ -706,6 +719,7 @@ impl Session {
                 operation: ast::AlterIndexOperation::RenameIndex { index_name },
             } => self.rename_index(name, index_name),
             Statement::Call(f) if f.name.to_string() == format!("\"{}\"", crate::sql::ALTER_SEQUENCE_CALL) => self.alter_sequence(f),
+            Statement::Call(f) if f.name.to_string().eq_ignore_ascii_case("run_job") => self.call_run_job(f).await,
             Statement::Call(f) if f.name.to_string().eq_ignore_ascii_case("checkpoint") => {
                 crate::storage::checkpoint::checkpoint(&self.server).await?;
                 Ok(StatementResult::Command("CHECKPOINT".into()))
@@ -3094,9 +3108,18 @@ impl Session {
     /// brewric_compact), returning each one's result.
     async fn run_effects(&mut self, effects: Vec<crate::sql::bind::Effect>) -> DbResult<Vec<Datum>> {
         use crate::sql::bind::Effect;
-        let maintenance = effects
-            .iter()
-            .any(|e| !matches!(e, Effect::SetConfig { .. } | Effect::Sleep { .. }));
+        // Policies and jobs are catalog changes a block can undo.
+        let maintenance = effects.iter().any(|e| {
+            !matches!(
+                e,
+                Effect::SetConfig { .. }
+                    | Effect::Sleep { .. }
+                    | Effect::AddPolicy { .. }
+                    | Effect::RemovePolicy { .. }
+                    | Effect::DeleteJob { .. }
+                    | Effect::AlterJob { .. }
+            )
+        });
         if maintenance && self.txn != TxnState::Idle {
             return Err(DbError::new(
                 sqlstate::ACTIVE_SQL_TRANSACTION,
@@ -3107,16 +3130,15 @@ impl Session {
         for e in effects {
             out.push(match e {
                 Effect::DropChunks { table, cutoff } => {
-                    // After any block that rewrote rows (it holds the rewrite
-                    // lock until it ends): its COMMIT would write the dropped
-                    // rows back.
-                    let _shared = self.server.rewrites.read().await;
-                    let d = crate::storage::retention::drop_chunks(&self.server, &table, cutoff)
-                        .await?;
-                    // Series times stay upper bounds when rows go.
-                    self.server.unique_keys.forget_table(table.oid);
+                    let d = crate::sql::jobs::drop_chunks_now(&self.server, &table, cutoff).await?;
                     Datum::Int64(d.segments as i64)
                 }
+                Effect::AddPolicy { table, policy, if_not_exists, schedule_interval, initial_start } => {
+                    self.add_policy(&table, policy, if_not_exists, schedule_interval, initial_start)?
+                }
+                Effect::RemovePolicy { table, policy, if_exists } => self.remove_policy(&table, policy, if_exists)?,
+                Effect::DeleteJob { id } => self.delete_job(id)?,
+                Effect::AlterJob { id, changes, if_exists } => self.alter_job(id, &changes, if_exists)?,
                 // Strict, as PostgreSQL's: NULL in, NULL out, no wait.
                 Effect::Sleep { seconds: None } => Datum::Null,
                 Effect::Sleep { seconds: Some(seconds) } => {
@@ -3179,6 +3201,17 @@ impl Session {
             };
             tokio::time::sleep(left.min(STEP)).await;
         }
+    }
+
+    /// Every shard's chunks of the given time-series tables (table → time column).
+    async fn chunk_facts(&self, time_columns: HashMap<u32, usize>) -> DbResult<Vec<crate::storage::table::ChunkFact>> {
+        let time_columns = Arc::new(time_columns);
+        let mut out = Vec::new();
+        for shard in &self.server.shards {
+            let time_columns = time_columns.clone();
+            out.extend(shard.run(move |ctx| ctx.storage.borrow().chunk_facts(&time_columns)).await?);
+        }
+        Ok(out)
     }
 
     /// Bytes of segment files per table, over all shards.

@@ -170,6 +170,16 @@ pub struct FrozenTable {
     pub rows: FrozenRows,
 }
 
+/// One chunk of a table on one shard: see [`ShardStorage::chunk_facts`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ChunkFact {
+    pub table: TableId,
+    /// The partition's number: its start is `partition × PARTITION_NS`.
+    pub partition: i64,
+    pub bytes: u64,
+    pub in_memory: bool,
+}
+
 /// All tables' rows on one shard.
 #[derive(Debug)]
 pub struct ShardStorage {
@@ -553,6 +563,41 @@ impl ShardStorage {
         self.retire(gone);
         self.publish_memory();
         (n, rows)
+    }
+
+    /// Per time-series table (`time_columns`: table → its time column) and
+    /// time partition holding rows on this shard: the bytes of its segment
+    /// files, and whether rows of it are still in memory (not yet in a
+    /// compressed segment). What TimescaleDB calls chunks.
+    pub fn chunk_facts(&self, time_columns: &HashMap<TableId, usize>) -> Vec<ChunkFact> {
+        let mut out: std::collections::BTreeMap<(TableId, i64), ChunkFact> = Default::default();
+        for (&table, &time) in time_columns {
+            let Some(t) = self.tables.get(&table) else { continue };
+            for s in &t.segments {
+                if s.footer.rows == 0 || s.footer.time_column.is_none() {
+                    continue;
+                }
+                let partition = s.footer.time_min.div_euclid(super::flush::PARTITION_NS);
+                let fact = out.entry((table, partition)).or_insert(ChunkFact { table, partition, bytes: 0, in_memory: false });
+                fact.bytes += s.bytes;
+            }
+            let (sealed, open) = t.memtable.scan_parts();
+            let frozen = t.frozen.iter().flat_map(|f| f.rows.sealed.iter().map(|b| b.rows.column(time)).chain(f.rows.open.as_ref().map(|b| b.columns[time].clone())));
+            let columns = sealed.iter().map(|b| b.rows.column(time)).chain(open.map(|b| b.columns[time].clone())).chain(frozen);
+            for col in columns {
+                let crate::exec::vector::ColumnData::Int64(values) = &col.data else { continue };
+                let mut last = None;
+                for (i, &v) in values.iter().enumerate() {
+                    let partition = v.div_euclid(super::flush::PARTITION_NS);
+                    if last == Some(partition) || !col.is_valid(i) {
+                        continue;
+                    }
+                    last = Some(partition);
+                    out.entry((table, partition)).or_insert(ChunkFact { table, partition, bytes: 0, in_memory: true }).in_memory = true;
+                }
+            }
+        }
+        out.into_values().collect()
     }
 
     /// Every live segment of this shard.

@@ -20,7 +20,7 @@ use crate::types::DataType;
 const SRF_COLUMN_BASE: usize = 1 << 41;
 
 pub(super) fn is_set_returning(name: &str) -> bool {
-    matches!(name, "generate_series" | "unnest" | "generate_subscripts")
+    matches!(name, "generate_series" | "unnest" | "generate_subscripts" | "show_chunks")
 }
 
 /// `e` moved one query level down: columns of the current input become
@@ -59,6 +59,8 @@ impl Binder<'_> {
         match name {
             "generate_series" => self.bind_generate_series(args),
             "unnest" | "generate_subscripts" => self.bind_array_series(name, args),
+            // Its arguments were made the array of its chunk names (`show_chunks_array`).
+            "show_chunks" => self.bind_array_series("unnest", args),
             _ => Err(DbError::new(sqlstate::UNDEFINED_FUNCTION, format!("function {name} does not exist"))),
         }
     }
@@ -164,7 +166,10 @@ impl Binder<'_> {
             return self.bind_scalar_function_in_from(name, args, ordinality, alias, &fname);
         }
         let mut bound = Vec::new();
-        for a in args {
+        if fname == "show_chunks" {
+            bound.push(self.bind_in_clause("functions in FROM", |b| b.show_chunks_array(args))?);
+        }
+        for a in args.iter().filter(|_| fname != "show_chunks") {
             let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) = a else {
                 return Err(DbError::unsupported(format!("this argument form in a call of {fname}")));
             };
@@ -321,7 +326,10 @@ impl Binder<'_> {
             _ => vec![],
         };
         let mut args = Vec::new();
-        for a in &arg_asts {
+        if name == "show_chunks" {
+            args.push(self.show_chunks_array(&arg_asts)?);
+        }
+        for a in arg_asts.iter().filter(|_| name != "show_chunks") {
             let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) = a else {
                 return Err(DbError::unsupported(format!("this argument form in a call of {name}")));
             };

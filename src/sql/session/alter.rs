@@ -69,6 +69,10 @@ impl Session {
     async fn alter_once(&mut self, table: &Arc<TableDef>, op: &ast::AlterTableOperation) -> DbResult<Arc<TableDef>> {
         use ast::AlterTableOperation as Op;
         match op {
+            Op::SetOptionsParens { options } => {
+                self.set_compression_options(table, options)?;
+                Ok(table.clone())
+            }
             Op::RenameTable { table_name } => {
                 let (ast::RenameTableNameKind::To(n) | ast::RenameTableNameKind::As(n)) = table_name;
                 let new = object_name_parts(n).pop().unwrap_or_default();
