@@ -85,3 +85,93 @@ async fn tsbs_loader_ddl_is_accepted_and_its_index_declares_the_series_key() {
     assert_eq!(rows.get::<_, f64>(0), 15.0);
     assert_eq!(rows.get::<_, i64>(1), 2);
 }
+
+/// Polls `sql` (one value) until it reads `want`, for up to 20 s.
+async fn wait_for(client: &tokio_postgres::Client, sql: &str, want: &str) {
+    let mut last = Vec::new();
+    for _ in 0..200 {
+        last = common::text_rows(client, sql).await;
+        if last.first().and_then(|r| r.first()).map(String::as_str) == Some(want) {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("{sql}: still {last:?} after 20 s, not {want}");
+}
+
+/// A retention policy runs on its own: the scheduler drops the chunks whose
+/// time ended `drop_after` ago and job_stats records the run; a compression
+/// policy's run leaves no chunk waiting in memory; the jobs survive kill -9,
+/// and a block that removed one but never committed has removed nothing.
+#[tokio::test]
+async fn policies_run_on_schedule_and_survive_a_crash() {
+    let server = common::start_with_shards(2);
+    if !server.is_brewric() {
+        eprintln!("skipped: TimescaleDB's policies are Brewric's built-in ones");
+        return;
+    }
+    let client = server.connect(common::DEFAULT_DB).await;
+    // create_hypertable in the same transaction as its table, as migrations run it.
+    client
+        .batch_execute("CREATE TABLE m (time timestamptz NOT NULL, v int); SELECT create_hypertable('m', 'time')")
+        .await
+        .unwrap();
+    for sql in [
+        "INSERT INTO m VALUES (now() - interval '10 days', 1), (now() - interval '9 days', 2), (now() - interval '1 hour', 3)",
+        "INSERT INTO m VALUES (now() - interval '8 days', 4)",
+        "CHECKPOINT",
+        "ALTER TABLE m SET (timescaledb.compress, timescaledb.compress_segmentby = 'v')",
+    ] {
+        client.batch_execute(sql).await.unwrap();
+    }
+    let compression = common::text_rows(
+        &client,
+        "SELECT add_compression_policy('m', INTERVAL '1 day', initial_start => '2100-01-01')",
+    )
+    .await;
+    assert_eq!(compression, vec![vec!["1000".to_string()]]);
+    // Rows arrive after a checkpoint: their chunk waits in memory.
+    client.batch_execute("INSERT INTO m VALUES (now() - interval '2 hours', 5)").await.unwrap();
+    wait_for(&client, "SELECT count(*) FROM timescaledb_information.chunks WHERE NOT is_compressed", "1").await;
+    client.batch_execute("CALL run_job(1000)").await.unwrap();
+    wait_for(&client, "SELECT count(*) FROM timescaledb_information.chunks WHERE NOT is_compressed", "0").await;
+
+    // Due at once: the scheduler runs it within a second or two.
+    client.batch_execute("SELECT add_retention_policy('m', INTERVAL '3 days')").await.unwrap();
+    wait_for(&client, "SELECT last_run_status FROM timescaledb_information.job_stats WHERE job_id = 1001", "Success").await;
+    let rows = common::text_rows(&client, "SELECT string_agg(v::text, ',' ORDER BY v) FROM m").await;
+    assert_eq!(rows, vec![vec!["3,5".to_string()]], "the rows of the last 3 days stay");
+    let stats = common::text_rows(
+        &client,
+        "SELECT last_run_status, job_status, total_runs >= 1, total_failures, next_start > now() + interval '23 hours' \
+         FROM timescaledb_information.job_stats WHERE job_id = 1001",
+    )
+    .await;
+    assert_eq!(stats, vec![vec!["Success", "Scheduled", "t", "0", "t"]]);
+
+    // A block removes the retention policy and never commits: the crash undoes it.
+    let in_block = server.connect(common::DEFAULT_DB).await;
+    in_block.batch_execute("BEGIN; SELECT remove_retention_policy('m'); SELECT alter_job(1000, scheduled => false)").await.unwrap();
+    let dir = server.kill9();
+    let server = common::start_in(dir, 2);
+    let client = server.connect(common::DEFAULT_DB).await;
+    let jobs = common::text_rows(
+        &client,
+        "SELECT job_id, proc_name, scheduled, config->>'drop_after', config->>'compress_after' FROM timescaledb_information.jobs ORDER BY job_id",
+    )
+    .await;
+    assert_eq!(
+        jobs,
+        vec![
+            vec!["1000", "policy_compression", "t", "NULL", "1 day"],
+            vec!["1001", "policy_retention", "t", "3 days", "NULL"],
+        ]
+    );
+    // After a restart a job has no history and is due at once.
+    wait_for(&client, "SELECT total_runs::text FROM timescaledb_information.job_stats WHERE job_id = 1001", "1").await;
+    let settings = common::text_rows(&client, "SELECT attname FROM timescaledb_information.compression_settings WHERE segmentby_column_index = 1").await;
+    assert_eq!(settings, vec![vec!["v".to_string()]]);
+    // A new job never takes an id that was given before.
+    let next = common::text_rows(&client, "SELECT delete_job(1001); SELECT add_retention_policy('m', INTERVAL '30 days', initial_start => '2100-01-01')").await;
+    assert_eq!(next.last(), Some(&vec!["1002".to_string()]), "{next:?}");
+}

@@ -3108,7 +3108,7 @@ impl Session {
     /// brewric_compact), returning each one's result.
     async fn run_effects(&mut self, effects: Vec<crate::sql::bind::Effect>) -> DbResult<Vec<Datum>> {
         use crate::sql::bind::Effect;
-        // Policies and jobs are catalog changes a block can undo.
+        // Hypertables, policies and jobs are catalog changes a block can undo.
         let maintenance = effects.iter().any(|e| {
             !matches!(
                 e,
@@ -3118,12 +3118,13 @@ impl Session {
                     | Effect::RemovePolicy { .. }
                     | Effect::DeleteJob { .. }
                     | Effect::AlterJob { .. }
+                    | Effect::CreateHypertable { .. }
             )
         });
         if maintenance && self.txn != TxnState::Idle {
             return Err(DbError::new(
                 sqlstate::ACTIVE_SQL_TRANSACTION,
-                "drop_chunks(), create_hypertable() and brewric_compact() cannot run inside a transaction block",
+                "drop_chunks() and brewric_compact() cannot run inside a transaction block",
             ));
         }
         let mut out = Vec::with_capacity(effects.len());
@@ -3153,21 +3154,14 @@ impl Session {
                     Datum::Int64(s.merged_segments as i64)
                 }
                 Effect::CreateHypertable { table, time_column, if_not_exists } => {
-                    let created = self.server.catalog.update_database(&self.database, |db| {
-                        let s = db
-                            .schemas
-                            .get_mut(&table.schema)
-                            .ok_or_else(|| DbError::internal("schema vanished"))?;
-                        let current = s.tables.get(&table.name).filter(|t| t.oid == table.oid).ok_or_else(|| {
-                            DbError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{}\" does not exist", table.name))
-                        })?;
-                        if current.time_column.is_some() {
-                            return Ok(false);
+                    // A catalog change like ALTER TABLE's (a block's ROLLBACK undoes it).
+                    let mut created = false;
+                    self.change_table(&table, |_, def| {
+                        if def.time_column.is_none() {
+                            def.time_column = Some(time_column);
+                            created = true;
                         }
-                        let mut t = (**current).clone();
-                        t.time_column = Some(time_column);
-                        s.tables.insert(t.name.clone(), Arc::new(t));
-                        Ok(true)
+                        Ok(())
                     })?;
                     if !created {
                         let message = format!("table \"{}\" is already a hypertable", table.name);
