@@ -175,3 +175,51 @@ async fn policies_run_on_schedule_and_survive_a_crash() {
     let next = common::text_rows(&client, "SELECT delete_job(1001); SELECT add_retention_policy('m', INTERVAL '30 days', initial_start => '2100-01-01')").await;
     assert_eq!(next.last(), Some(&vec!["1002".to_string()]), "{next:?}");
 }
+
+/// A continuous aggregate policy refreshes on its own schedule: the buckets
+/// of rows written before it ran appear in the view; the view, its query and
+/// its policy survive kill -9, and a refresh after the restart still works.
+#[tokio::test]
+async fn a_continuous_aggregate_policy_refreshes_on_schedule() {
+    let server = common::start_with_shards(2);
+    if !server.is_brewric() {
+        eprintln!("skipped: TimescaleDB's continuous aggregates are Brewric's built-in ones");
+        return;
+    }
+    let client = server.connect(common::DEFAULT_DB).await;
+    for sql in [
+        "CREATE TABLE r (time timestamptz NOT NULL, v int)",
+        "SELECT create_hypertable('r', 'time')",
+        "INSERT INTO r SELECT date_trunc('hour', now()) - interval '5 hours' + i * interval '10 minutes', i FROM generate_series(0, 11) i",
+        "CREATE MATERIALIZED VIEW r_hourly WITH (timescaledb.continuous) AS \
+         SELECT time_bucket('1 hour', time) AS h, sum(v) AS s, count(*) AS n FROM r GROUP BY h WITH NO DATA",
+    ] {
+        client.batch_execute(sql).await.unwrap_or_else(|e| panic!("{sql}: {}", common::describe_error(&e)));
+    }
+    assert_eq!(common::text_rows(&client, "SELECT count(*) FROM r_hourly").await, vec![vec!["0".to_string()]]);
+    let job = common::text_rows(
+        &client,
+        "SELECT add_continuous_aggregate_policy('r_hourly', start_offset => INTERVAL '1 day', end_offset => INTERVAL '1 hour', schedule_interval => INTERVAL '1 hour')",
+    )
+    .await;
+    assert_eq!(job, vec![vec!["1000".to_string()]]);
+    wait_for(&client, "SELECT last_run_status FROM timescaledb_information.job_stats WHERE job_id = 1000", "Success").await;
+    // Rows from 5 hours before the hour to 3 hours before it: two whole hours, all inside the window.
+    let view = common::text_rows(&client, "SELECT count(*), sum(s), sum(n) FROM r_hourly").await;
+    assert_eq!(view, vec![vec!["2".to_string(), "66".to_string(), "12".to_string()]]);
+
+    let dir = server.kill9();
+    let server = common::start_in(dir, 2);
+    let client = server.connect(common::DEFAULT_DB).await;
+    let view = common::text_rows(&client, "SELECT count(*), sum(s) FROM r_hourly").await;
+    assert_eq!(view, vec![vec!["2".to_string(), "66".to_string()]]);
+    client
+        .batch_execute("INSERT INTO r VALUES (date_trunc('hour', now()) - interval '5 hours', 100)")
+        .await
+        .unwrap();
+    client.batch_execute("CALL refresh_continuous_aggregate('r_hourly', NULL, NULL)").await.unwrap();
+    let view = common::text_rows(&client, "SELECT sum(s), sum(n) FROM r_hourly").await;
+    assert_eq!(view, vec![vec!["166".to_string(), "13".to_string()]]);
+    let jobs = common::text_rows(&client, "SELECT proc_name, hypertable_name FROM timescaledb_information.jobs").await;
+    assert_eq!(jobs, vec![vec!["policy_refresh_continuous_aggregate".to_string(), "r_hourly".to_string()]]);
+}

@@ -2,7 +2,8 @@
 //! drops the chunks whose time range ended `drop_after` ago, as
 //! `drop_chunks`; a compression policy brings rows still in memory into
 //! compressed segment files with a checkpoint, then merges each
-//! partition's segments, as `brewric_compact`), the scheduler (one task on
+//! partition's segments, as `brewric_compact`; a continuous aggregate
+//! policy refreshes the buckets between its offsets), the scheduler (one task on
 //! shard 0: every second it runs the scheduled jobs that are due, one at a
 //! time), and `run_recorded`, which runs one job and records the run in
 //! the server's `JobRuns` (the scheduler and `CALL run_job` both use it).
@@ -49,7 +50,7 @@ fn changed_by_open_block(db: &Database, table: u32) -> bool {
 }
 
 /// Does the job's work once.
-async fn run_job(server: &Server, db: &Database, job: &JobDef) -> DbResult<()> {
+async fn run_job(server: &Arc<Server>, db: &Database, job: &JobDef) -> DbResult<()> {
     let table = job_table(db, job).ok_or_else(|| {
         DbError::new(
             "TS001",
@@ -65,13 +66,26 @@ async fn run_job(server: &Server, db: &Database, job: &JobDef) -> DbResult<()> {
             crate::storage::checkpoint::checkpoint(server).await?;
             crate::storage::compaction::compact(server).await?;
         }
+        Policy::Refresh { start_offset, end_offset } => {
+            let now = now_ns();
+            let before_now = |offset: Option<Interval>| {
+                offset.map(|iv| crate::types::datetime::timestamp_sub_interval(now, iv)).transpose()
+            };
+            let window = (before_now(start_offset)?, before_now(end_offset)?);
+            let refreshed = crate::sql::continuous_aggregates::refresh(server, &db.name, job.table, window, 0).await;
+            // A policy's window may hold no whole bucket yet: nothing to do, not a failure.
+            match refreshed {
+                Err(e) if e.code == crate::error::sqlstate::INVALID_PARAMETER_VALUE && e.message.contains("too small") => {}
+                other => other?,
+            }
+        }
     }
     Ok(())
 }
 
 /// Runs `job` now and records the run (its outcome, when it is due again).
 /// A job already running elsewhere is not started twice.
-pub async fn run_recorded(server: &Server, db: &Database, job: &JobDef) -> DbResult<()> {
+pub async fn run_recorded(server: &Arc<Server>, db: &Database, job: &JobDef) -> DbResult<()> {
     if !server.job_runs.start(db.oid, job.id, now_ns()) {
         return Err(DbError::new(
             crate::error::sqlstate::OBJECT_IN_USE,
@@ -128,7 +142,11 @@ pub fn timestamptz_text(ns: i64, zone: Zone) -> String {
 /// The job's config as TimescaleDB shows it (jsonb text):
 /// `{"drop_after": "7 days", "hypertable_id": 16384}`.
 pub fn config_text(job: &JobDef) -> String {
-    let (key, window) = job.policy.window();
-    let json = serde_json::json!({ key: interval_text(window), "hypertable_id": job.table });
-    crate::types::text::parse_jsonb(&json.to_string()).unwrap_or_else(|_| json.to_string())
+    let mut config = serde_json::Map::new();
+    for (key, window) in job.policy.config() {
+        config.insert(key.into(), window.map_or(serde_json::Value::Null, |w| interval_text(w).into()));
+    }
+    config.insert(job.policy.table_key().into(), job.table.into());
+    let json = serde_json::Value::Object(config).to_string();
+    crate::types::text::parse_jsonb(&json).unwrap_or(json)
 }

@@ -5,6 +5,7 @@
 //! Must not: speak the wire protocol (results go back as `StatementResult`).
 
 pub mod bind;
+pub mod continuous_aggregates;
 pub mod fast_insert;
 pub mod ingest_copy;
 pub mod jobs;
@@ -63,14 +64,83 @@ pub fn parse(sql: &str) -> DbResult<Vec<sqlparser::ast::Statement>> {
             return parse_statements(&rewritten);
         }
     }
-    // PostgreSQL's ALTER SEQUENCE, which sqlparser does not know.
     let mentions = |word: &[u8]| sql.as_bytes().windows(word.len()).any(|w| w.eq_ignore_ascii_case(word));
+    // PostgreSQL's ALTER SEQUENCE, which sqlparser does not know.
     if mentions(b"alter") && mentions(b"sequence") {
         if let Some(rewritten) = rewrite_alter_sequence(sql) {
             return parse_statements(&rewritten);
         }
     }
+    // `CREATE MATERIALIZED VIEW … AS query WITH [NO] DATA`, whose ending
+    // sqlparser does not take: WITH NO DATA becomes an option of the view.
+    if mentions(b"materialized") && mentions(b"data") {
+        if let Some(rewritten) = rewrite_materialized_view_data(sql) {
+            return parse_statements(&rewritten);
+        }
+    }
     parse_statements(sql)
+}
+
+/// `sql` with each `CREATE MATERIALIZED VIEW …` ending in `WITH [NO] DATA`
+/// without that ending; for NO DATA the view's options gain
+/// `session::continuous_aggregates::NO_DATA_OPTION` (in its `WITH (…)`
+/// list, made if there is none).
+fn rewrite_materialized_view_data(sql: &str) -> Option<String> {
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize().ok()?;
+    let word = |t: &Token, k: &str| matches!(t, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(k));
+    let option = session::continuous_aggregates::NO_DATA_OPTION;
+    let mut out = String::with_capacity(sql.len() + 64);
+    let mut changed = false;
+    for statement in tokens.split_inclusive(|t| matches!(t, Token::SemiColon)) {
+        let at: Vec<usize> = (0..statement.len())
+            .filter(|&i| !matches!(statement[i], Token::Whitespace(_) | Token::SemiColon))
+            .collect();
+        let starts = at.len() > 6
+            && word(&statement[at[0]], "create")
+            && word(&statement[at[1]], "materialized")
+            && word(&statement[at[2]], "view");
+        let n = at.len();
+        let no_data = n > 3 && word(&statement[at[n - 3]], "with") && word(&statement[at[n - 2]], "no") && word(&statement[at[n - 1]], "data");
+        let data = n > 2 && word(&statement[at[n - 2]], "with") && word(&statement[at[n - 1]], "data");
+        if !starts || !(no_data || data) {
+            statement.iter().for_each(|t| out.push_str(&t.to_string()));
+            continue;
+        }
+        let cut = at[n - if no_data { 3 } else { 2 }];
+        // The view's options come before its first AS outside parentheses.
+        let (mut depth, mut as_at, mut with_at) = (0i32, None, None);
+        for (i, t) in statement.iter().enumerate().take(cut) {
+            match t {
+                Token::LParen => depth += 1,
+                Token::RParen => depth -= 1,
+                t if depth == 0 && word(t, "with") && with_at.is_none() => with_at = Some(i),
+                t if depth == 0 && word(t, "as") => {
+                    as_at = Some(i);
+                    break;
+                }
+                _ => {}
+            }
+        }
+        let as_at = as_at?;
+        let options_open = with_at
+            .filter(|&w| w < as_at)
+            .and_then(|w| (w + 1..as_at).find(|&i| matches!(statement[i], Token::LParen)));
+        for (i, t) in statement.iter().enumerate() {
+            if i >= cut && !matches!(t, Token::SemiColon) {
+                continue;
+            }
+            if no_data && options_open.is_none() && i == as_at {
+                out.push_str(&format!("WITH ({option}) "));
+            }
+            out.push_str(&t.to_string());
+            if no_data && options_open == Some(i) {
+                out.push_str(&format!("{option}, "));
+            }
+        }
+        changed = true;
+    }
+    changed.then_some(out)
 }
 
 /// The procedure an `ALTER SEQUENCE` statement is rewritten to call (a
@@ -424,6 +494,22 @@ fn syntax_error(sql: &str, message: &str) -> DbError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_materialized_views_with_no_data_becomes_an_option() {
+        let opts = |sql: &str| match parse(sql).unwrap().as_slice() {
+            [sqlparser::ast::Statement::CreateView(cv)] => cv.options.to_string(),
+            other => panic!("{other:?}"),
+        };
+        let o = opts("CREATE MATERIALIZED VIEW v WITH (timescaledb.continuous) AS SELECT 1 AS a GROUP BY a WITH NO DATA");
+        assert!(o.contains("brewric.with_no_data") && o.contains("timescaledb.continuous"), "{o}");
+        let o = opts("create materialized view v (x) as select 1 with no data;");
+        assert!(o.contains("brewric.with_no_data"), "{o}");
+        let o = opts("CREATE MATERIALIZED VIEW v WITH (timescaledb.continuous) AS SELECT 1 WITH DATA");
+        assert!(!o.contains("brewric.with_no_data"), "{o}");
+        // A query mentioning those words elsewhere is left alone.
+        assert!(parse("SELECT 'materialized data'").is_ok());
+    }
 
     #[test]
     fn alter_sequence_becomes_a_call_with_restart_taken_out_of_the_options() {

@@ -32,6 +32,7 @@ use unique::ConflictArbiter;
 mod alter;
 mod checks;
 mod comment;
+pub mod continuous_aggregates;
 mod create_table_as;
 mod dml;
 mod function;
@@ -713,6 +714,7 @@ impl Session {
             } => self.drop(object_type, *if_exists, names, *cascade).await,
             Statement::CreateIndex(ci) => self.create_index(ci).await,
             Statement::AlterTable(at) => self.alter_table(at).await,
+            Statement::CreateView(cv) if cv.materialized => self.create_continuous_aggregate(cv).await,
             Statement::CreateView(cv) => self.create_view(cv),
             Statement::AlterIndex {
                 name,
@@ -720,6 +722,9 @@ impl Session {
             } => self.rename_index(name, index_name),
             Statement::Call(f) if f.name.to_string() == format!("\"{}\"", crate::sql::ALTER_SEQUENCE_CALL) => self.alter_sequence(f),
             Statement::Call(f) if f.name.to_string().eq_ignore_ascii_case("run_job") => self.call_run_job(f).await,
+            Statement::Call(f) if f.name.to_string().eq_ignore_ascii_case("refresh_continuous_aggregate") => {
+                self.call_refresh_continuous_aggregate(f).await
+            }
             Statement::Call(f) if f.name.to_string().eq_ignore_ascii_case("checkpoint") => {
                 crate::storage::checkpoint::checkpoint(&self.server).await?;
                 Ok(StatementResult::Command("CHECKPOINT".into()))
@@ -1510,6 +1515,7 @@ impl Session {
     ) -> DbResult<StatementResult> {
         match object_type {
             ast::ObjectType::Index => self.drop_indexes(if_exists, names),
+            ast::ObjectType::MaterializedView => self.drop_materialized_views(if_exists, names).await,
             ast::ObjectType::Sequence => self.drop_sequences(if_exists, names, cascade),
             ast::ObjectType::View => self.drop_views(if_exists, names, cascade),
             ast::ObjectType::Table => {
@@ -1536,6 +1542,7 @@ impl Session {
                         }
                         Err(e) => return Err(e),
                     };
+                    self.drop_dependent_continuous_aggregates(&table, cascade).await?;
                     if self.txn != TxnState::Idle && !self.tables_made_in_block().contains(&table.oid) {
                         self.drop_table_in_block(&table, cascade)?;
                         continue;

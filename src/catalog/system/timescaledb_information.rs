@@ -1,6 +1,6 @@
 //! TimescaleDB's `timescaledb_information` views, as TimescaleDB 2 names
 //! their columns: `hypertables`, `dimensions`, `chunks`, `jobs`,
-//! `job_stats`, `compression_settings`. A Brewric hypertable's chunks are
+//! `job_stats`, `continuous_aggregates`, `compression_settings`. A Brewric hypertable's chunks are
 //! its day partitions (`storage::flush::PARTITION_NS`) that hold rows,
 //! named `_timescaledb_internal._hyper_<table OID>_<day number>_chunk`;
 //! one is compressed once none of its rows wait in memory for a flush.
@@ -129,6 +129,26 @@ pub static RELATIONS: &[SystemRelation] = &[
     },
     SystemRelation {
         schema: "timescaledb_information",
+        name: "continuous_aggregates",
+        oid: 13_107,
+        kind: 'v',
+        columns: &[
+            ("hypertable_schema", NM),
+            ("hypertable_name", NM),
+            ("view_schema", NM),
+            ("view_name", NM),
+            ("view_owner", NM),
+            ("materialized_only", B),
+            ("compression_enabled", B),
+            ("materialization_hypertable_schema", NM),
+            ("materialization_hypertable_name", NM),
+            ("view_definition", T),
+            ("finalized", B),
+        ],
+        rows: continuous_aggregates,
+    },
+    SystemRelation {
+        schema: "timescaledb_information",
         name: "compression_settings",
         oid: 13_106,
         kind: 'v',
@@ -155,9 +175,37 @@ pub fn chunk_name(table: u32, partition: i64) -> String {
     format!("_hyper_{table}_{partition}_chunk")
 }
 
-/// The database's hypertables, in schema and name order.
+/// The database's hypertables, in schema and name order (continuous
+/// aggregates' tables too: policies act on them).
 fn hypertable_defs(db: &Database) -> impl Iterator<Item = &TableDef> {
     db.schemas.values().flat_map(|s| s.tables.values()).filter(|t| t.time_column.is_some()).map(|t| &**t)
+}
+
+/// The hypertables users made (not continuous aggregates' tables).
+fn user_hypertables(db: &Database) -> impl Iterator<Item = &TableDef> {
+    hypertable_defs(db).filter(|t| !db.timescale.continuous.contains_key(&t.oid))
+}
+
+fn continuous_aggregates(ctx: &SystemContext) -> Vec<Vec<Datum>> {
+    hypertable_defs(ctx.db)
+        .filter_map(|t| {
+            let c = ctx.db.timescale.continuous.get(&t.oid)?;
+            let source = ctx.db.table_by_oid(c.source);
+            Some(vec![
+                source.map_or(NULL, |s| text(&s.schema)),
+                source.map_or(NULL, |s| text(&s.name)),
+                text(&t.schema),
+                text(&t.name),
+                text(ctx.user),
+                b(true),
+                b(ctx.db.timescale.compression.contains_key(&t.oid)),
+                text(&t.schema),
+                text(&t.name),
+                text(format!(" {};", c.query)),
+                b(true),
+            ])
+        })
+        .collect()
 }
 
 /// The chunks of `table` this statement's facts hold: (partition, compressed), in time order.
@@ -185,7 +233,7 @@ fn interval(iv: Interval) -> Datum {
 const FIVE_MINUTES: Interval = Interval { months: 0, days: 0, micros: 300_000_000 };
 
 fn hypertables(ctx: &SystemContext) -> Vec<Vec<Datum>> {
-    hypertable_defs(ctx.db)
+    user_hypertables(ctx.db)
         .map(|t| {
             vec![
                 text(&t.schema),
@@ -205,7 +253,7 @@ fn time_column(t: &TableDef) -> Option<&crate::catalog::ColumnDef> {
 }
 
 fn dimensions(ctx: &SystemContext) -> Vec<Vec<Datum>> {
-    hypertable_defs(ctx.db)
+    user_hypertables(ctx.db)
         .filter_map(|t| {
             let c = time_column(t)?;
             Some(vec![

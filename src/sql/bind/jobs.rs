@@ -25,6 +25,8 @@ pub const JOB_FUNCTIONS: &[&str] = &[
     "remove_retention_policy",
     "add_compression_policy",
     "remove_compression_policy",
+    "add_continuous_aggregate_policy",
+    "remove_continuous_aggregate_policy",
     "alter_job",
     "delete_job",
 ];
@@ -45,6 +47,11 @@ impl Binder<'_> {
             "add_compression_policy" => &["hypertable", "compress_after", "if_not_exists", "schedule_interval", "initial_start", "timezone"],
             "remove_retention_policy" => &["relation", "if_exists"],
             "remove_compression_policy" => &["hypertable", "if_exists"],
+            "add_continuous_aggregate_policy" => &[
+                "continuous_aggregate", "start_offset", "end_offset", "schedule_interval", "if_not_exists", "initial_start",
+                "timezone",
+            ],
+            "remove_continuous_aggregate_policy" => &["continuous_aggregate", "if_not_exists", "if_exists"],
             "delete_job" => &["job_id"],
             _ => &[
                 "job_id", "schedule_interval", "max_runtime", "max_retries", "retry_period", "scheduled", "config",
@@ -90,6 +97,40 @@ impl Binder<'_> {
                 };
                 Effect::RemovePolicy { table, policy, if_exists }
             }
+            "add_continuous_aggregate_policy" => {
+                let table = self.continuous_aggregate_arg(name, take("continuous_aggregate"))?;
+                let start_offset = self.interval_arg("start_offset", take("start_offset"))?;
+                let end_offset = self.interval_arg("end_offset", take("end_offset"))?;
+                let schedule_interval = self.interval_arg("schedule_interval", take("schedule_interval"))?;
+                if schedule_interval.is_none() {
+                    return Err(no_such_function(name));
+                }
+                let if_not_exists = self.bool_arg(take("if_not_exists"))?.unwrap_or(false);
+                let initial_start = self.timestamp_arg("initial_start", take("initial_start"))?;
+                if let Some(zone) = take("timezone") {
+                    if !matches!(self.constant(&zone)?.0, Datum::Null) {
+                        return Err(DbError::unsupported(format!("{name}() with a timezone")));
+                    }
+                }
+                if let (Some(start), Some(end), Some(width)) = (
+                    start_offset,
+                    end_offset,
+                    self.db.timescale.continuous.get(&table.oid).map(|c| c.bucket_width),
+                ) {
+                    let ns = crate::server::job_runs::interval_ns;
+                    if ns(start).saturating_sub(ns(end)) < ns(width).saturating_mul(2) {
+                        return Err(DbError::new(sqlstate::INVALID_PARAMETER_VALUE, "policy refresh window too small")
+                            .with_detail("The start and end offsets must cover at least two buckets in the valid time range of type \"timestamp with time zone\"."));
+                    }
+                }
+                let policy = Policy::Refresh { start_offset, end_offset };
+                Effect::AddPolicy { table, policy, if_not_exists, schedule_interval, initial_start }
+            }
+            "remove_continuous_aggregate_policy" => {
+                let table = self.continuous_aggregate_arg(name, take("continuous_aggregate"))?;
+                let if_exists = self.bool_arg(take("if_exists"))?.unwrap_or(false) || self.bool_arg(take("if_not_exists"))?.unwrap_or(false);
+                Effect::RemovePolicy { table, policy: Policy::Refresh { start_offset: None, end_offset: None }, if_exists }
+            }
             "delete_job" => Effect::DeleteJob { id: self.job_id_arg(take("job_id"))? },
             _ => {
                 let id = self.job_id_arg(take("job_id"))?;
@@ -128,6 +169,21 @@ impl Binder<'_> {
             return Err(DbError::new(
                 "TS001",
                 format!("\"{}\" is not a hypertable or a continuous aggregate", table.name),
+            ));
+        }
+        Ok(table)
+    }
+
+    /// The continuous aggregate a policy names.
+    fn continuous_aggregate_arg(&mut self, func: &str, arg: Option<Expr>) -> DbResult<Arc<TableDef>> {
+        let arg = arg.ok_or_else(|| no_such_function(func))?;
+        let table = self
+            .table_arg(func, &arg)?
+            .ok_or_else(|| DbError::unsupported(format!("{func}() of a NULL relation")))?;
+        if !self.db.timescale.continuous.contains_key(&table.oid) {
+            return Err(DbError::new(
+                sqlstate::INVALID_PARAMETER_VALUE,
+                format!("\"{}\" is not a continuous aggregate", table.name),
             ));
         }
         Ok(table)

@@ -16,6 +16,14 @@ use crate::error::{sqlstate, DbError, DbResult};
 use crate::sql::bind::jobs::{JobChanges, COMPRESSION_SCHEDULE, RETENTION_SCHEDULE};
 use crate::types::Datum;
 
+/// "retention policy already exists for hypertable "t"", TimescaleDB's wording per kind.
+fn policy_message(policy: &Policy, what: &str, table: &TableDef) -> String {
+    match policy {
+        Policy::Refresh { .. } => format!("{} {what} for \"{}\"", policy.kind(), table.name),
+        _ => format!("{} {what} for hypertable \"{}\"", policy.kind(), table.name),
+    }
+}
+
 fn job_not_found(id: i32) -> DbError {
     DbError::new(sqlstate::UNDEFINED_OBJECT, format!("job {id} not found"))
 }
@@ -52,7 +60,7 @@ impl Session {
         initial_start: Option<i64>,
     ) -> DbResult<Datum> {
         let schedule_interval = schedule_interval.unwrap_or(match policy {
-            Policy::Retention { .. } => RETENTION_SCHEDULE,
+            Policy::Retention { .. } | Policy::Refresh { .. } => RETENTION_SCHEDULE,
             Policy::Compression { .. } => COMPRESSION_SCHEDULE,
         });
         if crate::server::job_runs::interval_ns(schedule_interval) <= 0 {
@@ -80,14 +88,14 @@ impl Session {
                 if !if_not_exists {
                     return Err(DbError::new(
                         sqlstate::DUPLICATE_OBJECT,
-                        format!("{} already exists for hypertable \"{}\"", policy.kind(), table.name),
+                        policy_message(&policy, "already exists", table),
                     ));
                 }
                 return Ok(if existing.policy == policy { Added::Same } else { Added::Different });
             }
             Ok(Added::New(db.timescale.add_job(policy, table.oid, schedule_interval, initial_start)))
         })?;
-        let message = format!("{} already exists for hypertable \"{}\"", policy.kind(), table.name);
+        let message = policy_message(&policy, "already exists", table);
         match added {
             Added::New(id) => {
                 let db = self.database_oid();
@@ -122,7 +130,7 @@ impl Session {
         match removed {
             Some(id) => self.server.job_runs.forget(self.database_oid(), id),
             None => {
-                let message = format!("{} not found for hypertable \"{}\"", policy.kind(), table.name);
+                let message = policy_message(&policy, "not found", table);
                 if !if_exists {
                     return Err(DbError::new(sqlstate::UNDEFINED_OBJECT, message));
                 }
