@@ -332,6 +332,17 @@ pub struct Database {
     pub ingest_created: Vec<IngestCreated>,
     /// TimescaleDB's jobs and compression settings (see [`timescale::Timescale`]).
     pub timescale: timescale::Timescale,
+    /// PostgreSQL's materialized views: a table (the key: its OID) holding
+    /// the query's rows as of the last REFRESH.
+    pub materialized_views: BTreeMap<u32, MaterializedView>,
+}
+
+/// A materialized view's query and whether its table holds its rows (WITH
+/// NO DATA leaves it unpopulated: reading it is an error until a REFRESH).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MaterializedView {
+    pub query: String,
+    pub populated: bool,
 }
 
 /// An object an MCAP recording's ingest created outside a transaction block
@@ -413,16 +424,19 @@ impl Database {
             block_undo: Vec::new(),
             ingest_created: Vec::new(),
             timescale: timescale::Timescale::default(),
+            materialized_views: BTreeMap::new(),
         }
     }
 
-    /// Drops the jobs and compression settings whose table is gone: not in a
-    /// schema, nor on the dropping list (a ROLLBACK may bring it back).
+    /// Drops the jobs, compression settings, continuous aggregates and
+    /// materialized views whose table is gone: not in a schema, nor on the
+    /// dropping list (a ROLLBACK may bring it back).
     pub fn prune_timescale(&mut self) {
         let mut live: std::collections::HashSet<u32> =
             self.schemas.values().flat_map(|s| s.tables.values().map(|t| t.oid)).collect();
         live.extend(self.dropping.iter().map(|d| d.table.oid));
         self.timescale.retain_tables(|oid| live.contains(&oid));
+        self.materialized_views.retain(|oid, _| live.contains(oid));
     }
 
     /// After a restart: removes what unfinished ingests created (see

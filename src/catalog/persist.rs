@@ -388,6 +388,9 @@ pub fn to_json(catalog: &Catalog, next_oid: u32) -> Value {
                 "provisional": d.provisional.iter().map(provisional_json).collect::<Vec<_>>(),
                 "block_undo": d.block_undo.iter().map(block_undo_json).collect::<Vec<_>>(),
                 "timescale": d.timescale.to_json(),
+                "materialized_views": d.materialized_views.iter().map(|(t, m)| json!({
+                    "table": t, "query": m.query, "populated": m.populated,
+                })).collect::<Vec<_>>(),
                 "ingest_created": d.ingest_created.iter().map(|c| {
                     let mut entry = provisional_json(&c.object);
                     entry["ingest"] = json!(c.ingest);
@@ -696,7 +699,18 @@ pub fn load(dir: &Path) -> Result<Option<(Catalog, u32)>, String> {
                 Some(t) => super::timescale::Timescale::from_json(t)?,
                 None => Default::default(),
             },
+            materialized_views: BTreeMap::new(),
         };
+        // Absent in files written before materialized views.
+        for m in d.get("materialized_views").and_then(Value::as_array).into_iter().flatten() {
+            database.materialized_views.insert(
+                number(m, "table")? as u32,
+                super::MaterializedView {
+                    query: text(m, "query")?,
+                    populated: m.get("populated").and_then(Value::as_bool).ok_or("catalog.json: a materialized view without \"populated\"")?,
+                },
+            );
+        }
         // What blocks open when the server stopped created and dropped: they
         // never committed, so it is undone (absent in older files).
         if d.get("dropping").is_some() {

@@ -473,6 +473,22 @@ pub static RELATIONS: &[SystemRelation] = &[
     },
     SystemRelation {
         schema: "pg_catalog",
+        name: "pg_matviews",
+        oid: 13_080,
+        kind: 'v',
+        columns: &[
+            ("schemaname", NM),
+            ("matviewname", NM),
+            ("matviewowner", NM),
+            ("tablespace", NM),
+            ("hasindexes", B),
+            ("ispopulated", B),
+            ("definition", T),
+        ],
+        rows: pg_matviews,
+    },
+    SystemRelation {
+        schema: "pg_catalog",
         name: "pg_indexes",
         oid: 12_015,
         kind: 'v',
@@ -2135,6 +2151,25 @@ fn pg_views(ctx: &SystemContext) -> Vec<Vec<Datum>> {
         .filter_map(|l| {
             let v = l.view()?;
             Some(vec![text(l.schema), text(l.name), text(ctx.user), text(format!(" {};", v.query))])
+        })
+        .collect()
+}
+
+fn pg_matviews(ctx: &SystemContext) -> Vec<Vec<Datum>> {
+    ctx.db
+        .materialized_views
+        .iter()
+        .filter_map(|(oid, m)| {
+            let t = ctx.db.table_by_oid(*oid)?;
+            Some(vec![
+                text(&t.schema),
+                text(&t.name),
+                text(ctx.user),
+                NULL,
+                b(has_indexes(ctx.db, &t.schema, &t.name)),
+                b(m.populated),
+                text(format!(" {};", m.query)),
+            ])
         })
         .collect()
 }

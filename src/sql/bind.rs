@@ -824,7 +824,16 @@ impl<'a> Binder<'a> {
                     return Ok(plan);
                 }
                 let table = match self.resolve_relation(name)? {
-                    Relation::Table(t) => t,
+                    Relation::Table(t) => {
+                        if self.db.materialized_views.get(&t.oid).is_some_and(|m| !m.populated) {
+                            return Err(DbError::new(
+                                sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                                format!("materialized view \"{}\" has not been populated", t.name),
+                            )
+                            .with_hint("Use the REFRESH MATERIALIZED VIEW command."));
+                        }
+                        t
+                    }
                     Relation::View(v) => {
                         self.referenced.push((v.schema.clone(), v.name.clone()));
                         let qual = alias

@@ -83,13 +83,13 @@ pub fn parse(sql: &str) -> DbResult<Vec<sqlparser::ast::Statement>> {
 
 /// `sql` with each `CREATE MATERIALIZED VIEW …` ending in `WITH [NO] DATA`
 /// without that ending; for NO DATA the view's options gain
-/// `session::continuous_aggregates::NO_DATA_OPTION` (in its `WITH (…)`
+/// `session::materialized_views::NO_DATA_OPTION` (in its `WITH (…)`
 /// list, made if there is none).
 fn rewrite_materialized_view_data(sql: &str) -> Option<String> {
     use sqlparser::tokenizer::{Token, Tokenizer};
     let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize().ok()?;
     let word = |t: &Token, k: &str| matches!(t, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(k));
-    let option = session::continuous_aggregates::NO_DATA_OPTION;
+    let option = session::materialized_views::NO_DATA_OPTION;
     let mut out = String::with_capacity(sql.len() + 64);
     let mut changed = false;
     for statement in tokens.split_inclusive(|t| matches!(t, Token::SemiColon)) {

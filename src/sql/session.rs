@@ -32,7 +32,7 @@ use unique::ConflictArbiter;
 mod alter;
 mod checks;
 mod comment;
-pub mod continuous_aggregates;
+pub mod materialized_views;
 mod create_table_as;
 mod dml;
 mod function;
@@ -714,7 +714,8 @@ impl Session {
             } => self.drop(object_type, *if_exists, names, *cascade).await,
             Statement::CreateIndex(ci) => self.create_index(ci).await,
             Statement::AlterTable(at) => self.alter_table(at).await,
-            Statement::CreateView(cv) if cv.materialized => self.create_continuous_aggregate(cv).await,
+            Statement::CreateView(cv) if cv.materialized => self.create_materialized_view(cv).await,
+            Statement::RefreshMaterializedView(r) => self.refresh_materialized_view(r).await,
             Statement::CreateView(cv) => self.create_view(cv),
             Statement::AlterIndex {
                 name,

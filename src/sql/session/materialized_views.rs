@@ -1,4 +1,8 @@
-//! TimescaleDB's continuous aggregates, the session's side: `CREATE
+//! Materialized views, the session's side. PostgreSQL's (`CREATE
+//! MATERIALIZED VIEW v AS query [WITH [NO] DATA]`, `REFRESH MATERIALIZED
+//! VIEW [CONCURRENTLY] v [WITH [NO] DATA]`: a table holding the query's rows,
+//! replaced whole by a refresh inside the session's transaction) and
+//! TimescaleDB's continuous aggregates: `CREATE
 //! MATERIALIZED VIEW v [(cols)] WITH (timescaledb.continuous [, …]) AS
 //! SELECT time_bucket(width, time) …, aggregates FROM hypertable … GROUP BY …
 //! [WITH [NO] DATA]` — the query checked to bucket the hypertable's time
@@ -82,7 +86,7 @@ fn bucketing(select: &ast::Select) -> DbResult<Bucketing> {
 }
 
 impl Session {
-    pub(super) async fn create_continuous_aggregate(&mut self, cv: &ast::CreateView) -> DbResult<StatementResult> {
+    pub(super) async fn create_materialized_view(&mut self, cv: &ast::CreateView) -> DbResult<StatementResult> {
         let mut continuous = false;
         let mut with_data = true;
         let options = match &cv.options {
@@ -109,9 +113,7 @@ impl Session {
             }
         }
         if !continuous {
-            return Err(DbError::unsupported(
-                "CREATE MATERIALIZED VIEW without timescaledb.continuous is not supported yet",
-            ));
+            return self.create_plain_materialized_view(cv, with_data).await;
         }
         if self.txn != TxnState::Idle {
             return Err(DbError::new(
@@ -162,19 +164,8 @@ impl Session {
             }
             Some(_) => {}
         }
-        // The table holding the buckets, made as CREATE TABLE … AS … WITH NO DATA makes it.
-        let columns = match cv.columns.is_empty() {
-            true => String::new(),
-            false => format!("({})", cv.columns.iter().map(|c| quote_ident(&ident_name(&c.name))).collect::<Vec<_>>().join(", ")),
-        };
-        let create = format!("CREATE TABLE {}.{} {columns} AS {} WITH NO DATA", quote_ident(&schema), quote_ident(&name), cv.query);
-        let Some(Statement::CreateTable(ct)) = crate::sql::parse(&create)?.pop() else {
-            return Err(DbError::internal("a continuous aggregate's table did not parse"));
-        };
-        let Some(query) = ct.query.clone() else {
-            return Err(DbError::internal("a continuous aggregate's table has no query"));
-        };
-        self.create_table_as(&ct, &query, Vec::new(), &[]).await?;
+        // The table holding the buckets.
+        self.create_view_table(cv, &schema, &name).await?;
         let made = self.server.catalog.update_database(&self.database, |db| {
             let s = db.schemas.get_mut(&schema).ok_or_else(|| DbError::internal("schema vanished"))?;
             let t = s.tables.get_mut(&name).ok_or_else(|| DbError::internal("continuous aggregate table vanished"))?;
@@ -202,6 +193,154 @@ impl Session {
             }
         }
         Ok(StatementResult::Command("CREATE MATERIALIZED VIEW".into()))
+    }
+
+    /// `CREATE MATERIALIZED VIEW v AS query`: the table made as CREATE TABLE
+    /// … AS makes it, the query registered, then filled unless WITH NO DATA.
+    async fn create_plain_materialized_view(&mut self, cv: &ast::CreateView, with_data: bool) -> DbResult<StatementResult> {
+        let (schema, name) = self.creation_target(&cv.name, "relation")?;
+        let exists = {
+            let catalog = self.server.catalog.snapshot();
+            let db = catalog.database(&self.database)?;
+            db.schemas.get(&schema).is_some_and(|s| s.relation_kind(&name).is_some())
+        };
+        if exists && cv.if_not_exists {
+            self.notice(sqlstate::DUPLICATE_TABLE, format!("relation \"{name}\" already exists, skipping"));
+            return Ok(StatementResult::Command("CREATE MATERIALIZED VIEW".into()));
+        }
+        let oid = self.create_view_table(cv, &schema, &name).await?;
+        self.server.catalog.update_database(&self.database, |db| {
+            db.materialized_views
+                .insert(oid, crate::catalog::MaterializedView { query: cv.query.to_string(), populated: false });
+            Ok(())
+        })?;
+        if with_data {
+            if let Err(e) = self.refresh_materialized_view_rows(oid, true).await {
+                if self.txn == TxnState::Idle {
+                    let _ = self.drop_continuous_aggregate_table(oid).await;
+                }
+                return Err(e);
+            }
+        }
+        Ok(StatementResult::Command("CREATE MATERIALIZED VIEW".into()))
+    }
+
+    /// The table of a materialized view, made with the query's columns (no rows); its OID.
+    async fn create_view_table(&mut self, cv: &ast::CreateView, schema: &str, name: &str) -> DbResult<u32> {
+        let columns = match cv.columns.is_empty() {
+            true => String::new(),
+            false => format!("({})", cv.columns.iter().map(|c| quote_ident(&ident_name(&c.name))).collect::<Vec<_>>().join(", ")),
+        };
+        let create = format!("CREATE TABLE {}.{} {columns} AS {} WITH NO DATA", quote_ident(schema), quote_ident(name), cv.query);
+        let Some(Statement::CreateTable(ct)) = crate::sql::parse(&create)?.pop() else {
+            return Err(DbError::internal("a materialized view's table did not parse"));
+        };
+        let Some(query) = ct.query.clone() else {
+            return Err(DbError::internal("a materialized view's table has no query"));
+        };
+        self.create_table_as(&ct, &query, Vec::new(), &[]).await?;
+        let catalog = self.server.catalog.snapshot();
+        let db = catalog.database(&self.database)?;
+        db.schemas
+            .get(schema)
+            .and_then(|s| s.tables.get(name))
+            .map(|t| t.oid)
+            .ok_or_else(|| DbError::internal("a materialized view's table vanished"))
+    }
+
+    /// Replaces a materialized view's rows with its query's (or, WITH NO
+    /// DATA, with none, leaving it unpopulated), in the session's transaction
+    /// (one of its own when none is open).
+    async fn refresh_materialized_view_rows(&mut self, oid: u32, with_data: bool) -> DbResult<()> {
+        let catalog = self.server.catalog.snapshot();
+        let db = catalog.database(&self.database)?;
+        let (Some(view), Some(table)) = (db.materialized_views.get(&oid), db.table_by_oid(oid)) else {
+            return Err(DbError::internal("a materialized view vanished"));
+        };
+        let target = format!("{}.{}", quote_ident(&table.schema), quote_ident(&table.name));
+        let mut statements = vec![format!("DELETE FROM {target}")];
+        if with_data {
+            statements.push(format!("INSERT INTO {target} {}", view.query));
+        }
+        let own_transaction = self.txn == TxnState::Idle;
+        if own_transaction {
+            statements.insert(0, "BEGIN".into());
+            statements.push("COMMIT".into());
+        }
+        let was_populated = view.populated;
+        let set_populated = |session: &Session, populated: bool| {
+            session.server.catalog.update_database(&session.database, |db| {
+                if let Some(v) = db.materialized_views.get_mut(&oid) {
+                    v.populated = populated;
+                }
+                Ok(())
+            })
+        };
+        // Populated first: the refresh's own statements read the table.
+        set_populated(self, true)?;
+        for sql in &statements {
+            for statement in crate::sql::parse(sql)? {
+                let run: std::pin::Pin<Box<dyn std::future::Future<Output = DbResult<StatementResult>> + '_>> =
+                    Box::pin(self.execute(&statement, Vec::new(), &[]));
+                if let Err(e) = run.await {
+                    if own_transaction {
+                        let rollback: std::pin::Pin<Box<dyn std::future::Future<Output = DbResult<()>> + '_>> =
+                            Box::pin(self.end_implicit(false));
+                        let _ = rollback.await;
+                    }
+                    let _ = set_populated(self, was_populated);
+                    return Err(e);
+                }
+            }
+        }
+        set_populated(self, with_data)
+    }
+
+    /// `REFRESH MATERIALIZED VIEW [CONCURRENTLY] v [WITH [NO] DATA]`.
+    pub(super) async fn refresh_materialized_view(&mut self, r: &ast::RefreshMaterializedView) -> DbResult<StatementResult> {
+        let table = self.lookup_table(&r.name).map_err(|e| match e.code.as_ref() {
+            sqlstate::UNDEFINED_TABLE => DbError::new(
+                sqlstate::UNDEFINED_TABLE,
+                format!("relation \"{}\" does not exist", object_name_parts(&r.name).join(".")),
+            ),
+            _ => e,
+        })?;
+        let catalog = self.server.catalog.snapshot();
+        let db = catalog.database(&self.database)?;
+        if db.timescale.continuous.contains_key(&table.oid) {
+            return Err(DbError::new(sqlstate::FEATURE_NOT_SUPPORTED, "operation not supported on continuous aggregate")
+                .with_hint("Use the refresh_continuous_aggregate procedure to refresh a continuous aggregate."));
+        }
+        let Some(view) = db.materialized_views.get(&table.oid) else {
+            return Err(DbError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{}\" is not a materialized view", table.name)));
+        };
+        let with_data = r.with_data.unwrap_or(true);
+        if r.concurrently {
+            if !with_data {
+                return Err(DbError::new(
+                    sqlstate::FEATURE_NOT_SUPPORTED,
+                    "REFRESH options CONCURRENTLY and WITH NO DATA cannot be used together",
+                ));
+            }
+            if !view.populated {
+                return Err(DbError::new(
+                    sqlstate::FEATURE_NOT_SUPPORTED,
+                    "CONCURRENTLY cannot be used when the materialized view is not populated",
+                ));
+            }
+            let unique = db.schemas.get(&table.schema).is_some_and(|s| {
+                s.indexes.values().any(|i| i.table == table.name && i.unique && i.predicate.is_none())
+            });
+            if !unique {
+                return Err(DbError::new(
+                    sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                    format!("cannot refresh materialized view \"{}.{}\" concurrently", table.schema, table.name),
+                )
+                .with_hint("Create a unique index with no WHERE clause on one or more columns of the materialized view."));
+            }
+        }
+        self.refresh_materialized_view_rows(table.oid, with_data).await?;
+        Ok(StatementResult::Command("REFRESH MATERIALIZED VIEW".into()))
     }
 
     /// Drops a continuous aggregate's table (its entry goes with it, pruned).
@@ -261,7 +400,8 @@ impl Session {
                 Err(e) => return Err(e),
             };
             let catalog = self.server.catalog.snapshot();
-            if !catalog.database(&self.database)?.timescale.continuous.contains_key(&table.oid) {
+            let db = catalog.database(&self.database)?;
+            if !db.timescale.continuous.contains_key(&table.oid) && !db.materialized_views.contains_key(&table.oid) {
                 return Err(DbError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{shown}\" is not a materialized view")));
             }
             self.drop_continuous_aggregate_table(table.oid).await?;
