@@ -298,13 +298,7 @@ impl Session {
 
     /// `REFRESH MATERIALIZED VIEW [CONCURRENTLY] v [WITH [NO] DATA]`.
     pub(super) async fn refresh_materialized_view(&mut self, r: &ast::RefreshMaterializedView) -> DbResult<StatementResult> {
-        let table = self.lookup_table(&r.name).map_err(|e| match e.code.as_ref() {
-            sqlstate::UNDEFINED_TABLE => DbError::new(
-                sqlstate::UNDEFINED_TABLE,
-                format!("relation \"{}\" does not exist", object_name_parts(&r.name).join(".")),
-            ),
-            _ => e,
-        })?;
+        let table = self.lookup_table(&r.name)?;
         let catalog = self.server.catalog.snapshot();
         let db = catalog.database(&self.database)?;
         if db.timescale.continuous.contains_key(&table.oid) {
