@@ -83,6 +83,30 @@ async fn run_job(server: &Arc<Server>, db: &Database, job: &JobDef) -> DbResult<
     Ok(())
 }
 
+/// A started run: records its end, also when the run is dropped unfinished
+/// (its session went away), so that the job is not left "running".
+struct RunRecord<'a> {
+    server: &'a Server,
+    db: u32,
+    job: &'a JobDef,
+    finished: bool,
+}
+
+impl RunRecord<'_> {
+    fn finish(mut self, outcome: Result<(), String>) {
+        self.finished = true;
+        self.server.job_runs.finish(self.db, self.job, now_ns(), outcome);
+    }
+}
+
+impl Drop for RunRecord<'_> {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.server.job_runs.finish(self.db, self.job, now_ns(), Err("the run was cut short".into()));
+        }
+    }
+}
+
 /// Runs `job` now and records the run (its outcome, when it is due again).
 /// A job already running elsewhere is not started twice.
 pub async fn run_recorded(server: &Arc<Server>, db: &Database, job: &JobDef) -> DbResult<()> {
@@ -92,10 +116,9 @@ pub async fn run_recorded(server: &Arc<Server>, db: &Database, job: &JobDef) -> 
             format!("job {} is already running", job.id),
         ));
     }
+    let record = RunRecord { server, db: db.oid, job, finished: false };
     let outcome = run_job(server, db, job).await;
-    server
-        .job_runs
-        .finish(db.oid, job, now_ns(), outcome.as_ref().map(|_| ()).map_err(|e| e.message.clone()));
+    record.finish(outcome.as_ref().map(|_| ()).map_err(|e| e.message.clone()));
     outcome
 }
 
@@ -149,4 +172,24 @@ pub fn config_text(job: &JobDef) -> String {
     config.insert(job.policy.table_key().into(), job.table.into());
     let json = serde_json::Value::Object(config).to_string();
     crate::types::text::parse_jsonb(&json).unwrap_or(json)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_dropped_unfinished_is_recorded_as_failed_and_not_left_running() {
+        let server = Server::new(crate::catalog::CatalogStore::new(), Vec::new(), 0, 0, Default::default());
+        let day = Interval { months: 0, days: 1, micros: 0 };
+        let job = JobDef { id: 1000, policy: Policy::Retention { drop_after: day }, table: 1, schedule_interval: day, scheduled: true, initial_start: None };
+        assert!(server.job_runs.start(1, job.id, now_ns()));
+        drop(RunRecord { server: &server, db: 1, job: &job, finished: false });
+        let run = server.job_runs.get(1, job.id);
+        assert!(!run.running);
+        assert_eq!((run.last_succeeded, run.total_failures), (Some(false), 1));
+        assert!(server.job_runs.start(1, job.id, now_ns()), "the job can run again");
+        RunRecord { server: &server, db: 1, job: &job, finished: false }.finish(Ok(()));
+        assert_eq!(server.job_runs.get(1, job.id).total_successes, 1);
+    }
 }
