@@ -230,39 +230,19 @@ impl Session {
         let mut segment_by: Option<Vec<String>> = None;
         let mut order_by: Option<String> = None;
         for option in options {
-            let (key, value) = match option {
-                ast::SqlOption::Ident(name) => (name.to_string().to_lowercase(), None),
-                ast::SqlOption::KeyValue { key, value } => (key.to_string().to_lowercase(), Some(value)),
-                other => return Err(DbError::unsupported(format!("ALTER TABLE … SET ({other})"))),
-            };
-            let text = |v: Option<&ast::Expr>| -> DbResult<String> {
-                match v {
-                    Some(ast::Expr::Value(v)) => match &v.value {
-                        ast::Value::SingleQuotedString(s) => Ok(s.clone()),
-                        ast::Value::Boolean(b) => Ok(b.to_string()),
-                        other => Ok(other.to_string()),
-                    },
-                    Some(ast::Expr::Identifier(i)) => Ok(i.value.clone()),
-                    Some(other) => Ok(other.to_string()),
-                    None => Ok("true".into()),
-                }
-            };
+            let (key, value) = storage_option(option)?;
             match key.as_str() {
                 "timescaledb.compress" => {
-                    let v = text(value)?;
-                    enable = Some(match v.to_lowercase().as_str() {
-                        "true" | "on" | "1" | "t" | "yes" => true,
-                        "false" | "off" | "0" | "f" | "no" => false,
-                        _ => {
-                            return Err(DbError::new(
-                                sqlstate::INVALID_PARAMETER_VALUE,
-                                format!("invalid value for timescaledb.compress '{v}'"),
-                            ))
-                        }
-                    });
+                    let v = value.as_deref();
+                    enable = Some(option_bool(v).ok_or_else(|| {
+                        DbError::new(
+                            sqlstate::INVALID_PARAMETER_VALUE,
+                            format!("invalid value for timescaledb.compress '{}'", v.unwrap_or_default()),
+                        )
+                    })?);
                 }
                 "timescaledb.compress_segmentby" => {
-                    let list = text(value)?;
+                    let list = value.unwrap_or_default();
                     let mut columns = Vec::new();
                     for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
                         let name = unquote_identifier(name);
@@ -277,7 +257,7 @@ impl Session {
                     }
                     segment_by = Some(columns);
                 }
-                "timescaledb.compress_orderby" => order_by = Some(text(value)?),
+                "timescaledb.compress_orderby" => order_by = Some(value.unwrap_or_default()),
                 "timescaledb.compress_chunk_time_interval" => {}
                 other => {
                     return Err(DbError::unsupported(format!(
@@ -311,6 +291,35 @@ impl Session {
             }
             Ok(())
         })
+    }
+}
+
+/// A `WITH (…)`/`SET (…)` option: its key in lower case and its value as
+/// text (a string literal's contents; None when given bare, `(opt)`).
+pub(super) fn storage_option(option: &ast::SqlOption) -> DbResult<(String, Option<String>)> {
+    match option {
+        ast::SqlOption::Ident(name) => Ok((name.to_string().to_lowercase(), None)),
+        ast::SqlOption::KeyValue { key, value } => {
+            let text = match value {
+                ast::Expr::Value(v) => match &v.value {
+                    ast::Value::SingleQuotedString(s) => s.clone(),
+                    other => other.to_string(),
+                },
+                ast::Expr::Identifier(i) => i.value.clone(),
+                other => other.to_string(),
+            };
+            Ok((key.to_string().to_lowercase(), Some(text)))
+        }
+        other => Err(DbError::unsupported(format!("the option {other}"))),
+    }
+}
+
+/// A boolean option's value (bare: true); None when it is not a boolean.
+pub(super) fn option_bool(value: Option<&str>) -> Option<bool> {
+    match value.map(str::to_lowercase).as_deref() {
+        None | Some("true" | "on" | "1" | "t" | "yes") => Some(true),
+        Some("false" | "off" | "0" | "f" | "no") => Some(false),
+        _ => None,
     }
 }
 

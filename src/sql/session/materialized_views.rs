@@ -94,16 +94,14 @@ impl Session {
             _ => &[],
         };
         for option in options {
-            let (key, value) = match option {
-                ast::SqlOption::Ident(k) => (k.to_string().to_lowercase(), None),
-                ast::SqlOption::KeyValue { key, value } => (key.to_string().to_lowercase(), Some(value.to_string().to_lowercase())),
-                other => return Err(DbError::unsupported(format!("CREATE MATERIALIZED VIEW … WITH ({other})"))),
-            };
-            let on = value.as_deref().is_none_or(|v| matches!(v.trim_matches('\''), "true" | "on" | "t" | "1" | "yes"));
+            let (key, value) = super::jobs::storage_option(option)?;
+            let on = super::jobs::option_bool(value.as_deref()).ok_or_else(|| {
+                DbError::new(sqlstate::INVALID_PARAMETER_VALUE, format!("invalid value for {key}"))
+            });
             match key.as_str() {
-                "timescaledb.continuous" => continuous = on,
+                "timescaledb.continuous" => continuous = on?,
                 k if k == NO_DATA_OPTION => with_data = false,
-                "timescaledb.materialized_only" if !on => {
+                "timescaledb.materialized_only" if !on.clone()? => {
                     return Err(DbError::unsupported(
                         "real-time aggregation (timescaledb.materialized_only = false): a continuous aggregate answers from its buckets",
                     ))
