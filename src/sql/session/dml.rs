@@ -69,6 +69,51 @@ fn table_ref_name(t: &ast::TableWithJoins, table: &TableDef) -> String {
     }
 }
 
+/// The FROM items of a DELETE's USING or an UPDATE's FROM, as SQL, and the
+/// statement's WHERE: the correlated `EXISTS (SELECT 1 FROM items WHERE p)`
+/// that says whether a target row has a partner row.
+fn partner_exists(items: &[ast::TableWithJoins], selection: Option<&ast::Expr>) -> (String, String) {
+    let from = items.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ");
+    let filter = selection.map(|p| format!(" WHERE {p}")).unwrap_or_default();
+    let exists = format!("EXISTS (SELECT 1 FROM {from}{filter})");
+    (format!("{from}{filter}"), exists)
+}
+
+/// `DELETE FROM t USING u, … WHERE p` as `DELETE FROM t WHERE EXISTS
+/// (SELECT 1 FROM u, … WHERE p)`: a row goes when some partner row matches.
+fn delete_using_as_exists(del: &ast::Delete) -> DbResult<std::borrow::Cow<'_, ast::Delete>> {
+    let Some(using) = del.using.as_deref().filter(|u| !u.is_empty()) else {
+        return Ok(std::borrow::Cow::Borrowed(del));
+    };
+    let (_, exists) = partner_exists(using, del.selection.as_ref());
+    let mut out = del.clone();
+    out.using = None;
+    out.selection = Some(crate::sql::bind::sql_function::parse_expr(&exists)?);
+    Ok(std::borrow::Cow::Owned(out))
+}
+
+/// `UPDATE t SET c = v, … FROM u, … WHERE p` as `UPDATE t SET c = (SELECT v
+/// FROM u, … WHERE p LIMIT 1), … WHERE EXISTS (SELECT 1 FROM u, … WHERE p)`:
+/// a row with partner rows takes its values from the first one (PostgreSQL
+/// takes one, "not readily predictable" which, when several match).
+fn update_from_as_subqueries(up: &ast::Update) -> DbResult<std::borrow::Cow<'_, ast::Update>> {
+    let items = match &up.from {
+        Some(ast::UpdateTableFromKind::AfterSet(items)) if !items.is_empty() => items,
+        Some(ast::UpdateTableFromKind::BeforeSet(_)) => {
+            return Err(DbError::syntax("syntax error at or near \"FROM\" (UPDATE FROM … SET)"))
+        }
+        _ => return Ok(std::borrow::Cow::Borrowed(up)),
+    };
+    let (from_where, exists) = partner_exists(items, up.selection.as_ref());
+    let mut out = up.clone();
+    out.from = None;
+    for a in &mut out.assignments {
+        a.value = crate::sql::bind::sql_function::parse_expr(&format!("(SELECT {} FROM {from_where} LIMIT 1)", a.value))?;
+    }
+    out.selection = Some(crate::sql::bind::sql_function::parse_expr(&exists)?);
+    Ok(std::borrow::Cow::Owned(out))
+}
+
 fn delete_target(del: &ast::Delete) -> DbResult<&ast::TableWithJoins> {
     let (ast::FromTable::WithFromKeyword(from) | ast::FromTable::WithoutKeyword(from)) = &del.from;
     match (from.as_slice(), &del.using, del.tables.is_empty()) {
@@ -82,7 +127,7 @@ fn delete_target(del: &ast::Delete) -> DbResult<&ast::TableWithJoins> {
 /// An UPDATE's new value expression per column (`None`: unchanged).
 fn update_values(up: &ast::Update, table: &TableDef) -> DbResult<Vec<Option<String>>> {
     if up.from.is_some() {
-        return Err(DbError::unsupported("UPDATE … FROM is not supported yet"));
+        return Err(DbError::internal("UPDATE … FROM not rewritten"));
     }
     let mut values = vec![None; table.columns.len()];
     for a in &up.assignments {
@@ -143,6 +188,7 @@ impl Session {
         params: Vec<Datum>,
         param_types: &[DataType],
     ) -> DbResult<StatementResult> {
+        let del = &*delete_using_as_exists(del)?;
         let target = delete_target(del)?;
         let (name, rel) = single_table(target, "DELETE")?;
         // The lock before the table's name is looked up: a rewrite (ALTER
@@ -171,6 +217,7 @@ impl Session {
         params: Vec<Datum>,
         param_types: &[DataType],
     ) -> DbResult<StatementResult> {
+        let up = &*update_from_as_subqueries(up)?;
         let (name, rel) = single_table(&up.table, "UPDATE")?;
         // As DELETE: the lock before the lookup.
         let _alone = self.rewrite_lock().await;
@@ -216,6 +263,7 @@ impl Session {
     pub(super) fn returning_sql(&self, stmt: &Statement) -> DbResult<Option<String>> {
         match stmt {
             Statement::Delete(del) => {
+                let del = &*delete_using_as_exists(del)?;
                 let Some(items) = &del.returning else {
                     return Ok(None);
                 };
@@ -228,6 +276,7 @@ impl Session {
                 Ok(Some(format!("SELECT {} FROM {rel}{filter}", items.join(", "))))
             }
             Statement::Update(up) => {
+                let up = &*update_from_as_subqueries(up)?;
                 let Some(items) = &up.returning else {
                     return Ok(None);
                 };
