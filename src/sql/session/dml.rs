@@ -69,66 +69,82 @@ fn table_ref_name(t: &ast::TableWithJoins, table: &TableDef) -> String {
     }
 }
 
-/// The FROM items of a DELETE's USING or an UPDATE's FROM, as SQL, and the
-/// statement's WHERE: the correlated `EXISTS (SELECT 1 FROM items WHERE p)`
-/// that says whether a target row has a partner row.
-fn partner_exists(items: &[ast::TableWithJoins], selection: Option<&ast::Expr>) -> (String, String) {
-    let from = items.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ");
-    let filter = selection.map(|p| format!(" WHERE {p}")).unwrap_or_default();
-    let exists = format!("EXISTS (SELECT 1 FROM {from}{filter})");
-    (format!("{from}{filter}"), exists)
-}
-
-/// `DELETE FROM t USING u, … WHERE p` as `DELETE FROM t WHERE EXISTS
-/// (SELECT 1 FROM u, … WHERE p)`: a row goes when some partner row matches.
-fn delete_using_as_exists(del: &ast::Delete) -> DbResult<std::borrow::Cow<'_, ast::Delete>> {
-    let Some(using) = del.using.as_deref().filter(|u| !u.is_empty()) else {
-        return Ok(std::borrow::Cow::Borrowed(del));
-    };
-    let (_, exists) = partner_exists(using, del.selection.as_ref());
-    let mut out = del.clone();
-    out.using = None;
-    out.selection = Some(crate::sql::bind::sql_function::parse_expr(&exists)?);
-    Ok(std::borrow::Cow::Owned(out))
-}
-
-/// `UPDATE t SET c = v, … FROM u, … WHERE p` as `UPDATE t SET c = (SELECT v
-/// FROM u, … WHERE p LIMIT 1), … WHERE EXISTS (SELECT 1 FROM u, … WHERE p)`:
-/// a row with partner rows takes its values from the first one (PostgreSQL
-/// takes one, "not readily predictable" which, when several match).
-fn update_from_as_subqueries(up: &ast::Update) -> DbResult<std::borrow::Cow<'_, ast::Update>> {
-    let items = match &up.from {
-        Some(ast::UpdateTableFromKind::AfterSet(items)) if !items.is_empty() => items,
-        Some(ast::UpdateTableFromKind::BeforeSet(_)) => {
-            return Err(DbError::syntax("syntax error at or near \"FROM\" (UPDATE FROM … SET)"))
-        }
-        _ => return Ok(std::borrow::Cow::Borrowed(up)),
-    };
-    let (from_where, exists) = partner_exists(items, up.selection.as_ref());
-    let mut out = up.clone();
-    out.from = None;
-    for a in &mut out.assignments {
-        a.value = crate::sql::bind::sql_function::parse_expr(&format!("(SELECT {} FROM {from_where} LIMIT 1)", a.value))?;
+/// The other FROM items of an `UPDATE … FROM` or a `DELETE … USING` (None: none).
+fn partner_items_of_update(up: &ast::Update) -> DbResult<Option<&[ast::TableWithJoins]>> {
+    match &up.from {
+        Some(ast::UpdateTableFromKind::AfterSet(items)) if !items.is_empty() => Ok(Some(items)),
+        Some(ast::UpdateTableFromKind::BeforeSet(_)) => Err(DbError::syntax("syntax error at or near \"FROM\"")),
+        _ => Ok(None),
     }
-    out.selection = Some(crate::sql::bind::sql_function::parse_expr(&exists)?);
-    Ok(std::borrow::Cow::Owned(out))
+}
+
+fn partner_items_of_delete(del: &ast::Delete) -> Option<&[ast::TableWithJoins]> {
+    del.using.as_deref().filter(|u| !u.is_empty())
+}
+
+/// The hidden column numbering the target's rows in a partner join.
+const ROW_NUMBER: &str = "__brewric_row";
+
+/// The FROM clause and row filter of an `UPDATE t … FROM items WHERE p` or a
+/// `DELETE FROM t USING items WHERE p`: the target, its rows numbered, joined
+/// to the items on `p` (LEFT: every target row, its partner columns NULL when
+/// none matches; else only rows with a partner), so that `SELECT DISTINCT ON
+/// (alias.__brewric_row) … ORDER BY alias.__brewric_row` keeps one row per
+/// target row and, with the `hit` expression, says whether it had a partner
+/// (a constant column joined beside the items marks one). Returns (FROM …
+/// ORDER BY tail, the DISTINCT ON prefix, hit).
+fn partner_join(
+    name: &ast::ObjectName,
+    alias: &str,
+    items: &[ast::TableWithJoins],
+    selection: Option<&ast::Expr>,
+    left: bool,
+) -> (String, String, String) {
+    let items = items
+        .iter()
+        .map(|t| if t.joins.is_empty() { t.to_string() } else { format!("({t})") })
+        .collect::<Vec<_>>()
+        .join(" CROSS JOIN ");
+    let on = selection.map_or_else(|| "true".to_string(), |p| format!("({p})"));
+    let join = if left { "LEFT JOIN" } else { "JOIN" };
+    let from = format!(
+        "FROM (SELECT row_number() OVER () AS {ROW_NUMBER}, * FROM {name}) AS {alias} \
+         {join} ({items} CROSS JOIN (SELECT true AS __brewric_partner) AS __brewric_marker) ON {on} \
+         ORDER BY {alias}.{ROW_NUMBER}"
+    );
+    let distinct = format!("DISTINCT ON ({alias}.{ROW_NUMBER})");
+    (from, distinct, "(__brewric_marker.__brewric_partner IS NOT NULL)".into())
+}
+
+/// Aggregates and window functions in an UPDATE's values or a WHERE: refused,
+/// as PostgreSQL refuses them (the partner join's query would take them).
+fn refuse_aggregates<'e>(verb: &str, exprs: impl IntoIterator<Item = &'e ast::Expr>) -> DbResult<()> {
+    for e in exprs {
+        let found = ast::visit_expressions(e, |x| match x {
+            ast::Expr::Function(f) if f.over.is_some() => std::ops::ControlFlow::Break(sqlstate::WINDOWING_ERROR),
+            ast::Expr::Function(f) if crate::sql::bind::is_aggregate_name(&f.name.to_string().to_lowercase()) => {
+                std::ops::ControlFlow::Break(sqlstate::GROUPING_ERROR)
+            }
+            _ => std::ops::ControlFlow::Continue(()),
+        });
+        if let std::ops::ControlFlow::Break(code) = found {
+            let what = if code == sqlstate::WINDOWING_ERROR { "window" } else { "aggregate" };
+            return Err(DbError::new(code, format!("{what} functions are not allowed in {verb}")));
+        }
+    }
+    Ok(())
 }
 
 fn delete_target(del: &ast::Delete) -> DbResult<&ast::TableWithJoins> {
     let (ast::FromTable::WithFromKeyword(from) | ast::FromTable::WithoutKeyword(from)) = &del.from;
-    match (from.as_slice(), &del.using, del.tables.is_empty()) {
-        ([t], None, true) => Ok(t),
-        _ => Err(DbError::unsupported(
-            "DELETE with USING or of several tables is not supported yet",
-        )),
+    match (from.as_slice(), del.tables.is_empty()) {
+        ([t], true) => Ok(t),
+        _ => Err(DbError::unsupported("DELETE of several tables is not supported yet")),
     }
 }
 
 /// An UPDATE's new value expression per column (`None`: unchanged).
 fn update_values(up: &ast::Update, table: &TableDef) -> DbResult<Vec<Option<String>>> {
-    if up.from.is_some() {
-        return Err(DbError::internal("UPDATE … FROM not rewritten"));
-    }
     let mut values = vec![None; table.columns.len()];
     for a in &up.assignments {
         let ast::AssignmentTarget::ColumnName(name) = &a.target else {
@@ -160,8 +176,10 @@ fn update_values(up: &ast::Update, table: &TableDef) -> DbResult<Vec<Option<Stri
 
 /// The new value of every column of `table` (`values` from
 /// `update_values`): assigned ones cast to the column's type, taken where
-/// `hit` holds (`hit` "true": everywhere).
-fn updated_columns(table: &TableDef, values: &[Option<String>], hit: &str) -> Vec<String> {
+/// `hit` holds (`hit` "true": everywhere); the others read as `target.column`
+/// (`target` empty: unqualified).
+fn updated_columns(table: &TableDef, values: &[Option<String>], hit: &str, target: &str) -> Vec<String> {
+    let qualified = |c: &str| if target.is_empty() { quoted(c) } else { format!("{target}.{}", quoted(c)) };
     table
         .columns
         .iter()
@@ -172,10 +190,10 @@ fn updated_columns(table: &TableDef, values: &[Option<String>], hit: &str) -> Ve
                 if hit == "true" {
                     cast
                 } else {
-                    format!("CASE WHEN {hit} THEN {cast} ELSE {} END", quoted(&c.name))
+                    format!("CASE WHEN {hit} THEN {cast} ELSE {} END", qualified(&c.name))
                 }
             }
-            None => quoted(&c.name),
+            None => qualified(&c.name),
         })
         .collect()
 }
@@ -188,17 +206,26 @@ impl Session {
         params: Vec<Datum>,
         param_types: &[DataType],
     ) -> DbResult<StatementResult> {
-        let del = &*delete_using_as_exists(del)?;
         let target = delete_target(del)?;
         let (name, rel) = single_table(target, "DELETE")?;
         // The lock before the table's name is looked up: a rewrite (ALTER
         // TABLE) that held it meanwhile may have given the name a new table.
         let _alone = self.rewrite_lock().await;
         let table = self.lookup_table(&name)?;
-        let hit = hit_sql(del.selection.as_ref());
-        let (_, batches) = self
-            .rows_query("DELETE", &format!("SELECT *, {hit} FROM {rel}"), &params, param_types)
-            .await?;
+        let (_, batches) = match partner_items_of_delete(del) {
+            None => {
+                let hit = hit_sql(del.selection.as_ref());
+                self.rows_query("DELETE", &format!("SELECT *, {hit} FROM {rel}"), &params, param_types).await?
+            }
+            Some(items) => {
+                refuse_aggregates("DELETE", del.selection.iter())?;
+                let alias = table_ref_name(target, &table);
+                let (from, distinct, hit) = partner_join(&name, &alias, items, del.selection.as_ref(), true);
+                let columns: Vec<String> = table.columns.iter().map(|c| format!("{alias}.{}", quoted(&c.name))).collect();
+                let sql = format!("SELECT {distinct} {}, {hit} {from}", columns.join(", "));
+                self.partner_rows_query(&sql, &params, param_types).await?
+            }
+        };
         let (kept, deleted) = split_by_last_column(batches, false);
         let returned = match self.returning_sql(&Statement::Delete(del.clone()))? {
             Some(sql) => Some(self.internal_query(&sql, &params, param_types).await?),
@@ -217,17 +244,25 @@ impl Session {
         params: Vec<Datum>,
         param_types: &[DataType],
     ) -> DbResult<StatementResult> {
-        let up = &*update_from_as_subqueries(up)?;
         let (name, rel) = single_table(&up.table, "UPDATE")?;
         // As DELETE: the lock before the lookup.
         let _alone = self.rewrite_lock().await;
         let table = self.lookup_table(&name)?;
         let values = update_values(up, &table)?;
-        let hit = hit_sql(up.selection.as_ref());
-        let columns = updated_columns(&table, &values, &hit).join(", ");
-        let (_, batches) = self
-            .rows_query("UPDATE", &format!("SELECT {columns}, {hit} FROM {rel}"), &params, param_types)
-            .await?;
+        let (_, batches) = match partner_items_of_update(up)? {
+            None => {
+                let hit = hit_sql(up.selection.as_ref());
+                let columns = updated_columns(&table, &values, &hit, "").join(", ");
+                self.rows_query("UPDATE", &format!("SELECT {columns}, {hit} FROM {rel}"), &params, param_types).await?
+            }
+            Some(items) => {
+                refuse_aggregates("UPDATE", up.selection.iter().chain(up.assignments.iter().map(|a| &a.value)))?;
+                let alias = table_ref_name(&up.table, &table);
+                let (from, distinct, hit) = partner_join(&name, &alias, items, up.selection.as_ref(), true);
+                let columns = updated_columns(&table, &values, &hit, &alias).join(", ");
+                self.partner_rows_query(&format!("SELECT {distinct} {columns}, {hit} {from}"), &params, param_types).await?
+            }
+        };
         // The rows the UPDATE changes, per batch: what the constraints check
         // (a NOT VALID CHECK does not hold for the rows left as they were).
         let changed: Vec<Vec<u32>> = batches
@@ -263,12 +298,24 @@ impl Session {
     pub(super) fn returning_sql(&self, stmt: &Statement) -> DbResult<Option<String>> {
         match stmt {
             Statement::Delete(del) => {
-                let del = &*delete_using_as_exists(del)?;
                 let Some(items) = &del.returning else {
                     return Ok(None);
                 };
-                let (_, rel) = single_table(delete_target(del)?, "DELETE")?;
+                let target = delete_target(del)?;
+                let (name, rel) = single_table(target, "DELETE")?;
                 let items = items.iter().map(|i| i.to_string()).collect::<Vec<_>>();
+                if let Some(partners) = partner_items_of_delete(del) {
+                    let table = self.lookup_table(&name)?;
+                    let alias = table_ref_name(target, &table);
+                    let (from, distinct, _) = partner_join(&name, &alias, partners, del.selection.as_ref(), false);
+                    let columns: Vec<String> =
+                        table.columns.iter().map(|c| format!("{alias}.{0} AS {0}", quoted(&c.name))).collect();
+                    return Ok(Some(format!(
+                        "SELECT {} FROM (SELECT {distinct} {} {from}) AS {alias}",
+                        items.join(", "),
+                        columns.join(", ")
+                    )));
+                }
                 let filter = match &del.selection {
                     Some(p) => format!(" WHERE {p}"),
                     None => String::new(),
@@ -276,18 +323,28 @@ impl Session {
                 Ok(Some(format!("SELECT {} FROM {rel}{filter}", items.join(", "))))
             }
             Statement::Update(up) => {
-                let up = &*update_from_as_subqueries(up)?;
                 let Some(items) = &up.returning else {
                     return Ok(None);
                 };
                 let (name, rel) = single_table(&up.table, "UPDATE")?;
                 let table = self.lookup_table(&name)?;
                 let values = update_values(up, &table)?;
-                let columns: Vec<String> = updated_columns(&table, &values, "true")
+                let partners = partner_items_of_update(up)?;
+                let target = if partners.is_some() { table_ref_name(&up.table, &table) } else { String::new() };
+                let columns: Vec<String> = updated_columns(&table, &values, "true", &target)
                     .into_iter()
                     .zip(&table.columns)
                     .map(|(e, c)| format!("{e} AS {}", quoted(&c.name)))
                     .collect();
+                if let Some(partners) = partners {
+                    let (from, distinct, _) = partner_join(&name, &target, partners, up.selection.as_ref(), false);
+                    let items = items.iter().map(|i| i.to_string()).collect::<Vec<_>>();
+                    return Ok(Some(format!(
+                        "SELECT {} FROM (SELECT {distinct} {} {from}) AS {target}",
+                        items.join(", "),
+                        columns.join(", ")
+                    )));
+                }
                 let filter = match &up.selection {
                     Some(p) => format!(" WHERE {p}"),
                     None => String::new(),
@@ -364,6 +421,20 @@ impl Session {
                 }
             }
         }
+        let fields = plan.fields().to_vec();
+        let ctx = self.query_context(params.to_vec(), eval_ctx);
+        Ok((fields, operators::collect(&plan, &ctx).await?))
+    }
+
+    /// The rows of a partner join's query (`partner_join`): one per target
+    /// row, not checked for the single-table shape `rows_query` requires.
+    async fn partner_rows_query(
+        &self,
+        sql: &str,
+        params: &[Datum],
+        param_types: &[DataType],
+    ) -> DbResult<(Vec<Field>, Vec<Batch>)> {
+        let (plan, eval_ctx) = self.bind_internal(sql, param_types)?;
         let fields = plan.fields().to_vec();
         let ctx = self.query_context(params.to_vec(), eval_ctx);
         Ok((fields, operators::collect(&plan, &ctx).await?))
