@@ -223,7 +223,7 @@ impl Session {
                 let (from, distinct, hit) = partner_join(&name, &alias, items, del.selection.as_ref(), true);
                 let columns: Vec<String> = table.columns.iter().map(|c| format!("{alias}.{}", quoted(&c.name))).collect();
                 let sql = format!("SELECT {distinct} {}, {hit} {from}", columns.join(", "));
-                self.partner_rows_query(&sql, &params, param_types).await?
+                self.internal_query(&sql, &params, param_types).await?
             }
         };
         let (kept, deleted) = split_by_last_column(batches, false);
@@ -260,7 +260,7 @@ impl Session {
                 let alias = table_ref_name(&up.table, &table);
                 let (from, distinct, hit) = partner_join(&name, &alias, items, up.selection.as_ref(), true);
                 let columns = updated_columns(&table, &values, &hit, &alias).join(", ");
-                self.partner_rows_query(&format!("SELECT {distinct} {columns}, {hit} {from}"), &params, param_types).await?
+                self.internal_query(&format!("SELECT {distinct} {columns}, {hit} {from}"), &params, param_types).await?
             }
         };
         // The rows the UPDATE changes, per batch: what the constraints check
@@ -421,20 +421,6 @@ impl Session {
                 }
             }
         }
-        let fields = plan.fields().to_vec();
-        let ctx = self.query_context(params.to_vec(), eval_ctx);
-        Ok((fields, operators::collect(&plan, &ctx).await?))
-    }
-
-    /// The rows of a partner join's query (`partner_join`): one per target
-    /// row, not checked for the single-table shape `rows_query` requires.
-    async fn partner_rows_query(
-        &self,
-        sql: &str,
-        params: &[Datum],
-        param_types: &[DataType],
-    ) -> DbResult<(Vec<Field>, Vec<Batch>)> {
-        let (plan, eval_ctx) = self.bind_internal(sql, param_types)?;
         let fields = plan.fields().to_vec();
         let ctx = self.query_context(params.to_vec(), eval_ctx);
         Ok((fields, operators::collect(&plan, &ctx).await?))
