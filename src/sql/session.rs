@@ -47,6 +47,7 @@ mod roles;
 mod sequences;
 pub mod settings;
 mod unique;
+mod upsert;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TxnState {
@@ -668,6 +669,7 @@ impl Session {
                 options,
                 ..
             } => self.explain(*analyze, options.as_deref(), statement, params, param_types).await,
+            Statement::Insert(ins) if upsert::is_upsert(ins) => self.upsert(ins, params, param_types).await,
             Statement::Insert(ins) => self.insert(ins, params, param_types).await,
             Statement::Delete(del) => self.delete(del, params, param_types).await,
             Statement::Update(up) => self.update(up, params, param_types).await,
@@ -2313,7 +2315,8 @@ impl Session {
     }
 
     /// Binds an INSERT: the table, the plan producing full-width rows, RETURNING,
-    /// and the arbiter of ON CONFLICT DO NOTHING.
+    /// and the arbiter of ON CONFLICT DO NOTHING (none for DO UPDATE, whose
+    /// rows are this plan's: see `upsert`).
     #[allow(clippy::type_complexity)]
     fn bind_insert(
         &self,
@@ -2327,34 +2330,9 @@ impl Session {
         let table = binder.resolve_table(&name)?;
         let arbiter = match &ins.on {
             None => None,
-            Some(ast::OnInsert::OnConflict(oc)) => {
-                if !matches!(oc.action, ast::OnConflictAction::DoNothing) {
-                    return Err(DbError::unsupported("INSERT ... ON CONFLICT DO UPDATE is not supported yet"));
-                }
-                Some(match &oc.conflict_target {
-                    None => ConflictArbiter::AnyUnique,
-                    Some(ast::ConflictTarget::Columns { predicate: Some(_), .. }) => {
-                        return Err(DbError::unsupported("ON CONFLICT (…) WHERE is not supported yet"))
-                    }
-                    Some(ast::ConflictTarget::Columns { columns, .. }) => ConflictArbiter::Columns(
-                        columns
-                            .iter()
-                            .map(|c| {
-                                let n = ident_name(c);
-                                table.column_index(&n).ok_or_else(|| {
-                                    DbError::new(
-                                        sqlstate::UNDEFINED_COLUMN,
-                                        format!("column \"{n}\" does not exist"),
-                                    )
-                                })
-                            })
-                            .collect::<DbResult<_>>()?,
-                    ),
-                    Some(ast::ConflictTarget::OnConstraint(name)) => {
-                        ConflictArbiter::Constraint(object_name_parts(name).pop().unwrap_or_default())
-                    }
-                })
-            }
+            // DO UPDATE's rows are computed here as a plain INSERT's (`upsert` does the rest).
+            Some(ast::OnInsert::OnConflict(oc)) if !matches!(oc.action, ast::OnConflictAction::DoNothing) => None,
+            Some(ast::OnInsert::OnConflict(oc)) => Some(conflict_arbiter(&table, oc.conflict_target.as_ref())?),
             Some(other) => return Err(DbError::unsupported(format!("INSERT … {other}"))),
         };
         // Checked before any row is computed (a DEFAULT nextval() runs then).
@@ -3704,6 +3682,30 @@ type ColumnKey = (Option<String>, bool);
 /// An INSERT giving a GENERATED ALWAYS identity column a value of its own
 /// (anything but DEFAULT) is refused, as in PostgreSQL, unless it says
 /// OVERRIDING SYSTEM VALUE.
+/// The arbiter an `ON CONFLICT [target]` names.
+fn conflict_arbiter(table: &TableDef, target: Option<&ast::ConflictTarget>) -> DbResult<ConflictArbiter> {
+    Ok(match target {
+        None => ConflictArbiter::AnyUnique,
+        Some(ast::ConflictTarget::Columns { predicate: Some(_), .. }) => {
+            return Err(DbError::unsupported("ON CONFLICT (…) WHERE is not supported yet"))
+        }
+        Some(ast::ConflictTarget::Columns { columns, .. }) => ConflictArbiter::Columns(
+            columns
+                .iter()
+                .map(|c| {
+                    let n = ident_name(c);
+                    table
+                        .column_index(&n)
+                        .ok_or_else(|| DbError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{n}\" does not exist")))
+                })
+                .collect::<DbResult<_>>()?,
+        ),
+        Some(ast::ConflictTarget::OnConstraint(name)) => {
+            ConflictArbiter::Constraint(object_name_parts(name).pop().unwrap_or_default())
+        }
+    })
+}
+
 fn check_identity_always(table: &TableDef, targets: &[usize], ins: &ast::Insert) -> DbResult<()> {
     if matches!(ins.overriding, Some(ast::InsertOverriding::System)) {
         return Ok(());

@@ -169,7 +169,13 @@ fn update_values(up: &ast::Update, table: &TableDef) -> DbResult<Vec<Option<Stri
                 format!("multiple assignments to same column \"{col}\""),
             ));
         }
-        values[i] = Some(a.value.to_string());
+        // `SET c = DEFAULT`: the column's default (NULL without one).
+        let is_default = matches!(&a.value, ast::Expr::Identifier(id) if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default"));
+        values[i] = Some(match (is_default, &table.columns[i].default) {
+            (true, Some(d)) => d.to_string(),
+            (true, None) => "NULL".into(),
+            (false, _) => a.value.to_string(),
+        });
     }
     Ok(values)
 }
