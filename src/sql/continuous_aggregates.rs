@@ -9,8 +9,6 @@
 //! Must not: decide what a continuous aggregate is (the session checks the
 //! definition when it is made) or when to refresh (policies and callers do).
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use sqlparser::ast;
@@ -19,7 +17,7 @@ use crate::catalog::timescale::ContinuousAggregate;
 use crate::catalog::{quote_ident, TableDef, BOOTSTRAP_ROLE};
 use crate::error::{sqlstate, DbError, DbResult};
 use crate::server::Server;
-use crate::sql::session::{Session, StatementResult};
+use crate::sql::session::Session;
 use crate::types::datetime::{time_bucket, timestamp_add_interval};
 use crate::types::zone::Zone;
 use crate::types::Interval;
@@ -64,7 +62,7 @@ fn window_condition(bound: &str, (start, end): (Option<i64>, Option<i64>)) -> Op
     (!parts.is_empty()).then(|| parts.join(" AND "))
 }
 
-/// The refresh's statements: BEGIN, DELETE the window's buckets, INSERT them computed again, COMMIT.
+/// The refresh's statements: DELETE the window's buckets, INSERT them computed again.
 fn refresh_statements(mat: &TableDef, cagg: &ContinuousAggregate, window: (Option<i64>, Option<i64>)) -> DbResult<Vec<String>> {
     let table = format!("{}.{}", quote_ident(&mat.schema), quote_ident(&mat.name));
     let bucket = quote_ident(&mat.columns[cagg.bucket_column].name);
@@ -90,7 +88,7 @@ fn refresh_statements(mat: &TableDef, cagg: &ContinuousAggregate, window: (Optio
         Some(c) => format!("DELETE FROM {table} WHERE {c}"),
         None => format!("DELETE FROM {table}"),
     };
-    Ok(vec!["BEGIN".into(), delete, format!("INSERT INTO {table} {query}"), "COMMIT".into()])
+    Ok(vec![delete, format!("INSERT INTO {table} {query}")])
 }
 
 /// Refreshes continuous aggregate `table` (its table's OID) of `database`
@@ -113,19 +111,9 @@ pub async fn refresh(
     };
     let window = aligned_window(cagg.bucket_width, window)?;
     let statements = refresh_statements(mat, cagg, window)?;
+    // One transaction of a session of its own.
     let mut session = Session::new(server.clone(), database.to_string(), BOOTSTRAP_ROLE.to_string(), shard);
-    for sql in &statements {
-        for statement in crate::sql::parse(sql)? {
-            // Boxed as a trait object: a refresh runs inside a session's statement.
-            let run: Pin<Box<dyn Future<Output = DbResult<StatementResult>> + '_>> =
-                Box::pin(session.execute(&statement, Vec::new(), &[]));
-            if let Err(e) = run.await {
-                let rollback: Pin<Box<dyn Future<Output = DbResult<()>> + '_>> = Box::pin(session.end_implicit(false));
-                let _ = rollback.await;
-                return Err(e);
-            }
-        }
-    }
+    session.run_generated(&statements).await?;
     Ok(())
 }
 

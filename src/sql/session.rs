@@ -643,6 +643,41 @@ impl Session {
         result
     }
 
+    /// Runs statements this session generated (a refresh, an upsert): in the
+    /// open transaction, or, when none is open, in one of their own (BEGIN …
+    /// COMMIT, rolled back on an error). Each parsed statement with its result.
+    pub(crate) async fn run_generated(&mut self, sql: &[String]) -> DbResult<Vec<(Statement, StatementResult)>> {
+        type Boxed<'f, T> = std::pin::Pin<Box<dyn std::future::Future<Output = DbResult<T>> + 'f>>;
+        let own_transaction = self.txn == TxnState::Idle;
+        let mut statements = Vec::new();
+        for text in sql {
+            statements.extend(crate::sql::parse(text)?);
+        }
+        let begin = crate::sql::parse("BEGIN")?;
+        let commit = crate::sql::parse("COMMIT")?;
+        let framed = own_transaction.then_some(&begin).into_iter().flatten().map(|s| (s, false));
+        let framed = framed
+            .chain(statements.iter().map(|s| (s, true)))
+            .chain(own_transaction.then_some(&commit).into_iter().flatten().map(|s| (s, false)));
+        let mut out = Vec::new();
+        for (statement, keep) in framed {
+            // Boxed as a trait object: these run inside another statement of this session.
+            let run: Boxed<'_, StatementResult> = Box::pin(self.execute(statement, Vec::new(), &[]));
+            match run.await {
+                Ok(result) if keep => out.push((statement.clone(), result)),
+                Ok(_) => {}
+                Err(e) => {
+                    if own_transaction {
+                        let rollback: Boxed<'_, ()> = Box::pin(self.end_implicit(false));
+                        let _ = rollback.await;
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        Ok(out)
+    }
+
     async fn execute_inner(
         &mut self,
         stmt: &Statement,

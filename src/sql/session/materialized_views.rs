@@ -260,11 +260,6 @@ impl Session {
         if with_data {
             statements.push(format!("INSERT INTO {target} {}", view.query));
         }
-        let own_transaction = self.txn == TxnState::Idle;
-        if own_transaction {
-            statements.insert(0, "BEGIN".into());
-            statements.push("COMMIT".into());
-        }
         let was_populated = view.populated;
         let set_populated = |session: &Session, populated: bool| {
             session.server.catalog.update_database(&session.database, |db| {
@@ -276,20 +271,9 @@ impl Session {
         };
         // Populated first: the refresh's own statements read the table.
         set_populated(self, true)?;
-        for sql in &statements {
-            for statement in crate::sql::parse(sql)? {
-                let run: std::pin::Pin<Box<dyn std::future::Future<Output = DbResult<StatementResult>> + '_>> =
-                    Box::pin(self.execute(&statement, Vec::new(), &[]));
-                if let Err(e) = run.await {
-                    if own_transaction {
-                        let rollback: std::pin::Pin<Box<dyn std::future::Future<Output = DbResult<()>> + '_>> =
-                            Box::pin(self.end_implicit(false));
-                        let _ = rollback.await;
-                    }
-                    let _ = set_populated(self, was_populated);
-                    return Err(e);
-                }
-            }
+        if let Err(e) = self.run_generated(&statements).await {
+            let _ = set_populated(self, was_populated);
+            return Err(e);
         }
         set_populated(self, with_data)
     }

@@ -9,9 +9,6 @@
 //! statement made). RETURNING gives the updated rows, then the inserted ones.
 //! Must not: check or store keys itself (the UPDATE and INSERT it runs do).
 
-use std::future::Future;
-use std::pin::Pin;
-
 use super::*;
 use crate::catalog::quote_ident;
 
@@ -135,38 +132,12 @@ impl Session {
             columns.join(", "),
             returning_sql.unwrap_or_default()
         );
-        let own_transaction = self.txn == TxnState::Idle;
-        let mut statements = Vec::new();
-        if own_transaction {
-            statements.push("BEGIN".to_string());
-        }
-        statements.extend([update, insert]);
-        if own_transaction {
-            statements.push("COMMIT".to_string());
-        }
         let mut count = 0;
         let mut returned = Vec::new();
-        for sql in &statements {
-            for statement in crate::sql::parse(sql)? {
-                let run: Pin<Box<dyn Future<Output = DbResult<StatementResult>> + '_>> =
-                    Box::pin(self.execute(&statement, Vec::new(), &[]));
-                let result = match run.await {
-                    Ok(r) => r,
-                    Err(e) => {
-                        if own_transaction {
-                            let rollback: Pin<Box<dyn Future<Output = DbResult<()>> + '_>> =
-                                Box::pin(self.end_implicit(false));
-                            let _ = rollback.await;
-                        }
-                        return Err(e);
-                    }
-                };
-                if matches!(statement, Statement::Update(_) | Statement::Insert(_)) {
-                    count += tag_count(&result);
-                    if let StatementResult::Batches { batches, .. } = result {
-                        returned.extend(batches);
-                    }
-                }
+        for (_, result) in self.run_generated(&[update, insert]).await? {
+            count += tag_count(&result);
+            if let StatementResult::Batches { batches, .. } = result {
+                returned.extend(batches);
             }
         }
         let tag = tag_and_fields(count);
