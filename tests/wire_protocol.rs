@@ -1554,3 +1554,40 @@ fn a_message_split_after_four_bytes_is_read_whole() {
         assert_eq!(tags(&c.until_ready()), "TDCZ", "split after {cut} bytes");
     }
 }
+
+/// An upsert over the extended protocol with parameters in its rows, its SET
+/// and its WHERE: each placeholder reads the statement's parameter.
+#[tokio::test]
+async fn an_upsert_takes_parameters_in_its_rows_set_and_where() {
+    let server = common::start();
+    let client = server.connect(common::DEFAULT_DB).await;
+    client.batch_execute("CREATE TABLE up (id int PRIMARY KEY, name text, n int)").await.unwrap();
+    let sql = "INSERT INTO up (id, name, n) VALUES ($1, $2, 1) \
+               ON CONFLICT (id) DO UPDATE SET name = $2 || '!', n = up.n + $3 WHERE up.n < $4 RETURNING n";
+    let statement = client.prepare(sql).await.unwrap();
+    let n = |rows: Vec<tokio_postgres::Row>| rows.iter().map(|r| r.get::<_, i32>(0)).collect::<Vec<_>>();
+    assert_eq!(n(client.query(&statement, &[&1i32, &"a", &10i32, &100i32]).await.unwrap()), vec![1]);
+    assert_eq!(n(client.query(&statement, &[&1i32, &"b", &10i32, &100i32]).await.unwrap()), vec![11]);
+    // The WHERE no longer holds: nothing changes, nothing returned.
+    assert!(client.query(&statement, &[&1i32, &"c", &10i32, &5i32]).await.unwrap().is_empty());
+    let row = client.query_one("SELECT name, n FROM up WHERE id = 1", &[]).await.unwrap();
+    assert_eq!((row.get::<_, String>(0), row.get::<_, i32>(1)), ("b!".to_string(), 11));
+}
+
+/// UPDATE and DELETE prepared with parameters in SET and WHERE (no RETURNING):
+/// Describe reports every parameter with the type its place gives it.
+#[tokio::test]
+async fn update_and_delete_describe_their_parameters() {
+    let server = common::start();
+    let client = server.connect(common::DEFAULT_DB).await;
+    client.batch_execute("CREATE TABLE pu (id int, name text, n bigint)").await.unwrap();
+    client.batch_execute("INSERT INTO pu VALUES (1, 'a', 1), (2, 'b', 2)").await.unwrap();
+    let update = client.prepare("UPDATE pu SET name = $1, n = n + $2 WHERE id = $3").await.unwrap();
+    let types: Vec<_> = update.params().iter().map(|t| t.name().to_string()).collect();
+    assert_eq!(types, vec!["text", "int8", "int4"]);
+    assert_eq!(client.execute(&update, &[&"z", &10i64, &1i32]).await.unwrap(), 1);
+    let delete = client.prepare("DELETE FROM pu WHERE id = $1").await.unwrap();
+    assert_eq!(client.execute(&delete, &[&2i32]).await.unwrap(), 1);
+    let row = client.query_one("SELECT name, n, (SELECT count(*) FROM pu) FROM pu", &[]).await.unwrap();
+    assert_eq!((row.get::<_, String>(0), row.get::<_, i64>(1), row.get::<_, i64>(2)), ("z".to_string(), 11, 1));
+}

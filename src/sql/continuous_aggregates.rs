@@ -113,7 +113,7 @@ pub async fn refresh(
     let statements = refresh_statements(mat, cagg, window)?;
     // One transaction of a session of its own.
     let mut session = Session::new(server.clone(), database.to_string(), BOOTSTRAP_ROLE.to_string(), shard);
-    session.run_generated(&statements).await?;
+    session.run_generated(&statements, &[], &[]).await?;
     Ok(())
 }
 

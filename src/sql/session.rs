@@ -528,15 +528,29 @@ impl Session {
             Statement::Query(q) => Some(binder.bind_query(q)?.fields().to_vec()),
             Statement::Insert(ins) => {
                 let (_, _, returning, _) = self.bind_insert(&mut binder, ins)?;
+                // An upsert's SET and WHERE hold parameters too.
+                if let Some(sql) = self.upsert_describe_sql(ins)? {
+                    if let Some(Statement::Query(q)) = crate::sql::parse(&sql)?.first() {
+                        binder.bind_query(q)?;
+                    }
+                }
                 returning.map(|(_, f)| f)
             }
-            Statement::Delete(_) | Statement::Update(_) => match self.returning_sql(stmt)? {
+            Statement::Delete(_) | Statement::Update(_) => {
+                // The rows query first: its SET and WHERE give the parameters their types.
+                if let Some(rows) = self.rows_sql(stmt)? {
+                    if let Some(Statement::Query(q)) = crate::sql::parse(rows.sql())?.first() {
+                        binder.bind_query(q)?;
+                    }
+                }
+                match self.returning_sql(stmt)? {
                 Some(sql) => match crate::sql::parse(&sql)?.first() {
                     Some(Statement::Query(q)) => Some(binder.bind_query(q)?.fields().to_vec()),
                     _ => None,
                 },
                 None => None,
-            },
+                }
+            }
             Statement::ShowVariable { variable } => {
                 Some(show_fields(&show_name(variable)))
             }
@@ -643,10 +657,16 @@ impl Session {
         result
     }
 
-    /// Runs statements this session generated (a refresh, an upsert): in the
-    /// open transaction, or, when none is open, in one of their own (BEGIN …
-    /// COMMIT, rolled back on an error). Each parsed statement with its result.
-    pub(crate) async fn run_generated(&mut self, sql: &[String]) -> DbResult<Vec<(Statement, StatementResult)>> {
+    /// Runs statements this session generated (a refresh, an upsert), with
+    /// the user statement's parameters: in the open transaction, or, when none
+    /// is open, in one of their own (BEGIN … COMMIT, rolled back on an
+    /// error). Each parsed statement with its result.
+    pub(crate) async fn run_generated(
+        &mut self,
+        sql: &[String],
+        params: &[Datum],
+        param_types: &[DataType],
+    ) -> DbResult<Vec<(Statement, StatementResult)>> {
         type Boxed<'f, T> = std::pin::Pin<Box<dyn std::future::Future<Output = DbResult<T>> + 'f>>;
         let own_transaction = self.txn == TxnState::Idle;
         let mut statements = Vec::new();
@@ -662,7 +682,8 @@ impl Session {
         let mut out = Vec::new();
         for (statement, keep) in framed {
             // Boxed as a trait object: these run inside another statement of this session.
-            let run: Boxed<'_, StatementResult> = Box::pin(self.execute(statement, Vec::new(), &[]));
+            let (params, types) = if keep { (params.to_vec(), param_types) } else { (Vec::new(), &[][..]) };
+            let run: Boxed<'_, StatementResult> = Box::pin(self.execute(statement, params, types));
             match run.await {
                 Ok(result) if keep => out.push((statement.clone(), result)),
                 Ok(_) => {}

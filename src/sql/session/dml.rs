@@ -117,22 +117,96 @@ fn partner_join(
 }
 
 /// Aggregates and window functions in an UPDATE's values or a WHERE: refused,
-/// as PostgreSQL refuses them (the partner join's query would take them).
+/// as PostgreSQL refuses them, before any query is bound (a partner join's
+/// query would take them; Describe binds the rows query too).
 fn refuse_aggregates<'e>(verb: &str, exprs: impl IntoIterator<Item = &'e ast::Expr>) -> DbResult<()> {
-    for e in exprs {
-        let found = ast::visit_expressions(e, |x| match x {
-            ast::Expr::Function(f) if f.over.is_some() => std::ops::ControlFlow::Break(sqlstate::WINDOWING_ERROR),
-            ast::Expr::Function(f) if crate::sql::bind::is_aggregate_name(&f.name.to_string().to_lowercase()) => {
-                std::ops::ControlFlow::Break(sqlstate::GROUPING_ERROR)
+    /// Finds an aggregate or window call outside subqueries (theirs are theirs).
+    struct Finder {
+        depth: usize,
+    }
+    impl ast::Visitor for Finder {
+        type Break = &'static str;
+        fn pre_visit_query(&mut self, _: &ast::Query) -> std::ops::ControlFlow<Self::Break> {
+            self.depth += 1;
+            std::ops::ControlFlow::Continue(())
+        }
+        fn post_visit_query(&mut self, _: &ast::Query) -> std::ops::ControlFlow<Self::Break> {
+            self.depth -= 1;
+            std::ops::ControlFlow::Continue(())
+        }
+        fn pre_visit_expr(&mut self, e: &ast::Expr) -> std::ops::ControlFlow<Self::Break> {
+            match e {
+                ast::Expr::Function(f) if self.depth == 0 && f.over.is_some() => {
+                    std::ops::ControlFlow::Break(sqlstate::WINDOWING_ERROR)
+                }
+                ast::Expr::Function(f)
+                    if self.depth == 0 && crate::sql::bind::is_aggregate_name(&f.name.to_string().to_lowercase()) =>
+                {
+                    std::ops::ControlFlow::Break(sqlstate::GROUPING_ERROR)
+                }
+                _ => std::ops::ControlFlow::Continue(()),
             }
-            _ => std::ops::ControlFlow::Continue(()),
-        });
-        if let std::ops::ControlFlow::Break(code) = found {
+        }
+    }
+    for e in exprs {
+        if let std::ops::ControlFlow::Break(code) = ast::Visit::visit(e, &mut Finder { depth: 0 }) {
             let what = if code == sqlstate::WINDOWING_ERROR { "window" } else { "aggregate" };
             return Err(DbError::new(code, format!("{what} functions are not allowed in {verb}")));
         }
     }
     Ok(())
+}
+
+/// The query computing a DELETE's or UPDATE's rows: every table row, its
+/// new values, and last whether the statement hits it.
+pub(super) enum RowsSql {
+    /// Over the table alone (`rows_query` checks its shape).
+    Single(String),
+    /// A partner join (`partner_join`): USING or FROM.
+    Joined(String),
+}
+
+impl RowsSql {
+    pub(super) fn sql(&self) -> &str {
+        match self {
+            RowsSql::Single(s) | RowsSql::Joined(s) => s,
+        }
+    }
+}
+
+/// A DELETE's rows query: the table's rows and whether each goes.
+pub(super) fn delete_rows_sql(del: &ast::Delete, table: &TableDef) -> DbResult<RowsSql> {
+    let target = delete_target(del)?;
+    let (name, rel) = single_table(target, "DELETE")?;
+    refuse_aggregates("DELETE", del.selection.iter())?;
+    Ok(match partner_items_of_delete(del) {
+        None => RowsSql::Single(format!("SELECT *, {} FROM {rel}", hit_sql(del.selection.as_ref()))),
+        Some(items) => {
+            let alias = table_ref_name(target, table);
+            let (from, distinct, hit) = partner_join(&name, &alias, items, del.selection.as_ref(), true);
+            let columns: Vec<String> = table.columns.iter().map(|c| format!("{alias}.{}", quoted(&c.name))).collect();
+            RowsSql::Joined(format!("SELECT {distinct} {}, {hit} {from}", columns.join(", ")))
+        }
+    })
+}
+
+/// An UPDATE's rows query: each row as the UPDATE leaves it and whether it changes.
+pub(super) fn update_rows_sql(up: &ast::Update, table: &TableDef, values: &[Option<String>]) -> DbResult<RowsSql> {
+    let (name, rel) = single_table(&up.table, "UPDATE")?;
+    refuse_aggregates("UPDATE", up.selection.iter().chain(up.assignments.iter().map(|a| &a.value)))?;
+    Ok(match partner_items_of_update(up)? {
+        None => {
+            let hit = hit_sql(up.selection.as_ref());
+            let columns = updated_columns(table, values, &hit, "").join(", ");
+            RowsSql::Single(format!("SELECT {columns}, {hit} FROM {rel}"))
+        }
+        Some(items) => {
+            let alias = table_ref_name(&up.table, table);
+            let (from, distinct, hit) = partner_join(&name, &alias, items, up.selection.as_ref(), true);
+            let columns = updated_columns(table, values, &hit, &alias).join(", ");
+            RowsSql::Joined(format!("SELECT {distinct} {columns}, {hit} {from}"))
+        }
+    })
 }
 
 fn delete_target(del: &ast::Delete) -> DbResult<&ast::TableWithJoins> {
@@ -212,25 +286,14 @@ impl Session {
         params: Vec<Datum>,
         param_types: &[DataType],
     ) -> DbResult<StatementResult> {
-        let target = delete_target(del)?;
-        let (name, rel) = single_table(target, "DELETE")?;
+        let (name, _) = single_table(delete_target(del)?, "DELETE")?;
         // The lock before the table's name is looked up: a rewrite (ALTER
         // TABLE) that held it meanwhile may have given the name a new table.
         let _alone = self.rewrite_lock().await;
         let table = self.lookup_table(&name)?;
-        let (_, batches) = match partner_items_of_delete(del) {
-            None => {
-                let hit = hit_sql(del.selection.as_ref());
-                self.rows_query("DELETE", &format!("SELECT *, {hit} FROM {rel}"), &params, param_types).await?
-            }
-            Some(items) => {
-                refuse_aggregates("DELETE", del.selection.iter())?;
-                let alias = table_ref_name(target, &table);
-                let (from, distinct, hit) = partner_join(&name, &alias, items, del.selection.as_ref(), true);
-                let columns: Vec<String> = table.columns.iter().map(|c| format!("{alias}.{}", quoted(&c.name))).collect();
-                let sql = format!("SELECT {distinct} {}, {hit} {from}", columns.join(", "));
-                self.internal_query(&sql, &params, param_types).await?
-            }
+        let (_, batches) = match delete_rows_sql(del, &table)? {
+            RowsSql::Single(sql) => self.rows_query("DELETE", &sql, &params, param_types).await?,
+            RowsSql::Joined(sql) => self.internal_query(&sql, &params, param_types).await?,
         };
         let (kept, deleted) = split_by_last_column(batches, false);
         let returned = match self.returning_sql(&Statement::Delete(del.clone()))? {
@@ -250,24 +313,14 @@ impl Session {
         params: Vec<Datum>,
         param_types: &[DataType],
     ) -> DbResult<StatementResult> {
-        let (name, rel) = single_table(&up.table, "UPDATE")?;
+        let (name, _) = single_table(&up.table, "UPDATE")?;
         // As DELETE: the lock before the lookup.
         let _alone = self.rewrite_lock().await;
         let table = self.lookup_table(&name)?;
         let values = update_values(up, &table)?;
-        let (_, batches) = match partner_items_of_update(up)? {
-            None => {
-                let hit = hit_sql(up.selection.as_ref());
-                let columns = updated_columns(&table, &values, &hit, "").join(", ");
-                self.rows_query("UPDATE", &format!("SELECT {columns}, {hit} FROM {rel}"), &params, param_types).await?
-            }
-            Some(items) => {
-                refuse_aggregates("UPDATE", up.selection.iter().chain(up.assignments.iter().map(|a| &a.value)))?;
-                let alias = table_ref_name(&up.table, &table);
-                let (from, distinct, hit) = partner_join(&name, &alias, items, up.selection.as_ref(), true);
-                let columns = updated_columns(&table, &values, &hit, &alias).join(", ");
-                self.internal_query(&format!("SELECT {distinct} {columns}, {hit} {from}"), &params, param_types).await?
-            }
+        let (_, batches) = match update_rows_sql(up, &table, &values)? {
+            RowsSql::Single(sql) => self.rows_query("UPDATE", &sql, &params, param_types).await?,
+            RowsSql::Joined(sql) => self.internal_query(&sql, &params, param_types).await?,
         };
         // The rows the UPDATE changes, per batch: what the constraints check
         // (a NOT VALID CHECK does not hold for the rows left as they were).
@@ -297,6 +350,25 @@ impl Session {
             self.rewrite_rows(&table, rows).await?;
         }
         Ok(command_or_rows(format!("UPDATE {updated}"), returned))
+    }
+
+    /// The rows query of a DELETE or UPDATE (Describe binds it to learn the
+    /// types of the parameters in its SET and WHERE).
+    pub(super) fn rows_sql(&self, stmt: &Statement) -> DbResult<Option<RowsSql>> {
+        match stmt {
+            Statement::Delete(del) => {
+                let (name, _) = single_table(delete_target(del)?, "DELETE")?;
+                let table = self.lookup_table(&name)?;
+                Ok(Some(delete_rows_sql(del, &table)?))
+            }
+            Statement::Update(up) => {
+                let (name, _) = single_table(&up.table, "UPDATE")?;
+                let table = self.lookup_table(&name)?;
+                let values = update_values(up, &table)?;
+                Ok(Some(update_rows_sql(up, &table, &values)?))
+            }
+            _ => Ok(None),
+        }
     }
 
     /// The query giving a DELETE's or UPDATE's RETURNING rows (the deleted

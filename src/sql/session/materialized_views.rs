@@ -271,7 +271,7 @@ impl Session {
         };
         // Populated first: the refresh's own statements read the table.
         set_populated(self, true)?;
-        if let Err(e) = self.run_generated(&statements).await {
+        if let Err(e) = self.run_generated(&statements, &[], &[]).await {
             let _ = set_populated(self, was_populated);
             return Err(e);
         }

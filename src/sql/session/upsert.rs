@@ -38,6 +38,30 @@ fn tag_count(result: &StatementResult) -> u64 {
 }
 
 impl Session {
+    /// For Describe: a query binding an upsert's SET values and WHERE over
+    /// the target (by its alias) and `excluded`, so that their parameters get types.
+    pub(super) fn upsert_describe_sql(&self, ins: &ast::Insert) -> DbResult<Option<String>> {
+        let Some(ast::OnInsert::OnConflict(ast::OnConflict { action: ast::OnConflictAction::DoUpdate(action), .. })) = &ins.on
+        else {
+            return Ok(None);
+        };
+        let ast::TableObject::TableName(name) = &ins.table else { return Ok(None) };
+        let table = self.lookup_table(name)?;
+        let target = format!("{}.{}", quote_ident(&table.schema), quote_ident(&table.name));
+        let alias = ins.table_alias.as_ref().map_or_else(|| quote_ident(&table.name), |a| quote_ident(&a.alias.value));
+        let is_default = |e: &ast::Expr| matches!(e, ast::Expr::Identifier(id) if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default"));
+        let mut items: Vec<String> =
+            action.assignments.iter().filter(|a| !is_default(&a.value)).map(|a| a.value.to_string()).collect();
+        items.extend(action.selection.iter().map(|w| format!("({w})")));
+        if items.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(format!(
+            "SELECT {} FROM {target} AS {alias} CROSS JOIN (SELECT * FROM {target} LIMIT 0) AS excluded",
+            items.join(", ")
+        )))
+    }
+
     pub(super) async fn upsert(
         &mut self,
         ins: &ast::Insert,
@@ -134,7 +158,7 @@ impl Session {
         );
         let mut count = 0;
         let mut returned = Vec::new();
-        for (_, result) in self.run_generated(&[update, insert]).await? {
+        for (_, result) in self.run_generated(&[update, insert], &params, param_types).await? {
             count += tag_count(&result);
             if let StatementResult::Batches { batches, .. } = result {
                 returned.extend(batches);
