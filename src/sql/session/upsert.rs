@@ -100,7 +100,8 @@ impl Session {
                 ))
             }
         };
-        let format = eval_ctx.format.clone();
+        // Values written out whole: floats in their shortest exact form, whatever extra_float_digits says.
+        let format = crate::types::FormatContext { extra_float_digits: 1, ..eval_ctx.format.clone() };
         let ctx = self.query_context(params.clone(), eval_ctx);
         let batches = operators::collect(&plan, &ctx).await?;
         let mut rows: Vec<String> = Vec::new();
@@ -124,11 +125,11 @@ impl Session {
                 rows.push(format!("({})", values.join(", ")));
             }
         }
-        let tag_and_fields = |count: u64| format!("INSERT 0 {count}");
+        let insert_tag = |count: u64| format!("INSERT 0 {count}");
         if rows.is_empty() {
             return Ok(match returning {
-                Some((_, fields)) => StatementResult::Batches { fields, batches: Vec::new(), tag: tag_and_fields(0) },
-                None => StatementResult::Command(tag_and_fields(0)),
+                Some((_, fields)) => StatementResult::Batches { fields, batches: Vec::new(), tag: insert_tag(0) },
+                None => StatementResult::Command(insert_tag(0)),
             });
         }
         let target = format!("{}.{}", quote_ident(&table.schema), quote_ident(&table.name));
@@ -164,7 +165,7 @@ impl Session {
                 returned.extend(batches);
             }
         }
-        let tag = tag_and_fields(count);
+        let tag = insert_tag(count);
         Ok(match returning {
             Some((_, fields)) => StatementResult::Batches { fields, batches: returned, tag },
             None => StatementResult::Command(tag),
