@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use crate::catalog::timescale::JobDef;
-use crate::types::datetime::timestamp_add_interval;
+use crate::types::datetime::{interval_nanos_30_day_months as interval_ns, timestamp_add_interval};
 use crate::types::Interval;
 
 /// After a failed run, the next try waits this long (TimescaleDB's default retry_period).
@@ -130,13 +130,6 @@ pub fn next_after(job: &JobDef, finished: i64) -> i64 {
         at = next;
     }
     at
-}
-
-/// An interval's length in nanoseconds, a month counted as 30 days (as
-/// TimescaleDB and drop_chunks count them).
-pub fn interval_ns(iv: Interval) -> i64 {
-    let micros = iv.micros as i128 + (iv.days as i128 + iv.months as i128 * 30) * 86_400_000_000;
-    (micros * 1000).clamp(i64::MIN as i128, i64::MAX as i128) as i64
 }
 
 #[cfg(test)]

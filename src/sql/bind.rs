@@ -2889,13 +2889,10 @@ impl<'a> Binder<'a> {
                     )
                 };
                 let cutoff = match self.constant(&older_than)? {
-                    (Datum::Interval(iv), _) => {
-                        let micros = iv.micros as i128
-                            + (iv.days as i128 + iv.months as i128 * 30) * 86_400_000_000;
-                        (self.eval.statement_time_ns as i128 - micros * 1000)
-                            .clamp(i64::MIN as i128, i64::MAX as i128)
-                            as i64
-                    }
+                    (Datum::Interval(iv), _) => self
+                        .eval
+                        .statement_time_ns
+                        .saturating_sub(crate::types::datetime::interval_nanos_30_day_months(iv)),
                     (Datum::Int64(ts), DataType::TimestampTz | DataType::Timestamp) => ts,
                     _ => return Err(bad()),
                 };

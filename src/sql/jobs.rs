@@ -36,11 +36,6 @@ pub async fn drop_chunks_now(server: &Server, table: &TableDef, cutoff: i64) -> 
     Ok(dropped)
 }
 
-/// The table a job acts on, in `db` (None: dropped, or dropped by an open block).
-fn job_table<'d>(db: &'d Database, job: &JobDef) -> Option<&'d Arc<TableDef>> {
-    db.schemas.values().flat_map(|s| s.tables.values()).find(|t| t.oid == job.table)
-}
-
 /// Whether an open transaction block changed `table`'s jobs (its change
 /// may yet be rolled back: the scheduler waits for the block to end).
 fn changed_by_open_block(db: &Database, table: u32) -> bool {
@@ -51,7 +46,7 @@ fn changed_by_open_block(db: &Database, table: u32) -> bool {
 
 /// Does the job's work once.
 async fn run_job(server: &Arc<Server>, db: &Database, job: &JobDef) -> DbResult<()> {
-    let table = job_table(db, job).ok_or_else(|| {
+    let table = db.table_by_oid(job.table).ok_or_else(|| {
         DbError::new(
             "TS001",
             format!("hypertable of job {} (OID {}) does not exist", job.id, job.table),
@@ -135,7 +130,7 @@ pub async fn run_scheduler(server: Arc<Server>) {
         let catalog = server.catalog.snapshot();
         for db in catalog.databases.values() {
             for job in db.timescale.jobs.values() {
-                if !job.scheduled || job_table(db, job).is_none() || changed_by_open_block(db, job.table) {
+                if !job.scheduled || db.table_by_oid(job.table).is_none() || changed_by_open_block(db, job.table) {
                     continue;
                 }
                 let run = server.job_runs.get(db.oid, job.id);

@@ -404,6 +404,13 @@ impl Session {
         Ok((schema, object))
     }
 
+    /// Whether `schema` holds a relation (table, view, index, sequence) named `name`.
+    fn relation_exists(&self, schema: &str, name: &str) -> DbResult<bool> {
+        let catalog = self.server.catalog.snapshot();
+        let db = catalog.database(&self.database)?;
+        Ok(db.schemas.get(schema).is_some_and(|s| s.relation_kind(name).is_some()))
+    }
+
     /// Existing schemas of `search_path`, in order (`"$user"` is the session user).
     pub fn search_path(&self) -> Vec<String> {
         let catalog = self.server.catalog.snapshot();

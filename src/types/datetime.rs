@@ -822,6 +822,13 @@ fn extract_interval(unit: DateUnit, iv: Interval) -> Option<Decimal> {
     }
 }
 
+/// An interval's length in nanoseconds, a month counted as 30 days (as
+/// drop_chunks and TimescaleDB's policies count them), saturating.
+pub fn interval_nanos_30_day_months(iv: Interval) -> i64 {
+    let micros = iv.micros as i128 + (iv.days as i128 + iv.months as i128 * 30) * 86_400_000_000;
+    (micros * 1000).clamp(i64::MIN as i128, i64::MAX as i128) as i64
+}
+
 /// Microseconds of an interval with 365.25-day years and 30-day months.
 fn interval_epoch_micros(iv: Interval) -> i128 {
     let m = iv.months as i128;

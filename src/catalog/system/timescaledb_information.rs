@@ -301,7 +301,7 @@ fn chunks(ctx: &SystemContext) -> Vec<Vec<Datum>> {
 /// The database's jobs with the hypertables they act on (a job whose table
 /// an open block dropped is not shown).
 fn jobs_with_tables(db: &Database) -> impl Iterator<Item = (&JobDef, &TableDef)> {
-    db.timescale.jobs.values().filter_map(|j| Some((j, hypertable_defs(db).find(|t| t.oid == j.table)?)))
+    db.timescale.jobs.values().filter_map(|j| Some((j, &**db.table_by_oid(j.table)?)))
 }
 
 fn jobs(ctx: &SystemContext) -> Vec<Vec<Datum>> {

@@ -117,7 +117,7 @@ impl Binder<'_> {
                     end_offset,
                     self.db.timescale.continuous.get(&table.oid).map(|c| c.bucket_width),
                 ) {
-                    let ns = crate::server::job_runs::interval_ns;
+                    let ns = crate::types::datetime::interval_nanos_30_day_months;
                     if ns(start).saturating_sub(ns(end)) < ns(width).saturating_mul(2) {
                         return Err(DbError::new(sqlstate::INVALID_PARAMETER_VALUE, "policy refresh window too small")
                             .with_detail("The start and end offsets must cover at least two buckets in the valid time range of type \"timestamp with time zone\"."));
@@ -159,12 +159,15 @@ impl Binder<'_> {
         Ok(effect)
     }
 
+    /// The table a required relation argument names.
+    fn relation_arg(&mut self, func: &str, arg: Option<Expr>) -> DbResult<Arc<TableDef>> {
+        let arg = arg.ok_or_else(|| no_such_function(func))?;
+        self.table_arg(func, &arg)?.ok_or_else(|| DbError::unsupported(format!("{func}() of a NULL relation")))
+    }
+
     /// The hypertable a policy names: a table with a time column.
     fn hypertable_arg(&mut self, func: &str, arg: Option<Expr>) -> DbResult<Arc<TableDef>> {
-        let arg = arg.ok_or_else(|| no_such_function(func))?;
-        let table = self
-            .table_arg(func, &arg)?
-            .ok_or_else(|| DbError::unsupported(format!("{func}() of a NULL relation")))?;
+        let table = self.relation_arg(func, arg)?;
         if table.time_column.is_none() {
             return Err(DbError::new(
                 "TS001",
@@ -176,10 +179,7 @@ impl Binder<'_> {
 
     /// The continuous aggregate a policy names.
     fn continuous_aggregate_arg(&mut self, func: &str, arg: Option<Expr>) -> DbResult<Arc<TableDef>> {
-        let arg = arg.ok_or_else(|| no_such_function(func))?;
-        let table = self
-            .table_arg(func, &arg)?
-            .ok_or_else(|| DbError::unsupported(format!("{func}() of a NULL relation")))?;
+        let table = self.relation_arg(func, arg)?;
         if !self.db.timescale.continuous.contains_key(&table.oid) {
             return Err(DbError::new(
                 sqlstate::INVALID_PARAMETER_VALUE,

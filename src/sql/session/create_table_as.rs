@@ -25,12 +25,7 @@ impl Session {
             [s, t] => (s.clone(), t.clone()),
             _ => return Err(DbError::syntax(format!("improper table name: {}", ct.name))),
         };
-        let exists = {
-            let catalog = self.server.catalog.snapshot();
-            let db = catalog.database(&self.database)?;
-            db.schemas.get(&schema).is_some_and(|s| s.relation_kind(&name).is_some())
-        };
-        if exists && ct.if_not_exists {
+        if ct.if_not_exists && self.relation_exists(&schema, &name)? {
             self.notice(sqlstate::DUPLICATE_TABLE, format!("relation \"{name}\" already exists, skipping"));
             return Ok(StatementResult::Command("CREATE TABLE AS".into()));
         }

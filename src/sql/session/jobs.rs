@@ -63,7 +63,7 @@ impl Session {
             Policy::Retention { .. } | Policy::Refresh { .. } => RETENTION_SCHEDULE,
             Policy::Compression { .. } => COMPRESSION_SCHEDULE,
         });
-        if crate::server::job_runs::interval_ns(schedule_interval) <= 0 {
+        if crate::types::datetime::interval_nanos_30_day_months(schedule_interval) <= 0 {
             return Err(DbError::new(
                 sqlstate::INVALID_PARAMETER_VALUE,
                 "schedule interval must be positive",
@@ -159,7 +159,7 @@ impl Session {
             Some(table) => self.update_timescale(table, |db| {
                 let Some(job) = db.timescale.jobs.get_mut(&id) else { return Ok(None) };
                 if let Some(iv) = changes.schedule_interval {
-                    if crate::server::job_runs::interval_ns(iv) <= 0 {
+                    if crate::types::datetime::interval_nanos_30_day_months(iv) <= 0 {
                         return Err(DbError::new(sqlstate::INVALID_PARAMETER_VALUE, "schedule interval must be positive"));
                     }
                     job.schedule_interval = iv;

@@ -120,16 +120,12 @@ impl Session {
             ));
         }
         let (schema, name) = self.creation_target(&cv.name, "relation")?;
-        {
-            let catalog = self.server.catalog.snapshot();
-            let db = catalog.database(&self.database)?;
-            if db.schemas.get(&schema).is_some_and(|s| s.relation_kind(&name).is_some()) {
-                if cv.if_not_exists {
-                    self.notice(sqlstate::DUPLICATE_TABLE, format!("continuous aggregate \"{name}\" already exists, skipping"));
-                    return Ok(StatementResult::Command("CREATE MATERIALIZED VIEW".into()));
-                }
-                return Err(DbError::new(sqlstate::DUPLICATE_TABLE, format!("relation \"{name}\" already exists")));
+        if self.relation_exists(&schema, &name)? {
+            if cv.if_not_exists {
+                self.notice(sqlstate::DUPLICATE_TABLE, format!("continuous aggregate \"{name}\" already exists, skipping"));
+                return Ok(StatementResult::Command("CREATE MATERIALIZED VIEW".into()));
             }
+            return Err(DbError::new(sqlstate::DUPLICATE_TABLE, format!("relation \"{name}\" already exists")));
         }
         let ast::SetExpr::Select(select) = cv.query.body.as_ref() else {
             return Err(invalid_query("invalid continuous aggregate query: it must be one SELECT"));
@@ -197,12 +193,7 @@ impl Session {
     /// … AS makes it, the query registered, then filled unless WITH NO DATA.
     async fn create_plain_materialized_view(&mut self, cv: &ast::CreateView, with_data: bool) -> DbResult<StatementResult> {
         let (schema, name) = self.creation_target(&cv.name, "relation")?;
-        let exists = {
-            let catalog = self.server.catalog.snapshot();
-            let db = catalog.database(&self.database)?;
-            db.schemas.get(&schema).is_some_and(|s| s.relation_kind(&name).is_some())
-        };
-        if exists && cv.if_not_exists {
+        if cv.if_not_exists && self.relation_exists(&schema, &name)? {
             self.notice(sqlstate::DUPLICATE_TABLE, format!("relation \"{name}\" already exists, skipping"));
             return Ok(StatementResult::Command("CREATE MATERIALIZED VIEW".into()));
         }
