@@ -70,6 +70,9 @@ pub mod sqlstate {
     pub const OBJECT_IN_USE: &str = "55006";
     pub const OBJECT_NOT_IN_PREREQUISITE_STATE: &str = "55000";
     pub const CHECK_VIOLATION: &str = "23514";
+    pub const FOREIGN_KEY_VIOLATION: &str = "23503";
+    pub const INVALID_FOREIGN_KEY: &str = "42830";
+    pub const DEPENDENT_OBJECTS_STILL_EXIST: &str = "2BP01";
     pub const QUERY_CANCELED: &str = "57014";
     pub const ADMIN_SHUTDOWN: &str = "57P01";
     pub const INTERNAL_ERROR: &str = "XX000";

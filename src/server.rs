@@ -44,6 +44,8 @@ pub struct Server {
     pub rewrites: Arc<tokio::sync::RwLock<()>>,
     /// The key sets that enforce UNIQUE and PRIMARY KEY (`sql/unique.rs`).
     pub unique_keys: crate::sql::unique::UniqueKeySets,
+    /// Keys open transactions hold on either side of foreign keys.
+    pub foreign_key_holds: Arc<crate::sql::foreign_keys::ForeignKeyHolds>,
     /// The latest time per series of line-protocol tables (`sql/series_times.rs`).
     pub series_times: crate::sql::series_times::SeriesTimes,
     /// Connected wire sessions (pg_stat_activity), keyed by pid.
@@ -108,6 +110,7 @@ impl Server {
             checkpoints: Checkpoints::default(),
             rewrites: Arc::new(tokio::sync::RwLock::new(())),
             unique_keys: Default::default(),
+            foreign_key_holds: Default::default(),
             series_times: Default::default(),
             activities: Default::default(),
             copy_progress: Default::default(),

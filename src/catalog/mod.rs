@@ -118,6 +118,97 @@ pub struct TableDef {
     pub frame_files: Vec<String>,
     /// CHECK constraints, checked on every row written (`Session::check_constraints`).
     pub checks: Vec<CheckConstraint>,
+    /// FOREIGN KEY constraints this table's rows must satisfy (`sql/foreign_keys.rs`).
+    pub foreign_keys: Vec<ForeignKey>,
+}
+
+/// A FOREIGN KEY constraint of the referencing table: its rows' values in
+/// `columns` must be a key of the referenced table's unique index
+/// `parent_index`. The referenced columns are that index's keys, so renames
+/// of the referenced table and its columns need no change here.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForeignKey {
+    pub oid: u32,
+    pub name: String,
+    /// The referencing columns, in the order written.
+    pub columns: Vec<String>,
+    /// The referenced table.
+    pub parent: TableId,
+    /// OID of the referenced table's PRIMARY KEY or UNIQUE index.
+    pub parent_index: u32,
+    /// For each of `columns`, the position of its referenced column among
+    /// the index's keys (`FOREIGN KEY (a, b) REFERENCES p (y, x)` over an
+    /// index on `(x, y)`: `[1, 0]`).
+    pub key_positions: Vec<usize>,
+    pub on_delete: ReferentialAction,
+    pub on_update: ReferentialAction,
+    /// MATCH FULL (else MATCH SIMPLE: a row with a NULL key column is not checked).
+    pub match_full: bool,
+}
+
+/// What happens to referencing rows when their referenced key goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReferentialAction {
+    NoAction,
+    Restrict,
+    Cascade,
+    SetNull,
+    SetDefault,
+}
+
+impl ReferentialAction {
+    /// pg_constraint's confupdtype/confdeltype letter.
+    pub fn code(self) -> char {
+        match self {
+            ReferentialAction::NoAction => 'a',
+            ReferentialAction::Restrict => 'r',
+            ReferentialAction::Cascade => 'c',
+            ReferentialAction::SetNull => 'n',
+            ReferentialAction::SetDefault => 'd',
+        }
+    }
+
+    pub fn from_code(c: char) -> Option<ReferentialAction> {
+        Some(match c {
+            'a' => ReferentialAction::NoAction,
+            'r' => ReferentialAction::Restrict,
+            'c' => ReferentialAction::Cascade,
+            'n' => ReferentialAction::SetNull,
+            'd' => ReferentialAction::SetDefault,
+            _ => return None,
+        })
+    }
+
+    /// As a definition prints it (NO ACTION is the default, printed as nothing).
+    pub fn sql(self) -> &'static str {
+        match self {
+            ReferentialAction::NoAction => "NO ACTION",
+            ReferentialAction::Restrict => "RESTRICT",
+            ReferentialAction::Cascade => "CASCADE",
+            ReferentialAction::SetNull => "SET NULL",
+            ReferentialAction::SetDefault => "SET DEFAULT",
+        }
+    }
+}
+
+impl ForeignKey {
+    /// As pg_get_constraintdef prints it: `FOREIGN KEY (pid) REFERENCES
+    /// parent(id) ON DELETE CASCADE`, given the referenced table's name as
+    /// it should appear and the referenced columns in `columns`' order.
+    pub fn definition(&self, parent: &str, parent_columns: &[String]) -> String {
+        let names = |c: &[String]| c.iter().map(|n| quote_ident(n)).collect::<Vec<_>>().join(", ");
+        let mut out = format!("FOREIGN KEY ({}) REFERENCES {parent}({})", names(&self.columns), names(parent_columns));
+        if self.match_full {
+            out.push_str(" MATCH FULL");
+        }
+        if self.on_update != ReferentialAction::NoAction {
+            out.push_str(&format!(" ON UPDATE {}", self.on_update.sql()));
+        }
+        if self.on_delete != ReferentialAction::NoAction {
+            out.push_str(&format!(" ON DELETE {}", self.on_delete.sql()));
+        }
+        out
+    }
 }
 
 /// A CHECK constraint: its rows must not make `expr` false (NULL passes).
@@ -208,6 +299,30 @@ pub struct IndexDef {
     pub include: Vec<String>,
     /// The partial-index predicate as written.
     pub predicate: Option<String>,
+}
+
+impl IndexDef {
+    /// An index key as written → a column of the table (None for expressions).
+    pub fn key_columns(&self, table: &TableDef) -> Option<Vec<usize>> {
+        self
+            .keys
+            .iter()
+            .map(|k| {
+                let mut words: Vec<&str> = k.split_whitespace().collect();
+                while words.len() > 1
+                    && matches!(words[words.len() - 1].to_ascii_uppercase().as_str(), "ASC" | "DESC" | "FIRST" | "LAST" | "NULLS")
+                {
+                    words.pop();
+                }
+                let [name] = words.as_slice() else { return None };
+                let name = match name.strip_prefix('"').and_then(|n| n.strip_suffix('"')) {
+                    Some(quoted) => quoted.replace("\"\"", "\""),
+                    None => name.to_lowercase(),
+                };
+                table.column_index(&name)
+            })
+            .collect()
+    }
 }
 
 /// A view: its query's SQL text, bound again at each use.
@@ -1120,6 +1235,7 @@ mod unfinished_ingest_tests {
             time_column: None,
             frame_files: Vec::new(),
             checks: Vec::new(),
+            foreign_keys: Vec::new(),
         })
     }
 

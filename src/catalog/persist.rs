@@ -103,6 +103,17 @@ fn table_json(t: &TableDef) -> Value {
         })).collect::<Vec<_>>(),
         "frame_files": t.frame_files,
         "checks": t.checks.iter().map(|c| json!({"oid": c.oid, "name": c.name, "expr": c.expr.to_string()})).collect::<Vec<_>>(),
+        "foreign_keys": t.foreign_keys.iter().map(|f| json!({
+            "oid": f.oid,
+            "name": f.name,
+            "columns": f.columns,
+            "parent": f.parent,
+            "parent_index": f.parent_index,
+            "key_positions": f.key_positions,
+            "on_delete": f.on_delete.code().to_string(),
+            "on_update": f.on_update.code().to_string(),
+            "match_full": f.match_full,
+        })).collect::<Vec<_>>(),
     })
 }
 
@@ -606,6 +617,38 @@ fn table_from(v: &Value, schema: &str) -> Result<TableDef, String> {
                 })
                 .collect::<Result<Vec<_>, String>>()?,
         },
+        foreign_keys: match v.get("foreign_keys") {
+            // Absent in files written before foreign keys.
+            None => Vec::new(),
+            Some(_) => list(v, "foreign_keys")?.iter().map(foreign_key).collect::<Result<Vec<_>, String>>()?,
+        },
+    })
+}
+
+fn foreign_key(f: &Value) -> Result<super::ForeignKey, String> {
+    let strings = |name: &str| -> Result<Vec<String>, String> {
+        list(f, name)?.iter().map(|c| c.as_str().map(str::to_string).ok_or_else(|| format!("{name}: not a string"))).collect()
+    };
+    let action = |name: &str| -> Result<super::ReferentialAction, String> {
+        text(f, name)?
+            .chars()
+            .next()
+            .and_then(super::ReferentialAction::from_code)
+            .ok_or_else(|| format!("{name}: not a referential action"))
+    };
+    Ok(super::ForeignKey {
+        oid: number(f, "oid")? as u32,
+        name: text(f, "name")?,
+        columns: strings("columns")?,
+        parent: number(f, "parent")? as u32,
+        parent_index: number(f, "parent_index")? as u32,
+        key_positions: list(f, "key_positions")?
+            .iter()
+            .map(|p| p.as_u64().map(|p| p as usize).ok_or_else(|| "key_positions: not a number".to_string()))
+            .collect::<Result<Vec<_>, String>>()?,
+        on_delete: action("on_delete")?,
+        on_update: action("on_update")?,
+        match_full: f.get("match_full").and_then(Value::as_bool).unwrap_or(false),
     })
 }
 
@@ -821,6 +864,17 @@ mod tests {
                             oid: 98,
                             name: "t_v_check".into(),
                             expr: parse_default("length(v) > 0").unwrap(),
+                        }],
+                        foreign_keys: vec![crate::catalog::ForeignKey {
+                            oid: 97,
+                            name: "t_id_fkey".into(),
+                            columns: vec!["id".into()],
+                            parent: 99,
+                            parent_index: 96,
+                            key_positions: vec![0],
+                            on_delete: crate::catalog::ReferentialAction::Cascade,
+                            on_update: crate::catalog::ReferentialAction::SetNull,
+                            match_full: true,
                         }],
                     }),
                 );

@@ -1145,7 +1145,60 @@ fn pg_constraint(ctx: &SystemContext) -> Vec<Vec<Datum>> {
         let keys = check.columns(table).into_iter().map(|c| c as i16 + 1).collect();
         rows.push(row(check.oid, &check.name, namespace, 'c', table.oid, 0, conkey(keys), text(check.definition(false))));
     }
+    for f in foreign_key_constraints(ctx.db) {
+        let mut r = row(f.fk.oid, &f.fk.name, f.namespace, 'f', f.table.oid, f.fk.parent_index, conkey(f.conkey.clone()), NULL);
+        r[11] = oid(f.fk.parent);
+        r[12] = ch(f.fk.on_update.code());
+        r[13] = ch(f.fk.on_delete.code());
+        r[14] = ch(if f.fk.match_full { 'f' } else { 's' });
+        r[19] = conkey(f.confkey.clone());
+        rows.push(r);
+    }
     rows
+}
+
+/// A FOREIGN KEY constraint as the catalogs show it.
+pub struct ForeignKeyFacts<'a> {
+    pub namespace: u32,
+    pub table: &'a TableDef,
+    pub fk: &'a super::ForeignKey,
+    /// Attribute numbers of the referencing and the referenced columns.
+    pub conkey: Vec<i16>,
+    pub confkey: Vec<i16>,
+    /// As pg_get_constraintdef prints it.
+    pub definition: String,
+}
+
+/// Every FOREIGN KEY constraint of the database whose referenced table and
+/// index are there.
+pub fn foreign_key_constraints(db: &Database) -> Vec<ForeignKeyFacts<'_>> {
+    let mut out = Vec::new();
+    for l in user_relations(db) {
+        let Some(table) = l.table() else { continue };
+        for fk in &table.foreign_keys {
+            let Some(parent) = db.table_by_oid(fk.parent) else { continue };
+            let Some(index) = db.schemas.get(&parent.schema).and_then(|s| s.indexes.values().find(|i| i.oid == fk.parent_index)) else {
+                continue;
+            };
+            let Some(keys) = index.key_columns(parent) else { continue };
+            let referenced: Vec<usize> = fk.key_positions.iter().filter_map(|&p| keys.get(p).copied()).collect();
+            let parent_name = if parent.schema == "public" {
+                quote_ident(&parent.name)
+            } else {
+                format!("{}.{}", quote_ident(&parent.schema), quote_ident(&parent.name))
+            };
+            let names: Vec<String> = referenced.iter().map(|&c| parent.columns[c].name.clone()).collect();
+            out.push(ForeignKeyFacts {
+                namespace: l.namespace,
+                table,
+                fk,
+                conkey: fk.columns.iter().map(|c| table.column_index(c).map_or(0, |i| i as i16 + 1)).collect(),
+                confkey: referenced.iter().map(|&c| c as i16 + 1).collect(),
+                definition: fk.definition(&parent_name, &names),
+            });
+        }
+    }
+    out
 }
 
 /// Every CHECK constraint of the database, with its table's namespace.
@@ -1527,12 +1580,20 @@ fn pg_class(ctx: &SystemContext) -> Vec<Vec<Datum>> {
             r.columns.len(),
         ));
     }
+    let referenced: HashSet<u32> = user_relations(ctx.db)
+        .into_iter()
+        .filter_map(|l| l.table())
+        .flat_map(|t| t.foreign_keys.iter().map(|f| f.parent))
+        .collect();
     for l in user_relations(ctx.db) {
         rows.push(match l.rel {
             UserRelation::Table(t) => {
                 let indexed = has_indexes(ctx.db, l.schema, &t.name);
                 let mut row = class_row(l.oid, l.name, l.namespace, 2, indexed, 'r', t.columns.len());
                 row[RELCHECKS] = i2(t.checks.len() as i16);
+                // Foreign keys are triggers in PostgreSQL: psql lists them (and
+                // "Referenced by") only for a table that has triggers.
+                row[RELHASTRIGGERS] = b(!t.foreign_keys.is_empty() || referenced.contains(&t.oid));
                 row
             }
             UserRelation::View(v) => {
@@ -1550,6 +1611,8 @@ fn pg_class(ctx: &SystemContext) -> Vec<Vec<Datum>> {
 
 /// pg_class.relchecks's place in its rows (psql shows CHECK constraints when it is not 0).
 const RELCHECKS: usize = 18;
+/// pg_class.relhastriggers's place in its rows.
+const RELHASTRIGGERS: usize = 20;
 
 #[allow(clippy::too_many_arguments)]
 /// pg_attribute.attidentity's place in its rows.

@@ -399,6 +399,7 @@ mod tests {
             time_column: None,
             frame_files: Vec::new(),
             checks: Vec::new(),
+            foreign_keys: Vec::new(),
         }
     }
 

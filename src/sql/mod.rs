@@ -7,6 +7,7 @@
 pub mod bind;
 pub mod continuous_aggregates;
 pub mod fast_insert;
+pub mod foreign_keys;
 pub mod ingest_copy;
 pub mod jobs;
 pub mod optimize;

@@ -475,6 +475,7 @@ mod tests {
             time_column: Some(1),
             frame_files: vec![],
             checks: Vec::new(),
+            foreign_keys: Vec::new(),
         });
         let fields: Vec<Field> = columns.iter().map(|(n, t)| Field::new(*n, *t)).collect();
         let left = Plan::Scan { table, projection: (0..5).collect(), filter: None, fields: fields.clone() };

@@ -39,6 +39,7 @@ mod function;
 mod ingest_tables;
 mod jobs;
 mod explain;
+mod foreign_keys;
 pub mod line_protocol;
 pub mod mcap;
 mod point_merge;
@@ -162,6 +163,9 @@ pub struct Session {
     txn_dropped: Vec<TableId>,
     /// Unique keys the open transaction added (taken out again on ROLLBACK).
     txn_unique_keys: crate::sql::unique::AddedKeys,
+    /// Keys the open transaction holds on either side of foreign keys
+    /// (referenced by its rows, or removed): released when it ends.
+    txn_fk_holds: Vec<crate::sql::foreign_keys::HeldKeys>,
     /// NOTICEs raised by the last statement, sent before its result.
     pub notices: Vec<DbError>,
     /// Prepared statements `DEALLOCATE` dropped (None: ALL), for the wire
@@ -272,6 +276,7 @@ impl Session {
             txn_block_id: None,
             txn_dropped: Vec::new(),
             txn_unique_keys: Default::default(),
+            txn_fk_holds: Vec::new(),
             notices: Vec::new(),
             deallocations: Vec::new(),
             registration: None,
@@ -459,6 +464,7 @@ impl Session {
         if !commit {
             let keys = std::mem::take(&mut self.txn_unique_keys);
             self.end_block_keys(keys, true);
+            self.txn_fk_holds.clear();
             if let Some((mut values, sources)) = begin_settings {
                 // custom settings first set in the transaction stay defined, empty
                 for key in self.settings.keys() {
@@ -801,6 +807,7 @@ impl Session {
                 // on every shard), nothing at all after ROLLBACK.
                 let tables = t.table_names.iter().map(|target| self.lookup_table(&target.name)).collect::<DbResult<Vec<_>>>()?;
                 let _held_by_block = self.rewrite_lock().await;
+                let (tables, _) = self.truncate_closure(tables, truncate_cascades(t))?;
                 for table in tables {
                     self.rewrite_rows(&table, Vec::new()).await?;
                 }
@@ -810,10 +817,11 @@ impl Session {
                 // A block that rewrote a table already holds the lock.
                 let _alone = match self.txn_rewrites {
                     Some(_) => None,
-                    None => Some(self.server.rewrites.write().await),
+                    None => Some(self.server.rewrites.clone().write_owned().await),
                 };
-                for target in &t.table_names {
-                    let table = self.lookup_table(&target.name)?;
+                let tables = t.table_names.iter().map(|target| self.lookup_table(&target.name)).collect::<DbResult<Vec<_>>>()?;
+                let (tables, _removing) = self.truncate_closure(tables, truncate_cascades(t))?;
+                for table in tables {
                     let txn = self.server.next_txn();
                     for shard in &self.server.shards {
                         let oid = table.oid;
@@ -1008,8 +1016,11 @@ impl Session {
         let changes = std::mem::take(&mut self.txn_catalog_changes);
         self.end_transaction(true);
         let keys = std::mem::take(&mut self.txn_unique_keys);
+        let fk_holds = std::mem::take(&mut self.txn_fk_holds);
         let written = self.write_committed(committing).await;
         self.end_block_keys(keys, written.is_err());
+        // Held until the rows are stored (or not): the keys they reference stay meanwhile.
+        drop(fk_holds);
         if written.is_err() {
             // Nothing of the block committed: its catalog changes go too.
             self.txn_catalog_changes = changes;
@@ -1409,6 +1420,8 @@ impl Session {
         let mut unique_constraints: Vec<(Option<String>, Vec<String>, bool)> = Vec::new();
         // CHECKs as written, column and table constraints alike: (name given, expression).
         let mut pending_checks: Vec<(Option<String>, ast::Expr)> = Vec::new();
+        // FOREIGN KEYs as written, column and table constraints alike, with their columns.
+        let mut pending_foreign_keys: Vec<(ast::ForeignKeyConstraint, Vec<String>)> = Vec::new();
         for c in &ct.columns {
             let cname = ident_name(&c.name);
             if columns.iter().any(|x: &ColumnDef| x.name == cname) {
@@ -1424,9 +1437,17 @@ impl Session {
             );
             let (mut def, keys) = column_def(c)?;
             for opt in &c.options {
-                if let ast::ColumnOption::Check(check) = &opt.option {
-                    let given = opt.name.as_ref().or(check.name.as_ref()).map(ident_name);
-                    pending_checks.push((given, (*check.expr).clone()));
+                match &opt.option {
+                    ast::ColumnOption::Check(check) => {
+                        let given = opt.name.as_ref().or(check.name.as_ref()).map(ident_name);
+                        pending_checks.push((given, (*check.expr).clone()));
+                    }
+                    ast::ColumnOption::ForeignKey(fk) => {
+                        let mut fk = fk.clone();
+                        fk.name = opt.name.clone().or(fk.name);
+                        pending_foreign_keys.push((fk, vec![cname.clone()]));
+                    }
+                    _ => {}
                 }
             }
             // An identity column takes its values from a sequence as a serial one does.
@@ -1456,9 +1477,8 @@ impl Session {
                     pending_checks.push((check.name.as_ref().map(ident_name), (*check.expr).clone()));
                     continue;
                 }
-                // Accepted as before, but said out loud: nothing checks it.
-                ast::TableConstraint::ForeignKey(_) => {
-                    self.warning(format!("FOREIGN KEY constraint of table \"{name}\" is not enforced: Brewric keeps no foreign keys"));
+                ast::TableConstraint::ForeignKey(fk) => {
+                    pending_foreign_keys.push((fk.clone(), fk.columns.iter().map(ident_name).collect()));
                     continue;
                 }
                 _ => continue,
@@ -1494,12 +1514,27 @@ impl Session {
             time_column: None,
             frame_files: Vec::new(),
             checks: Vec::new(),
+            foreign_keys: Vec::new(),
         };
         for (given, expr) in &pending_checks {
             let check = self.new_check(&Arc::new(shape.clone()), given.clone(), expr)?;
             shape.checks.push(check);
         }
+        // The FOREIGN KEYs (one may reference the table being made, by its own keys).
+        let own_keys: Vec<(u32, Vec<String>, bool)> =
+            unique_constraints.iter().zip(&index_oids).map(|((_, cols, primary), oid)| (*oid, cols.clone(), *primary)).collect();
+        for (fk, cols) in &pending_foreign_keys {
+            let made = self.new_foreign_key(&shape, fk, cols.clone(), Some(&own_keys))?;
+            if shape.foreign_keys.iter().any(|f| f.name == made.name) {
+                return Err(DbError::new(
+                    sqlstate::DUPLICATE_OBJECT,
+                    format!("constraint \"{}\" for relation \"{name}\" already exists", made.name),
+                ));
+            }
+            shape.foreign_keys.push(made);
+        }
         let checks = shape.checks;
+        let foreign_keys = shape.foreign_keys;
         let seq_oids: Vec<u32> = sequences
             .iter()
             .map(|_| self.server.catalog.allocate_oid())
@@ -1533,6 +1568,7 @@ impl Session {
                 time_column: None,
                 frame_files: Vec::new(),
                 checks,
+                foreign_keys,
             });
             s.tables.insert(name.clone(), def.clone());
             // The constraints' unique indexes, named as PostgreSQL names them.
@@ -1608,6 +1644,8 @@ impl Session {
                         }
                         Err(e) => return Err(e),
                     };
+                    let dropping: Vec<TableId> = names.iter().filter_map(|n| self.lookup_table(n).ok()).map(|t| t.oid).collect();
+                    self.drop_referencing_foreign_keys(&table, &dropping, cascade)?;
                     self.drop_dependent_continuous_aggregates(&table, cascade).await?;
                     if self.txn != TxnState::Idle && !self.tables_made_in_block().contains(&table.oid) {
                         self.drop_table_in_block(&table, cascade)?;
@@ -2115,6 +2153,16 @@ impl Session {
                 }
             }
         }
+        {
+            let catalog = self.server.catalog.snapshot();
+            let db = catalog.database(&self.database)?;
+            for (schema, rel) in &targets {
+                let Some(index) = db.schemas.get(schema).and_then(|s| s.indexes.get(rel)) else { continue };
+                if let Some(table) = db.table(schema, &index.table) {
+                    self.refuse_drop_of_referenced_key(table, index, "index")?;
+                }
+            }
+        }
         let dropped = self.server.catalog.update_database(&self.database, |db| {
             let mut dropped = Vec::new();
             for (schema, rel) in &targets {
@@ -2607,6 +2655,7 @@ impl Session {
         let ctx = self.query_context(params, eval_ctx);
         let mut batches = operators::collect(&plan, &ctx).await?;
         self.check_constraints(&table, &batches)?;
+        let _referenced = self.check_foreign_keys(&table, &batches).await?;
         let keys = match &arbiter {
             Some(arbiters) => self.add_keys_skipping_conflicts(&table, arbiters, &mut batches).await?,
             None => self.add_unique_keys(&table, &batches).await?,
@@ -2693,6 +2742,7 @@ impl Session {
         let count = batch.len;
         let batches = vec![batch];
         self.check_constraints(table, &batches)?;
+        let _referenced = self.check_foreign_keys(table, &batches).await?;
         self.write_checked_rows(table, batches, shared).await?;
         Ok(StatementResult::Command(format!("INSERT 0 {count}")))
     }
@@ -3030,7 +3080,9 @@ impl Session {
             };
             self.check_constraints(&copy.table, std::slice::from_ref(&b))?;
             // Outside a block the COPY holds the rewrite lock (shared) from
-            // its start (its write opened then; see `insert`).
+            // its start (its write opened then; see `insert`): no DELETE of
+            // a referenced key comes before its commit, the holds may go.
+            self.check_foreign_keys(&copy.table, std::slice::from_ref(&b)).await?;
             let keys = self.add_unique_keys(&copy.table, std::slice::from_ref(&b)).await?;
             copy.unique_keys.extend(keys);
             crate::failpoint::pause("insert-after-unique-check").await;
@@ -3838,12 +3890,17 @@ fn column_def(c: &ast::ColumnDef) -> DbResult<(ColumnDef, Vec<ColumnKey>)> {
                 keys.push((opt.name.as_ref().map(ident_name), true));
             }
             ast::ColumnOption::Unique(_) => keys.push((opt.name.as_ref().map(ident_name), false)),
-            // CREATE TABLE collects CHECKs itself (they need the whole table).
-            ast::ColumnOption::Check(_) => {}
+            // CREATE TABLE collects CHECKs and FOREIGN KEYs itself (they need the whole table).
+            ast::ColumnOption::Check(_) | ast::ColumnOption::ForeignKey(_) => {}
             other => return Err(DbError::unsupported(format!("column option not supported yet: {other}"))),
         }
     }
     Ok((def, keys))
+}
+
+/// Whether a TRUNCATE says CASCADE.
+fn truncate_cascades(t: &ast::Truncate) -> bool {
+    matches!(t.cascade, Some(ast::CascadeOption::Cascade))
 }
 
 /// `nextval('schema.sequence')`, the DEFAULT of a serial or identity column.

@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 
 use hashbrown::HashSet;
 
-use crate::catalog::{IndexDef, Schema, TableDef, TableId};
+use crate::catalog::{Schema, TableDef, TableId};
 use crate::error::{sqlstate, DbError, DbResult};
 use crate::exec::agg::encode_key;
 use crate::exec::vector::Batch;
@@ -38,33 +38,11 @@ pub fn unique_keys(schema: &Schema, table: &TableDef) -> Vec<UniqueKey> {
         .indexes
         .values()
         .filter(|i| i.unique && i.table == table.name && i.predicate.is_none())
-        .filter_map(|i| Some(UniqueKey { name: i.name.clone(), columns: key_columns(i, table)? }))
+        .filter_map(|i| Some(UniqueKey { name: i.name.clone(), columns: i.key_columns(table)? }))
         .collect();
     // The primary key first, then by name: the first violated constraint is reported.
     out.sort_by_key(|k| (!schema.indexes.get(&k.name).is_some_and(|i| i.primary), k.name.clone()));
     out
-}
-
-/// An index key as written → a column of the table (None for expressions).
-fn key_columns(index: &IndexDef, table: &TableDef) -> Option<Vec<usize>> {
-    index
-        .keys
-        .iter()
-        .map(|k| {
-            let mut words: Vec<&str> = k.split_whitespace().collect();
-            while words.len() > 1
-                && matches!(words[words.len() - 1].to_ascii_uppercase().as_str(), "ASC" | "DESC" | "FIRST" | "LAST" | "NULLS")
-            {
-                words.pop();
-            }
-            let [name] = words.as_slice() else { return None };
-            let name = match name.strip_prefix('"').and_then(|n| n.strip_suffix('"')) {
-                Some(quoted) => quoted.replace("\"\"", "\""),
-                None => name.to_lowercase(),
-            };
-            table.column_index(&name)
-        })
-        .collect()
 }
 
 /// The key values of one unique index.
@@ -190,7 +168,7 @@ impl AddedKeys {
 }
 
 /// The encoded key of row `r` over `columns`, or None when a key column is NULL.
-fn encoded_key(batch: &Batch, columns: &[usize], r: usize) -> Option<Box<[u8]>> {
+pub fn encoded_key(batch: &Batch, columns: &[usize], r: usize) -> Option<Box<[u8]>> {
     let mut key = Vec::new();
     for &c in columns {
         let col = &batch.columns[c];

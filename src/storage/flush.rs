@@ -762,6 +762,7 @@ mod tests {
             time_column: Some(0),
             frame_files: Vec::new(),
             checks: Vec::new(),
+            foreign_keys: Vec::new(),
         };
         let encode = |blocks: &[CompactBatch]| {
             let mut next = 0;
@@ -807,6 +808,7 @@ mod tests {
             time_column: Some(0),
             frame_files: Vec::new(),
             checks: Vec::new(),
+            foreign_keys: Vec::new(),
         };
         let array = |v: u64| {
             let value = crate::types::array::ArrayValue::of((0..6).map(|k| Datum::Float64((v * 10 + k) as f64)).collect());
@@ -869,6 +871,7 @@ mod tests {
             time_column,
             frame_files: Vec::new(),
             checks: Vec::new(),
+            foreign_keys: Vec::new(),
         };
         let frozen = FrozenTable {
             table: 1,

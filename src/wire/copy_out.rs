@@ -168,6 +168,7 @@ mod tests {
             time_column: None,
             frame_files: Vec::new(),
             checks: Vec::new(),
+            foreign_keys: Vec::new(),
         };
         for format in [CopyFormat::Text, CopyFormat::Csv, CopyFormat::Binary] {
             let o = CopyOptions::new(format);

@@ -3,6 +3,7 @@
 //! pg_get_userbyid, pg_encoding_to_char, pg_function_is_visible,
 //! pg_type_is_visible, pg_get_function_result/arguments, pg_get_expr,
 //! pg_get_constraintdef, pg_get_viewdef, pg_relation_is_publishable,
+//! pg_partition_ancestors,
 //! pg_get_serial_sequence, to_regclass,
 //! to_regtype, to_regnamespace and the has_*_privilege family.
 //! The catalog is one snapshot per statement, so each call becomes an
@@ -235,7 +236,10 @@ impl Binder<'_> {
                 let checks = system::check_constraints(self.db)
                     .into_iter()
                     .map(|(_, _, c)| (vec![Datum::Int64(c.oid as i64)], c.definition(pretty)));
-                let map = keys.chain(checks).collect();
+                let foreign = system::foreign_key_constraints(self.db)
+                    .into_iter()
+                    .map(|f| (vec![Datum::Int64(f.fk.oid as i64)], f.definition));
+                let map = keys.chain(checks).chain(foreign).collect();
                 self.lookup(std::slice::from_ref(con), &[DataType::Oid], map)?
             }
             ("pg_get_viewdef", [view] | [view, _]) => {
@@ -248,6 +252,14 @@ impl Binder<'_> {
                     .collect();
                 self.lookup(std::slice::from_ref(view), &[DataType::Oid], map)?
             }
+            // No partitions: a table is its own only ancestor (in FROM its
+            // column is `relid`, see `bind_scalar_function_in_from`).
+            ("pg_partition_ancestors", [rel]) => match rel.data_type() {
+                DataType::Unknown | DataType::Text | DataType::Varchar(_) | DataType::Name => {
+                    self.bind_object_identifier_cast(rel.clone(), super::object_identifiers::ObjectIdentifier::Class)?
+                }
+                _ => self.coerce(rel.clone(), DataType::Oid, name)?,
+            },
             ("pg_relation_is_publishable", [rel]) => {
                 let list = self
                     .db

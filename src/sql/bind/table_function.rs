@@ -192,7 +192,7 @@ impl Binder<'_> {
     }
 
     /// A scalar function in FROM (`FROM string_to_array(…) s`): one row holding
-    /// its value, bound as the subquery `SELECT f(…)`.
+    /// its value (and 1, WITH ORDINALITY), bound as the subquery `SELECT f(…)`.
     fn bind_scalar_function_in_from(
         &mut self,
         name: &ast::ObjectName,
@@ -201,14 +201,18 @@ impl Binder<'_> {
         alias: Option<&ast::TableAlias>,
         fname: &str,
     ) -> DbResult<Plan> {
-        if ordinality {
-            return Err(DbError::unsupported(format!("WITH ORDINALITY over {fname}")));
-        }
         let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        // The column is named after the function, or after its OUT parameter.
+        let column = match fname {
+            "pg_partition_ancestors" => "relid",
+            other => other,
+        };
+        // WITH ORDINALITY numbers the one row.
         let sql = format!(
-            "SELECT {name}({}) AS {}",
+            "SELECT {name}({}) AS {}{}",
             args.join(", "),
-            crate::catalog::quote_ident(fname)
+            crate::catalog::quote_ident(column),
+            if ordinality { ", CAST(1 AS bigint) AS ordinality" } else { "" }
         );
         let query = match crate::sql::parse(&sql)?.pop() {
             Some(ast::Statement::Query(q)) => q,

@@ -18,7 +18,7 @@
 //! Must not: rewrite a table the open block has written rows to (0A000).
 
 use super::*;
-use crate::catalog::{ColumnDef, IndexDef, REWRITE_PREFIX};
+use crate::catalog::{ColumnDef, ForeignKey, IndexDef, REWRITE_PREFIX};
 use crate::sql::unique;
 
 /// What a table rewrite is for.
@@ -106,6 +106,13 @@ impl Session {
                     def.columns[i].name = new.clone();
                     for check in &mut def.checks {
                         check.expr = super::checks::rename_column_in(&check.expr, &old, &new);
+                    }
+                    for fk in &mut def.foreign_keys {
+                        for c in &mut fk.columns {
+                            if *c == old {
+                                c.clone_from(&new);
+                            }
+                        }
                     }
                     for idx in s.indexes.values_mut() {
                         if idx.table == def.name {
@@ -267,6 +274,7 @@ impl Session {
                 ast::TableConstraint::PrimaryKey(pk) => self.add_key_constraint(table, pk.name.as_ref(), &pk.columns, true).await,
                 ast::TableConstraint::Unique(u) => self.add_key_constraint(table, u.name.as_ref(), &u.columns, false).await,
                 ast::TableConstraint::Check(c) => self.add_check_constraint(table, c.name.as_ref(), &c.expr, *not_valid).await,
+                ast::TableConstraint::ForeignKey(fk) => self.add_foreign_key(table, fk, *not_valid).await,
                 other => Err(DbError::unsupported(format!("ALTER TABLE … ADD {other}"))),
             },
             other => Err(DbError::unsupported(format!("ALTER TABLE … {other}"))),
@@ -720,6 +728,7 @@ impl Session {
         // the new table, which ROLLBACK removes again.
         let _alone = self.rewrite_lock().await;
         let made_in_block = self.tables_made_in_block().contains(&table.oid);
+        self.refuse_rewrite_of_referenced(table, dropped, in_block && !made_in_block)?;
         let oid = self.server.catalog.allocate_oid();
         let temp = format!("{REWRITE_PREFIX}{oid}");
         let new_def = Arc::new(TableDef {
@@ -736,6 +745,13 @@ impl Session {
                 .iter()
                 .filter(|c| dropped.is_none_or(|d| !c.columns(table).iter().any(|&r| table.columns[r].name == d)))
                 .cloned()
+                .collect(),
+            // So does a foreign key; one referencing the table itself follows its new OID.
+            foreign_keys: table
+                .foreign_keys
+                .iter()
+                .filter(|f| dropped.is_none_or(|d| !f.columns.iter().any(|c| c == d)))
+                .map(|f| ForeignKey { parent: if f.parent == table.oid { oid } else { f.parent }, ..f.clone() })
                 .collect(),
         });
         // The time column keeps its place unless it was dropped.
@@ -807,6 +823,20 @@ impl Session {
                 .get_mut(&table.schema)
                 .ok_or_else(|| DbError::internal(format!("schema \"{}\" vanished", table.schema)))?;
             s.tables.insert(table.name.clone(), final_def.clone());
+            // Foreign keys referencing the table follow it to its new OID.
+            for s in db.schemas.values_mut() {
+                for t in s.tables.values_mut() {
+                    if t.foreign_keys.iter().any(|f| f.parent == table.oid) {
+                        let mut def = (**t).clone();
+                        for f in &mut def.foreign_keys {
+                            if f.parent == table.oid {
+                                f.parent = final_def.oid;
+                            }
+                        }
+                        *t = Arc::new(def);
+                    }
+                }
+            }
             if in_block {
                 db.provisional.retain(|p| p.oid != table.oid);
                 db.provisional.push(crate::catalog::ProvisionalObject {
@@ -838,6 +868,34 @@ impl Session {
             shard.run(move |ctx| ctx.storage.borrow_mut().drop_table(old)).await?;
         }
         Ok(final_def)
+    }
+
+    /// A rewrite of `table` that foreign keys reference: refused in a
+    /// block (`in_block`: ROLLBACK could not put their reference back), and
+    /// when it drops a column their key needs (2BP01).
+    fn refuse_rewrite_of_referenced(&self, table: &TableDef, dropped: Option<&str>, in_block: bool) -> DbResult<()> {
+        let catalog = self.server.catalog.snapshot();
+        let db = catalog.database(&self.database)?;
+        for (child, fk) in crate::sql::foreign_keys::referencing(db, table.oid) {
+            if let Some(d) = dropped {
+                let r = crate::sql::foreign_keys::resolve(db, &child, &fk)?;
+                if r.key.columns.iter().any(|&c| table.columns[c].name == d) && !(child.oid == table.oid && fk.columns.iter().any(|c| c == d)) {
+                    return Err(DbError::new(
+                        sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
+                        format!("cannot drop column {d} of table {} because other objects depend on it", table.name),
+                    )
+                    .with_detail(format!("constraint {} on table {} depends on column {d} of table {}", fk.name, child.name, table.name))
+                    .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+                }
+            }
+            if in_block && child.oid != table.oid {
+                return Err(DbError::unsupported(format!(
+                    "ALTER TABLE that rewrites \"{}\" inside a transaction block while foreign key \"{}\" of table \"{}\" references it",
+                    table.name, fk.name, child.name
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// Copies the rows into the rewrite's table (NOT NULL checked, unique keys too).

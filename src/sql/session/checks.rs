@@ -116,6 +116,20 @@ impl Session {
                 Ok(())
             });
         }
+        if table.foreign_keys.iter().any(|f| f.name == name) {
+            return self.change_table(table, |_, def| {
+                def.foreign_keys.retain(|f| f.name != name);
+                Ok(())
+            });
+        }
+        let key_index = {
+            let catalog = self.server.catalog.snapshot();
+            let db = catalog.database(&self.database)?;
+            db.schemas.get(&table.schema).and_then(|s| s.indexes.get(name)).filter(|i| i.constraint && i.table == table.name).cloned()
+        };
+        if let Some(index) = key_index {
+            self.refuse_drop_of_referenced_key(table, &index, "constraint")?;
+        }
         let dropped = self.server.catalog.update_database(&self.database, |db| {
             let Some(s) = db.schemas.get_mut(&table.schema) else { return Ok(None) };
             let is_key = s.indexes.get(name).is_some_and(|i| i.constraint && i.table == table.name);

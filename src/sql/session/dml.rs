@@ -21,6 +21,7 @@
 //! Must not: write to the shards before COMMIT inside a block.
 
 use super::*;
+use super::foreign_keys::KeyRemoval;
 use crate::runtime::PreparedOp;
 
 /// A column name as a quoted SQL identifier.
@@ -301,7 +302,8 @@ impl Session {
             None => None,
         };
         if deleted > 0 {
-            self.rewrite_rows(&table, kept).await?;
+            let rewrites = self.referential_actions(&table, kept, KeyRemoval::Delete).await?;
+            self.rewrite_tables(rewrites).await?;
         }
         Ok(command_or_rows(format!("DELETE {deleted}"), returned))
     }
@@ -346,8 +348,10 @@ impl Session {
                 .collect::<DbResult<Vec<_>>>()?;
             let changed_rows: Vec<Batch> = rows.iter().zip(&changed).map(|(b, at)| b.take(at)).collect();
             self.check_constraints(&table, &changed_rows)?;
+            let _referenced = self.check_foreign_keys(&table, &changed_rows).await?;
             self.check_rows_unique(&table, &rows)?;
-            self.rewrite_rows(&table, rows).await?;
+            let rewrites = self.referential_actions(&table, rows, KeyRemoval::Update).await?;
+            self.rewrite_tables(rewrites).await?;
         }
         Ok(command_or_rows(format!("UPDATE {updated}"), returned))
     }

@@ -189,9 +189,12 @@ impl Session {
         }
         let mut rows = 0u64;
         let mut points = Vec::with_capacity(batches.len());
+        // The keys the rows reference, held until they are stored.
+        let mut _referenced = Vec::new();
         for (b, table) in batches.into_iter().zip(&tables) {
             let all = measurement_rows(table, b)?;
             self.check_constraints(table, std::slice::from_ref(&all))?;
+            _referenced.extend(self.check_foreign_keys(table, std::slice::from_ref(&all)).await?);
             rows += all.len as u64;
             points.push((table.clone(), all));
         }
@@ -314,6 +317,7 @@ impl Session {
                     time_column: Some(0),
                     frame_files: Vec::new(),
                     checks: Vec::new(),
+                    foreign_keys: Vec::new(),
                 }, listed)?;
                 if table.oid == oid {
                     self.note_created_in_block(&table);

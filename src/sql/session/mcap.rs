@@ -828,6 +828,7 @@ impl Session {
                         time_column: time,
                         frame_files: Vec::new(),
                         checks: Vec::new(),
+                        foreign_keys: Vec::new(),
                     }, ingest.unfinished)?;
                     let created = table.oid == oid;
                     (table, created)

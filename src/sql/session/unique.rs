@@ -70,7 +70,7 @@ impl Session {
 
     /// The key set of `key`, built first if it is not (from the stored rows
     /// and the keys open blocks hold).
-    async fn built_key_set(&self, table: &TableDef, key: &UniqueKey) -> DbResult<unique::SharedKeySet> {
+    pub(super) async fn built_key_set(&self, table: &TableDef, key: &UniqueKey) -> DbResult<unique::SharedKeySet> {
         let set = self.server.unique_keys.set(table.oid, &key.name);
         if !set.lock().map(|s| s.built).unwrap_or(false) {
             let rows = self.table_columns(table, &key.columns).await?;
@@ -80,7 +80,7 @@ impl Session {
     }
 
     /// The keys of `key` other open blocks hold: stored at their COMMIT.
-    fn keys_of_other_blocks(&self, table: &TableDef, key: &UniqueKey) -> hashbrown::HashSet<Box<[u8]>> {
+    pub(super) fn keys_of_other_blocks(&self, table: &TableDef, key: &UniqueKey) -> hashbrown::HashSet<Box<[u8]>> {
         self.server.unique_keys.open_keys(table.oid, &key.name, &self.txn_unique_keys)
     }
 
@@ -92,7 +92,7 @@ impl Session {
     }
 
     /// All rows of `table` (committed, and this transaction's), `columns` only.
-    async fn table_columns(&self, table: &TableDef, columns: &[usize]) -> DbResult<Vec<Batch>> {
+    pub(super) async fn table_columns(&self, table: &TableDef, columns: &[usize]) -> DbResult<Vec<Batch>> {
         let def = Arc::new(table.clone());
         let fields = columns.iter().map(|&c| Field::new(table.columns[c].name.clone(), table.columns[c].data_type)).collect();
         let plan = Plan::Scan {
@@ -107,7 +107,7 @@ impl Session {
 
     /// The block's own rows of `table` (those written before an ADD COLUMN
     /// read NULL in it).
-    fn own_rows(&self, table: &TableDef) -> Vec<Batch> {
+    pub(super) fn own_rows(&self, table: &TableDef) -> Vec<Batch> {
         let types = table.column_types();
         let pending = self.pending.borrow();
         pending.get(&table.oid).map_or_else(Vec::new, |rows| rows.iter().map(|b| b.clone().padded_to(&types)).collect())
