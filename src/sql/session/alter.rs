@@ -890,7 +890,7 @@ impl Session {
             }
             if in_block && child.oid != table.oid {
                 return Err(DbError::unsupported(format!(
-                    "ALTER TABLE that rewrites \"{}\" inside a transaction block while foreign key \"{}\" of table \"{}\" references it",
+                    "an ALTER TABLE that rewrites \"{}\" inside a transaction block is not supported while foreign key \"{}\" of table \"{}\" references it",
                     table.name, fk.name, child.name
                 )));
             }

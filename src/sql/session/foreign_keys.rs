@@ -57,7 +57,7 @@ impl Session {
         }
         if given.characteristics.as_ref().is_some_and(|c| c.deferrable == Some(true) || c.initially.is_some()) {
             return Err(DbError::unsupported(format!(
-                "DEFERRABLE foreign keys (\"{}\" of table \"{}\"): Brewric checks them at each statement",
+                "DEFERRABLE foreign keys are not supported (\"{}\" of table \"{}\"): Brewric checks them at each statement",
                 given.name.as_ref().map(ident_name).unwrap_or_default(),
                 child.name
             )));
@@ -389,7 +389,7 @@ impl Session {
                     }
                     other => {
                         return Err(DbError::unsupported(format!(
-                            "ON {verb} {} of foreign key \"{}\" on table \"{}\"",
+                            "ON {verb} {} (foreign key \"{}\" on table \"{}\") is not supported yet",
                             other.sql(),
                             fk.name,
                             child.name
