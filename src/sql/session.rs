@@ -1783,6 +1783,18 @@ impl Session {
         let in_block = self.txn != TxnState::Idle;
         let made_here = self.tables_made_in_block();
         let views_made_here = self.views_made_in_block();
+        if cascade {
+            // Foreign keys of other schemas' tables that reference its tables go first.
+            let tables: Vec<Arc<TableDef>> = {
+                let catalog = self.server.catalog.snapshot();
+                let db = catalog.database(&self.database)?;
+                db.schemas.get(name).map(|s| s.tables.values().cloned().collect()).unwrap_or_default()
+            };
+            let oids: Vec<TableId> = tables.iter().map(|t| t.oid).collect();
+            for t in &tables {
+                self.drop_referencing_foreign_keys(t, &oids, true)?;
+            }
+        }
         let dropped = self.server.catalog.update_database(&self.database, |db| {
             let Some(schema) = db.schemas.get(name) else {
                 return if if_exists {
