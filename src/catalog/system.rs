@@ -689,6 +689,78 @@ pub static RELATIONS: &[SystemRelation] = &[
         rows: information_schema_views,
     },
     SystemRelation {
+        schema: "information_schema",
+        name: "table_constraints",
+        oid: 13_005,
+        kind: 'v',
+        columns: &[
+            ("constraint_catalog", NM),
+            ("constraint_schema", NM),
+            ("constraint_name", NM),
+            ("table_catalog", NM),
+            ("table_schema", NM),
+            ("table_name", NM),
+            ("constraint_type", VC),
+            ("is_deferrable", VC),
+            ("initially_deferred", VC),
+            ("enforced", VC),
+            ("nulls_distinct", VC),
+        ],
+        rows: information_schema_table_constraints,
+    },
+    SystemRelation {
+        schema: "information_schema",
+        name: "key_column_usage",
+        oid: 13_006,
+        kind: 'v',
+        columns: &[
+            ("constraint_catalog", NM),
+            ("constraint_schema", NM),
+            ("constraint_name", NM),
+            ("table_catalog", NM),
+            ("table_schema", NM),
+            ("table_name", NM),
+            ("column_name", NM),
+            ("ordinal_position", I4),
+            ("position_in_unique_constraint", I4),
+        ],
+        rows: information_schema_key_column_usage,
+    },
+    SystemRelation {
+        schema: "information_schema",
+        name: "referential_constraints",
+        oid: 13_007,
+        kind: 'v',
+        columns: &[
+            ("constraint_catalog", NM),
+            ("constraint_schema", NM),
+            ("constraint_name", NM),
+            ("unique_constraint_catalog", NM),
+            ("unique_constraint_schema", NM),
+            ("unique_constraint_name", NM),
+            ("match_option", VC),
+            ("update_rule", VC),
+            ("delete_rule", VC),
+        ],
+        rows: information_schema_referential_constraints,
+    },
+    SystemRelation {
+        schema: "information_schema",
+        name: "constraint_column_usage",
+        oid: 13_008,
+        kind: 'v',
+        columns: &[
+            ("table_catalog", NM),
+            ("table_schema", NM),
+            ("table_name", NM),
+            ("column_name", NM),
+            ("constraint_catalog", NM),
+            ("constraint_schema", NM),
+            ("constraint_name", NM),
+        ],
+        rows: information_schema_constraint_column_usage,
+    },
+    SystemRelation {
         schema: "pg_catalog",
         name: "pg_attrdef",
         oid: 2604,
@@ -2597,6 +2669,146 @@ fn information_schema_columns(ctx: &SystemContext) -> Vec<Vec<Datum>> {
                 }
             }
             _ => {}
+        }
+    }
+    rows
+}
+
+/// A constraint as information_schema's constraint views list it.
+struct ConstraintFacts<'a> {
+    schema: &'a str,
+    name: &'a str,
+    table: &'a TableDef,
+    kind: &'static str,
+    /// The constrained columns (a CHECK's: those its expression reads).
+    columns: Vec<usize>,
+}
+
+/// The database's PRIMARY KEY, UNIQUE, FOREIGN KEY and CHECK constraints.
+fn all_constraints(db: &Database) -> Vec<ConstraintFacts<'_>> {
+    let schema_of = |namespace: u32| db.schemas.values().find(|s| s.oid == namespace);
+    let mut out = Vec::new();
+    for (namespace, i) in constraints(db) {
+        let Some(schema) = schema_of(namespace) else { continue };
+        let Some(table) = schema.tables.get(&i.table) else { continue };
+        let Some(columns) = i.key_columns(table) else { continue };
+        let kind = if i.primary { "PRIMARY KEY" } else { "UNIQUE" };
+        out.push(ConstraintFacts { schema: &schema.name, name: &i.name, table, kind, columns });
+    }
+    for f in foreign_key_constraints(db) {
+        let Some(schema) = schema_of(f.namespace) else { continue };
+        let columns = f.conkey.iter().filter_map(|&a| (a as usize).checked_sub(1)).collect();
+        out.push(ConstraintFacts { schema: &schema.name, name: &f.fk.name, table: f.table, kind: "FOREIGN KEY", columns });
+    }
+    for (namespace, table, check) in check_constraints(db) {
+        let Some(schema) = schema_of(namespace) else { continue };
+        out.push(ConstraintFacts { schema: &schema.name, name: &check.name, table, kind: "CHECK", columns: check.columns(table) });
+    }
+    out
+}
+
+fn information_schema_table_constraints(ctx: &SystemContext) -> Vec<Vec<Datum>> {
+    let db = text(&ctx.db.name);
+    all_constraints(ctx.db)
+        .into_iter()
+        .map(|c| {
+            let keyed = matches!(c.kind, "PRIMARY KEY" | "UNIQUE");
+            vec![
+                db.clone(),
+                text(c.schema),
+                text(c.name),
+                db.clone(),
+                text(c.schema),
+                text(&c.table.name),
+                text(c.kind),
+                yes_no(false),
+                yes_no(false),
+                yes_no(true),
+                if keyed { yes_no(true) } else { NULL },
+            ]
+        })
+        .collect()
+}
+
+fn information_schema_key_column_usage(ctx: &SystemContext) -> Vec<Vec<Datum>> {
+    let db = text(&ctx.db.name);
+    let foreign = foreign_key_constraints(ctx.db);
+    let mut rows = Vec::new();
+    for c in all_constraints(ctx.db).into_iter().filter(|c| c.kind != "CHECK") {
+        // A foreign key's columns: where each referenced column stands in the referenced key.
+        let positions: Option<Vec<usize>> = (c.kind == "FOREIGN KEY")
+            .then(|| foreign.iter().find(|f| f.table.oid == c.table.oid && f.fk.name == c.name))
+            .flatten()
+            .map(|f| f.fk.key_positions.clone());
+        for (i, &col) in c.columns.iter().enumerate() {
+            rows.push(vec![
+                db.clone(),
+                text(c.schema),
+                text(c.name),
+                db.clone(),
+                text(c.schema),
+                text(&c.table.name),
+                text(&c.table.columns[col].name),
+                i4(i as i32 + 1),
+                positions.as_ref().and_then(|p| p.get(i)).map_or(NULL, |&p| i4(p as i32 + 1)),
+            ]);
+        }
+    }
+    rows
+}
+
+fn information_schema_referential_constraints(ctx: &SystemContext) -> Vec<Vec<Datum>> {
+    let db = text(&ctx.db.name);
+    let schema_of = |namespace: u32| ctx.db.schemas.values().find(|s| s.oid == namespace);
+    let rule = |a: super::ReferentialAction| text(a.sql());
+    foreign_key_constraints(ctx.db)
+        .into_iter()
+        .filter_map(|f| {
+            let schema = schema_of(f.namespace)?;
+            let parent = ctx.db.table_by_oid(f.fk.parent)?;
+            let index = ctx.db.schemas.get(&parent.schema)?.indexes.values().find(|i| i.oid == f.fk.parent_index)?;
+            Some(vec![
+                db.clone(),
+                text(&schema.name),
+                text(&f.fk.name),
+                db.clone(),
+                text(&parent.schema),
+                text(&index.name),
+                text(if f.fk.match_full { "FULL" } else { "NONE" }),
+                rule(f.fk.on_update),
+                rule(f.fk.on_delete),
+            ])
+        })
+        .collect()
+}
+
+fn information_schema_constraint_column_usage(ctx: &SystemContext) -> Vec<Vec<Datum>> {
+    let db = text(&ctx.db.name);
+    let mut rows = Vec::new();
+    let mut push = |schema: &str, table: &TableDef, column: usize, constraint_schema: &str, name: &str| {
+        rows.push(vec![
+            db.clone(),
+            text(schema),
+            text(&table.name),
+            text(&table.columns[column].name),
+            db.clone(),
+            text(constraint_schema),
+            text(name),
+        ]);
+    };
+    for c in all_constraints(ctx.db) {
+        if c.kind != "FOREIGN KEY" {
+            for &col in &c.columns {
+                push(c.schema, c.table, col, c.schema, c.name);
+            }
+        }
+    }
+    // A foreign key uses the referenced table's columns.
+    for f in foreign_key_constraints(ctx.db) {
+        let Some(parent) = ctx.db.table_by_oid(f.fk.parent) else { continue };
+        let Some(schema) = ctx.db.schemas.values().find(|s| s.oid == f.namespace) else { continue };
+        for a in f.confkey.iter().filter_map(|&a| (a as usize).checked_sub(1)) {
+            push(&parent.schema, parent, a, &schema.name, &f.fk.name);
         }
     }
     rows
