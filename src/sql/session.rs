@@ -821,7 +821,9 @@ impl Session {
                 };
                 let tables = t.table_names.iter().map(|target| self.lookup_table(&target.name)).collect::<DbResult<Vec<_>>>()?;
                 let (tables, _removing) = self.truncate_closure(tables, truncate_cascades(t))?;
-                for table in tables {
+                // Each table is its own write: referencing tables first, so
+                // that a crash in between leaves no row without its key.
+                for table in tables.into_iter().rev() {
                     let txn = self.server.next_txn();
                     for shard in &self.server.shards {
                         let oid = table.oid;

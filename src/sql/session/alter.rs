@@ -304,6 +304,7 @@ impl Session {
         if column.identity.is_some() && !matches!(new_type, DataType::Int16 | DataType::Int32 | DataType::Int64) {
             return Err(DbError::new(sqlstate::INVALID_PARAMETER_VALUE, "identity column type must be smallint, integer, or bigint"));
         }
+        self.check_foreign_key_types(table, i, new_type)?;
         let mut columns = table.columns.clone();
         columns[i].data_type = new_type;
         columns[i].numeric_typmod = typmod;

@@ -163,6 +163,43 @@ impl Session {
         name
     }
 
+    /// ALTER COLUMN … TYPE of column `i` of `table` to `new_type`: the keys
+    /// of the foreign keys it is part of (either side) must stay comparable (42804).
+    pub(super) fn check_foreign_key_types(&self, table: &TableDef, i: usize, new_type: DataType) -> DbResult<()> {
+        let catalog = self.server.catalog.snapshot();
+        let db = catalog.database(&self.database)?;
+        let mut pairs = Vec::new();
+        for fk in &table.foreign_keys {
+            let r = foreign_keys::resolve(db, table, fk)?;
+            for (p, &c) in r.child_columns.iter().enumerate() {
+                if c == i {
+                    pairs.push((fk.name.clone(), r.parent.columns[r.key.columns[p]].clone()));
+                }
+            }
+        }
+        for (child, fk) in foreign_keys::referencing(db, table.oid) {
+            let r = foreign_keys::resolve(db, &child, &fk)?;
+            for (p, &k) in r.key.columns.iter().enumerate() {
+                if k == i {
+                    pairs.push((fk.name.clone(), child.columns[r.child_columns[p]].clone()));
+                }
+            }
+        }
+        for (name, other) in pairs {
+            if !foreign_keys::key_types_compatible(new_type, other.data_type) {
+                return Err(DbError::new(sqlstate::DATATYPE_MISMATCH, format!("foreign key constraint \"{name}\" cannot be implemented"))
+                    .with_detail(format!(
+                        "Key columns \"{}\" and \"{}\" are of incompatible types: {} and {}.",
+                        table.columns[i].name,
+                        other.name,
+                        new_type.name(),
+                        other.data_type.name()
+                    )));
+            }
+        }
+        Ok(())
+    }
+
     /// `ALTER TABLE … ADD [CONSTRAINT n] FOREIGN KEY …`: the rows there are
     /// must reference keys the referenced table has (23503), then it is kept.
     pub(super) async fn add_foreign_key(
