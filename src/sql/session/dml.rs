@@ -191,21 +191,29 @@ pub(super) fn delete_rows_sql(del: &ast::Delete, table: &TableDef) -> DbResult<R
     })
 }
 
-/// An UPDATE's rows query: each row as the UPDATE leaves it and whether it changes.
-pub(super) fn update_rows_sql(up: &ast::Update, table: &TableDef, values: &[Option<String>]) -> DbResult<RowsSql> {
+/// An UPDATE's rows query: each row as the UPDATE leaves it (then, with
+/// `with_old`, as it was) and whether it changes.
+pub(super) fn update_rows_sql(up: &ast::Update, table: &TableDef, values: &[Option<String>], with_old: bool) -> DbResult<RowsSql> {
     let (name, rel) = single_table(&up.table, "UPDATE")?;
     refuse_aggregates("UPDATE", up.selection.iter().chain(up.assignments.iter().map(|a| &a.value)))?;
+    let old = |target: &str| {
+        let unchanged = vec![None; table.columns.len()];
+        match with_old {
+            true => format!(", {}", updated_columns(table, &unchanged, "true", target).join(", ")),
+            false => String::new(),
+        }
+    };
     Ok(match partner_items_of_update(up)? {
         None => {
             let hit = hit_sql(up.selection.as_ref());
             let columns = updated_columns(table, values, &hit, "").join(", ");
-            RowsSql::Single(format!("SELECT {columns}, {hit} FROM {rel}"))
+            RowsSql::Single(format!("SELECT {columns}{}, {hit} FROM {rel}", old("")))
         }
         Some(items) => {
             let alias = table_ref_name(&up.table, table);
             let (from, distinct, hit) = partner_join(&name, &alias, items, up.selection.as_ref(), true);
             let columns = updated_columns(table, values, &hit, &alias).join(", ");
-            RowsSql::Joined(format!("SELECT {distinct} {columns}, {hit} {from}"))
+            RowsSql::Joined(format!("SELECT {distinct} {columns}{}, {hit} {from}", old(&alias)))
         }
     })
 }
@@ -302,7 +310,7 @@ impl Session {
             None => None,
         };
         if deleted > 0 {
-            let rewrites = self.referential_actions(&table, kept, KeyRemoval::Delete).await?;
+            let rewrites = self.referential_actions(&table, kept, KeyRemoval::Delete, None).await?;
             self.rewrite_tables(rewrites).await?;
         }
         Ok(command_or_rows(format!("DELETE {deleted}"), returned))
@@ -320,7 +328,10 @@ impl Session {
         let _alone = self.rewrite_lock().await;
         let table = self.lookup_table(&name)?;
         let values = update_values(up, &table)?;
-        let (_, batches) = match update_rows_sql(up, &table, &values)? {
+        // ON UPDATE CASCADE needs each row's old key beside its new one: the
+        // query gives the old row too, after the new.
+        let with_old = self.cascades_updates(&table)?;
+        let (_, batches) = match update_rows_sql(up, &table, &values, with_old)? {
             RowsSql::Single(sql) => self.rows_query("UPDATE", &sql, &params, param_types).await?,
             RowsSql::Joined(sql) => self.internal_query(&sql, &params, param_types).await?,
         };
@@ -334,6 +345,14 @@ impl Session {
             })
             .collect();
         let (rows, updated) = split_by_last_column(batches, true);
+        let (rows, old_rows) = if with_old {
+            let n = table.columns.len();
+            let split = |b: &Batch, range: std::ops::Range<usize>| Batch::new(b.columns[range].to_vec(), b.len);
+            let old = rows.iter().map(|b| split(b, n..2 * n)).collect();
+            (rows.iter().map(|b| split(b, 0..n)).collect(), Some(old))
+        } else {
+            (rows, None)
+        };
         let returned = match self.returning_sql(&Statement::Update(up.clone()))? {
             Some(sql) => Some(self.internal_query(&sql, &params, param_types).await?),
             None => None,
@@ -350,7 +369,7 @@ impl Session {
             self.check_constraints(&table, &changed_rows)?;
             let _referenced = self.check_foreign_keys(&table, &changed_rows).await?;
             self.check_rows_unique(&table, &rows)?;
-            let rewrites = self.referential_actions(&table, rows, KeyRemoval::Update).await?;
+            let rewrites = self.referential_actions(&table, rows, KeyRemoval::Update, old_rows).await?;
             self.rewrite_tables(rewrites).await?;
         }
         Ok(command_or_rows(format!("UPDATE {updated}"), returned))
@@ -369,7 +388,7 @@ impl Session {
                 let (name, _) = single_table(&up.table, "UPDATE")?;
                 let table = self.lookup_table(&name)?;
                 let values = update_values(up, &table)?;
-                Ok(Some(update_rows_sql(up, &table, &values)?))
+                Ok(Some(update_rows_sql(up, &table, &values, false)?))
             }
             _ => Ok(None),
         }

@@ -18,6 +18,7 @@ use super::*;
 use crate::catalog::{ForeignKey, ReferentialAction};
 use crate::sql::foreign_keys::{self, HeldKeys, HoldKind, LockedHolds};
 use crate::sql::unique;
+use crate::types::DataType;
 
 /// Whether referenced keys go by a DELETE (ON DELETE applies) or an UPDATE (ON UPDATE).
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -320,13 +321,17 @@ impl Session {
     /// A DELETE or UPDATE of `table` leaving `new_rows`: what its foreign
     /// keys make of it. Keys that go while rows reference them are refused
     /// (NO ACTION, RESTRICT: 23503) or carried to the referencing rows (ON
-    /// DELETE CASCADE, SET NULL), step after step through the tables they
-    /// reach. Returns every table to rewrite, `table` first.
+    /// DELETE CASCADE deletes them; ON UPDATE CASCADE gives them the
+    /// referenced row's new key; SET NULL, SET DEFAULT), step after step
+    /// through the tables they reach. `old_rows`: the table's rows before,
+    /// row for row with `new_rows` (what ON UPDATE CASCADE needs; else read
+    /// here). Returns every table to rewrite, `table` first.
     pub(super) async fn referential_actions(
         &mut self,
         table: &Arc<TableDef>,
         new_rows: Vec<Batch>,
         removal: KeyRemoval,
+        old_rows: Option<Vec<Batch>>,
     ) -> DbResult<Rewrites> {
         let catalog = self.server.catalog.snapshot();
         let db = catalog.database(&self.database)?.clone();
@@ -334,7 +339,10 @@ impl Session {
         if foreign_keys::referencing(&db, table.oid).is_empty() {
             return Ok(out);
         }
-        let old = self.all_rows(table).await?;
+        let old = match old_rows {
+            Some(rows) => rows,
+            None => self.all_rows(table).await?,
+        };
         // (which table of `out`, its rows before the step, how they changed).
         let mut work: VecDeque<(usize, Vec<Batch>, KeyRemoval)> = VecDeque::from([(0, old, removal)]);
         let format = self.eval_context().format;
@@ -397,13 +405,49 @@ impl Session {
                     KeyRemoval::Update => "UPDATE",
                 };
                 let child_rows = std::mem::take(&mut out.tables[ci].1);
-                let (new_child_rows, changed) = match action {
+                let unsupported = || {
+                    DbError::unsupported(format!(
+                        "ON {verb} {} (foreign key \"{}\" on table \"{}\") is not supported yet",
+                        action.sql(),
+                        fk.name,
+                        child.name
+                    ))
+                };
+                // Referencing rows whose key changes: each hit row's new values of the key columns.
+                let new_values: Option<Vec<Vec<Vec<Datum>>>> = match action {
                     ReferentialAction::NoAction | ReferentialAction::Restrict => {
                         let (_, values) = foreign_keys::key_text(&child, &r.child_columns, &child_rows[bi], first, &format);
                         let names: Vec<&str> = r.key.columns.iter().map(|&c| parent.columns[c].name.as_str()).collect();
                         return Err(still_referenced(&parent, &child, &fk, &names.join(", "), &values));
                     }
-                    ReferentialAction::Cascade if removal == KeyRemoval::Delete => {
+                    ReferentialAction::Cascade if removal == KeyRemoval::Delete => None,
+                    ReferentialAction::Cascade => {
+                        // The key the referenced row has now (`before` and the
+                        // rows now are an UPDATE's: row for row).
+                        let after = &out.tables[at].1;
+                        let moved = moved_keys(&before, after, &r.key.columns, &removed).ok_or_else(unsupported)?;
+                        let values = child_rows
+                            .iter()
+                            .zip(&hits)
+                            .map(|(b, h)| {
+                                h.iter()
+                                    .map(|&row| {
+                                        let key = unique::encoded_key(b, &r.child_columns, row as usize).unwrap_or_default();
+                                        let (pb, pr) = moved.get(&key).copied().ok_or_else(unsupported)?;
+                                        Ok(r.key.columns.iter().map(|&pc| after[pb].columns[pc].datum(pr)).collect())
+                                    })
+                                    .collect::<DbResult<Vec<Vec<Datum>>>>()
+                            })
+                            .collect::<DbResult<Vec<_>>>()?;
+                        Some(values)
+                    }
+                    ReferentialAction::SetNull => {
+                        Some(hits.iter().map(|h| h.iter().map(|_| vec![Datum::Null; r.key.columns.len()]).collect()).collect())
+                    }
+                    ReferentialAction::SetDefault => Some(self.default_key_values(&child, &r.child_columns, &hits)?),
+                };
+                let (new_child_rows, changed) = match new_values {
+                    None => {
                         let kept = child_rows
                             .iter()
                             .zip(&hits)
@@ -414,23 +458,43 @@ impl Session {
                             .collect();
                         (kept, KeyRemoval::Delete)
                     }
-                    ReferentialAction::SetNull => {
-                        let nulled: Vec<Batch> = child_rows
-                            .iter()
-                            .zip(&hits)
-                            .map(|(b, h)| set_null(b, &r.child_columns, h))
-                            .collect();
-                        let changed_rows: Vec<Batch> = nulled.iter().zip(&hits).map(|(b, h)| b.take(h)).collect();
+                    Some(values) => {
+                        let eval_ctx = self.eval_context();
+                        let mut changed_rows = Vec::new();
+                        let mut rows = Vec::with_capacity(child_rows.len());
+                        for ((b, h), v) in child_rows.iter().zip(&hits).zip(&values) {
+                            let mut b = b.clone();
+                            for (p, &c) in r.child_columns.iter().enumerate() {
+                                let column: Vec<Datum> = v.iter().map(|row| row[p].clone()).collect();
+                                let from = match action {
+                                    ReferentialAction::SetDefault => child.columns[c].data_type,
+                                    _ => parent.columns[r.key.columns[p]].data_type,
+                                };
+                                b = replace_values(&b, c, h, &column, from, &eval_ctx)?;
+                            }
+                            changed_rows.push(b.take(h));
+                            rows.push(b);
+                        }
                         self.check_constraints(&child, &changed_rows)?;
-                        (nulled, KeyRemoval::Update)
-                    }
-                    other => {
-                        return Err(DbError::unsupported(format!(
-                            "ON {verb} {} (foreign key \"{}\" on table \"{}\") is not supported yet",
-                            other.sql(),
-                            fk.name,
-                            child.name
-                        )))
+                        if action == ReferentialAction::SetDefault {
+                            // The defaults must be keys the referenced table keeps.
+                            let present = unique::key_set(&out.tables[at].1, &r.key.columns);
+                            for b in &changed_rows {
+                                for row in 0..b.len {
+                                    let Some(k) = foreign_keys::row_key(&child, &fk, &r.child_columns, b, row)? else { continue };
+                                    if !present.contains(&k) {
+                                        let (names, values) =
+                                            foreign_keys::key_text(&child, &foreign_keys::columns_as_written(&fk, &r.child_columns), b, row, &format);
+                                        return Err(DbError::new(
+                                            sqlstate::FOREIGN_KEY_VIOLATION,
+                                            format!("insert or update on table \"{}\" violates foreign key constraint \"{}\"", child.name, fk.name),
+                                        )
+                                        .with_detail(format!("Key ({names})=({values}) is not present in table \"{}\".", parent.name)));
+                                    }
+                                }
+                            }
+                        }
+                        (rows, KeyRemoval::Update)
                     }
                 };
                 out.tables[ci].1 = new_child_rows;
@@ -438,6 +502,45 @@ impl Session {
             }
         }
         Ok(out)
+    }
+
+    /// ON … SET DEFAULT: for each hit row (`hits`, per batch) the defaults
+    /// of `columns` (in key order), each default computed once per row.
+    fn default_key_values(&self, child: &TableDef, columns: &[usize], hits: &[Vec<u32>]) -> DbResult<Vec<Vec<Vec<Datum>>>> {
+        let n: usize = hits.iter().map(Vec::len).sum();
+        let catalog = self.server.catalog.snapshot();
+        let db = catalog.database(&self.database)?;
+        let eval_ctx = self.eval_context();
+        let binder = self.binder(&catalog, db, &eval_ctx, vec![]);
+        let empty = HashMap::new();
+        let cx = EvalInputs { eval: &eval_ctx, params: &[], outer: &[], subqueries: &empty };
+        let rows = Batch::new(Vec::new(), n);
+        let mut per_column = Vec::with_capacity(columns.len());
+        for &c in columns {
+            let e = self.default_expr(&binder, &child.columns[c])?;
+            per_column.push(eval(&e, &rows, &cx)?.into_column(n));
+        }
+        let mut at = 0;
+        Ok(hits
+            .iter()
+            .map(|h| {
+                h.iter()
+                    .map(|_| {
+                        let row: Vec<Datum> = per_column.iter().map(|col| col.datum(at)).collect();
+                        at += 1;
+                        row
+                    })
+                    .collect()
+            })
+            .collect())
+    }
+
+    /// Whether a foreign key referencing `table` is ON UPDATE CASCADE (an
+    /// UPDATE of it then needs each row's old key beside its new one).
+    pub(super) fn cascades_updates(&self, table: &TableDef) -> DbResult<bool> {
+        let catalog = self.server.catalog.snapshot();
+        let db = catalog.database(&self.database)?;
+        Ok(foreign_keys::referencing(db, table.oid).iter().any(|(_, fk)| fk.on_update == ReferentialAction::Cascade))
     }
 
     /// A removal's hold: kept by the block until it ends, or by the statement until its rewrite is done.
@@ -621,15 +724,43 @@ fn key_of_rows(table: &TableDef, columns: &[usize], rows: &[Batch], key: &[u8], 
     (names.join(", "), "?".into())
 }
 
-/// `batch` with `columns` NULL in the rows `at` (sorted).
-fn set_null(batch: &Batch, columns: &[usize], at: &[u32]) -> Batch {
-    let mut cols: Vec<Column> = batch.columns.iter().map(|c| (**c).clone()).collect();
-    for &c in columns {
-        let len = cols[c].len();
-        let validity = cols[c].validity.get_or_insert_with(|| crate::exec::vector::Bitmap::new_set(len));
-        for &row in at {
-            validity.unset(row as usize);
+/// `batch` with column `c`'s values in the rows `at` (sorted) replaced by
+/// `values` (of type `from`, cast to the column's).
+fn replace_values(batch: &Batch, c: usize, at: &[u32], values: &[Datum], from: DataType, ctx: &EvalContext) -> DbResult<Batch> {
+    let col = &batch.columns[c];
+    let to = col.data_type;
+    let mut datums = Vec::with_capacity(batch.len);
+    let mut next = at.iter().zip(values).peekable();
+    for row in 0..batch.len {
+        match next.next_if(|(&r, _)| r as usize == row) {
+            Some((_, Datum::Null)) => datums.push(Datum::Null),
+            Some((_, v)) => datums.push(crate::exec::kernels::cast_datum(v, from, to, ctx)?),
+            None => datums.push(col.datum(row)),
         }
     }
-    Batch::from_columns(cols)
+    let mut columns: Vec<Column> = batch.columns.iter().map(|c| (**c).clone()).collect();
+    columns[c] = Column::from_datums(to, &datums);
+    Ok(Batch::from_columns(columns))
+}
+
+/// For each key of `removed`, where the row that had it in `before` stands
+/// in `after` (an UPDATE's rows, row for row); None when they are not.
+fn moved_keys(
+    before: &[Batch],
+    after: &[Batch],
+    columns: &[usize],
+    removed: &HashSet<Box<[u8]>>,
+) -> Option<hashbrown::HashMap<Box<[u8]>, (usize, usize)>> {
+    if before.len() != after.len() || before.iter().zip(after).any(|(b, a)| b.len != a.len) {
+        return None;
+    }
+    let mut moved = hashbrown::HashMap::new();
+    for (bi, b) in before.iter().enumerate() {
+        for row in 0..b.len {
+            if let Some(k) = unique::encoded_key(b, columns, row).filter(|k| removed.contains(k)) {
+                moved.insert(k, (bi, row));
+            }
+        }
+    }
+    Some(moved)
 }
