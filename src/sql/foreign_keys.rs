@@ -161,13 +161,20 @@ pub enum HoldKind {
     Removing,
 }
 
-/// The keys held per (kind, referenced table, referenced index OID), each with a count.
-type Held = HashMap<(HoldKind, TableId, u32), HashMap<Box<[u8]>, u32>>;
+/// Who holds keys: one transaction (a session's, see [`ForeignKeyHolds::new_owner`]).
+pub type HoldOwner = u64;
+
+/// A set of held keys: (kind, referenced table, referenced index OID, owner).
+type HoldId = (HoldKind, TableId, u32, HoldOwner);
+
+/// The keys held per [`HoldId`], each with a count.
+type Held = HashMap<HoldId, HashMap<Box<[u8]>, u32>>;
 
 /// The keys open transactions hold on either side of foreign keys.
 #[derive(Default)]
 pub struct ForeignKeyHolds {
     held: Mutex<Held>,
+    owners: std::sync::atomic::AtomicU64,
 }
 
 /// The holds, locked: a check and the hold it takes happen under one lock.
@@ -180,33 +187,39 @@ impl ForeignKeyHolds {
     pub fn lock(self: &Arc<Self>) -> LockedHolds<'_> {
         LockedHolds { holds: self, held: self.held.lock().unwrap_or_else(|e| e.into_inner()) }
     }
+
+    /// An owner id for a session (its own holds never stand in its way).
+    pub fn new_owner(&self) -> HoldOwner {
+        self.owners.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
 }
 
 impl LockedHolds<'_> {
-    /// Whether `key` of (kind, parent, index) is held by anyone.
-    pub fn holds(&self, kind: HoldKind, parent: TableId, index: u32, key: &[u8]) -> bool {
-        self.held.get(&(kind, parent, index)).is_some_and(|h| h.contains_key(key))
+    /// Whether another owner than `me` holds `key` of (kind, parent, index).
+    pub fn held_by_others(&self, kind: HoldKind, parent: TableId, index: u32, key: &[u8], me: HoldOwner) -> bool {
+        self.held.iter().any(|(&(k, p, i, o), h)| k == kind && p == parent && i == index && o != me && h.contains_key(key))
     }
 
-    /// Whether any key of `parent` is held (of any of its indexes).
-    pub fn holds_any(&self, kind: HoldKind, parent: TableId) -> bool {
-        self.held.iter().any(|((k, p, _), h)| *k == kind && *p == parent && !h.is_empty())
+    /// Whether another owner than `me` holds any key of `parent` (of any of its indexes).
+    pub fn any_held_by_others(&self, kind: HoldKind, parent: TableId, me: HoldOwner) -> bool {
+        self.held.iter().any(|(&(k, p, _, o), h)| k == kind && p == parent && o != me && !h.is_empty())
     }
 
-    /// Holds `keys` until the returned value is dropped.
-    pub fn hold(&mut self, kind: HoldKind, parent: TableId, index: u32, keys: Vec<Box<[u8]>>) -> HeldKeys {
-        let held = self.held.entry((kind, parent, index)).or_default();
+    /// Holds `keys` for `owner` until the returned value is dropped.
+    pub fn hold(&mut self, kind: HoldKind, parent: TableId, index: u32, owner: HoldOwner, keys: Vec<Box<[u8]>>) -> HeldKeys {
+        let id = (kind, parent, index, owner);
+        let held = self.held.entry(id).or_default();
         for k in &keys {
             *held.entry(k.clone()).or_default() += 1;
         }
-        HeldKeys { holds: self.holds.clone(), id: (kind, parent, index), keys }
+        HeldKeys { holds: self.holds.clone(), id, keys }
     }
 }
 
 /// Keys held on one side of a foreign key; released when dropped.
 pub struct HeldKeys {
     holds: Arc<ForeignKeyHolds>,
-    id: (HoldKind, TableId, u32),
+    id: HoldId,
     keys: Vec<Box<[u8]>>,
 }
 

@@ -166,6 +166,8 @@ pub struct Session {
     /// Keys the open transaction holds on either side of foreign keys
     /// (referenced by its rows, or removed): released when it ends.
     txn_fk_holds: Vec<crate::sql::foreign_keys::HeldKeys>,
+    /// Who this session's foreign key holds belong to (its own never stand in its way).
+    fk_owner: crate::sql::foreign_keys::HoldOwner,
     /// NOTICEs raised by the last statement, sent before its result.
     pub notices: Vec<DbError>,
     /// Prepared statements `DEALLOCATE` dropped (None: ALL), for the wire
@@ -257,6 +259,7 @@ impl Session {
             "brewric.query_memory_limit".into(),
             settings::query_memory_limit_value(server.query_memory_limit_bytes),
         );
+        let fk_owner = server.foreign_key_holds.new_owner();
         let mut session = Session {
             server,
             shard,
@@ -277,6 +280,7 @@ impl Session {
             txn_dropped: Vec::new(),
             txn_unique_keys: Default::default(),
             txn_fk_holds: Vec::new(),
+            fk_owner,
             notices: Vec::new(),
             deallocations: Vec::new(),
             registration: None,

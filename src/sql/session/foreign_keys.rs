@@ -16,7 +16,7 @@ use hashbrown::HashSet;
 
 use super::*;
 use crate::catalog::{ForeignKey, ReferentialAction};
-use crate::sql::foreign_keys::{self, HeldKeys, HoldKind, LockedHolds};
+use crate::sql::foreign_keys::{self, HeldKeys, HoldKind};
 use crate::sql::unique;
 use crate::types::DataType;
 
@@ -288,7 +288,8 @@ impl Session {
             let uncommitted = self.keys_of_other_blocks(&r.parent, &r.key);
             let holds = self.server.foreign_key_holds.clone();
             let mut locked = holds.lock();
-            let truncating = locked.holds(HoldKind::Removing, r.parent.oid, ALL_KEYS, b"");
+            let me = self.fk_owner;
+            let truncating = locked.held_by_others(HoldKind::Removing, r.parent.oid, ALL_KEYS, b"", me);
             let missing = {
                 let s = set.lock().unwrap_or_else(|e| e.into_inner());
                 wanted
@@ -298,13 +299,13 @@ impl Session {
                             && (truncating
                                 || !s.keys.contains(*k)
                                 || uncommitted.contains(*k)
-                                || locked.holds(HoldKind::Removing, r.parent.oid, fk.parent_index, k))
+                                || locked.held_by_others(HoldKind::Removing, r.parent.oid, fk.parent_index, k, me))
                     })
                     .map(|(_, at)| *at)
             };
             if missing.is_none() {
                 let keys = wanted.keys().cloned().collect();
-                held = Some(locked.hold(HoldKind::Referenced, r.parent.oid, fk.parent_index, keys));
+                held = Some(locked.hold(HoldKind::Referenced, r.parent.oid, fk.parent_index, me, keys));
             }
             missing
         };
@@ -367,12 +368,13 @@ impl Session {
                 {
                     let holds = self.server.foreign_key_holds.clone();
                     let mut locked = holds.lock();
-                    if let Some(k) = removed.iter().find(|k| locked.holds(HoldKind::Referenced, parent.oid, fk.parent_index, k)) {
+                    let me = self.fk_owner;
+                    if let Some(k) = removed.iter().find(|k| locked.held_by_others(HoldKind::Referenced, parent.oid, fk.parent_index, k, me)) {
                         let (names, values) = key_of_rows(&parent, &r.key.columns, &before, k, &format);
                         return Err(still_referenced(&parent, &child, &fk, &names, &values)
                             .with_hint("A transaction that has not ended references it."));
                     }
-                    let held = locked.hold(HoldKind::Removing, parent.oid, fk.parent_index, removed.iter().cloned().collect());
+                    let held = locked.hold(HoldKind::Removing, parent.oid, fk.parent_index, me, removed.iter().cloned().collect());
                     self.keep_hold(&mut out, held);
                 }
                 let ci = match out.tables.iter().position(|(t, _)| t.oid == child.oid) {
@@ -405,6 +407,8 @@ impl Session {
                     KeyRemoval::Update => "UPDATE",
                 };
                 let child_rows = std::mem::take(&mut out.tables[ci].1);
+                // The referenced table's rows now (the same rows when it references itself).
+                let parent_rows: &[Batch] = if ci == at { &child_rows } else { &out.tables[at].1 };
                 let unsupported = || {
                     DbError::unsupported(format!(
                         "ON {verb} {} (foreign key \"{}\" on table \"{}\") is not supported yet",
@@ -424,7 +428,7 @@ impl Session {
                     ReferentialAction::Cascade => {
                         // The key the referenced row has now (`before` and the
                         // rows now are an UPDATE's: row for row).
-                        let after = &out.tables[at].1;
+                        let after = parent_rows;
                         let moved = moved_keys(&before, after, &r.key.columns, &removed).ok_or_else(unsupported)?;
                         let values = child_rows
                             .iter()
@@ -478,7 +482,7 @@ impl Session {
                         self.check_constraints(&child, &changed_rows)?;
                         if action == ReferentialAction::SetDefault {
                             // The defaults must be keys the referenced table keeps.
-                            let present = unique::key_set(&out.tables[at].1, &r.key.columns);
+                            let present = unique::key_set(parent_rows, &r.key.columns);
                             for b in &changed_rows {
                                 for row in 0..b.len {
                                     let Some(k) = foreign_keys::row_key(&child, &fk, &r.child_columns, b, row)? else { continue };
@@ -617,13 +621,13 @@ impl Session {
         let mut held = Vec::new();
         for t in &all {
             if !foreign_keys::referencing(&db, t.oid).is_empty() {
-                if referenced_by_open_rows(&locked, t.oid) {
+                if locked.any_held_by_others(HoldKind::Referenced, t.oid, self.fk_owner) {
                     return Err(DbError::new(
                         sqlstate::FOREIGN_KEY_VIOLATION,
                         format!("cannot truncate table \"{}\": a transaction that has not ended references its rows", t.name),
                     ));
                 }
-                held.push(locked.hold(HoldKind::Removing, t.oid, ALL_KEYS, vec![Box::from(&b""[..])]));
+                held.push(locked.hold(HoldKind::Removing, t.oid, ALL_KEYS, self.fk_owner, vec![Box::from(&b""[..])]));
             }
         }
         drop(locked);
@@ -692,11 +696,6 @@ impl Session {
         .with_detail(dependents.join("\n"))
         .with_hint("Use DROP ... CASCADE to drop the dependent objects too."))
     }
-}
-
-/// Whether rows of open transactions reference any key of `table`.
-fn referenced_by_open_rows(locked: &LockedHolds<'_>, table: TableId) -> bool {
-    locked.holds_any(HoldKind::Referenced, table)
 }
 
 /// 23503 for a key that goes while `child`'s rows reference it.
