@@ -105,6 +105,43 @@ pub fn key_types_compatible(a: DataType, b: DataType) -> bool {
     a == b || family(a).is_some_and(|f| family(b) == Some(f))
 }
 
+/// The keys the rows of `batches` reference (in the referenced index's
+/// column order), each with the first row that references it (batch, row);
+/// see [`row_key`] for NULLs. One allocation per distinct key.
+pub fn referenced_keys(
+    child: &TableDef,
+    fk: &ForeignKey,
+    child_columns: &[usize],
+    batches: &[Batch],
+) -> DbResult<hashbrown::HashMap<Box<[u8]>, (usize, usize)>> {
+    let mut keys = hashbrown::HashMap::new();
+    let mut scratch = Vec::new();
+    for (bi, b) in batches.iter().enumerate() {
+        for row in 0..b.len {
+            if fk.match_full {
+                mixed_nulls(child, fk, child_columns, b, row)?;
+            }
+            if unique::encode_key_into(b, child_columns, row, &mut scratch) && !keys.contains_key(scratch.as_slice()) {
+                keys.insert(scratch.as_slice().into(), (bi, row));
+            }
+        }
+    }
+    Ok(keys)
+}
+
+/// MATCH FULL: 23503 when some but not all of the row's key columns are NULL.
+fn mixed_nulls(child: &TableDef, fk: &ForeignKey, child_columns: &[usize], batch: &Batch, r: usize) -> DbResult<()> {
+    let nulls = child_columns.iter().filter(|&&c| !batch.columns[c].is_valid(r)).count();
+    if nulls > 0 && nulls < child_columns.len() {
+        return Err(DbError::new(
+            sqlstate::FOREIGN_KEY_VIOLATION,
+            format!("insert or update on table \"{}\" violates foreign key constraint \"{}\"", child.name, fk.name),
+        )
+        .with_detail("MATCH FULL does not allow mixing of null and nonnull key values."));
+    }
+    Ok(())
+}
+
 /// One referencing row's key (in the referenced index's column order), or
 /// None when it references nothing: a NULL key column under MATCH SIMPLE,
 /// all of them NULL under MATCH FULL. Some but not all NULL under MATCH
@@ -117,14 +154,7 @@ pub fn row_key(
     r: usize,
 ) -> DbResult<Option<Box<[u8]>>> {
     if fk.match_full {
-        let nulls = child_columns.iter().filter(|&&c| !batch.columns[c].is_valid(r)).count();
-        if nulls > 0 && nulls < child_columns.len() {
-            return Err(DbError::new(
-                sqlstate::FOREIGN_KEY_VIOLATION,
-                format!("insert or update on table \"{}\" violates foreign key constraint \"{}\"", child.name, fk.name),
-            )
-            .with_detail("MATCH FULL does not allow mixing of null and nonnull key values."));
-        }
+        mixed_nulls(child, fk, child_columns, batch, r)?;
     }
     Ok(unique::encoded_key(batch, child_columns, r))
 }

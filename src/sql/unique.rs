@@ -170,14 +170,20 @@ impl AddedKeys {
 /// The encoded key of row `r` over `columns`, or None when a key column is NULL.
 pub fn encoded_key(batch: &Batch, columns: &[usize], r: usize) -> Option<Box<[u8]>> {
     let mut key = Vec::new();
+    encode_key_into(batch, columns, r, &mut key).then(|| key.into_boxed_slice())
+}
+
+/// [`encoded_key`] written into `key` (cleared first); false when a key column is NULL.
+pub fn encode_key_into(batch: &Batch, columns: &[usize], r: usize, key: &mut Vec<u8>) -> bool {
+    key.clear();
     for &c in columns {
         let col = &batch.columns[c];
         if !col.is_valid(r) {
-            return None;
+            return false;
         }
-        encode_key(col, r, &mut key);
+        encode_key(col, r, key);
     }
-    Some(key.into_boxed_slice())
+    true
 }
 
 /// The non-NULL keys over `columns` of the rows of `batches`.

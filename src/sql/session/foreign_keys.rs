@@ -263,14 +263,7 @@ impl Session {
         let db = catalog.database(&self.database)?.clone();
         let r = foreign_keys::resolve(&db, table, fk)?;
         // The referenced keys, each with a row that references it (for the message).
-        let mut wanted: hashbrown::HashMap<Box<[u8]>, (usize, usize)> = hashbrown::HashMap::new();
-        for (bi, b) in batches.iter().enumerate() {
-            for row in 0..b.len {
-                if let Some(k) = foreign_keys::row_key(table, fk, &r.child_columns, b, row)? {
-                    wanted.entry(k).or_insert((bi, row));
-                }
-            }
-        }
+        let wanted = foreign_keys::referenced_keys(table, fk, &r.child_columns, batches)?;
         if wanted.is_empty() {
             return Ok(None);
         }
