@@ -2673,10 +2673,22 @@ impl Session {
         let ctx = self.query_context(params, eval_ctx);
         let mut batches = operators::collect(&plan, &ctx).await?;
         self.check_constraints(&table, &batches)?;
-        let _referenced = self.check_foreign_keys(&table, &batches).await?;
-        let keys = match &arbiter {
-            Some(arbiters) => self.add_keys_skipping_conflicts(&table, arbiters, &mut batches).await?,
-            None => self.add_unique_keys(&table, &batches).await?,
+        let (keys, _referenced) = match &arbiter {
+            Some(arbiters) => {
+                // Only the rows ON CONFLICT DO NOTHING keeps must reference keys that are there.
+                let keys = self.add_keys_skipping_conflicts(&table, arbiters, &mut batches).await?;
+                match self.check_foreign_keys(&table, &batches).await {
+                    Ok(referenced) => (keys, referenced),
+                    Err(e) => {
+                        keys.undo();
+                        return Err(e);
+                    }
+                }
+            }
+            None => {
+                let referenced = self.check_foreign_keys(&table, &batches).await?;
+                (self.add_unique_keys(&table, &batches).await?, referenced)
+            }
         };
         let count: usize = batches.iter().map(|b| b.len).sum();
         let returned = match &returning {
