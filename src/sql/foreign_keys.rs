@@ -105,6 +105,9 @@ pub fn key_types_compatible(a: DataType, b: DataType) -> bool {
     a == b || family(a).is_some_and(|f| family(b) == Some(f))
 }
 
+/// Encoded keys, each with a row that has it: (batch, row).
+pub type KeyRows = hashbrown::HashMap<Box<[u8]>, (usize, usize)>;
+
 /// The keys the rows of `batches` reference (in the referenced index's
 /// column order), each with the first row that references it (batch, row);
 /// see [`row_key`] for NULLs. One allocation per distinct key.
@@ -113,7 +116,7 @@ pub fn referenced_keys(
     fk: &ForeignKey,
     child_columns: &[usize],
     batches: &[Batch],
-) -> DbResult<hashbrown::HashMap<Box<[u8]>, (usize, usize)>> {
+) -> DbResult<KeyRows> {
     let mut keys = hashbrown::HashMap::new();
     let mut scratch = Vec::new();
     for (bi, b) in batches.iter().enumerate() {

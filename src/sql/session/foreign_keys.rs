@@ -735,9 +735,6 @@ fn replace_values(batch: &Batch, c: usize, at: &[u32], values: &[Datum], from: D
     Ok(Batch::from_columns(columns))
 }
 
-/// Where each moved key's row stands now: (batch, row).
-type MovedKeys = hashbrown::HashMap<Box<[u8]>, (usize, usize)>;
-
 /// For each key of `removed`, where the row that had it in `before` stands
 /// in `after` (an UPDATE's rows, row for row); None when they are not.
 fn moved_keys(
@@ -745,7 +742,7 @@ fn moved_keys(
     after: &[Batch],
     columns: &[usize],
     removed: &HashSet<Box<[u8]>>,
-) -> Option<MovedKeys> {
+) -> Option<foreign_keys::KeyRows> {
     if before.len() != after.len() || before.iter().zip(after).any(|(b, a)| b.len != a.len) {
         return None;
     }
