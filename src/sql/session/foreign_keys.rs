@@ -4,9 +4,10 @@
 //! write's rows reference (23503 when the referenced table lacks one), and
 //! what removing referenced keys does — DELETE, UPDATE, TRUNCATE and DROP of
 //! a referenced table: refused (NO ACTION, RESTRICT), or carried to the
-//! referencing rows (ON DELETE CASCADE deletes them, SET NULL empties their
-//! key), computed as new rows for every table touched and written in the
-//! statement's one rewrite.
+//! referencing rows (ON DELETE CASCADE deletes them, ON UPDATE CASCADE gives
+//! them the new key, SET NULL and SET DEFAULT change their key), computed as
+//! new rows for every table touched and written in the statement's one
+//! rewrite.
 //! Must not: decide what a key is (the referenced unique index does) or
 //! write rows itself (the statement's rewrite does).
 
@@ -305,11 +306,7 @@ impl Session {
         let Some((bi, row)) = missing else { return Ok(held) };
         let format = self.eval_context().format;
         let (names, values) = foreign_keys::key_text(table, &foreign_keys::columns_as_written(fk, &r.child_columns), &batches[bi], row, &format);
-        Err(DbError::new(
-            sqlstate::FOREIGN_KEY_VIOLATION,
-            format!("insert or update on table \"{}\" violates foreign key constraint \"{}\"", table.name, fk.name),
-        )
-        .with_detail(format!("Key ({names})=({values}) is not present in table \"{}\".", r.parent.name)))
+        Err(not_present(table, fk, &r.parent, &names, &values))
     }
 
     /// A DELETE or UPDATE of `table` leaving `new_rows`: what its foreign
@@ -482,11 +479,7 @@ impl Session {
                                     if !present.contains(&k) {
                                         let (names, values) =
                                             foreign_keys::key_text(&child, &foreign_keys::columns_as_written(&fk, &r.child_columns), b, row, &format);
-                                        return Err(DbError::new(
-                                            sqlstate::FOREIGN_KEY_VIOLATION,
-                                            format!("insert or update on table \"{}\" violates foreign key constraint \"{}\"", child.name, fk.name),
-                                        )
-                                        .with_detail(format!("Key ({names})=({values}) is not present in table \"{}\".", parent.name)));
+                                        return Err(not_present(&child, &fk, &parent, &names, &values));
                                     }
                                 }
                             }
@@ -689,6 +682,15 @@ impl Session {
         .with_detail(dependents.join("\n"))
         .with_hint("Use DROP ... CASCADE to drop the dependent objects too."))
     }
+}
+
+/// 23503 for a row whose key the referenced table does not have.
+fn not_present(child: &TableDef, fk: &ForeignKey, parent: &TableDef, names: &str, values: &str) -> DbError {
+    DbError::new(
+        sqlstate::FOREIGN_KEY_VIOLATION,
+        format!("insert or update on table \"{}\" violates foreign key constraint \"{}\"", child.name, fk.name),
+    )
+    .with_detail(format!("Key ({names})=({values}) is not present in table \"{}\".", parent.name))
 }
 
 /// 23503 for a key that goes while `child`'s rows reference it.
