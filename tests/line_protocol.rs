@@ -292,6 +292,22 @@ async fn copy_precision_schema_creation_and_new_columns() {
     let e = copy_lp(&client, "fleet", "", b"battery,robot=r5 pct=50 10\nbattery,robot=r5 pct=150 11\n").await.unwrap_err();
     assert!(e.contains("violates check constraint \"pct_range\""), "{e}");
     assert_eq!(joined(&rows(&client, "SELECT count(*) FROM fleet.battery").await), "3");
+    // So does a FOREIGN KEY: a point whose tag names no robot of the fleet's table is refused, with the write.
+    client
+        .batch_execute(
+            "CREATE TABLE fleet.robots (name text PRIMARY KEY); INSERT INTO fleet.robots VALUES ('r1'), ('r2'), ('r3'), ('r5');
+             ALTER TABLE fleet.battery ADD CONSTRAINT battery_robot FOREIGN KEY (robot) REFERENCES fleet.robots (name)",
+        )
+        .await
+        .unwrap();
+    let e = copy_lp(&client, "fleet", "", b"battery,robot=r5 pct=50 12
+battery,robot=r9 pct=50 13
+").await.unwrap_err();
+    assert!(e.contains("violates foreign key constraint \"battery_robot\""), "{e}");
+    assert_eq!(joined(&rows(&client, "SELECT count(*) FROM fleet.battery").await), "3");
+    copy_lp(&client, "fleet", "", b"battery,robot=r5 pct=50 12
+").await.unwrap();
+    assert_eq!(joined(&rows(&client, "SELECT count(*) FROM fleet.battery").await), "4");
     // A bad precision and an unknown option are refused.
     assert!(copy_lp(&client, "fleet", ", PRECISION 'weeks'", b"m f=1\n").await.unwrap_err().contains("invalid precision"));
     let e = copy_lp(&client, "fleet", ", DELIMITER ','", b"m f=1\n").await.unwrap_err();
