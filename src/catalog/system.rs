@@ -2682,6 +2682,9 @@ struct ConstraintFacts<'a> {
     kind: &'static str,
     /// The constrained columns (a CHECK's: those its expression reads).
     columns: Vec<usize>,
+    /// A foreign key's: where each referenced column stands in the
+    /// referenced key, and the referenced table with those columns.
+    references: Option<(Vec<usize>, &'a TableDef, Vec<usize>)>,
 }
 
 /// The database's PRIMARY KEY, UNIQUE, FOREIGN KEY and CHECK constraints.
@@ -2693,16 +2696,25 @@ fn all_constraints(db: &Database) -> Vec<ConstraintFacts<'_>> {
         let Some(table) = schema.tables.get(&i.table) else { continue };
         let Some(columns) = i.key_columns(table) else { continue };
         let kind = if i.primary { "PRIMARY KEY" } else { "UNIQUE" };
-        out.push(ConstraintFacts { schema: &schema.name, name: &i.name, table, kind, columns });
+        out.push(ConstraintFacts { schema: &schema.name, name: &i.name, table, kind, columns, references: None });
     }
     for f in foreign_key_constraints(db) {
         let Some(schema) = schema_of(f.namespace) else { continue };
-        let columns = f.conkey.iter().filter_map(|&a| (a as usize).checked_sub(1)).collect();
-        out.push(ConstraintFacts { schema: &schema.name, name: &f.fk.name, table: f.table, kind: "FOREIGN KEY", columns });
+        let Some(parent) = db.table_by_oid(f.fk.parent) else { continue };
+        let attnums = |a: &[i16]| a.iter().filter_map(|&a| (a as usize).checked_sub(1)).collect::<Vec<_>>();
+        out.push(ConstraintFacts {
+            schema: &schema.name,
+            name: &f.fk.name,
+            table: f.table,
+            kind: "FOREIGN KEY",
+            columns: attnums(&f.conkey),
+            references: Some((f.fk.key_positions.clone(), &**parent, attnums(&f.confkey))),
+        });
     }
     for (namespace, table, check) in check_constraints(db) {
         let Some(schema) = schema_of(namespace) else { continue };
-        out.push(ConstraintFacts { schema: &schema.name, name: &check.name, table, kind: "CHECK", columns: check.columns(table) });
+        let columns = check.columns(table);
+        out.push(ConstraintFacts { schema: &schema.name, name: &check.name, table, kind: "CHECK", columns, references: None });
     }
     out
 }
@@ -2732,14 +2744,10 @@ fn information_schema_table_constraints(ctx: &SystemContext) -> Vec<Vec<Datum>> 
 
 fn information_schema_key_column_usage(ctx: &SystemContext) -> Vec<Vec<Datum>> {
     let db = text(&ctx.db.name);
-    let foreign = foreign_key_constraints(ctx.db);
     let mut rows = Vec::new();
     for c in all_constraints(ctx.db).into_iter().filter(|c| c.kind != "CHECK") {
         // A foreign key's columns: where each referenced column stands in the referenced key.
-        let positions: Option<Vec<usize>> = (c.kind == "FOREIGN KEY")
-            .then(|| foreign.iter().find(|f| f.table.oid == c.table.oid && f.fk.name == c.name))
-            .flatten()
-            .map(|f| f.fk.key_positions.clone());
+        let positions = c.references.as_ref().map(|r| &r.0);
         for (i, &col) in c.columns.iter().enumerate() {
             rows.push(vec![
                 db.clone(),
@@ -2797,18 +2805,18 @@ fn information_schema_constraint_column_usage(ctx: &SystemContext) -> Vec<Vec<Da
         ]);
     };
     for c in all_constraints(ctx.db) {
-        if c.kind != "FOREIGN KEY" {
-            for &col in &c.columns {
-                push(c.schema, c.table, col, c.schema, c.name);
+        match &c.references {
+            // A foreign key uses the referenced table's columns.
+            Some((_, parent, columns)) => {
+                for &col in columns {
+                    push(&parent.schema, parent, col, c.schema, c.name);
+                }
             }
-        }
-    }
-    // A foreign key uses the referenced table's columns.
-    for f in foreign_key_constraints(ctx.db) {
-        let Some(parent) = ctx.db.table_by_oid(f.fk.parent) else { continue };
-        let Some(schema) = ctx.db.schemas.values().find(|s| s.oid == f.namespace) else { continue };
-        for a in f.confkey.iter().filter_map(|&a| (a as usize).checked_sub(1)) {
-            push(&parent.schema, parent, a, &schema.name, &f.fk.name);
+            None => {
+                for &col in &c.columns {
+                    push(c.schema, c.table, col, c.schema, c.name);
+                }
+            }
         }
     }
     rows

@@ -1630,6 +1630,8 @@ impl Session {
                 for n in names {
                     self.check_relation_kind(n, RelationKind::Table)?;
                 }
+                // Foreign keys among the tables dropped together do not hold their drop up.
+                let dropping: Vec<TableId> = names.iter().filter_map(|n| self.lookup_table(n).ok()).map(|t| t.oid).collect();
                 for n in names {
                     let table = match self.lookup_table(n) {
                         Ok(t) => t,
@@ -1650,7 +1652,6 @@ impl Session {
                         }
                         Err(e) => return Err(e),
                     };
-                    let dropping: Vec<TableId> = names.iter().filter_map(|n| self.lookup_table(n).ok()).map(|t| t.oid).collect();
                     self.drop_referencing_foreign_keys(&table, &dropping, cascade)?;
                     self.drop_dependent_continuous_aggregates(&table, cascade).await?;
                     if self.txn != TxnState::Idle && !self.tables_made_in_block().contains(&table.oid) {

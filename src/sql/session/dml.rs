@@ -304,13 +304,19 @@ impl Session {
             RowsSql::Single(sql) => self.rows_query("DELETE", &sql, &params, param_types).await?,
             RowsSql::Joined(sql) => self.internal_query(&sql, &params, param_types).await?,
         };
+        // The rows before, for the foreign keys that reference the table (the
+        // same query's rows: the table is not read twice).
+        let old_rows = match self.is_referenced(&table)? {
+            true => split_by_last_column(batches.clone(), true).0,
+            false => Vec::new(),
+        };
         let (kept, deleted) = split_by_last_column(batches, false);
         let returned = match self.returning_sql(&Statement::Delete(del.clone()))? {
             Some(sql) => Some(self.internal_query(&sql, &params, param_types).await?),
             None => None,
         };
         if deleted > 0 {
-            let rewrites = self.referential_actions(&table, kept, KeyRemoval::Delete, None).await?;
+            let rewrites = self.referential_actions(&table, kept, KeyRemoval::Delete, old_rows).await?;
             self.rewrite_tables(rewrites).await?;
         }
         Ok(command_or_rows(format!("DELETE {deleted}"), returned))
@@ -328,9 +334,10 @@ impl Session {
         let _alone = self.rewrite_lock().await;
         let table = self.lookup_table(&name)?;
         let values = update_values(up, &table)?;
-        // ON UPDATE CASCADE needs each row's old key beside its new one: the
-        // query gives the old row too, after the new.
-        let with_old = self.cascades_updates(&table)?;
+        // The foreign keys that reference the table need each row's old key
+        // beside its new one (ON UPDATE CASCADE: row for row): the query
+        // gives the old row too, after the new.
+        let with_old = self.is_referenced(&table)?;
         let (_, batches) = match update_rows_sql(up, &table, &values, with_old)? {
             RowsSql::Single(sql) => self.rows_query("UPDATE", &sql, &params, param_types).await?,
             RowsSql::Joined(sql) => self.internal_query(&sql, &params, param_types).await?,
@@ -349,9 +356,9 @@ impl Session {
             let n = table.columns.len();
             let split = |b: &Batch, range: std::ops::Range<usize>| Batch::new(b.columns[range].to_vec(), b.len);
             let old = rows.iter().map(|b| split(b, n..2 * n)).collect();
-            (rows.iter().map(|b| split(b, 0..n)).collect(), Some(old))
+            (rows.iter().map(|b| split(b, 0..n)).collect(), old)
         } else {
-            (rows, None)
+            (rows, Vec::new())
         };
         let returned = match self.returning_sql(&Statement::Update(up.clone()))? {
             Some(sql) => Some(self.internal_query(&sql, &params, param_types).await?),

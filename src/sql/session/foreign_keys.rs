@@ -314,15 +314,17 @@ impl Session {
     /// (NO ACTION, RESTRICT: 23503) or carried to the referencing rows (ON
     /// DELETE CASCADE deletes them; ON UPDATE CASCADE gives them the
     /// referenced row's new key; SET NULL, SET DEFAULT), step after step
-    /// through the tables they reach. `old_rows`: the table's rows before,
-    /// row for row with `new_rows` (what ON UPDATE CASCADE needs; else read
-    /// here). Returns every table to rewrite, `table` first.
+    /// through the tables they reach. `old_rows`: the table's rows before
+    /// (an UPDATE's row for row with `new_rows`, as ON UPDATE CASCADE needs
+    /// them; read only when a foreign key references `table`, see
+    /// [`is_referenced`](Self::is_referenced)). Returns every table to
+    /// rewrite, `table` first.
     pub(super) async fn referential_actions(
         &mut self,
         table: &Arc<TableDef>,
         new_rows: Vec<Batch>,
         removal: KeyRemoval,
-        old_rows: Option<Vec<Batch>>,
+        old_rows: Vec<Batch>,
     ) -> DbResult<Rewrites> {
         let catalog = self.server.catalog.snapshot();
         let db = catalog.database(&self.database)?.clone();
@@ -330,12 +332,8 @@ impl Session {
         if foreign_keys::referencing(&db, table.oid).is_empty() {
             return Ok(out);
         }
-        let old = match old_rows {
-            Some(rows) => rows,
-            None => self.all_rows(table).await?,
-        };
         // (which table of `out`, its rows before the step, how they changed).
-        let mut work: VecDeque<(usize, Vec<Batch>, KeyRemoval)> = VecDeque::from([(0, old, removal)]);
+        let mut work: VecDeque<(usize, Vec<Batch>, KeyRemoval)> = VecDeque::from([(0, old_rows, removal)]);
         let format = self.eval_context().format;
         let mut steps = 0;
         while let Some((at, before, removal)) = work.pop_front() {
@@ -525,12 +523,12 @@ impl Session {
             .collect())
     }
 
-    /// Whether a foreign key referencing `table` is ON UPDATE CASCADE (an
-    /// UPDATE of it then needs each row's old key beside its new one).
-    pub(super) fn cascades_updates(&self, table: &TableDef) -> DbResult<bool> {
+    /// Whether a foreign key references `table` (a DELETE or UPDATE of it
+    /// then hands its old rows to `referential_actions`).
+    pub(super) fn is_referenced(&self, table: &TableDef) -> DbResult<bool> {
         let catalog = self.server.catalog.snapshot();
         let db = catalog.database(&self.database)?;
-        Ok(foreign_keys::referencing(db, table.oid).iter().any(|(_, fk)| fk.on_update == ReferentialAction::Cascade))
+        Ok(!foreign_keys::referencing(db, table.oid).is_empty())
     }
 
     /// A removal's hold: kept by the block until it ends, or by the statement until its rewrite is done.
