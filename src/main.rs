@@ -379,6 +379,9 @@ fn replay(
                                 }
                             }
                             recovery::ReplayOp::Truncate { table } => storage.truncate(table),
+                            recovery::ReplayOp::DropRanges { table, time, ranges } => {
+                                storage.drop_ranges(table, time, &ranges);
+                            }
                             recovery::ReplayOp::DropBefore { table, cutoff } => {
                                 if let Some(time) = time_columns.get(&table) {
                                     storage.drop_before(table, *time, cutoff);

@@ -214,6 +214,65 @@ async fn delete_and_update_of_flushed_rows_survive_crashes_and_free_the_old_file
 }
 
 #[tokio::test]
+async fn a_delete_or_update_rewrites_only_the_days_it_hits() {
+    let Some((server, client)) = start_with_table(2).await else { return };
+    // Five days, a row a minute: each shard flushes one segment per day.
+    client
+        .batch_execute(
+            "INSERT INTO m SELECT timestamptz '2016-01-01 00:00:00+00' + interval '1 minute' * i, i % 7, i % 100 + 0.5, 'row ' || i \
+             FROM generate_series(0, 5 * 1440 - 1) AS i",
+        )
+        .await
+        .unwrap();
+    client.batch_execute("CHECKPOINT").await.unwrap();
+    let flushed = segment_files(server.data_dir().unwrap());
+    assert_eq!(flushed.len(), 10, "a segment per shard and day: {flushed:?}");
+    let deleted = client
+        .execute("DELETE FROM m WHERE time >= '2016-01-03 10:00:00+00' AND time < '2016-01-03 11:00:00+00'", &[])
+        .await
+        .unwrap();
+    assert_eq!(deleted, 60);
+    let updated = client
+        .execute("UPDATE m SET v = -1 WHERE time >= '2016-01-05 00:00:00+00' AND host = 2", &[])
+        .await
+        .unwrap();
+    assert_eq!(updated, (4 * 1440..5 * 1440).filter(|i| i % 7 == 2).count() as u64);
+    let expect = |client: Client| async move {
+        let day = |d: u32| format!("time >= '2016-01-0{d} 00:00:00+00' AND time < '2016-01-0{} 00:00:00+00'", d + 1);
+        let count = |w: String| format!("SELECT count(*) FROM m WHERE {w}");
+        for (sql, n) in [
+            (count(day(3)), 1440 - 60),
+            (count(format!("{} AND v = -1", day(5))), updated as i64),
+            (count("v = -1".into()), updated as i64),
+            ("SELECT count(*) FROM m".into(), 5 * 1440 - 60),
+        ] {
+            let got: i64 = client.query_one(&sql, &[]).await.unwrap().get(0);
+            assert_eq!(got, n, "{sql}");
+        }
+        client
+    };
+    let client = expect(client).await;
+    let before = summary(&client).await;
+    client.batch_execute("CHECKPOINT").await.unwrap();
+    let files = segment_files(server.data_dir().unwrap());
+    let kept = files.iter().filter(|f| flushed.contains(f)).count();
+    assert_eq!(kept, 6, "the segments of the three days no statement hit stay as they were: {files:?}");
+    let dir = server.kill9();
+
+    let server = common::start_in(dir, 2);
+    let client = server.connect(common::DEFAULT_DB).await;
+    let client = expect(client).await;
+    assert_eq!(summary(&client).await, before, "after a crash");
+    // Once more before the checkpoint: the removal is replayed from the WAL.
+    client.batch_execute("DELETE FROM m WHERE time >= '2016-01-02 00:00:00+00' AND time < '2016-01-02 00:01:00+00'").await.unwrap();
+    let dir = server.kill9();
+    let server = common::start_in(dir, 2);
+    let client = server.connect(common::DEFAULT_DB).await;
+    let n: i64 = client.query_one("SELECT count(*) FROM m", &[]).await.unwrap().get(0);
+    assert_eq!(n, 5 * 1440 - 61, "after a crash with the removal in the WAL");
+}
+
+#[tokio::test]
 async fn the_wal_is_truncated_behind_a_checkpoint() {
     let Some((server, client)) = start_with_table(2).await else { return };
     for round in 0..3 {

@@ -31,7 +31,7 @@ pub type ShardJob = Box<dyn FnOnce(&Rc<ShardContext>) + Send>;
 
 /// One write a prepared transaction applies to a shard's storage when it
 /// commits.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum PreparedOp {
     Rows(TableId, Vec<DataType>, Batch),
     /// Rows whose repeated values are kept once (an MCAP batch).
@@ -39,6 +39,9 @@ pub enum PreparedOp {
     /// Every row of the table (a DELETE or UPDATE rewrite, followed by the
     /// table's new rows).
     Truncate(TableId),
+    /// The table's rows whose time (column) lies in the ranges (a DELETE or
+    /// UPDATE of whole time partitions, followed by their new rows).
+    DropRanges(TableId, usize, Vec<(i64, i64)>),
 }
 
 /// What a shard thread owns. Only that thread ever sees it (`Rc`, `RefCell`).

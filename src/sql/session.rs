@@ -3610,6 +3610,9 @@ impl Session {
                                         storage.append_compact(*table, types, rows.clone())
                                     }
                                     PreparedOp::Truncate(table) => storage.truncate(*table),
+                                    PreparedOp::DropRanges(table, time, ranges) => {
+                                        storage.drop_ranges(*table, *time, ranges);
+                                    }
                                 }
                             }
                         }

@@ -52,6 +52,36 @@ impl TableStore {
         }
     }
 
+    /// Removes the memtable rows whose time (column `time`, not NULL)
+    /// satisfies `goes`, returning how many went. The memtable is rebuilt
+    /// only when a row goes.
+    fn remove_memtable_rows(&mut self, time: usize, goes: impl Fn(i64) -> bool) -> u64 {
+        let kept_rows = |b: &Batch| -> Option<Vec<u32>> {
+            let col = b.columns.get(time)?;
+            let crate::exec::vector::ColumnData::Int64(v) = &col.data else {
+                return None;
+            };
+            let keep: Vec<u32> = (0..b.len).filter(|&i| !col.is_valid(i) || !goes(v[i])).map(|i| i as u32).collect();
+            (keep.len() < b.len).then_some(keep)
+        };
+        let blocks = self.memtable.snapshot();
+        if !blocks.iter().any(|b| kept_rows(b).is_some()) {
+            return 0;
+        }
+        let before = self.memtable.row_count();
+        self.memtable.truncate();
+        self.memtable_bytes = 0;
+        for b in blocks {
+            let b = match kept_rows(&b) {
+                Some(keep) => b.take(&keep),
+                None => b,
+            };
+            self.memtable.append(&b);
+            self.memtable_bytes += b.byte_size();
+        }
+        (before - self.memtable.row_count()) as u64
+    }
+
     fn new(types: &[DataType]) -> TableStore {
         TableStore {
             types: types.to_vec(),
@@ -532,37 +562,57 @@ impl ShardStorage {
             });
         t.segments = keep;
         let mut rows: u64 = gone.iter().map(|s| s.footer.rows).sum();
-        let before = t.memtable.row_count();
-        let kept: Vec<Batch> = t
-            .memtable
-            .take_all()
-            .into_iter()
-            .map(|b| {
-                let col = &b.columns[time];
-                let keep: Vec<u32> = match &col.data {
-                    crate::exec::vector::ColumnData::Int64(v) => (0..b.len)
-                        .filter(|&i| !col.is_valid(i) || v[i] >= cutoff)
-                        .map(|i| i as u32)
-                        .collect(),
-                    _ => (0..b.len as u32).collect(),
-                };
-                if keep.len() == b.len {
-                    b
-                } else {
-                    b.take(&keep)
-                }
-            })
-            .collect();
-        t.memtable_bytes = 0;
-        for b in &kept {
-            t.memtable.append(b);
-            t.memtable_bytes += b.byte_size();
-        }
-        rows += (before - t.memtable.row_count()) as u64;
+        rows += t.remove_memtable_rows(time, |ts| ts < cutoff);
         let n = gone.len();
         self.retire(gone);
         self.publish_memory();
         (n, rows)
+    }
+
+    /// Whether `table`'s rows with a time (column `time`) in `ranges` can be
+    /// removed by [`ShardStorage::drop_ranges`]: every segment was written
+    /// with that time column, so each lies within one time partition (or
+    /// holds only NULL times) and is either inside a partition-aligned range
+    /// or outside it. A segment written before the table had its time column
+    /// (create_hypertable of a table with rows) spans any times: no.
+    pub fn ranges_droppable(&self, table: TableId, time: usize, ranges: &[(i64, i64)]) -> bool {
+        let aligned = |v: i64| v.rem_euclid(super::flush::PARTITION_NS) == 0;
+        // A segment of only NULL times says (0, 0): no range may hold time 0.
+        if ranges.iter().any(|&(lo, hi)| lo >= hi || !aligned(lo) || !aligned(hi) || (lo <= 0 && 0 < hi)) {
+            return false;
+        }
+        let Some(t) = self.tables.get(&table) else {
+            return true;
+        };
+        t.segments.iter().all(|s| s.footer.rows == 0 || s.footer.time_column == Some(time as u16))
+    }
+
+    /// A DELETE's or UPDATE's removal of the rows of `table` whose time
+    /// (column `time`) lies in one of `ranges` (partition-aligned, checked
+    /// by [`ShardStorage::ranges_droppable`]): the segments inside them and
+    /// the memtable's rows there; the statement writes the rows it keeps of
+    /// those partitions again. Returns the rows removed. Not during a flush:
+    /// the caller holds the checkpoint lock, so nothing is frozen (a frozen
+    /// row would come back in the flush's segment).
+    pub fn drop_ranges(&mut self, table: TableId, time: usize, ranges: &[(i64, i64)]) -> u64 {
+        self.last_rows.forget_rows(table);
+        let Some(t) = self.tables.get_mut(&table) else {
+            return 0;
+        };
+        debug_assert!(t.frozen.is_empty(), "drop_ranges during a flush");
+        let inside = |ts: i64| ranges.iter().any(|&(lo, hi)| lo <= ts && ts < hi);
+        let (gone, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut t.segments).into_iter().partition(|s| {
+            s.footer.time_column == Some(time as u16)
+                && s.footer.rows > 0
+                && inside(s.footer.time_min)
+                && inside(s.footer.time_max)
+        });
+        t.segments = keep;
+        let mut rows: u64 = gone.iter().map(|s| s.footer.rows).sum();
+        rows += t.remove_memtable_rows(time, inside);
+        self.retire(gone);
+        self.publish_memory();
+        rows
     }
 
     /// Per time-series table (`time_columns`: table → its time column) and

@@ -43,6 +43,12 @@ pub enum RecordType {
     /// `storage::recordings::RecordingRef` (the kept file, the chunks this
     /// shard decoded, the tables they fill). Recovery decodes them again.
     RecordingRows = 6,
+    /// A DELETE's or UPDATE's removal of whole time partitions: txn id
+    /// (u64), table OID (u32), time column (u32), range count (u32), then
+    /// each range's start and end (i64 ns, end exclusive). Committed as
+    /// `Rows` records are; the statement's kept rows of those partitions
+    /// follow as `Rows` of the same transaction.
+    DropRanges = 7,
 }
 
 impl RecordType {
@@ -54,6 +60,7 @@ impl RecordType {
             4 => Some(RecordType::GroupEnd),
             5 => Some(RecordType::DropBefore),
             6 => Some(RecordType::RecordingRows),
+            7 => Some(RecordType::DropRanges),
             _ => None,
         }
     }

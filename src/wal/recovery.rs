@@ -16,7 +16,7 @@
 //! Checkpoints (`storage::checkpoint`): the manifest records, per shard
 //! directory, the LSN below which every published row is in a durable
 //! segment file, and the transactions that were logged below it but not yet
-//! published then. Replay skips `Rows`, `Truncate` and `DropBefore` records below that LSN
+//! published then. Replay skips `Rows`, `Truncate`, `DropBefore` and `DropRanges` records below that LSN
 //! unless their transaction is one of those; WAL segments entirely below
 //! the bound (and below every such transaction's first record) are deleted
 //! after the manifest is durable.
@@ -60,6 +60,7 @@ pub enum ReplayOp {
     Append { table: TableId, batch: Batch },
     Truncate { table: TableId },
     DropBefore { table: TableId, cutoff: i64 },
+    DropRanges { table: TableId, time: usize, ranges: Vec<(i64, i64)> },
 }
 
 /// What recovery found, for the log and for the shards.
@@ -282,7 +283,7 @@ pub fn plan_replay(
             let applies = committed.contains(&txn) && !flushed;
             match r.record_type {
                 RecordType::Commit | RecordType::GroupEnd => {}
-                RecordType::Rows | RecordType::Truncate | RecordType::DropBefore if !applies => {}
+                RecordType::Rows | RecordType::Truncate | RecordType::DropBefore | RecordType::DropRanges if !applies => {}
                 RecordType::RecordingRows => {
                     let reference = RecordingRef::decode(&mut rd).map_err(fail)?;
                     if committed.contains(&txn) {
@@ -313,6 +314,18 @@ pub fn plan_replay(
                 RecordType::Truncate => {
                     let table = rd.u32().map_err(fail)?;
                     out.push(ReplayOp::Truncate { table });
+                }
+                RecordType::DropRanges => {
+                    let table = rd.u32().map_err(fail)?;
+                    let time = rd.u32().map_err(fail)? as usize;
+                    let n = rd.u32().map_err(fail)?;
+                    let mut ranges = Vec::new();
+                    for _ in 0..n {
+                        let lo = rd.u64().map_err(fail)? as i64;
+                        let hi = rd.u64().map_err(fail)? as i64;
+                        ranges.push((lo, hi));
+                    }
+                    out.push(ReplayOp::DropRanges { table, time, ranges });
                 }
             }
         }

@@ -9,9 +9,14 @@
 //! (`Server::rewrites`): no acknowledged row can land between the read and
 //! the rewrite and be lost to it.
 //!
-//! A statement that matches no row writes nothing. One that matches costs a
-//! pass over the whole table (fine for the tables DELETE and UPDATE are
-//! used on; bulk removal of old time ranges is `drop_chunks`).
+//! A statement that matches no row writes nothing. On a table with a time
+//! column (`RewriteScope::Partitions`), a first query finds the times of
+//! the rows it hits, and only the time partitions (days) holding them are
+//! rewritten: a `DropRanges` record and those partitions' new rows, so the
+//! cost follows the partitions touched, not the table. Otherwise (no time
+//! column, a hit row with a NULL time, unique keys or foreign keys that need
+//! the whole table's rows, a volatile WHERE, USING/FROM, inside a block) the
+//! table is rewritten whole.
 //!
 //! Inside a transaction block the new rows become the block's own view of
 //! the table (`pending` + `txn_replaced`: its scans read them instead of the
@@ -23,6 +28,7 @@
 use super::*;
 use super::foreign_keys::KeyRemoval;
 use crate::runtime::PreparedOp;
+use crate::storage::flush::PARTITION_NS;
 
 /// A column name as a quoted SQL identifier.
 fn quoted(name: &str) -> String {
@@ -156,6 +162,79 @@ fn refuse_aggregates<'e>(verb: &str, exprs: impl IntoIterator<Item = &'e ast::Ex
         }
     }
     Ok(())
+}
+
+/// At most this many separate time ranges are rewritten by one statement;
+/// more are joined across their narrowest gaps (each range is one query,
+/// pruned by the zone maps).
+const MAX_REWRITE_RANGES: usize = 8;
+
+/// What a DELETE or UPDATE rewrites.
+enum RewriteScope {
+    /// Every row of the table.
+    Table,
+    /// The rows whose time (column `time`) lies in `ranges`: whole time
+    /// partitions, [start, end) in nanoseconds (none: nothing is hit).
+    Partitions { time: usize, ranges: Vec<(i64, i64)> },
+}
+
+/// Functions whose value may differ between two evaluations in one
+/// statement: a WHERE holding one cannot be run twice (once to find the
+/// partitions, once to rewrite them) with the same result.
+const VOLATILE_FUNCTIONS: &[&str] =
+    &["random", "nextval", "setval", "clock_timestamp", "timeofday", "gen_random_uuid", "uuid_generate_v4", "txid_current"];
+
+fn calls_volatile_function(e: &ast::Expr) -> bool {
+    use sqlparser::ast::Visit;
+    struct Find;
+    impl ast::Visitor for Find {
+        type Break = ();
+        fn pre_visit_expr(&mut self, e: &ast::Expr) -> std::ops::ControlFlow<()> {
+            if let ast::Expr::Function(f) = e {
+                let name = f.name.0.last().map(|p| p.to_string().trim_matches('"').to_ascii_lowercase());
+                if name.is_some_and(|n| VOLATILE_FUNCTIONS.contains(&n.as_str())) {
+                    return std::ops::ControlFlow::Break(());
+                }
+            }
+            std::ops::ControlFlow::Continue(())
+        }
+    }
+    e.visit(&mut Find).is_break()
+}
+
+/// The partitions (numbers, sorted, distinct) as at most
+/// `MAX_REWRITE_RANGES` ranges of nanoseconds, joined across the narrowest
+/// gaps; `None` if a bound overflows.
+fn partition_ranges(partitions: &[i64]) -> Option<Vec<(i64, i64)>> {
+    let mut runs: Vec<(i64, i64)> = Vec::new();
+    for &p in partitions {
+        match runs.last_mut() {
+            Some(last) if last.1 + 1 == p => last.1 = p,
+            _ => runs.push((p, p)),
+        }
+    }
+    while runs.len() > MAX_REWRITE_RANGES {
+        let narrowest = (1..runs.len()).min_by_key(|&i| runs[i].0 - runs[i - 1].1)?;
+        runs[narrowest - 1].1 = runs[narrowest].1;
+        runs.remove(narrowest);
+    }
+    let ns = |p: i64| p.checked_mul(PARTITION_NS);
+    runs.into_iter().map(|(a, b)| Some((ns(a)?, ns(b.checked_add(1)?)?))).collect()
+}
+
+/// A time bound as a literal of the time column's type (zone maps prune on it).
+fn time_literal(t: DataType, ns: i64) -> Option<String> {
+    let mut text = Vec::new();
+    match t {
+        DataType::Int64 => return Some(ns.to_string()),
+        DataType::Timestamp | DataType::TimestampTz => crate::types::text::format_timestamp(ns, &mut text),
+        _ => return None,
+    }
+    let text = String::from_utf8(text).ok()?;
+    Some(match t {
+        DataType::TimestampTz => format!("'{text}+00'::timestamptz"),
+        _ => format!("'{text}'::timestamp"),
+    })
 }
 
 /// The query computing a DELETE's or UPDATE's rows: every table row, its
@@ -295,14 +374,16 @@ impl Session {
         params: Vec<Datum>,
         param_types: &[DataType],
     ) -> DbResult<StatementResult> {
-        let (name, _) = single_table(delete_target(del)?, "DELETE")?;
+        let (name, rel) = single_table(delete_target(del)?, "DELETE")?;
         // The lock before the table's name is looked up: a rewrite (ALTER
         // TABLE) that held it meanwhile may have given the name a new table.
         let _alone = self.rewrite_lock().await;
         let table = self.lookup_table(&name)?;
-        let (_, batches) = match delete_rows_sql(del, &table)? {
-            RowsSql::Single(sql) => self.rows_query("DELETE", &sql, &params, param_types).await?,
-            RowsSql::Joined(sql) => self.internal_query(&sql, &params, param_types).await?,
+        let rows_sql = delete_rows_sql(del, &table)?;
+        let scope = self.rewrite_scope(&table, &rows_sql, &rel, del.selection.as_ref(), &params, param_types).await?;
+        let batches = match rows_sql {
+            RowsSql::Single(sql) => self.scoped_rows_query("DELETE", &sql, &table, &scope, &params, param_types).await?,
+            RowsSql::Joined(sql) => self.internal_query(&sql, &params, param_types).await?.1,
         };
         // The rows before, for the foreign keys that reference the table (the
         // same query's rows: the table is not read twice).
@@ -316,8 +397,12 @@ impl Session {
             None => None,
         };
         if deleted > 0 {
-            let rewrites = self.referential_actions(&table, kept, KeyRemoval::Delete, old_rows).await?;
-            self.rewrite_tables(rewrites).await?;
+            if let RewriteScope::Partitions { time, ranges } = &scope {
+                self.rewrite_partitions(&table, *time, ranges, kept).await?;
+            } else {
+                let rewrites = self.referential_actions(&table, kept, KeyRemoval::Delete, old_rows).await?;
+                self.rewrite_tables(rewrites).await?;
+            }
         }
         Ok(command_or_rows(format!("DELETE {deleted}"), returned))
     }
@@ -329,7 +414,7 @@ impl Session {
         params: Vec<Datum>,
         param_types: &[DataType],
     ) -> DbResult<StatementResult> {
-        let (name, _) = single_table(&up.table, "UPDATE")?;
+        let (name, rel) = single_table(&up.table, "UPDATE")?;
         // As DELETE: the lock before the lookup.
         let _alone = self.rewrite_lock().await;
         let table = self.lookup_table(&name)?;
@@ -338,9 +423,11 @@ impl Session {
         // beside its new one (ON UPDATE CASCADE: row for row): the query
         // gives the old row too, after the new.
         let with_old = self.is_referenced(&table)?;
-        let (_, batches) = match update_rows_sql(up, &table, &values, with_old)? {
-            RowsSql::Single(sql) => self.rows_query("UPDATE", &sql, &params, param_types).await?,
-            RowsSql::Joined(sql) => self.internal_query(&sql, &params, param_types).await?,
+        let rows_sql = update_rows_sql(up, &table, &values, with_old)?;
+        let scope = self.rewrite_scope(&table, &rows_sql, &rel, up.selection.as_ref(), &params, param_types).await?;
+        let batches = match rows_sql {
+            RowsSql::Single(sql) => self.scoped_rows_query("UPDATE", &sql, &table, &scope, &params, param_types).await?,
+            RowsSql::Joined(sql) => self.internal_query(&sql, &params, param_types).await?.1,
         };
         // The rows the UPDATE changes, per batch: what the constraints check
         // (a NOT VALID CHECK does not hold for the rows left as they were).
@@ -376,8 +463,12 @@ impl Session {
             self.check_constraints(&table, &changed_rows)?;
             let _referenced = self.check_foreign_keys(&table, &changed_rows).await?;
             self.check_rows_unique(&table, &rows)?;
-            let rewrites = self.referential_actions(&table, rows, KeyRemoval::Update, old_rows).await?;
-            self.rewrite_tables(rewrites).await?;
+            if let RewriteScope::Partitions { time, ranges } = &scope {
+                self.rewrite_partitions(&table, *time, ranges, rows).await?;
+            } else {
+                let rewrites = self.referential_actions(&table, rows, KeyRemoval::Update, old_rows).await?;
+                self.rewrite_tables(rewrites).await?;
+            }
         }
         Ok(command_or_rows(format!("UPDATE {updated}"), returned))
     }
@@ -493,6 +584,124 @@ impl Session {
         Ok(())
     }
 
+    /// What a DELETE or UPDATE with this WHERE rewrites (see the module
+    /// doc). For `Partitions`, a first query reads the time of every row
+    /// the WHERE hits.
+    async fn rewrite_scope(
+        &self,
+        table: &TableDef,
+        rows_sql: &RowsSql,
+        rel: &str,
+        selection: Option<&ast::Expr>,
+        params: &[Datum],
+        param_types: &[DataType],
+    ) -> DbResult<RewriteScope> {
+        let Some(time) = crate::storage::flush::time_column(table) else {
+            return Ok(RewriteScope::Table);
+        };
+        let Some(p) = selection else {
+            return Ok(RewriteScope::Table);
+        };
+        let time_type = table.columns[time].data_type;
+        if self.txn != TxnState::Idle
+            || matches!(rows_sql, RowsSql::Joined(_))
+            || time_literal(time_type, 0).is_none()
+            || calls_volatile_function(p)
+            || self.is_referenced(table)?
+            || !self.table_unique_keys(table)?.is_empty()
+        {
+            return Ok(RewriteScope::Table);
+        }
+        let name = quoted(&table.columns[time].name);
+        let (_, hits) = self.internal_query(&format!("SELECT {name} FROM {rel} WHERE {p}"), params, param_types).await?;
+        let mut partitions = Vec::new();
+        for b in &hits {
+            let col = &b.columns[0];
+            let crate::exec::vector::ColumnData::Int64(v) = &col.data else {
+                return Ok(RewriteScope::Table);
+            };
+            for (i, &ts) in v.iter().enumerate().take(b.len) {
+                if !col.is_valid(i) {
+                    // A NULL time lies in no partition.
+                    return Ok(RewriteScope::Table);
+                }
+                partitions.push(ts.div_euclid(PARTITION_NS));
+            }
+        }
+        partitions.sort_unstable();
+        partitions.dedup();
+        let Some(ranges) = partition_ranges(&partitions) else {
+            return Ok(RewriteScope::Table);
+        };
+        if !ranges.is_empty() && !self.ranges_droppable(table.oid, time, &ranges).await? {
+            return Ok(RewriteScope::Table);
+        }
+        Ok(RewriteScope::Partitions { time, ranges })
+    }
+
+    /// Whether every shard can drop `ranges` of the table (see `ShardStorage::ranges_droppable`).
+    async fn ranges_droppable(&self, table: TableId, time: usize, ranges: &[(i64, i64)]) -> DbResult<bool> {
+        for shard in &self.server.shards {
+            let ranges = ranges.to_vec();
+            if !shard.run(move |ctx| ctx.storage.borrow().ranges_droppable(table, time, &ranges)).await? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// A DELETE's or UPDATE's rows query over what `scope` rewrites: the
+    /// whole table, or one query per time range.
+    async fn scoped_rows_query(
+        &self,
+        verb: &str,
+        sql: &str,
+        table: &TableDef,
+        scope: &RewriteScope,
+        params: &[Datum],
+        param_types: &[DataType],
+    ) -> DbResult<Vec<Batch>> {
+        let RewriteScope::Partitions { time, ranges } = scope else {
+            return Ok(self.rows_query(verb, sql, params, param_types).await?.1);
+        };
+        let column = &table.columns[*time];
+        let mut batches = Vec::new();
+        for &(lo, hi) in ranges {
+            let (Some(lo), Some(hi)) = (time_literal(column.data_type, lo), time_literal(column.data_type, hi)) else {
+                return Err(DbError::internal("time range bound without a literal"));
+            };
+            let name = quoted(&column.name);
+            let ranged = format!("{sql} WHERE {name} >= {lo} AND {name} < {hi}");
+            batches.extend(self.rows_query(verb, &ranged, params, param_types).await?.1);
+        }
+        Ok(batches)
+    }
+
+    /// Replaces the rows of `table`'s time `ranges` with `rows`, on every
+    /// shard, atomically: a `DropRanges` record, then the rows.
+    async fn rewrite_partitions(&self, table: &TableDef, time: usize, ranges: &[(i64, i64)], rows: Vec<Batch>) -> DbResult<()> {
+        crate::storage::checkpoint::wait_for_memtable_room(&self.server).await?;
+        // No flush or compaction while the partitions are swapped: a row of
+        // them frozen for a flush would come back in its segment.
+        let _serial = crate::storage::checkpoint::serial(&self.server).await;
+        self.server.forget_derived_write_state(table.oid);
+        let mut write = self.begin_write();
+        let mut payload = (table.oid).to_le_bytes().to_vec();
+        payload.extend_from_slice(&(time as u32).to_le_bytes());
+        payload.extend_from_slice(&(ranges.len() as u32).to_le_bytes());
+        for &(lo, hi) in ranges {
+            payload.extend_from_slice(&lo.to_le_bytes());
+            payload.extend_from_slice(&hi.to_le_bytes());
+        }
+        let op = PreparedOp::DropRanges(table.oid, time, ranges.to_vec());
+        let result = async {
+            self.prepare_removal(&mut write, RecordType::DropRanges, &payload, op).await?;
+            self.prepare_rows(&mut write, table.oid, &table.column_types(), rows).await
+        }
+        .await;
+        self.settle_write(write, result).await
+    }
+
     /// The query that computes a DELETE's or UPDATE's rows: exactly one row
     /// per table row, so aggregates, window and set-returning calls (which
     /// would merge or multiply rows) are refused as PostgreSQL refuses them.
@@ -580,17 +789,24 @@ impl Session {
     /// Logs the table's Truncate on every shard as part of `write` (the
     /// table's rows are replaced by the rows the write prepares after it).
     pub(super) async fn prepare_truncate(&self, write: &mut ShardWrite, table: TableId) -> DbResult<()> {
+        self.prepare_removal(write, RecordType::Truncate, &table.to_le_bytes(), PreparedOp::Truncate(table)).await
+    }
+
+    /// Logs a removal of rows (`record` with `payload` after the txn id) on
+    /// every shard as part of `write`, each holding `op` prepared.
+    async fn prepare_removal(&self, write: &mut ShardWrite, record: RecordType, payload: &[u8], op: PreparedOp) -> DbResult<()> {
         let (txn, synchronous) = (write.txn, write.synchronous);
-        let mut truncates = Vec::new();
+        let mut removals = Vec::new();
         for (i, shard) in self.server.shards.iter().enumerate() {
             if !write.participants.contains(&i) {
                 write.participants.push(i);
             }
-            truncates.push(shard.run_local(move |ctx| log_truncate(ctx, txn, table, synchronous)));
+            let (payload, op) = (payload.to_vec(), op.clone());
+            removals.push(shard.run_local(move |ctx| log_removal(ctx, txn, record, payload, op, synchronous)));
         }
         let mut result = Ok(());
-        for t in truncates {
-            if let Err(e) = t.await.and_then(|r| r) {
+        for r in removals {
+            if let Err(e) = r.await.and_then(|r| r) {
                 result = Err(e);
             }
         }
@@ -598,27 +814,25 @@ impl Session {
     }
 }
 
-/// A shard's part of a rewrite: log the table's Truncate (committed later
-/// with the new rows) and hold it prepared.
-async fn log_truncate(
+/// A shard's part of a rewrite: log the removal (committed later with the
+/// new rows) and hold it prepared.
+async fn log_removal(
     ctx: Rc<crate::runtime::ShardContext>,
     txn: u64,
-    table: TableId,
+    record: RecordType,
+    payload: Vec<u8>,
+    op: PreparedOp,
     synchronous: bool,
 ) -> DbResult<()> {
     let wal = ctx.wal()?;
     ctx.begin_in_flight(txn, &wal);
-    let mut payload = txn.to_le_bytes().to_vec();
-    payload.extend_from_slice(&table.to_le_bytes());
-    let rx = wal.append(RecordType::Truncate, 0, &payload).await;
+    let mut logged = txn.to_le_bytes().to_vec();
+    logged.extend_from_slice(&payload);
+    let rx = wal.append(record, 0, &logged).await;
     if synchronous {
         wait_durable(rx).await?;
     }
-    ctx.prepared
-        .borrow_mut()
-        .entry(txn)
-        .or_default()
-        .push(PreparedOp::Truncate(table));
+    ctx.prepared.borrow_mut().entry(txn).or_default().push(op);
     Ok(())
 }
 
