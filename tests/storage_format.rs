@@ -105,6 +105,14 @@ fn wal_segment() -> Vec<u8> {
     let mut t = 9u64.to_le_bytes().to_vec();
     t.extend_from_slice(&16390u32.to_le_bytes());
     encode_record(RecordType::Truncate, FLAG_SELF_COMMITTED, 3, &t, &mut out);
+    // A DELETE of two days: the removal, then (here none) the days' kept rows.
+    let mut d = 10u64.to_le_bytes().to_vec();
+    d.extend_from_slice(&16390u32.to_le_bytes());
+    d.extend_from_slice(&0u32.to_le_bytes());
+    d.extend_from_slice(&1u32.to_le_bytes());
+    d.extend_from_slice(&(86_400_000_000_000i64 * 3).to_le_bytes());
+    d.extend_from_slice(&(86_400_000_000_000i64 * 5).to_le_bytes());
+    encode_record(RecordType::DropRanges, FLAG_SELF_COMMITTED, 4, &d, &mut out);
     out
 }
 
@@ -132,6 +140,13 @@ fn render(bytes: &[u8]) -> String {
             }
             RecordType::Truncate => out += &format!(" table={}\n", rd.u32().unwrap()),
             RecordType::DropBefore => out += &format!(" table={} cutoff={}\n", rd.u32().unwrap(), rd.u64().unwrap() as i64),
+            RecordType::DropRanges => {
+                out += &format!(" table={} time_column={}", rd.u32().unwrap(), rd.u32().unwrap());
+                for _ in 0..rd.u32().unwrap() {
+                    out += &format!(" [{}, {})", rd.u64().unwrap() as i64, rd.u64().unwrap() as i64);
+                }
+                out += "\n";
+            }
             RecordType::RecordingRows => {
                 let r = brewric::storage::recordings::RecordingRef::decode(&mut rd).unwrap();
                 out += &format!(" file={} chunks={} targets={}\n", r.file, r.chunks.len(), r.targets.len());
