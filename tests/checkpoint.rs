@@ -669,6 +669,44 @@ async fn a_table_created_as_a_checkpoint_starts_loses_no_row() {
     assert_eq!(n, 3, "every acknowledged row after the restart");
 }
 
+/// A DELETE of some days while a checkpoint holds the table's rows frozen
+/// (being flushed) waits for the flush: a frozen row of those days would
+/// otherwise come back with its segment. A pause point holds the checkpoint
+/// just after its freeze while the DELETE runs.
+#[tokio::test]
+async fn a_delete_of_some_days_during_a_flush_keeps_them_deleted() {
+    let dir = std::env::temp_dir().join(format!("brewric-ckpt-delete-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let server = common::start_configured(dir, 2, &[], &[("BREWRIC_FAILPOINT_PAUSE", "checkpoint-after-freeze:600")]);
+    if server.is_external() {
+        return;
+    }
+    let (checkpointer, writer) = (server.connect(common::DEFAULT_DB).await, server.connect(common::DEFAULT_DB).await);
+    writer
+        .batch_execute(
+            "CREATE TABLE m (time timestamptz, v double precision); \
+             INSERT INTO m SELECT timestamptz '2016-01-01 00:00:00+00' + interval '1 minute' * i, i FROM generate_series(0, 3 * 1440 - 1) AS i",
+        )
+        .await
+        .unwrap();
+    let checkpoint = checkpointer.batch_execute("CHECKPOINT");
+    let delete = async {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        writer.execute("DELETE FROM m WHERE time >= '2016-01-02 00:00:00+00' AND time < '2016-01-02 01:00:00+00'", &[]).await
+    };
+    let (checkpointed, deleted) = tokio::join!(checkpoint, delete);
+    checkpointed.unwrap();
+    assert_eq!(deleted.unwrap(), 60);
+    let count = |client: Client| async move {
+        let n: i64 = client.query_one("SELECT count(*) FROM m", &[]).await.unwrap().get(0);
+        n
+    };
+    assert_eq!(count(writer).await, 3 * 1440 - 60);
+    drop(checkpointer);
+    let server = common::start_in(server.kill9(), 2);
+    assert_eq!(count(server.connect(common::DEFAULT_DB).await).await, 3 * 1440 - 60, "after a restart");
+}
+
 /// Per table, (count(*), sum(v)).
 async fn counts_and_sums(client: &Client, tables: &[&str]) -> Vec<(i64, f64)> {
     let mut out = Vec::new();

@@ -249,7 +249,7 @@ fn build_node(plan: &Plan, ctx: &Rc<QueryContext>) -> DbResult<BoxedOperator> {
             filter,
             ..
         } => {
-            let filter = filter.as_ref().map(|f| ctx.resolve(f));
+            let filter = filter.as_ref().map(|f| fold_constants(ctx.resolve(f), ctx));
             let scan = Box::new(ScanOp::new(ctx, table, projection.clone(), filter.clone(), None, scan_stats(ctx, plan)));
             last_row_lookup(ctx, table, projection, filter.as_ref(), scan)
         }
@@ -265,7 +265,7 @@ fn build_node(plan: &Plan, ctx: &Rc<QueryContext>) -> DbResult<BoxedOperator> {
                 if predicate.is_shard_pure() {
                     // The filter runs on the shards, over the table's columns; the
                     // scan returns just the projection (and reads only what both need).
-                    let pred = remap_columns(&predicate, projection);
+                    let pred = fold_constants(remap_columns(&predicate, projection), ctx);
                     let scan = Box::new(ScanOp::new(
                         ctx,
                         table,
@@ -583,6 +583,37 @@ fn remap_columns(expr: &Expr, projection: &[usize]) -> Expr {
     })
 }
 
+/// A scan filter with its constant subexpressions computed once
+/// (`now() - interval '1 hour'`, `timestamptz '…' + interval '1 day'`): the
+/// zone maps prune on `column op literal` only. `random()` stays (a value
+/// per row); a subexpression whose evaluation fails stays as it is, so its
+/// error comes, as before, only if a row reaches it.
+pub(crate) fn fold_constants(e: Expr, ctx: &QueryContext) -> Expr {
+    let literal = |e: &Expr| matches!(e, Expr::Literal(..));
+    e.transform(&mut |x| {
+        let constant = match &x {
+            Expr::Binary { left, right, .. } | Expr::IsDistinct { left, right, .. } => literal(left) && literal(right),
+            Expr::Unary { arg, .. } => literal(arg),
+            Expr::Cast { expr, .. } | Expr::NumericTypmod { expr, .. } | Expr::IsNull { expr, .. } | Expr::IsBool { expr, .. } => {
+                literal(expr)
+            }
+            Expr::Func { sig, args } => {
+                sig.func != crate::exec::kernels::ScalarFunction::Random && args.iter().all(|a| literal(a))
+            }
+            _ => false,
+        };
+        if !constant {
+            return x;
+        }
+        let empty = HashMap::new();
+        match eval(&x, &Batch::new(vec![], 1), &ctx.inputs(&empty)) {
+            Ok(Value::Scalar(d, t)) => Expr::Literal(d, t),
+            Ok(Value::Column(c)) if c.len() == 1 => Expr::Literal(c.datum(0), c.data_type),
+            _ => x,
+        }
+    })
+}
+
 pub(crate) fn eval_const(e: &Expr, ctx: &QueryContext) -> DbResult<Datum> {
     let empty = HashMap::new();
     let cx = ctx.inputs(&empty);
@@ -780,7 +811,7 @@ fn build_aggregate(
                     })
                     .collect(),
             };
-            let filter = filter.map(|f| remap(&f));
+            let filter = filter.map(|f| fold_constants(remap(&f), ctx));
             let scan = ScanOp::new(ctx, table, all, filter, Some(shard_spec), scan_stats(ctx, input));
             return Ok(Box::new(AggregateOp {
                 input: Box::new(scan),

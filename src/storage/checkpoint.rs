@@ -226,6 +226,8 @@ pub async fn checkpoint(server: &Server) -> DbResult<CheckpointStats> {
         }
     }
 
+    crate::failpoint::pause("checkpoint-after-freeze").await;
+
     // The catalog after the freeze: every table with frozen rows is in it
     // unless it was dropped since. (One read before the freeze missed tables
     // created meanwhile, and the flush then dropped their frozen rows as a
