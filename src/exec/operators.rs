@@ -598,7 +598,7 @@ pub(crate) fn fold_constants(e: Expr, ctx: &QueryContext) -> Expr {
                 literal(expr)
             }
             Expr::Func { sig, args } => {
-                sig.func != crate::exec::kernels::ScalarFunction::Random && args.iter().all(|a| literal(a))
+                sig.func != crate::exec::kernels::ScalarFunction::Random && args.iter().all(literal)
             }
             _ => false,
         };
