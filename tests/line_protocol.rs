@@ -558,6 +558,53 @@ async fn same_point_written_again_merges_its_fields() {
     );
 }
 
+/// A write that changes a stored point rewrites only the day holding it:
+/// the segment files of the other days stay as they were, and the merged
+/// point and a new one survive a crash.
+#[tokio::test]
+async fn a_changed_point_rewrites_only_its_day() {
+    let server = common::start_with_shards(2);
+    let Some(data_dir) = server.data_dir().map(|d| d.to_path_buf()) else {
+        return;
+    };
+    let segment_files = || -> Vec<std::path::PathBuf> {
+        let shards = std::fs::read_dir(data_dir.join("segments")).into_iter().flatten().flatten();
+        shards.flat_map(|d| std::fs::read_dir(d.path()).into_iter().flatten().flatten().map(|f| f.path())).collect()
+    };
+    let client = server.connect(common::DEFAULT_DB).await;
+    // Three days of three hosts, a point a minute, from 2024-03-01.
+    let start: i64 = 1_709_251_200_000_000_000;
+    let minute: i64 = 60_000_000_000;
+    let mut body = String::new();
+    for i in 0..3 * 1440 {
+        for host in ["a", "b", "c"] {
+            body += &format!("cpu,host={host} usage={i} {}\n", start + i * minute);
+        }
+    }
+    copy_lp(&client, "lp_days", "", body.as_bytes()).await.unwrap();
+    client.batch_execute("CHECKPOINT").await.unwrap();
+    let flushed = segment_files();
+    // Day 2: host b's point at 12:00 changes, host d's is new.
+    let noon = start + (1440 + 720) * minute;
+    copy_lp(&client, "lp_days", "", format!("cpu,host=b usage=-1 {noon}\ncpu,host=d usage=7 {noon}").as_bytes()).await.unwrap();
+    let check = |client: tokio_postgres::Client| async move {
+        assert_eq!(joined(&rows(&client, "SELECT count(*), sum(usage) FROM lp_days.cpu").await), format!("{}|{}", 3 * 3 * 1440 + 1, 3 * (0..3 * 1440).sum::<i64>() - (1440 + 720) - 1 + 7));
+        assert_eq!(
+            joined(&rows(&client, &format!("SELECT host, usage FROM lp_days.cpu WHERE epoch_ns(time) = {noon} ORDER BY host")).await),
+            "a|2160,b|-1,c|2160,d|7"
+        );
+        client
+    };
+    let client = check(client).await;
+    client.batch_execute("CHECKPOINT").await.unwrap();
+    let now = segment_files();
+    let kept = now.iter().filter(|f| flushed.contains(f)).count();
+    assert!(flushed.len() >= 3 && kept == flushed.len() * 2 / 3, "the other days' files stay: {flushed:?} then {now:?}");
+    drop(client);
+    let server = common::start_in(server.kill9(), 2);
+    check(server.connect(common::DEFAULT_DB).await).await;
+}
+
 /// A write cut short by a crash after it created its schema and tables but
 /// before its Commit record (failpoint `commit-before-commit-record`) leaves
 /// neither behind once the server is back; a measurement table that already

@@ -205,7 +205,7 @@ fn calls_volatile_function(e: &ast::Expr) -> bool {
 /// The partitions (numbers, sorted, distinct) as at most
 /// `MAX_REWRITE_RANGES` ranges of nanoseconds, joined across the narrowest
 /// gaps; `None` if a bound overflows.
-fn partition_ranges(partitions: &[i64]) -> Option<Vec<(i64, i64)>> {
+pub(super) fn partition_ranges(partitions: &[i64]) -> Option<Vec<(i64, i64)>> {
     let mut runs: Vec<(i64, i64)> = Vec::new();
     for &p in partitions {
         match runs.last_mut() {
@@ -640,7 +640,7 @@ impl Session {
     }
 
     /// Whether every shard can drop `ranges` of the table (see `ShardStorage::ranges_droppable`).
-    async fn ranges_droppable(&self, table: TableId, time: usize, ranges: &[(i64, i64)]) -> DbResult<bool> {
+    pub(super) async fn ranges_droppable(&self, table: TableId, time: usize, ranges: &[(i64, i64)]) -> DbResult<bool> {
         for shard in &self.server.shards {
             let ranges = ranges.to_vec();
             if !shard.run(move |ctx| ctx.storage.borrow().ranges_droppable(table, time, &ranges)).await? {
@@ -686,20 +686,28 @@ impl Session {
         let _serial = crate::storage::checkpoint::serial(&self.server).await;
         self.server.forget_derived_write_state(table.oid);
         let mut write = self.begin_write();
-        let mut payload = (table.oid).to_le_bytes().to_vec();
+        let result = async {
+            self.prepare_drop_ranges(&mut write, table.oid, time, ranges).await?;
+            self.prepare_rows(&mut write, table.oid, &table.column_types(), rows).await
+        }
+        .await;
+        self.settle_write(write, result).await
+    }
+
+    /// Logs the removal of `table`'s rows in the time `ranges` on every
+    /// shard as part of `write` (the rows the write prepares after it are
+    /// their new rows). The caller holds the checkpoint lock until the write
+    /// is settled (see `ShardStorage::drop_ranges`).
+    pub(super) async fn prepare_drop_ranges(&self, write: &mut ShardWrite, table: TableId, time: usize, ranges: &[(i64, i64)]) -> DbResult<()> {
+        let mut payload = table.to_le_bytes().to_vec();
         payload.extend_from_slice(&(time as u32).to_le_bytes());
         payload.extend_from_slice(&(ranges.len() as u32).to_le_bytes());
         for &(lo, hi) in ranges {
             payload.extend_from_slice(&lo.to_le_bytes());
             payload.extend_from_slice(&hi.to_le_bytes());
         }
-        let op = PreparedOp::DropRanges(table.oid, time, ranges.to_vec());
-        let result = async {
-            self.prepare_removal(&mut write, RecordType::DropRanges, &payload, op).await?;
-            self.prepare_rows(&mut write, table.oid, &table.column_types(), rows).await
-        }
-        .await;
-        self.settle_write(write, result).await
+        let op = PreparedOp::DropRanges(table, time, ranges.to_vec());
+        self.prepare_removal(write, RecordType::DropRanges, &payload, op).await
     }
 
     /// The query that computes a DELETE's or UPDATE's rows: exactly one row

@@ -8,8 +8,11 @@
 //! alone (no other row lands meanwhile), it folds the write's repeats
 //! together, looks its points up among the stored rows of the same time range,
 //! drops points that change nothing (a retry), appends new ones, and when a
-//! stored point changes, replaces the table's rows (a Truncate and the new
-//! rows, committed together — the cost of a rewrite, paid only then).
+//! stored point changes, rewrites the days (time partitions) holding the
+//! changed points — a `DropRanges` record and those days' new rows,
+//! committed together, the cost of a rewrite paid only then — or, where a
+//! unique key or a transaction block needs it, the whole table (a Truncate
+//! and the new rows).
 //! Must not: run on the common in-order path (store_line_protocol decides).
 
 use super::*;
@@ -20,8 +23,16 @@ struct MergedPoints {
     table: Arc<TableDef>,
     /// Points not stored before.
     appended: Option<Batch>,
-    /// Every row of the table, when stored points changed.
-    replaced: Option<Vec<Batch>>,
+    /// When stored points changed: the new rows of what is rewritten.
+    replaced: Option<Replaced>,
+}
+
+/// The rows a merge rewrites: the days holding changed points, or the whole table.
+struct Replaced {
+    rows: Vec<Batch>,
+    /// The time column and the ranges whose rows `rows` replace; `None`:
+    /// every row of the table (`appended` is then among `rows`).
+    ranges: Option<(usize, Vec<(i64, i64)>)>,
 }
 
 impl Session {
@@ -35,7 +46,7 @@ impl Session {
         }
         if self.txn != TxnState::Idle {
             for m in merged {
-                if let Some(all) = m.replaced {
+                if let Some(Replaced { rows: all, .. }) = m.replaced {
                     self.check_rows_unique(&m.table, &all)?;
                     self.rewrite_rows(&m.table, all).await?;
                 } else if let Some(rows) = m.appended {
@@ -46,12 +57,32 @@ impl Session {
             }
             return Ok(());
         }
+        // Days swapped out: no flush or compaction meanwhile (see `ShardStorage::drop_ranges`).
+        let server = self.server.clone();
+        let _serial = match merged.iter().any(|m| m.replaced.as_ref().is_some_and(|r| r.ranges.is_some())) {
+            true => {
+                crate::storage::checkpoint::wait_for_memtable_room(&server).await?;
+                Some(crate::storage::checkpoint::serial(&server).await)
+            }
+            false => None,
+        };
         let mut write = self.begin_write();
         let mut added = crate::sql::unique::AddedKeys::default();
         let mut prepared: DbResult<()> = Ok(());
         for m in &merged {
             let types = m.table.column_types();
-            let step = if let Some(all) = &m.replaced {
+            let step = if let Some(Replaced { rows, ranges: Some((time, ranges)) }) = &m.replaced {
+                // Without unique keys (a condition of the ranges): only the days are written.
+                async {
+                    self.prepare_drop_ranges(&mut write, m.table.oid, *time, ranges).await?;
+                    self.prepare_rows(&mut write, m.table.oid, &types, rows.clone()).await?;
+                    match &m.appended {
+                        Some(new) => self.prepare_rows(&mut write, m.table.oid, &types, vec![new.clone()]).await,
+                        None => Ok(()),
+                    }
+                }
+                .await
+            } else if let Some(Replaced { rows: all, ranges: None }) = &m.replaced {
                 match self.check_rows_unique(&m.table, all) {
                     Ok(()) => match self.prepare_truncate(&mut write, m.table.oid).await {
                         Ok(()) => self.prepare_rows(&mut write, m.table.oid, &types, all.clone()).await,
@@ -142,13 +173,14 @@ impl Session {
         }
         let mut appended = Vec::new();
         let mut changed: Vec<Vec<Datum>> = Vec::new();
+        let mut changed_keys: std::collections::HashSet<(Vec<u8>, i64)> = Default::default();
         let mut changed_at: Vec<Vec<u32>> = vec![Vec::new(); stored.len()];
         let mut keys_of: HashMap<usize, (Vec<u8>, i64)> = HashMap::new();
         for ((key, t), i) in incoming_at {
             keys_of.insert(i, (key, t));
         }
         for (i, values) in incoming.into_iter().enumerate() {
-            let Some(&(b, r)) = keys_of.get(&i).and_then(|k| stored_at.get(k)) else {
+            let Some((key, &(b, r))) = keys_of.get(&i).and_then(|k| Some((k, stored_at.get(k)?))) else {
                 appended.push(values);
                 continue;
             };
@@ -157,6 +189,7 @@ impl Session {
             overlay(&mut after, values);
             if after != before {
                 changed.push(after);
+                changed_keys.insert(key.clone());
                 changed_at[b].push(r as u32);
             }
         }
@@ -170,7 +203,36 @@ impl Session {
         if changed.is_empty() {
             return Ok(MergedPoints { table, appended, replaced: None });
         }
-        // A stored point changed: the table's rows are written anew.
+        // A stored point changed: the days holding the changed points are
+        // written anew (their other rows as they were), or the whole table.
+        if let Some((partition_time, ranges)) = self.point_rewrite_ranges(&table, time, &changed_keys).await? {
+            let mut rows = Vec::new();
+            for (start, end) in &ranges {
+                let bounds = [Datum::Int64(*start), Datum::Int64(*end)];
+                let (_, in_range) = self
+                    .internal_query(
+                        &format!("SELECT * FROM {relation} WHERE {time_name} >= $1 AND {time_name} < $2"),
+                        &bounds,
+                        &bound_types,
+                    )
+                    .await?;
+                for batch in in_range {
+                    let keep: Vec<u32> = (0..batch.len)
+                        .filter(|&r| {
+                            let Some(t) = row_time(&batch, time, r) else { return true };
+                            let mut key = Vec::new();
+                            series_key(&batch, &tags, r, &mut key);
+                            !changed_keys.contains(&(key, t))
+                        })
+                        .map(|r| r as u32)
+                        .collect();
+                    rows.push(if keep.len() == batch.len { batch } else { batch.take(&keep) });
+                }
+            }
+            rows.push(rows_batch(&types, &changed));
+            let replaced = Replaced { rows, ranges: Some((partition_time, ranges)) };
+            return Ok(MergedPoints { table, appended, replaced: Some(replaced) });
+        }
         let (_, mut all) = self
             .internal_query(
                 &format!("SELECT * FROM {relation} WHERE {time_name} IS NULL OR {time_name} < $1 OR {time_name} > $2"),
@@ -189,7 +251,38 @@ impl Session {
         }
         all.push(rows_batch(&types, &changed));
         all.extend(appended);
-        Ok(MergedPoints { table, appended: None, replaced: Some(all) })
+        Ok(MergedPoints { table, appended: None, replaced: Some(Replaced { rows: all, ranges: None }) })
+    }
+
+    /// The days a merge that changes the points `changed` (series key,
+    /// time) rewrites, with the table's partitioning time column — or `None`
+    /// where the whole table is rewritten: inside a transaction block (whose
+    /// view of a table is all of it), or where unique keys or foreign keys
+    /// referencing the table need every row.
+    async fn point_rewrite_ranges(
+        &self,
+        table: &TableDef,
+        time: usize,
+        changed: &std::collections::HashSet<(Vec<u8>, i64)>,
+    ) -> DbResult<Option<(usize, Vec<(i64, i64)>)>> {
+        if self.txn != TxnState::Idle
+            || crate::storage::flush::time_column(table) != Some(time)
+            || !self.table_unique_keys(table)?.is_empty()
+            || self.is_referenced(table)?
+        {
+            return Ok(None);
+        }
+        let mut partitions: Vec<i64> =
+            changed.iter().map(|(_, t)| t.div_euclid(crate::storage::flush::PARTITION_NS)).collect();
+        partitions.sort_unstable();
+        partitions.dedup();
+        let Some(ranges) = super::dml::partition_ranges(&partitions) else {
+            return Ok(None);
+        };
+        if ranges.is_empty() || !self.ranges_droppable(table.oid, time, &ranges).await? {
+            return Ok(None);
+        }
+        Ok(Some((time, ranges)))
     }
 }
 
