@@ -14,9 +14,10 @@
 //! the rows it hits, and only the time partitions (days) holding them are
 //! rewritten: a `DropRanges` record and those partitions' new rows, so the
 //! cost follows the partitions touched, not the table. Otherwise (no time
-//! column, a hit row with a NULL time, unique keys or foreign keys that need
-//! the whole table's rows, a volatile WHERE, USING/FROM, inside a block) the
-//! table is rewritten whole.
+//! column, a hit row with a NULL time, foreign keys referencing the table,
+//! a volatile WHERE, USING/FROM, inside a block) the table is rewritten
+//! whole. An UPDATE of partitions that assigns a unique key's column checks
+//! the new keys against the other partitions' keys (key columns read).
 //!
 //! Inside a transaction block the new rows become the block's own view of
 //! the table (`pending` + `txn_replaced`: its scans read them instead of the
@@ -462,7 +463,12 @@ impl Session {
             let changed_rows: Vec<Batch> = rows.iter().zip(&changed).map(|(b, at)| b.take(at)).collect();
             self.check_constraints(&table, &changed_rows)?;
             let _referenced = self.check_foreign_keys(&table, &changed_rows).await?;
-            self.check_rows_unique(&table, &rows)?;
+            match &scope {
+                RewriteScope::Partitions { time, ranges } => {
+                    self.check_partition_rows_unique(&table, &rel, &values, *time, ranges, &rows).await?
+                }
+                RewriteScope::Table => self.check_rows_unique(&table, &rows)?,
+            }
             if let RewriteScope::Partitions { time, ranges } = &scope {
                 self.rewrite_partitions(&table, *time, ranges, rows).await?;
             } else {
@@ -608,7 +614,6 @@ impl Session {
             || time_literal(time_type, 0).is_none()
             || calls_volatile_function(p)
             || self.is_referenced(table)?
-            || !self.table_unique_keys(table)?.is_empty()
         {
             return Ok(RewriteScope::Table);
         }
@@ -637,6 +642,44 @@ impl Session {
             return Ok(RewriteScope::Table);
         }
         Ok(RewriteScope::Partitions { time, ranges })
+    }
+
+    /// An UPDATE of the time `ranges`: its rows (`rows`, the ranges' new
+    /// rows) must keep every unique key it assigns a column of unique,
+    /// among themselves and beside the keys of the table's other rows (read
+    /// from the table, key columns only) and of open blocks. A key whose
+    /// columns the UPDATE does not assign cannot repeat: not checked.
+    async fn check_partition_rows_unique(
+        &self,
+        table: &TableDef,
+        rel: &str,
+        values: &[Option<String>],
+        time: usize,
+        ranges: &[(i64, i64)],
+        rows: &[Batch],
+    ) -> DbResult<()> {
+        let time_type = table.columns[time].data_type;
+        let name = quoted(&table.columns[time].name);
+        let inside: Vec<String> = ranges
+            .iter()
+            .filter_map(|&(lo, hi)| Some(format!("({name} >= {} AND {name} < {})", time_literal(time_type, lo)?, time_literal(time_type, hi)?)))
+            .collect();
+        let format = self.eval_context().format;
+        for key in self.table_unique_keys(table)? {
+            if key.columns.iter().all(|&c| values[c].is_none()) {
+                continue;
+            }
+            let columns: Vec<String> = key.columns.iter().map(|&c| quoted(&table.columns[c].name)).collect();
+            let sql = format!("SELECT {} FROM {rel} WHERE {name} IS NULL OR NOT ({})", columns.join(", "), inside.join(" OR "));
+            let (_, others) = self.internal_query(&sql, &[], &[]).await?;
+            let mut taken = self.keys_of_other_blocks(table, &key);
+            let positions: Vec<usize> = (0..key.columns.len()).collect();
+            for b in &others {
+                taken.extend((0..b.len).filter_map(|r| crate::sql::unique::encoded_key(b, &positions, r)));
+            }
+            crate::sql::unique::check_no_duplicates_beside(&key, table, rows, &format, false, taken)?;
+        }
+        Ok(())
     }
 
     /// Whether every shard can drop `ranges` of the table (see `ShardStorage::ranges_droppable`).
