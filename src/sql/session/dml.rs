@@ -617,20 +617,30 @@ impl Session {
         {
             return Ok(RewriteScope::Table);
         }
+        // The hit rows' days, one row per day (not a row per hit row, which
+        // a DELETE of most of a large table would make large): grouped by
+        // a day, each group's first and last time give its partitions.
         let name = quoted(&table.columns[time].name);
-        let (_, hits) = self.internal_query(&format!("SELECT {name} FROM {rel} WHERE {p}"), params, param_types).await?;
+        let day = match time_type {
+            DataType::TimestampTz => format!("date_trunc('day', {name} AT TIME ZONE 'UTC')"),
+            DataType::Timestamp => format!("date_trunc('day', {name})"),
+            _ => format!("{name} / {PARTITION_NS}"),
+        };
+        let sql = format!("SELECT min({name}), max({name}) FROM {rel} WHERE {p} GROUP BY {day}");
+        let (_, days) = self.internal_query(&sql, params, param_types).await?;
         let mut partitions = Vec::new();
-        for b in &hits {
-            let col = &b.columns[0];
-            let crate::exec::vector::ColumnData::Int64(v) = &col.data else {
-                return Ok(RewriteScope::Table);
-            };
-            for (i, &ts) in v.iter().enumerate().take(b.len) {
-                if !col.is_valid(i) {
-                    // A NULL time lies in no partition.
+        for b in &days {
+            for col in &b.columns {
+                let crate::exec::vector::ColumnData::Int64(v) = &col.data else {
                     return Ok(RewriteScope::Table);
+                };
+                for (i, &ts) in v.iter().enumerate().take(b.len) {
+                    if !col.is_valid(i) {
+                        // A hit row with a NULL time lies in no partition.
+                        return Ok(RewriteScope::Table);
+                    }
+                    partitions.push(ts.div_euclid(PARTITION_NS));
                 }
-                partitions.push(ts.div_euclid(PARTITION_NS));
             }
         }
         partitions.sort_unstable();
