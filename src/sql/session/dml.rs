@@ -10,7 +10,7 @@
 //! the rewrite and be lost to it.
 //!
 //! A statement that matches no row writes nothing. On a table with a time
-//! column (`RewriteScope::Partitions`), a first query finds the times of
+//! column (`RewriteScope::Partitions`), a first query finds the days of
 //! the rows it hits, and only the time partitions (days) holding them are
 //! rewritten: a `DropRanges` record and those partitions' new rows, so the
 //! cost follows the partitions touched, not the table. Otherwise (no time
@@ -465,15 +465,14 @@ impl Session {
             let _referenced = self.check_foreign_keys(&table, &changed_rows).await?;
             match &scope {
                 RewriteScope::Partitions { time, ranges } => {
-                    self.check_partition_rows_unique(&table, &rel, &values, *time, ranges, &rows).await?
+                    self.check_partition_rows_unique(&table, &rel, &values, *time, ranges, &rows).await?;
+                    self.rewrite_partitions(&table, *time, ranges, rows).await?;
                 }
-                RewriteScope::Table => self.check_rows_unique(&table, &rows)?,
-            }
-            if let RewriteScope::Partitions { time, ranges } = &scope {
-                self.rewrite_partitions(&table, *time, ranges, rows).await?;
-            } else {
-                let rewrites = self.referential_actions(&table, rows, KeyRemoval::Update, old_rows).await?;
-                self.rewrite_tables(rewrites).await?;
+                RewriteScope::Table => {
+                    self.check_rows_unique(&table, &rows)?;
+                    let rewrites = self.referential_actions(&table, rows, KeyRemoval::Update, old_rows).await?;
+                    self.rewrite_tables(rewrites).await?;
+                }
             }
         }
         Ok(command_or_rows(format!("UPDATE {updated}"), returned))
@@ -591,8 +590,8 @@ impl Session {
     }
 
     /// What a DELETE or UPDATE with this WHERE rewrites (see the module
-    /// doc). For `Partitions`, a first query reads the time of every row
-    /// the WHERE hits.
+    /// doc). For `Partitions`, a first query reads the first and last time
+    /// of the rows the WHERE hits, per day.
     async fn rewrite_scope(
         &self,
         table: &TableDef,
@@ -670,10 +669,12 @@ impl Session {
     ) -> DbResult<()> {
         let time_type = table.columns[time].data_type;
         let name = quoted(&table.columns[time].name);
-        let inside: Vec<String> = ranges
+        let inside = ranges
             .iter()
-            .filter_map(|&(lo, hi)| Some(format!("({name} >= {} AND {name} < {})", time_literal(time_type, lo)?, time_literal(time_type, hi)?)))
-            .collect();
+            .map(|&(lo, hi)| Some(format!("({name} >= {} AND {name} < {})", time_literal(time_type, lo)?, time_literal(time_type, hi)?)))
+            .collect::<Option<Vec<String>>>()
+            .filter(|r| !r.is_empty())
+            .ok_or_else(|| DbError::internal("time ranges without literals"))?;
         let format = self.eval_context().format;
         for key in self.table_unique_keys(table)? {
             if key.columns.iter().all(|&c| values[c].is_none()) {
@@ -930,5 +931,38 @@ fn command_or_rows(tag: String, returned: Option<(Vec<Field>, Vec<Batch>)>) -> S
             tag,
         },
         None => StatementResult::Command(tag),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DAY: i64 = PARTITION_NS;
+
+    #[test]
+    fn partitions_become_ranges_joined_across_the_narrowest_gaps() {
+        assert_eq!(partition_ranges(&[]), Some(vec![]));
+        assert_eq!(partition_ranges(&[3, 4, 5, 9]), Some(vec![(3 * DAY, 6 * DAY), (9 * DAY, 10 * DAY)]));
+        assert_eq!(partition_ranges(&[-2, -1]), Some(vec![(-2 * DAY, 0)]));
+        // Ten separate days, every other one: the two narrowest gaps (the
+        // first ones, all being equal) are joined to keep eight ranges.
+        let every_other: Vec<i64> = (0..10).map(|i| 2 * i).collect();
+        let ranges = partition_ranges(&every_other).unwrap();
+        assert_eq!(ranges.len(), MAX_REWRITE_RANGES);
+        assert_eq!(ranges[0], (0, 5 * DAY));
+        assert_eq!(ranges[7], (18 * DAY, 19 * DAY));
+        // Every partition stays inside some range.
+        assert!(every_other.iter().all(|p| ranges.iter().any(|&(lo, hi)| lo <= p * DAY && p * DAY < hi)));
+        // A bound past the last nanosecond: no ranges (the table is rewritten whole).
+        assert_eq!(partition_ranges(&[i64::MAX / DAY]), None);
+    }
+
+    #[test]
+    fn time_bounds_are_literals_of_the_column_type() {
+        assert_eq!(time_literal(DataType::TimestampTz, DAY).as_deref(), Some("'1970-01-02 00:00:00+00'::timestamptz"));
+        assert_eq!(time_literal(DataType::Timestamp, -DAY).as_deref(), Some("'1969-12-31 00:00:00'::timestamp"));
+        assert_eq!(time_literal(DataType::Int64, 7).as_deref(), Some("7"));
+        assert_eq!(time_literal(DataType::Text, 7), None);
     }
 }
