@@ -272,6 +272,51 @@ async fn a_delete_or_update_rewrites_only_the_days_it_hits() {
     assert_eq!(n, 5 * 1440 - 61, "after a crash with the removal in the WAL");
 }
 
+/// The same inside a transaction block: its DELETE and UPDATE of some days
+/// are its own until COMMIT (ROLLBACK leaves the table as it was), COMMIT
+/// writes those days alone, and a crash right after keeps what it wrote.
+#[tokio::test]
+async fn a_transaction_block_rewrites_only_the_days_it_hits() {
+    let Some((server, client)) = start_with_table(2).await else { return };
+    client
+        .batch_execute(
+            "INSERT INTO m SELECT timestamptz '2016-01-01 00:00:00+00' + interval '1 minute' * i, i % 7, i % 100 + 0.5, 'row ' || i \
+             FROM generate_series(0, 4 * 1440 - 1) AS i",
+        )
+        .await
+        .unwrap();
+    client.batch_execute("CHECKPOINT").await.unwrap();
+    let flushed = segment_files(server.data_dir().unwrap());
+    assert_eq!(flushed.len(), 8, "a segment per shard and day: {flushed:?}");
+    let before = summary(&client).await;
+    let block = "BEGIN; \
+        DELETE FROM m WHERE time >= '2016-01-02 10:00:00+00' AND time < '2016-01-02 11:00:00+00'; \
+        INSERT INTO m VALUES ('2016-01-02 10:30:00+00', 9, 0.5, 'new'); \
+        UPDATE m SET v = -1 WHERE time >= '2016-01-02 00:00:00+00' AND time < '2016-01-02 00:10:00+00' OR host = 9";
+    client.batch_execute(&format!("{block}; ROLLBACK")).await.unwrap();
+    assert_eq!(summary(&client).await, before, "ROLLBACK leaves the rows as they were");
+    client.batch_execute(&format!("{block}; COMMIT")).await.unwrap();
+    let count = |sql: &'static str| {
+        let client = &client;
+        async move { client.query_one(sql, &[]).await.unwrap().get::<_, i64>(0) }
+    };
+    assert_eq!(count("SELECT count(*) FROM m").await, 4 * 1440 - 60 + 1);
+    assert_eq!(count("SELECT count(*) FROM m WHERE v = -1").await, 11);
+    let after = summary(&client).await;
+    client.batch_execute("CHECKPOINT").await.unwrap();
+    let files = segment_files(server.data_dir().unwrap());
+    let kept = files.iter().filter(|f| flushed.contains(f)).count();
+    assert_eq!(kept, 6, "the segments of the three days the block did not touch stay: {files:?}");
+    // Once more, killed before a checkpoint: the block's COMMIT is in the WAL.
+    client.batch_execute("BEGIN; DELETE FROM m WHERE host = 9 AND time > '2016-01-01 00:00:00+00'; COMMIT").await.unwrap();
+    drop(client);
+    let server = common::start_in(server.kill9(), 2);
+    let client = server.connect(common::DEFAULT_DB).await;
+    let n: i64 = client.query_one("SELECT count(*) FROM m", &[]).await.unwrap().get(0);
+    assert_eq!(n, 4 * 1440 - 60, "after a crash");
+    assert_ne!(summary(&client).await, after);
+}
+
 #[tokio::test]
 async fn the_wal_is_truncated_behind_a_checkpoint() {
     let Some((server, client)) = start_with_table(2).await else { return };

@@ -57,6 +57,17 @@ pub async fn next_contained(op: &mut BoxedOperator) -> DbResult<Option<Batch>> {
     contain_panic(op.next()).await
 }
 
+/// Per table, its time column and the time ranges a transaction rewrote.
+pub type DroppedRanges = HashMap<TableId, (usize, Vec<(i64, i64)>)>;
+
+/// A transaction's own rows and rewrites, shared by its session and its
+/// statements (see the `QueryContext` fields of the same names).
+pub struct TxnView {
+    pub pending: Rc<RefCell<HashMap<TableId, Vec<Batch>>>>,
+    pub replaced: Rc<RefCell<std::collections::HashSet<TableId>>>,
+    pub dropped: Rc<RefCell<DroppedRanges>>,
+}
+
 /// What every operator of one statement shares.
 pub struct QueryContext {
     pub server: Arc<Server>,
@@ -70,6 +81,10 @@ pub struct QueryContext {
     /// Tables the transaction rewrote (DELETE/UPDATE in a block): their rows
     /// are all in `pending`, the shards' rows are not read.
     pub replaced: Rc<RefCell<std::collections::HashSet<TableId>>>,
+    /// Tables whose days the transaction rewrote (DELETE/UPDATE by days in
+    /// a block): their rows of those time ranges are in `pending`, the
+    /// shards' rows there are not read.
+    pub dropped: Rc<RefCell<DroppedRanges>>,
     /// Results of uncorrelated subqueries, computed once per statement.
     subquery_cache: RefCell<HashMap<usize, Value>>,
     /// The current round's rows of each recursive CTE, shared with children.
@@ -95,10 +110,10 @@ impl QueryContext {
         eval: EvalContext,
         params: Vec<Datum>,
         cancel: Arc<crate::exec::cancel::CancelFlag>,
-        pending: Rc<RefCell<HashMap<TableId, Vec<Batch>>>>,
-        replaced: Rc<RefCell<std::collections::HashSet<TableId>>>,
+        txn: TxnView,
         memory_limit_bytes: usize,
     ) -> Rc<QueryContext> {
+        let TxnView { pending, replaced, dropped } = txn;
         Rc::new(QueryContext {
             server,
             eval,
@@ -107,6 +122,7 @@ impl QueryContext {
             cancel,
             pending,
             replaced,
+            dropped,
             subquery_cache: Default::default(),
             work_tables: Default::default(),
             profile: None,
@@ -146,6 +162,7 @@ impl QueryContext {
             cancel: self.cancel.clone(),
             pending: self.pending.clone(),
             replaced: self.replaced.clone(),
+            dropped: self.dropped.clone(),
             subquery_cache: Default::default(),
             work_tables: self.work_tables.clone(),
             profile: self.profile.clone(),
@@ -160,7 +177,9 @@ impl QueryContext {
     /// Whether the statement's transaction holds rows of `table` the shards
     /// do not (its own writes, or a rewrite of the table).
     pub fn has_own_rows(&self, table: TableId) -> bool {
-        self.replaced.borrow().contains(&table) || self.pending.borrow().get(&table).is_some_and(|b| !b.is_empty())
+        self.replaced.borrow().contains(&table)
+            || self.dropped.borrow().contains_key(&table)
+            || self.pending.borrow().get(&table).is_some_and(|b| !b.is_empty())
     }
 
     pub fn check_cancel(&self) -> DbResult<()> {
@@ -583,6 +602,36 @@ fn remap_columns(expr: &Expr, projection: &[usize]) -> Expr {
     })
 }
 
+/// `time IS NULL OR NOT (time in one of ranges)` over a table's columns:
+/// the shard rows a transaction that rewrote those days still reads.
+fn outside_ranges(time: usize, t: DataType, ranges: &[(i64, i64)]) -> Expr {
+    use crate::exec::kernels::{BinaryOp, BinarySignature};
+    let column = || Box::new(Expr::Column(time, t));
+    let compare = |op, v: i64| Expr::Binary {
+        sig: BinarySignature { op, left: t, right: t, result: DataType::Bool },
+        left: column(),
+        right: Box::new(Expr::Literal(Datum::Int64(v), t)),
+    };
+    let or = |a: Expr, b: Expr| Expr::Binary {
+        sig: BinarySignature { op: BinaryOp::Or, left: DataType::Bool, right: DataType::Bool, result: DataType::Bool },
+        left: Box::new(a),
+        right: Box::new(b),
+    };
+    let mut outside = Expr::IsNull { expr: column(), negated: false };
+    let mut beside = None;
+    for &(lo, hi) in ranges {
+        let this = or(compare(BinaryOp::Lt, lo), compare(BinaryOp::GtEq, hi));
+        beside = Some(match beside {
+            Some(b) => Expr::and(b, this),
+            None => this,
+        });
+    }
+    if let Some(b) = beside {
+        outside = or(outside, b);
+    }
+    outside
+}
+
 /// A scan filter with its constant subexpressions computed once
 /// (`now() - interval '1 hour'`, `timestamptz '…' + interval '1 day'`): the
 /// zone maps prune on `column op literal` only. `random()` stays (a value
@@ -686,10 +735,19 @@ impl ScanOp {
 
     async fn start(&mut self) -> DbResult<()> {
         let (tx, rx) = mpsc::channel(FRAGMENT_CHANNEL_DEPTH * self.ctx.server.shards.len().max(1));
-        // A table the transaction rewrote is read from its own rows only.
+        // A table the transaction rewrote is read from its own rows only;
+        // one whose days it rewrote, from the shards outside those days.
         if !self.ctx.replaced.borrow().contains(&self.fragment.table) {
+            let mut fragment = self.fragment.clone();
+            if let Some((time, ranges)) = self.ctx.dropped.borrow().get(&self.fragment.table) {
+                let outside = outside_ranges(*time, self.types[*time], ranges);
+                fragment.filter = Some(match fragment.filter.take() {
+                    Some(f) => Expr::and(f, outside),
+                    None => outside,
+                });
+            }
             for shard in &self.ctx.server.shards {
-                self.fragment.clone().start(shard, tx.clone()).await?;
+                fragment.clone().start(shard, tx.clone()).await?;
             }
         }
         // The transaction's own rows are scanned here, like one more shard.

@@ -91,6 +91,7 @@ pub enum StatementResult {
 struct Committing {
     pending: HashMap<TableId, Vec<Batch>>,
     replaced: std::collections::HashSet<TableId>,
+    dropped: crate::exec::operators::DroppedRanges,
     rewrites: Option<tokio::sync::OwnedRwLockWriteGuard<()>>,
 }
 
@@ -140,6 +141,9 @@ pub struct Session {
     sequence_values: Arc<crate::sql::plan::SessionSequences>,
     /// Tables a DELETE/UPDATE in the open block rewrote: `pending` holds all their rows.
     txn_replaced: Rc<RefCell<std::collections::HashSet<TableId>>>,
+    /// Tables whose days a DELETE/UPDATE in the open block rewrote: `pending`
+    /// holds their rows of those time ranges (and the block's other rows).
+    txn_dropped_ranges: Rc<RefCell<crate::exec::operators::DroppedRanges>>,
     /// Held from a block's first DELETE/UPDATE to its end, so that no other
     /// write lands between the rewrite's read and its COMMIT.
     txn_rewrites: Option<tokio::sync::OwnedRwLockWriteGuard<()>>,
@@ -270,6 +274,7 @@ impl Session {
             pending: Default::default(),
             sequence_values: Default::default(),
             txn_replaced: Default::default(),
+            txn_dropped_ranges: Default::default(),
             txn_rewrites: None,
             cancel: Arc::new(crate::exec::cancel::CancelFlag::new()),
             setting_provenance: Default::default(),
@@ -488,6 +493,7 @@ impl Session {
         self.txn = TxnState::Idle;
         self.pending.borrow_mut().clear();
         self.txn_replaced.borrow_mut().clear();
+        self.txn_dropped_ranges.borrow_mut().clear();
         self.txn_rewrites = None;
     }
 
@@ -523,8 +529,11 @@ impl Session {
             eval,
             params,
             self.cancel.clone(),
-            self.pending.clone(),
-            self.txn_replaced.clone(),
+            crate::exec::operators::TxnView {
+                pending: self.pending.clone(),
+                replaced: self.txn_replaced.clone(),
+                dropped: self.txn_dropped_ranges.clone(),
+            },
             limit,
         )
     }
@@ -1043,6 +1052,7 @@ impl Session {
         Committing {
             pending: std::mem::take(&mut *self.pending.borrow_mut()),
             replaced: std::mem::take(&mut *self.txn_replaced.borrow_mut()),
+            dropped: std::mem::take(&mut *self.txn_dropped_ranges.borrow_mut()),
             rewrites: self.txn_rewrites.take(),
         }
     }
@@ -1054,7 +1064,7 @@ impl Session {
     async fn write_committed(&self, c: Committing) -> DbResult<()> {
         // One table appended: the plain write (on one shard a single
         // self-committed record).
-        if c.rewrites.is_none() && c.pending.len() <= 1 {
+        if c.rewrites.is_none() && c.pending.len() <= 1 && c.dropped.is_empty() {
             for (table, batches) in c.pending {
                 self.append_to_shards(table, batches).await?;
             }
@@ -1066,7 +1076,16 @@ impl Session {
         };
         let catalog = self.server.catalog.snapshot();
         let db = catalog.database(&self.database)?;
-        let (mut pending, replaced) = (c.pending, c.replaced);
+        let (mut pending, replaced, dropped) = (c.pending, c.replaced, c.dropped);
+        // Days swapped out: no flush or compaction meanwhile (see `ShardStorage::drop_ranges`).
+        let server = self.server.clone();
+        let _serial = match dropped.is_empty() {
+            true => None,
+            false => {
+                crate::storage::checkpoint::wait_for_memtable_room(&server).await?;
+                Some(crate::storage::checkpoint::serial(&server).await)
+            }
+        };
         let mut write = self.begin_write();
         let prepared = async {
             for table in &replaced {
@@ -1074,6 +1093,14 @@ impl Session {
                 // Dropped in the block after its rewrite: nothing to replace.
                 let Some(def) = db.table_by_oid(*table) else { continue };
                 self.prepare_replacement(&mut write, def, rows).await?;
+            }
+            for (table, (time, ranges)) in &dropped {
+                // The days' rows, and the block's others, follow with the appended rows.
+                if db.table_by_oid(*table).is_none() || replaced.contains(table) {
+                    continue;
+                }
+                self.server.forget_derived_write_state(*table);
+                self.prepare_drop_ranges(&mut write, *table, *time, ranges).await?;
             }
             for (table, batches) in pending {
                 let def = db.table_by_oid(table).ok_or_else(|| {
@@ -1952,6 +1979,7 @@ impl Session {
         self.txn_dropped.push(table);
         self.pending.borrow_mut().remove(&table);
         self.txn_replaced.borrow_mut().remove(&table);
+        self.txn_dropped_ranges.borrow_mut().remove(&table);
     }
 
     /// An ALTER TABLE rewrite inside the block (the catalog side is done:

@@ -719,7 +719,11 @@ impl Session {
             Rewrite::AddColumn | Rewrite::ColumnType => None,
         };
         let in_block = self.txn != TxnState::Idle;
-        if in_block && (self.pending.borrow().contains_key(&table.oid) || self.txn_replaced.borrow().contains(&table.oid)) {
+        if in_block
+            && (self.pending.borrow().contains_key(&table.oid)
+                || self.txn_replaced.borrow().contains(&table.oid)
+                || self.txn_dropped_ranges.borrow().contains_key(&table.oid))
+        {
             return Err(DbError::unsupported(format!(
                 "ALTER TABLE … ADD/DROP COLUMN of \"{}\" after rows were written to it in the same transaction block",
                 table.name

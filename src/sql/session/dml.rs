@@ -15,13 +15,17 @@
 //! rewritten: a `DropRanges` record and those partitions' new rows, so the
 //! cost follows the partitions touched, not the table. Otherwise (no time
 //! column, a hit row with a NULL time, foreign keys referencing the table,
-//! a volatile WHERE, USING/FROM, inside a block) the table is rewritten
-//! whole. An UPDATE of partitions that assigns a unique key's column checks
+//! a volatile WHERE, USING/FROM, in a block a table with unique keys) the
+//! table is rewritten whole. An UPDATE of partitions that assigns a unique key's column checks
 //! the new keys against the other partitions' keys (key columns read).
 //!
 //! Inside a transaction block the new rows become the block's own view of
 //! the table (`pending` + `txn_replaced`: its scans read them instead of the
-//! shards) and replace the table at COMMIT; ROLLBACK drops them. The block
+//! shards) and replace the table at COMMIT; ROLLBACK drops them. Days
+//! rewritten in a block (a table without unique keys) are the block's the
+//! same way: `pending` holds its rows of them and `txn_dropped_ranges` the
+//! ranges, which its scans read from `pending` only, and COMMIT logs a
+//! `DropRanges` record before the rows. The block
 //! holds `Server::rewrites` from its first DELETE/UPDATE to its end, so other
 //! writers wait for it (PostgreSQL would make only writers of the same rows wait).
 //! Must not: write to the shards before COMMIT inside a block.
@@ -586,6 +590,8 @@ impl Session {
         }
         self.pending.borrow_mut().insert(table.oid, rows);
         self.txn_replaced.borrow_mut().insert(table.oid);
+        // Its days rewritten before are among the rows now.
+        self.txn_dropped_ranges.borrow_mut().remove(&table.oid);
         Ok(())
     }
 
@@ -608,7 +614,11 @@ impl Session {
             return Ok(RewriteScope::Table);
         };
         let time_type = table.columns[time].data_type;
-        if self.txn != TxnState::Idle
+        // In a block: not over a table the block rewrote whole (its view is
+        // all in `pending`), nor one with unique keys (a block's key checks
+        // over its own rows need the table's rows private to it).
+        let in_block = self.txn != TxnState::Idle;
+        if (in_block && (self.txn_replaced.borrow().contains(&table.oid) || !self.table_unique_keys(table)?.is_empty()))
             || matches!(rows_sql, RowsSql::Joined(_))
             || time_literal(time_type, 0).is_none()
             || calls_volatile_function(p)
@@ -732,8 +742,35 @@ impl Session {
     }
 
     /// Replaces the rows of `table`'s time `ranges` with `rows`, on every
-    /// shard, atomically: a `DropRanges` record, then the rows.
+    /// shard, atomically: a `DropRanges` record, then the rows. In a block
+    /// the rows become the block's rows of those ranges (its earlier rows
+    /// there were among the statement's), written at COMMIT.
     async fn rewrite_partitions(&self, table: &TableDef, time: usize, ranges: &[(i64, i64)], rows: Vec<Batch>) -> DbResult<()> {
+        if self.txn != TxnState::Idle {
+            let inside = |ts: i64| ranges.iter().any(|&(lo, hi)| lo <= ts && ts < hi);
+            let mut pending = self.pending.borrow_mut();
+            let own = pending.entry(table.oid).or_default();
+            let mut kept: Vec<Batch> = std::mem::take(own)
+                .into_iter()
+                .map(|b| {
+                    let Some(col) = b.columns.get(time) else { return b };
+                    let keep: Vec<u32> = (0..b.len)
+                        .filter(|&i| match col.datum(i) {
+                            Datum::Int64(ts) => !inside(ts),
+                            _ => true,
+                        })
+                        .map(|i| i as u32)
+                        .collect();
+                    if keep.len() == b.len { b } else { b.take(&keep) }
+                })
+                .collect();
+            kept.extend(rows);
+            *own = kept;
+            let mut dropped = self.txn_dropped_ranges.borrow_mut();
+            let entry = dropped.entry(table.oid).or_insert_with(|| (time, Vec::new()));
+            entry.1.extend_from_slice(ranges);
+            return Ok(());
+        }
         crate::storage::checkpoint::wait_for_memtable_room(&self.server).await?;
         // No flush or compaction while the partitions are swapped: a row of
         // them frozen for a flush would come back in its segment.
@@ -746,6 +783,22 @@ impl Session {
         }
         .await;
         self.settle_write(write, result).await
+    }
+
+    /// A table whose days the open block rewrote becomes wholly the
+    /// block's (its view read into `pending`, rewritten whole at COMMIT),
+    /// for the checks that need all of its rows private to the block: unique
+    /// keys of an index made after the rewrite, a foreign key's referenced keys.
+    pub(super) async fn make_block_rows_whole(&self, table: &TableDef) -> DbResult<()> {
+        if !self.txn_dropped_ranges.borrow().contains_key(&table.oid) {
+            return Ok(());
+        }
+        let all: Vec<usize> = (0..table.columns.len()).collect();
+        let rows = self.table_columns(table, &all).await?;
+        self.txn_dropped_ranges.borrow_mut().remove(&table.oid);
+        self.pending.borrow_mut().insert(table.oid, rows);
+        self.txn_replaced.borrow_mut().insert(table.oid);
+        Ok(())
     }
 
     /// Logs the removal of `table`'s rows in the time `ranges` on every

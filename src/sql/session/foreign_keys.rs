@@ -272,6 +272,7 @@ impl Session {
         let own_new: HashSet<Box<[u8]>> =
             if r.parent.oid == table.oid { unique::key_set(batches, &r.key.columns) } else { HashSet::new() };
         let mut held = None;
+        self.make_block_rows_whole(&r.parent).await?;
         let missing = if self.txn_replaced.borrow().contains(&r.parent.oid) {
             // The block rewrote the referenced table (and holds the rewrite
             // lock): its rows are private to it.

@@ -53,6 +53,7 @@ impl Session {
         arbiters: &[UniqueKey],
         mut batches: Vec<Batch>,
     ) -> DbResult<Vec<Batch>> {
+        self.make_block_rows_whole(table).await?;
         let private = self.txn_replaced.borrow().contains(&table.oid);
         for key in arbiters {
             if private {
@@ -117,6 +118,9 @@ impl Session {
     pub(super) async fn add_unique_keys(&mut self, table: &TableDef, batches: &[Batch]) -> DbResult<AddedKeys> {
         let mut added = AddedKeys::default();
         let format = self.eval_context().format;
+        if !self.table_unique_keys(table)?.is_empty() {
+            self.make_block_rows_whole(table).await?;
+        }
         if self.txn_replaced.borrow().contains(&table.oid) {
             // The block rewrote the table: its rows (all in `pending`) are
             // private to it, so the check runs over them, not the shared sets.
