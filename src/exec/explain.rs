@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::exec::operators::{BatchFuture, BoxedOperator, Operator};
+use crate::exec::operators::{fold_constants, BatchFuture, BoxedOperator, Operator, QueryContext};
 use crate::sql::plan::*;
 use crate::storage::scan::Pruning;
 use crate::types::{DataType, FormatContext};
@@ -93,12 +93,13 @@ impl Operator for ProfiledOp {
 }
 
 /// The plan as EXPLAIN's lines (ANALYZE numbers where `profile` has them).
-pub fn explain_lines(plan: &Plan, profile: Option<&Profile>, format: &FormatContext, shards: usize) -> Vec<String> {
+pub fn explain_lines(plan: &Plan, profile: Option<&Profile>, ctx: &QueryContext, shards: usize) -> Vec<String> {
     let mut out = Vec::new();
     let mut w = Writer {
         out: &mut out,
         profile,
-        format,
+        format: &ctx.eval.format,
+        ctx,
         shards,
     };
     w.node(plan, 0, true);
@@ -109,6 +110,9 @@ struct Writer<'a> {
     out: &'a mut Vec<String>,
     profile: Option<&'a Profile>,
     format: &'a FormatContext,
+    /// The statement's context: bounds computed from constants (`now() -
+    /// interval …`) are shown pruning as the scan computes them.
+    ctx: &'a QueryContext,
     shards: usize,
 }
 
@@ -337,7 +341,7 @@ impl Writer<'_> {
                 other => other,
             });
             self.detail(col, format!("Filter on each shard: {}", fmt_expr(&over_table, &table_fields, self.format)));
-            let pruning = Pruning::from_filter(Some(&over_table));
+            let pruning = Pruning::from_filter(Some(&fold_constants(over_table.clone(), self.ctx)));
             let described = pruning.describe(&table_fields, self.format);
             if !described.is_empty() {
                 self.detail(col, format!("Pruning by zone maps and series index: {}", described.join(" AND ")));

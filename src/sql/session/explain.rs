@@ -48,7 +48,6 @@ impl Session {
         };
         let (plan, eval) = self.plan_query_with(q, &params, param_types, analyze).await?;
         let shards = self.server.shards.len();
-        let format = eval.format.clone();
         let lines = if analyze {
             let mut ctx = self.query_context(params, eval);
             let profile = Rc::new(Profile::default());
@@ -60,11 +59,11 @@ impl Session {
             let mut op = operators::build(&plan, &ctx)?;
             while op.next().await?.is_some() {}
             let elapsed = started.elapsed();
-            let mut lines = explain_lines(&plan, Some(&profile), &format, shards);
+            let mut lines = explain_lines(&plan, Some(&profile), &ctx, shards);
             lines.push(format!("Execution Time: {:.3} ms", elapsed.as_secs_f64() * 1e3));
             lines
         } else {
-            explain_lines(&plan, None, &format, shards)
+            explain_lines(&plan, None, &self.query_context(params, eval), shards)
         };
         let values: Vec<Datum> = lines.into_iter().map(Datum::text).collect();
         Ok(StatementResult::Batches {
