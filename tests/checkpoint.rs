@@ -213,20 +213,26 @@ async fn delete_and_update_of_flushed_rows_survive_crashes_and_free_the_old_file
     assert_eq!(n, (4000..4010).filter(|i| i % 7 == 3).count() as i64, "only the rows inserted after the DELETE");
 }
 
-#[tokio::test]
-async fn a_delete_or_update_rewrites_only_the_days_it_hits() {
-    let Some((server, client)) = start_with_table(2).await else { return };
-    // Five days, a row a minute: each shard flushes one segment per day.
+/// `days` days of the test table from 2016-01-01, a row a minute, flushed:
+/// each of the 2 shards writes one segment per day. Returns their files.
+async fn flush_days(server: &common::Server, client: &Client, days: i64) -> Vec<String> {
     client
-        .batch_execute(
+        .batch_execute(&format!(
             "INSERT INTO m SELECT timestamptz '2016-01-01 00:00:00+00' + interval '1 minute' * i, i % 7, i % 100 + 0.5, 'row ' || i \
-             FROM generate_series(0, 5 * 1440 - 1) AS i",
-        )
+             FROM generate_series(0, {days} * 1440 - 1) AS i"
+        ))
         .await
         .unwrap();
     client.batch_execute("CHECKPOINT").await.unwrap();
     let flushed = segment_files(server.data_dir().unwrap());
-    assert_eq!(flushed.len(), 10, "a segment per shard and day: {flushed:?}");
+    assert_eq!(flushed.len() as i64, 2 * days, "a segment per shard and day: {flushed:?}");
+    flushed
+}
+
+#[tokio::test]
+async fn a_delete_or_update_rewrites_only_the_days_it_hits() {
+    let Some((server, client)) = start_with_table(2).await else { return };
+    let flushed = flush_days(&server, &client, 5).await;
     let deleted = client
         .execute("DELETE FROM m WHERE time >= '2016-01-03 10:00:00+00' AND time < '2016-01-03 11:00:00+00'", &[])
         .await
@@ -278,16 +284,7 @@ async fn a_delete_or_update_rewrites_only_the_days_it_hits() {
 #[tokio::test]
 async fn a_transaction_block_rewrites_only_the_days_it_hits() {
     let Some((server, client)) = start_with_table(2).await else { return };
-    client
-        .batch_execute(
-            "INSERT INTO m SELECT timestamptz '2016-01-01 00:00:00+00' + interval '1 minute' * i, i % 7, i % 100 + 0.5, 'row ' || i \
-             FROM generate_series(0, 4 * 1440 - 1) AS i",
-        )
-        .await
-        .unwrap();
-    client.batch_execute("CHECKPOINT").await.unwrap();
-    let flushed = segment_files(server.data_dir().unwrap());
-    assert_eq!(flushed.len(), 8, "a segment per shard and day: {flushed:?}");
+    let flushed = flush_days(&server, &client, 4).await;
     let before = summary(&client).await;
     let block = "BEGIN; \
         DELETE FROM m WHERE time >= '2016-01-02 10:00:00+00' AND time < '2016-01-02 11:00:00+00'; \

@@ -389,7 +389,7 @@ fn apply_function(sig: &kernels::FunctionSignature, vals: &[Value], len: usize, 
 }
 
 /// Functions whose value differs per row even with constant arguments.
-fn sig_is_volatile(sig: &kernels::FunctionSignature) -> bool {
+pub(crate) fn sig_is_volatile(sig: &kernels::FunctionSignature) -> bool {
     matches!(sig.func, kernels::ScalarFunction::Random)
 }
 

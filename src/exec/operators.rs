@@ -647,7 +647,7 @@ pub(crate) fn fold_constants(e: Expr, ctx: &QueryContext) -> Expr {
                 literal(expr)
             }
             Expr::Func { sig, args } => {
-                sig.func != crate::exec::kernels::ScalarFunction::Random && args.iter().all(literal)
+                !crate::exec::expr::sig_is_volatile(sig) && args.iter().all(literal)
             }
             _ => false,
         };

@@ -1081,10 +1081,7 @@ impl Session {
         let server = self.server.clone();
         let _serial = match dropped.is_empty() {
             true => None,
-            false => {
-                crate::storage::checkpoint::wait_for_memtable_room(&server).await?;
-                Some(crate::storage::checkpoint::serial(&server).await)
-            }
+            false => Some(crate::storage::checkpoint::hold_off_flushes(&server).await?),
         };
         let mut write = self.begin_write();
         let prepared = async {

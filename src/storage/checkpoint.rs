@@ -524,6 +524,14 @@ async fn publish_manifest(server: &Server, data_dir: &std::path::Path, mut manif
     Ok(())
 }
 
+/// For a write that swaps out time partitions (`ShardStorage::drop_ranges`):
+/// once the memtables have room, the checkpoint lock, so that no flush holds
+/// rows of those partitions frozen until the write is settled.
+pub(crate) async fn hold_off_flushes(server: &Server) -> DbResult<tokio::sync::MutexGuard<'_, ()>> {
+    wait_for_memtable_room(server).await?;
+    Ok(serial(server).await)
+}
+
 /// The lock that serialises checkpoints, compactions and retention drops.
 pub(crate) async fn serial(server: &Server) -> tokio::sync::MutexGuard<'_, ()> {
     server.checkpoints.serial.lock().await

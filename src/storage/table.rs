@@ -65,14 +65,15 @@ impl TableStore {
             (keep.len() < b.len).then_some(keep)
         };
         let blocks = self.memtable.snapshot();
-        if !blocks.iter().any(|b| kept_rows(b).is_some()) {
+        let keeps: Vec<Option<Vec<u32>>> = blocks.iter().map(kept_rows).collect();
+        if keeps.iter().all(Option::is_none) {
             return 0;
         }
         let before = self.memtable.row_count();
         self.memtable.truncate();
         self.memtable_bytes = 0;
-        for b in blocks {
-            let b = match kept_rows(&b) {
+        for (b, keep) in blocks.into_iter().zip(keeps) {
+            let b = match keep {
                 Some(keep) => b.take(&keep),
                 None => b,
             };

@@ -227,6 +227,14 @@ pub(super) fn partition_ranges(partitions: &[i64]) -> Option<Vec<(i64, i64)>> {
     runs.into_iter().map(|(a, b)| Some((ns(a)?, ns(b.checked_add(1)?)?))).collect()
 }
 
+/// `column >= start AND column < end` for a time range, with literal bounds.
+fn range_condition(column: &str, t: DataType, (lo, hi): (i64, i64)) -> DbResult<String> {
+    match (time_literal(t, lo), time_literal(t, hi)) {
+        (Some(lo), Some(hi)) => Ok(format!("({column} >= {lo} AND {column} < {hi})")),
+        _ => Err(DbError::internal("time range bound without a literal")),
+    }
+}
+
 /// A time bound as a literal of the time column's type (zone maps prune on it).
 fn time_literal(t: DataType, ns: i64) -> Option<String> {
     let mut text = Vec::new();
@@ -679,12 +687,10 @@ impl Session {
     ) -> DbResult<()> {
         let time_type = table.columns[time].data_type;
         let name = quoted(&table.columns[time].name);
-        let inside = ranges
-            .iter()
-            .map(|&(lo, hi)| Some(format!("({name} >= {} AND {name} < {})", time_literal(time_type, lo)?, time_literal(time_type, hi)?)))
-            .collect::<Option<Vec<String>>>()
-            .filter(|r| !r.is_empty())
-            .ok_or_else(|| DbError::internal("time ranges without literals"))?;
+        let inside = ranges.iter().map(|&r| range_condition(&name, time_type, r)).collect::<DbResult<Vec<String>>>()?;
+        if inside.is_empty() {
+            return Err(DbError::internal("an UPDATE of no time ranges"));
+        }
         let format = self.eval_context().format;
         for key in self.table_unique_keys(table)? {
             if key.columns.iter().all(|&c| values[c].is_none()) {
@@ -730,12 +736,8 @@ impl Session {
         };
         let column = &table.columns[*time];
         let mut batches = Vec::new();
-        for &(lo, hi) in ranges {
-            let (Some(lo), Some(hi)) = (time_literal(column.data_type, lo), time_literal(column.data_type, hi)) else {
-                return Err(DbError::internal("time range bound without a literal"));
-            };
-            let name = quoted(&column.name);
-            let ranged = format!("{sql} WHERE {name} >= {lo} AND {name} < {hi}");
+        for &range in ranges {
+            let ranged = format!("{sql} WHERE {}", range_condition(&quoted(&column.name), column.data_type, range)?);
             batches.extend(self.rows_query(verb, &ranged, params, param_types).await?.1);
         }
         Ok(batches)
@@ -771,10 +773,9 @@ impl Session {
             entry.1.extend_from_slice(ranges);
             return Ok(());
         }
-        crate::storage::checkpoint::wait_for_memtable_room(&self.server).await?;
         // No flush or compaction while the partitions are swapped: a row of
         // them frozen for a flush would come back in its segment.
-        let _serial = crate::storage::checkpoint::serial(&self.server).await;
+        let _serial = crate::storage::checkpoint::hold_off_flushes(&self.server).await?;
         self.server.forget_derived_write_state(table.oid);
         let mut write = self.begin_write();
         let result = async {

@@ -60,10 +60,7 @@ impl Session {
         // Days swapped out: no flush or compaction meanwhile (see `ShardStorage::drop_ranges`).
         let server = self.server.clone();
         let _serial = match merged.iter().any(|m| m.replaced.as_ref().is_some_and(|r| r.ranges.is_some())) {
-            true => {
-                crate::storage::checkpoint::wait_for_memtable_room(&server).await?;
-                Some(crate::storage::checkpoint::serial(&server).await)
-            }
+            true => Some(crate::storage::checkpoint::hold_off_flushes(&server).await?),
             false => None,
         };
         let mut write = self.begin_write();
